@@ -1,0 +1,108 @@
+# dsight: one Makefile for the whole tree.
+#
+#   make            build/ : bin/dsight, bin/dsightd, tools, unit tests
+#   make asan       build-asan/ : the same with AddressSanitizer + UBSan
+#   make check      both builds, then every test suite (tests/run)
+#   make install    PREFIX (default /usr/local) and DESTDIR honoured
+#   make clean
+#
+# Sources are found by directory: common/*.c -> libdsight, protocol/*.c ->
+# libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/*.c ->
+# one tool each, tests/unit/test_*.c -> one test program each.
+
+B       ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+VERSION := 0.1.0
+
+PKGS     := jansson yajl libuv sqlite3 zlib libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunistring -lm -lpthread
+
+WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+OPT      ?= -O2
+ifeq ($(SAN),1)
+OPT      := -O1
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen $(PKG_CFLAGS)
+CFLAGS   += $(WARN) $(OPT) -g $(SANFLAGS) -MMD -MP
+LDFLAGS  += $(SANFLAGS)
+
+COMMON_SRC   := $(wildcard common/*.c)
+PROTOCOL_SRC := $(wildcard protocol/*.c)
+CLIENT_SRC   := $(wildcard client/*.c)
+DAEMON_SRC   := $(wildcard daemon/*.c)
+TOOL_SRC     := $(wildcard scripts/*.c)
+UNIT_SRC     := $(wildcard tests/unit/test_*.c)
+WEB_FILES    := $(sort $(wildcard web/*.html web/*.css web/*.js))
+
+# Generated sources (the embedded viewer) join libdsight when present.
+ifneq ($(wildcard scripts/embed-web),)
+GEN_SRC := $(B)/gen/web_assets.c
+endif
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+LIBDSIGHT := $(B)/libdsight.a
+LIBPROTO  := $(B)/libdsproto.a
+BINS      := $(B)/bin/dsight $(B)/bin/dsightd
+TOOLS     := $(patsubst scripts/%.c,$(B)/bin/%,$(TOOL_SRC))
+UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+
+.PHONY: all asan check install clean
+all: $(BINS) $(TOOLS) $(UNITS)
+
+asan:
+	$(MAKE) B=build-asan SAN=1 all
+
+check: all asan
+	tests/run
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web
+	@mkdir -p $(dir $@)
+	scripts/embed-web $@ $(WEB_FILES)
+
+$(B)/obj/gen/%.o: $(B)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIBDSIGHT): $(call obj,$(COMMON_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBPROTO): $(call obj,$(PROTOCOL_SRC))
+	@rm -f $@
+	ar rcs $@ $^ $(if $^,,)
+
+$(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
+$(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
+$(B)/bin/%: $(B)/obj/scripts/%.o $(LIBDSIGHT)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBDSIGHT) $(PKG_LIBS)
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(if $(wildcard man/*.5),install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/)
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,41 @@
+/*
+ * buf: a growable byte buffer with a hard maximum size.
+ *
+ * Used for JSON text, frames and file contents.  Appends never fail loudly:
+ * the first failure (allocation, or growth past `max`) sets the sticky
+ * `failed` field (ERR_NOMEM or ERR_LIMIT) and later appends are ignored, so
+ * an emitter can check once at the end.  data is always NUL-terminated
+ * (when non-NULL) for convenience; len excludes the NUL.
+ */
+#ifndef DSIGHT_BUF_H
+#define DSIGHT_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	size_t max;  /* 0 = unlimited */
+	int failed;  /* 0, ERR_NOMEM or ERR_LIMIT */
+};
+
+/* Initializes an empty buffer (no allocation). max 0 = unlimited. */
+void buf_init(struct buf *b, size_t max);
+/* Frees the storage; b can be reused after buf_init. */
+void buf_free(struct buf *b);
+/* Empties the buffer, keeping its storage; clears `failed`. */
+void buf_reset(struct buf *b);
+/* Ensures room for n more bytes; returns 0 or the sticky error. */
+int buf_reserve(struct buf *b, size_t n);
+void buf_append(struct buf *b, const void *p, size_t n);
+void buf_puts(struct buf *b, const char *s);
+void buf_putc(struct buf *b, char c);
+void buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Hands the storage to the caller (free() it); leaves b empty. Returns
+ * NULL for an empty never-allocated buffer. */
+char *buf_detach(struct buf *b, size_t *len);
+
+#endif

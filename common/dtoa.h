@@ -1,0 +1,20 @@
+/*
+ * dtoa: shortest round-trip decimal digits of a double.
+ *
+ * dtoa_shortest finds the shortest digit string that reads back to exactly
+ * v (and, among those, the one nearest v): the digits Python's repr prints.
+ * Formatting (fixed vs scientific) belongs to jsonout.
+ */
+#ifndef DSIGHT_DTOA_H
+#define DSIGHT_DTOA_H
+
+/* v must be finite and > 0.  Writes 1..17 ASCII digits (no trailing zeros,
+ * not NUL-terminated) to digits and sets *decpt so that
+ * v == 0.DIGITS x 10^decpt when read back.  Returns the digit count. */
+int dtoa_shortest(double v, char digits[17], int *decpt);
+
+/* The reference implementation (printf + strtod round trips): exact but
+ * slow.  Same contract as dtoa_shortest; used by tests and as a fallback. */
+int dtoa_shortest_slow(double v, char digits[17], int *decpt);
+
+#endif

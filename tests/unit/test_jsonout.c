@@ -1,0 +1,146 @@
+/* Unit tests: jsonout (repr reals, strings, trees, pretty) and num. */
+#include <float.h>
+#include <math.h>
+
+#include "dtoa.h"
+#include "jsonout.h"
+#include "num.h"
+#include "testlib.h"
+
+static const char *real(double v)
+{
+	static char out[JSONOUT_REAL_MAX];
+	jsonout_format_real(out, v);
+	return out;
+}
+
+TEST(repr_fixed_and_scientific)
+{
+	CHECK_STR(real(2.0), "2.0");
+	CHECK_STR(real(0.1), "0.1");
+	CHECK_STR(real(0.0001), "0.0001");
+	CHECK_STR(real(1e-05), "1e-05");
+	CHECK_STR(real(123456789012345.0), "123456789012345.0");
+	CHECK_STR(real(1e15), "1000000000000000.0");
+	CHECK_STR(real(1e16), "1e+16");
+	CHECK_STR(real(1.5e16), "1.5e+16");
+	CHECK_STR(real(-2.5e-07), "-2.5e-07");
+	CHECK_STR(real(1e-09), "1e-09");
+	CHECK_STR(real(0.0), "0.0");
+	CHECK_STR(real(-0.0), "-0.0");
+	CHECK_STR(real(9.100000001), "9.100000001");
+	CHECK_STR(real(2.1000000001), "2.1000000001");
+	CHECK_STR(real(1e-30), "1e-30");
+	CHECK_STR(real(DBL_MAX), "1.7976931348623157e+308");
+	CHECK_STR(real(5e-324), "5e-324");
+	CHECK_STR(real(0.1 + 0.2), "0.30000000000000004");
+	CHECK_STR(real(1e100), "1e+100");
+	CHECK(jsonout_format_real((char[32]){0}, NAN) == -1);
+}
+
+TEST(repr_matches_reference_on_random_doubles)
+{
+	unsigned long long x = 88172645463325252ULL;
+	for (int k = 0; k < 200000; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double v;
+		memcpy(&v, &x, sizeof v);
+		if (!isfinite(v) || v == 0)
+			continue;
+		v = fabs(v);
+		char a[17], b[17];
+		int pa, pb;
+		int na = dtoa_shortest(v, a, &pa), nb = dtoa_shortest_slow(v, b, &pb);
+		CHECK(na == nb && pa == pb && memcmp(a, b, (size_t)na) == 0);
+		if (testlib_failed_checks)
+			return;
+	}
+}
+
+TEST(strings_raw_utf8)
+{
+	struct buf b;
+	buf_init(&b, 0);
+	jsonout_str(&b, "a\"b\\c\n\x01\xc3\x9c", 9);
+	CHECK_STR(b.data, "\"a\\\"b\\\\c\\n\\u0001\xc3\x9c\"");
+	buf_free(&b);
+}
+
+TEST(tree_compact_and_pretty)
+{
+	json_t *j = json_pack("{s:i,s:f,s:[],s:{},s:[s,n,b]}", "a", 1, "b", 2.0,
+	                      "c", "d", "e", "x", 1);
+	struct buf b;
+	buf_init(&b, 0);
+	jsonout_tree(&b, j, 0);
+	CHECK_STR(b.data, "{\"a\":1,\"b\":2.0,\"c\":[],\"d\":{},\"e\":[\"x\",null,true]}");
+	buf_reset(&b);
+	jsonout_tree(&b, j, 1);
+	CHECK_STR(b.data, "{\n  \"a\": 1,\n  \"b\": 2.0,\n  \"c\": [],\n  \"d\": {},\n"
+	                  "  \"e\": [\n    \"x\",\n    null,\n    true\n  ]\n}");
+	struct buf p;
+	buf_init(&p, 0);
+	buf_reset(&b);
+	jsonout_tree(&b, j, 0);
+	CHECK(jsonout_pretty(b.data, b.len, &p) == 0);
+	struct buf q;
+	buf_init(&q, 0);
+	jsonout_tree(&q, j, 1);
+	CHECK_STR(p.data, q.data);
+	buf_free(&b), buf_free(&p), buf_free(&q);
+	json_decref(j);
+}
+
+TEST(pretty_keeps_number_text)
+{
+	struct buf p;
+	buf_init(&p, 0);
+	const char *in = "[100000000000000000000,2.0,{\"k\":[]}]";
+	CHECK(jsonout_pretty(in, strlen(in), &p) == 0);
+	CHECK_STR(p.data, "[\n  100000000000000000000,\n  2.0,\n  {\n    \"k\": []\n  }\n]");
+	CHECK(jsonout_pretty("[1,", 3, &p) == -1);
+	buf_free(&p);
+}
+
+static struct num N(const char *s)
+{
+	struct num n;
+	CHECK(num_parse(s, strlen(s), &n) == 0);
+	return n;
+}
+
+TEST(num_exact_compare)
+{
+	struct num a = N("18446744073709551615"), b = N("100000000000000000000");
+	struct num c = N("18446744073709551616.0"), d = N("3"), e = N("3.0");
+	struct num f = N("9007199254740993"), g = N("9007199254740992.0");
+	CHECK(a.kind == NUM_BIG && d.kind == NUM_INT && e.kind == NUM_REAL);
+	CHECK(num_cmp(&a, &b) < 0);
+	CHECK(num_cmp(&a, &c) < 0);
+	CHECK(num_cmp(&c, &a) > 0);
+	CHECK(num_cmp(&d, &e) == 0);
+	CHECK(num_cmp(&f, &g) > 0); /* 2^53+1 > 2^53 exactly */
+	struct num h = N("-100000000000000000000"), i = N("-1e300");
+	CHECK(num_cmp(&h, &i) > 0);
+	CHECK(num_cmp(&h, &d) < 0);
+	struct buf bb;
+	buf_init(&bb, 0);
+	num_emit(&bb, &b);
+	buf_putc(&bb, ',');
+	num_emit(&bb, &e);
+	CHECK_STR(bb.data, "100000000000000000000,3.0");
+	buf_free(&bb);
+	struct num bad;
+	CHECK(num_parse("1e999", 5, &bad) == -1);
+}
+
+int main(void)
+{
+	RUN(repr_fixed_and_scientific);
+	RUN(repr_matches_reference_on_random_doubles);
+	RUN(strings_raw_utf8);
+	RUN(tree_compact_and_pretty);
+	RUN(pretty_keeps_number_text);
+	RUN(num_exact_compare);
+	return testlib_done();
+}
