@@ -10,4 +10,11 @@ int cmd_query_main(int argc, char **argv);
 int cmd_ctl_main(int argc, char **argv);
 int cmd_mcp_main(int argc, char **argv);
 
+struct query_params;
+/* `dsight query --remote ADDR ...`: sends the parsed parameters to the warm
+ * session at addr and prints its answer exactly as a local query would
+ * (pretty != 0: indented).  Returns the exit status (0, 1, 2 or 3). */
+int cmd_query_remote(const char *addr, const struct query_params *p,
+                     int pretty);
+
 #endif
