@@ -2,30 +2,26 @@
  * html: index.html assembly from the embedded viewer + core catalog (see
  * html.h).
  *
- * Contract with the viewer (also in web/README.md; keep both in step):
+ * Contract with the viewer (web/README.md "Assembly contract"; keep both in
+ * step):
  *
- *   Template: web/index.html is the page.  html_write copies it, replacing
- *   each marker comment (exact spelling, one per line or inline):
- *     <!-- dsight:style NAME.css -->   by <style>CONTENT</style>
- *     <!-- dsight:script NAME.js -->   by <script>CONTENT</script>
- *     <!-- dsight:module NAME.js -->   by <script type="module">CONTENT</script>
- *     <!-- dsight:data -->             by the data elements below (required,
- *                                      exactly once; put it before the
- *                                      scripts that read it)
- *   NAME is a file of web/.  An unknown marker or asset fails the build, as
- *   does any asset containing "</script" or "</style" in any case.
+ *   Template: web/index.html is the page; html_write copies it, replacing
+ *     <!--dsight:css-->   by <style> + every web/ .css (by file name, joined
+ *                         with "\n") + </style>
+ *     <!--dsight:data-->  by the data elements below (required, once)
+ *     <!--dsight:js-->    by <script> + every web/ .js (by file name, joined
+ *                         with "\n;\n") + </script>
+ *   Any other <!--dsight:...--> marker, a repeated marker, or an asset
+ *   containing "</script" or "</style" (any case) fails the build.
  *
  *   Data elements (never executed: type application/octet-stream):
- *     <script type="application/octet-stream" id="dsight-catalog"
- *             data-encoding="gzip+base64">BASE64</script>
+ *     <script type="application/octet-stream" id="dsight-catalog">BASE64</script>
  *         the core catalog JSON, gzip-compressed, base64 (no line breaks).
- *     <script type="application/octet-stream" id="dsight-shard-SHA"
- *             class="dsight-shard" data-encoding="gzip+base64">BASE64</script>
+ *     <script type="application/octet-stream" id="dsight-shard-SHA">BASE64</script>
  *         single-file only: one per distinct shard, SHA = the descriptor's
- *         sha256; the bytes are exactly the file detail/SHA.json.gz.
- *   The core catalog's delivery.kind is "static" (fetch descriptor urls
- *   relative to the page) or "embedded" (read the dsight-shard-SHA
- *   elements; there is no detail/ directory).
+ *         sha256; BASE64 encodes exactly the bytes of detail/SHA.json.gz.
+ *   The core catalog's delivery.kind is "static", or "embedded" in a
+ *   single-file page (there is no detail/ directory then).
  */
 #include "html.h"
 #include "jsonout.h"
@@ -284,7 +280,7 @@ static int embed_shard(struct out *o, const char *dir, const char *sha,
 		return err_sys(e, ERR_DATA, "Cannot open shard %s", path);
 	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-shard-");
 	out_puts(o, sha);
-	out_puts(o, "\" class=\"dsight-shard\" data-encoding=\"gzip+base64\">");
+	out_puts(o, "\">");
 	while ((n = fread(blk, 1, sizeof blk, f)) > 0) {
 		out_base64(o, blk, n);
 		total += n;
@@ -319,8 +315,7 @@ static int write_data(struct out *o, const json_t *core, const char *shard_dir,
 	buf_free(&b);
 	if (rc)
 		return rc;
-	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\" "
-	            "data-encoding=\"gzip+base64\">");
+	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
 	out_base64(o, gz, gzlen);
 	out_puts(o, "</script>\n");
 	st->catalog_bytes = b64_len(gzlen);
@@ -344,12 +339,33 @@ static int write_data(struct out *o, const json_t *core, const char *shard_dir,
 
 /* ---- template ---------------------------------------------------------- */
 
+static int has_suffix(const char *name, const char *suf)
+{
+	size_t n = strlen(name), k = strlen(suf);
+	return n >= k && strcmp(name + n - k, suf) == 0;
+}
+
+/* Every asset with the suffix, in table (file name) order, joined by sep. */
+static void out_assets(struct out *o, const char *suf, const char *sep)
+{
+	int first = 1;
+	for (size_t i = 0; i < html_asset_count; i++) {
+		if (!has_suffix(html_assets[i].name, suf))
+			continue;
+		if (!first)
+			out_puts(o, sep);
+		first = 0;
+		out_write(o, html_assets[i].data, html_assets[i].len);
+	}
+}
+
 static int expand(struct out *o, const struct html_asset *tpl, const json_t *core,
                   const char *shard_dir, struct html_stats *st, struct err *e)
 {
 	const char *p = (const char *)tpl->data, *end = p + tpl->len;
-	static const char open[] = "<!-- dsight:";
-	int data_seen = 0, rc;
+	static const char open[] = "<!--dsight:";
+	int seen[3] = {0, 0, 0}, rc;
+	static const char *names[3] = {"css", "data", "js"};
 
 	for (;;) {
 		const char *m = memmem(p, (size_t)(end - p), open, sizeof open - 1);
@@ -362,47 +378,33 @@ static int expand(struct out *o, const struct html_asset *tpl, const json_t *cor
 		const char *close = memmem(q, (size_t)(end - q), "-->", 3);
 		if (!close)
 			return err_set(e, ERR_DATA, "Viewer template: unterminated marker");
-		/* kind and optional argument, space separated */
-		const char *k = q, *ke = k;
-		while (ke < close && !isspace((unsigned char)*ke))
-			ke++;
-		const char *a = ke;
-		while (a < close && isspace((unsigned char)*a))
-			a++;
-		const char *ae = a;
-		while (ae < close && !isspace((unsigned char)*ae))
-			ae++;
-		size_t kl = (size_t)(ke - k), al = (size_t)(ae - a);
-
-		if (kl == 4 && memcmp(k, "data", 4) == 0) {
-			if (data_seen++)
-				return err_set(e, ERR_DATA, "Viewer template: two data markers");
+		size_t kl = (size_t)(close - q);
+		int which = -1;
+		for (int k = 0; k < 3; k++)
+			if (kl == strlen(names[k]) && memcmp(q, names[k], kl) == 0)
+				which = k;
+		if (which < 0)
+			return err_set(e, ERR_DATA, "Viewer template: unknown marker "
+			               "\"<!--dsight:%.*s-->\"", (int)(kl > 40 ? 40 : kl), q);
+		if (seen[which]++)
+			return err_set(e, ERR_DATA, "Viewer template: marker "
+			               "<!--dsight:%s--> appears twice", names[which]);
+		if (which == 0) {
+			out_puts(o, "<style>");
+			out_assets(o, ".css", "\n");
+			out_puts(o, "</style>");
+		} else if (which == 1) {
 			if ((rc = write_data(o, core, shard_dir, st, e)))
 				return rc;
-		} else if ((kl == 5 && memcmp(k, "style", 5) == 0) ||
-		           (kl == 6 && memcmp(k, "script", 6) == 0) ||
-		           (kl == 6 && memcmp(k, "module", 6) == 0)) {
-			const struct html_asset *as = asset_get(a, al);
-			if (!as)
-				return err_set(e, ERR_DATA, "Viewer template names a missing "
-				               "asset: %.*s", (int)al, a);
-			if (*k == 's' && k[1] == 't') {
-				out_puts(o, "<style>");
-				out_write(o, as->data, as->len);
-				out_puts(o, "</style>");
-			} else {
-				out_puts(o, *k == 'm' ? "<script type=\"module\">" : "<script>");
-				out_write(o, as->data, as->len);
-				out_puts(o, "</script>");
-			}
 		} else {
-			return err_set(e, ERR_DATA, "Viewer template: unknown marker "
-			               "\"dsight:%.*s\"", (int)kl, k);
+			out_puts(o, "<script>");
+			out_assets(o, ".js", "\n;\n");
+			out_puts(o, "</script>");
 		}
 		p = close + 3;
 	}
-	if (!data_seen)
-		return err_set(e, ERR_DATA, "Viewer template has no <!-- dsight:data --> marker");
+	if (!seen[1])
+		return err_set(e, ERR_DATA, "Viewer template has no <!--dsight:data--> marker");
 	return 0;
 }
 

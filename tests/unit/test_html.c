@@ -1,0 +1,254 @@
+/* Unit tests for common/html: asset checks, core catalog, page assembly. */
+#include "testlib.h"
+
+#include "html.h"
+#include "jsonout.h"
+
+#include <openssl/evp.h>
+#include <zlib.h>
+
+static char tmpdir[64];
+
+static void mktmp(void)
+{
+	strcpy(tmpdir, "/tmp/dsight-test-html-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		abort();
+}
+
+static void rmtmp(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		abort();
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long k = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *p = malloc((size_t)k + 1);
+	*n = fread(p, 1, (size_t)k, f);
+	p[*n] = 0;
+	fclose(f);
+	return p;
+}
+
+/* The base64 text of the element with the given id, decoded and gunzipped. */
+static char *element_payload(const char *page, const char *id)
+{
+	char needle[160];
+	snprintf(needle, sizeof needle, "id=\"%s\"", id);
+	const char *p = strstr(page, needle);
+	if (!p)
+		return NULL;
+	p = strchr(p, '>') + 1;
+	const char *q = strstr(p, "</script>");
+	size_t n = (size_t)(q - p);
+	unsigned char *raw = malloc(n + 4);
+	int m = EVP_DecodeBlock(raw, (const unsigned char *)p, (int)n);
+	if (m < 0)
+		return NULL;
+	while (n > 0 && p[n - 1] == '=') { /* DecodeBlock keeps padding zeros */
+		m--;
+		n--;
+	}
+	size_t cap = 1 << 22;
+	char *out = malloc(cap);
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	inflateInit2(&z, 15 + 16);
+	z.next_in = raw;
+	z.avail_in = (uInt)m;
+	z.next_out = (Bytef *)out;
+	z.avail_out = (uInt)cap - 1;
+	int rc = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	free(raw);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	out[cap - 1 - z.avail_out] = 0;
+	return out;
+}
+
+TEST(asset_check_rejects_closing_tags)
+{
+	struct err e;
+	struct html_asset ok[] = {{"a.js", (const unsigned char *)"x = '<\\/script>';", 17}};
+	struct html_asset bad1[] = {{"b.js", (const unsigned char *)"s = '</SCRIPT>'", 15}};
+	struct html_asset bad2[] = {{"c.css", (const unsigned char *)"/* </Style */", 13}};
+	CHECK(html_check_assets(ok, 1, &e) == 0);
+	CHECK(html_check_assets(bad1, 1, &e) == ERR_DATA);
+	CHECK(strstr(e.msg, "b.js") != NULL);
+	CHECK(html_check_assets(bad2, 1, &e) == ERR_DATA);
+	CHECK(strstr(e.msg, "c.css") != NULL && strstr(e.msg, "</style") != NULL);
+	/* the viewer actually embedded passes */
+	CHECK(html_check_assets(html_assets, html_asset_count, &e) == 0);
+}
+
+static const char *CATALOG =
+	"{\"schema\":\"srtctl-trace/1\",\"meta\":{\"duration\":10.0},"
+	"\"metrics\":[{\"id\":0,\"name\":\"m\",\"points\":[]},{\"id\":1,\"name\":\"n\",\"points\":[]}],"
+	"\"profiles\":[{\"id\":0,\"events\":[],\"event_count\":2,\"cpu\":{\"samples\":[],\"sample_count\":1}},"
+	"{\"id\":1,\"events\":[],\"event_count\":0,\"cpu\":null}]}";
+
+static struct shard_writer *filled_writer(void)
+{
+	struct shard_writer *w = NULL;
+	struct shard_writer_opts o = {.dir = tmpdir, .threads = 1};
+	struct err e;
+	if (shard_writer_open(&w, &o, &e))
+		abort();
+	shard_writer_set_duration(w, 10.0);
+	struct evidence_event e1 = {1.0, 2.0, 0, "5", 1, 0}, e2 = {-1.0, 20.0, 0, "5", 1, 1};
+	struct evidence_sample s1 = {3.0, "5", 1, 0, 9};
+	struct evidence_point p1 = {0.5, {NUM_INT, 7, 7.0, NULL, 0}, 0, 0};
+	shard_writer_event(w, 0, 0, &e1, &e);
+	shard_writer_event(w, 0, 1, &e2, &e);
+	shard_writer_sample(w, 0, 0, &s1, &e);
+	shard_writer_point(w, 1, 0, &p1, &e);
+	if (shard_writer_finish(w, &e))
+		abort();
+	return w;
+}
+
+static json_t *core_of(struct shard_writer *w, int embedded)
+{
+	struct err e;
+	uint64_t dens[2 * SHARD_DENSITY_BINS];
+	json_t *cat = json_loads(CATALOG, 0, NULL);
+	shard_writer_density(w, 0, dens);
+	shard_writer_density(w, 1, dens + SHARD_DENSITY_BINS);
+	json_t *core = html_core_catalog(cat, w, dens, 2, embedded, &e);
+	json_decref(cat);
+	return core;
+}
+
+TEST(core_catalog_fields)
+{
+	mktmp();
+	struct shard_writer *w = filled_writer();
+	json_t *core = core_of(w, 0);
+	CHECK(core != NULL);
+	json_t *p0 = json_array_get(json_object_get(core, "profiles"), 0);
+	json_t *p1 = json_array_get(json_object_get(core, "profiles"), 1);
+	CHECK(json_array_size(json_object_get(p0, "event_chunks")) == 1);
+	json_t *dens = json_object_get(p0, "event_density");
+	CHECK(json_array_size(dens) == 512);
+	CHECK(json_integer_value(json_array_get(dens, 0)) == 1);
+	CHECK(json_integer_value(json_array_get(dens, 52)) == 2);
+	CHECK(json_integer_value(json_array_get(dens, 511)) == 1);
+	CHECK(json_array_size(json_object_get(json_object_get(p0, "cpu"), "chunks")) == 1);
+	CHECK(json_array_size(json_object_get(p1, "event_chunks")) == 0);
+	CHECK(json_array_size(json_object_get(p1, "event_density")) == 512);
+	CHECK(json_is_null(json_object_get(p1, "cpu")));
+	json_t *m = json_object_get(core, "metrics");
+	CHECK(json_array_size(json_object_get(json_array_get(m, 0), "chunks")) == 0);
+	CHECK(json_array_size(json_object_get(json_array_get(m, 1), "chunks")) == 1);
+	struct buf b;
+	buf_init(&b, 0);
+	jsonout_tree(&b, json_object_get(core, "delivery"), 0);
+	CHECK_STR(b.data, "{\"version\":1,\"kind\":\"static\",\"cache_bytes\":33554432}");
+	buf_free(&b);
+	json_decref(core);
+	shard_writer_free(w);
+	rmtmp();
+}
+
+TEST(progressive_page)
+{
+	struct err e;
+	struct html_stats st;
+	char path[128];
+	size_t n;
+	mktmp();
+	struct shard_writer *w = filled_writer();
+	json_t *core = core_of(w, 0);
+	snprintf(path, sizeof path, "%s/index.html", tmpdir);
+	CHECK(html_write(path, core, NULL, &st, &e) == 0);
+	char *page = slurp(path, &n);
+	CHECK(page && n == st.bytes);
+	CHECK(strncmp(page, "<!doctype html>", 15) == 0);
+	CHECK(strstr(page, "<!--dsight:") == NULL);
+	CHECK(strstr(page, "dsight-shard-") == NULL);
+	char *json = element_payload(page, "dsight-catalog");
+	struct buf b;
+	buf_init(&b, 0);
+	jsonout_tree(&b, core, 0);
+	CHECK_STR(json, b.data);
+	buf_free(&b);
+	/* html_sha256 is the page's hash */
+	unsigned char md[32];
+	unsigned int l;
+	char hex[65];
+	EVP_Digest(page, n, md, &l, EVP_sha256(), NULL);
+	for (int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	CHECK_STR(hex, st.sha256);
+	free(json);
+	free(page);
+	json_decref(core);
+	shard_writer_free(w);
+	rmtmp();
+}
+
+TEST(single_file_page_embeds_every_shard)
+{
+	struct err e;
+	struct html_stats st;
+	char path[128];
+	size_t n, zn;
+	mktmp();
+	struct shard_writer *w = filled_writer();
+	json_t *core = core_of(w, 1);
+	snprintf(path, sizeof path, "%s/index.html", tmpdir);
+	CHECK(html_write(path, core, tmpdir, &st, &e) == 0);
+	CHECK(st.shards == 3);
+	char *page = slurp(path, &n);
+	CHECK(strstr(page, "\"embedded\"") == NULL); /* only inside the gzip */
+	json_t *files = shard_writer_files(w);
+	CHECK(json_array_size(files) == 3);
+	for (size_t i = 0; i < json_array_size(files); i++) {
+		const char *f = json_string_value(json_array_get(files, i));
+		char id[128], zpath[200];
+		snprintf(id, sizeof id, "dsight-shard-%.64s", f + 7);
+		char *rows = element_payload(page, id);
+		CHECK(rows && rows[0] == '[');
+		/* the embedded bytes are the shard file's bytes */
+		snprintf(zpath, sizeof zpath, "%s/%s", tmpdir, f + 7);
+		char *z = slurp(zpath, &zn);
+		CHECK(z != NULL);
+		free(z);
+		free(rows);
+	}
+	char *json = element_payload(page, "dsight-catalog");
+	CHECK(json && strstr(json, "\"kind\":\"embedded\"") != NULL);
+	free(json);
+	json_decref(files);
+	free(page);
+	/* a missing shard file is an error naming it */
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -f %s/*.json.gz", tmpdir);
+	CHECK(system(cmd) == 0);
+	CHECK(html_write(path, core, tmpdir, &st, &e) == ERR_DATA);
+	CHECK(strstr(e.msg, "Cannot open shard") != NULL);
+	json_decref(core);
+	shard_writer_free(w);
+	rmtmp();
+}
+
+int main(void)
+{
+	RUN(asset_check_rejects_closing_tags);
+	RUN(core_catalog_fields);
+	RUN(progressive_page);
+	RUN(single_file_page_embeds_every_shard);
+	return testlib_done();
+}
