@@ -6,10 +6,10 @@
  * step):
  *
  *   Template: web/index.html is the page; html_write copies it, replacing
- *     <!--dsight:css-->   by <style> + every web/ .css (by file name, joined
+ *     <!--dsight:css-->   by <style> + every web/NAME.css (by file name, joined
  *                         with "\n") + </style>
  *     <!--dsight:data-->  by the data elements below (required, once)
- *     <!--dsight:js-->    by <script> + every web/ .js (by file name, joined
+ *     <!--dsight:js-->    by <script> + every web/NAME.js (by file name, joined
  *                         with "\n;\n") + </script>
  *   Any other <!--dsight:...--> marker, a repeated marker, or an asset
  *   containing "</script" or "</style" (any case) fails the build.
