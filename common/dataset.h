@@ -65,6 +65,10 @@ typedef int (*dataset_point_fn)(void *ctx, int64_t ordinal,
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, dataset_event_fn fn,
                    void *ctx, struct err *e);
+/* The one event (profile, ordinal), if it exists (fn not called
+ * otherwise). */
+int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
+                     dataset_event_fn fn, void *ctx, struct err *e);
 /* Samples of one profile with w.start <= time <= w.end, ordinal order
  * (w == NULL: all). */
 int dataset_samples(struct dataset *ds, int64_t profile,
