@@ -1,12 +1,205 @@
-/* cmd_build: `dsight build` (in development: not yet available). */
+/* cmd_build: `dsight build` — flags, progress display, summary line. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "buf.h"
+#include "build.h"
 #include "cmd.h"
+#include "err.h"
+#include "jsonout.h"
+
+#define MAX_NSYS 63
+
+static const char usage[] =
+	"usage: dsight build [EVIDENCE] [--nsys-sqlite PATH]... -o REPORT\n"
+	"                    [--single-file] [--max-profile-events N] [--job NAME]\n"
+	"\n"
+	"Turns an evidence document (srtctl-trace/1, plain JSON or gzip, or a\n"
+	"legacy single-file report directory) into a report directory, staged\n"
+	"beside REPORT and swapped in atomically.  A failed build leaves the\n"
+	"previous report untouched.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output REPORT       the report directory to create or replace\n"
+	"                            (missing, empty, or an earlier dsight report)\n"
+	"  --single-file             write trace-data.json.gz (the whole document)\n"
+	"                            instead of the SQLite cache\n"
+	"  --nsys-sqlite PATH        import an Nsight Systems SQLite export (file or\n"
+	"                            directory; repeatable)\n"
+	"  --max-profile-events N    cap the NVTX ranges imported per export\n"
+	"  --job NAME                meta.job of a report built from exports only\n"
+	"  -h, --help                show this help\n"
+	"\n"
+	"On success one JSON line is printed on stdout:\n"
+	"  {\"output\": ..., \"generation\": ..., \"counts\": {...}, \"rows\": {...},\n"
+	"   \"bytes\": ..., \"files\": ..., \"seconds\": ...}\n"
+	"Progress is shown on stderr when it is a terminal.  Errors are one line\n"
+	"on stderr; the exit status is 1 (2 for a usage error).\n"
+	"\n"
+	"Examples:\n"
+	"  dsight build run.trace.json.gz -o ./report\n"
+	"  dsight build run.trace.json --single-file -o ./report-single\n"
+	"  dsight build old-report/ -o ./report      # rebuild a legacy report\n"
+	"\n"
+	"See dsight(1) and dsight-report(5).\n";
+
+struct progress_state {
+	double last;
+	int shown;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void show_progress(void *ctx, enum build_phase phase, uint64_t done,
+                          uint64_t total)
+{
+	struct progress_state *p = ctx;
+	double t = now();
+
+	if (phase == BUILD_READ) {
+		if (t - p->last < 0.2)
+			return;
+		if (total)
+			fprintf(stderr, "\r\033[Kdsight build: reading %.0f%% (%.1f of %.1f MiB)",
+			        100.0 * (double)done / (double)total,
+			        (double)done / 1048576.0, (double)total / 1048576.0);
+		else
+			fprintf(stderr, "\r\033[Kdsight build: reading %.1f MiB",
+			        (double)done / 1048576.0);
+	} else {
+		fprintf(stderr, "\r\033[Kdsight build: %s",
+		        phase == BUILD_INDEX   ? "indexing"
+		        : phase == BUILD_WRITE ? "writing files"
+		                               : "publishing");
+	}
+	p->last = t;
+	p->shown = 1;
+}
+
+static int fail(int code, const char *msg)
+{
+	fprintf(stderr, "dsight build: %s\n", msg);
+	return err_exit_status(code);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	char msg[512];
+	snprintf(msg, sizeof msg, fmt, arg);
+	fprintf(stderr, "dsight build: %s (see dsight build --help)\n", msg);
+	return 2;
+}
+
+static void print_summary(const struct build_result *r)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	buf_puts(&b, "{\"output\": ");
+	jsonout_cstr(&b, r->output);
+	buf_puts(&b, ", \"generation\": ");
+	jsonout_cstr(&b, r->generation);
+	buf_puts(&b, ", \"counts\": ");
+	jsonout_tree(&b, r->counts, 0);
+	buf_printf(&b, ", \"rows\": {\"events\": %llu, \"samples\": %llu, "
+	               "\"points\": %llu}, \"bytes\": %llu, \"files\": %zu, "
+	               "\"seconds\": ",
+	           (unsigned long long)r->events, (unsigned long long)r->samples,
+	           (unsigned long long)r->points, (unsigned long long)r->bytes,
+	           r->files);
+	jsonout_real(&b, (double)(long long)(r->seconds * 1000.0 + 0.5) / 1000.0);
+	buf_puts(&b, "}\n");
+	if (!b.failed)
+		fwrite(b.data, 1, b.len, stdout);
+	fflush(stdout);
+	buf_free(&b);
+}
 
 int cmd_build_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("dsight build: not available in this build yet\n", stderr);
-	return 1;
+	const char *nsys[MAX_NSYS];
+	struct build_options o;
+	struct build_result r;
+	struct progress_state ps = {0, 0};
+	struct err e;
+	int only_positional = 0;
+
+	memset(&o, 0, sizeof o);
+	o.max_profile_events = -1;
+	o.nsys_paths = nsys;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!only_positional && a[0] == '-' && a[1]) {
+			if (!strcmp(a, "--")) {
+				only_positional = 1;
+			} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+				fputs(usage, stdout);
+				return 0;
+			} else if (!strcmp(a, "--single-file")) {
+				o.single_file = 1;
+			} else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+			           !strcmp(a, "--nsys-sqlite") || !strcmp(a, "--job") ||
+			           !strcmp(a, "--max-profile-events")) {
+				if (!val)
+					return usage_error("%s needs a value", a);
+				i++;
+				if (a[1] == 'o' || !strcmp(a, "--output")) {
+					if (o.output)
+						return usage_error("%s given twice", a);
+					o.output = val;
+				} else if (!strcmp(a, "--nsys-sqlite")) {
+					if (o.nnsys >= MAX_NSYS)
+						return usage_error("too many %s paths", a);
+					nsys[o.nnsys++] = val;
+				} else if (!strcmp(a, "--job")) {
+					o.job = val;
+				} else {
+					char *end;
+					errno = 0;
+					long long n = strtoll(val, &end, 10);
+					if (errno || end == val || *end || n < 0)
+						return usage_error("--max-profile-events needs a non-negative integer, not '%s'", val);
+					o.max_profile_events = n;
+				}
+			} else {
+				return usage_error("unknown option '%s'", a);
+			}
+		} else if (!o.input) {
+			o.input = a;
+		} else {
+			return usage_error("unexpected argument '%s' (one EVIDENCE at most)", a);
+		}
+	}
+	if (!o.output)
+		return usage_error("%s", "no output given: -o REPORT is required");
+	if (!o.input && !o.nnsys)
+		return usage_error("%s", "no input given: name an EVIDENCE document or --nsys-sqlite exports");
+
+	/* A file-size limit must fail the write cleanly, not kill us. */
+	signal(SIGXFSZ, SIG_IGN);
+	if (isatty(2)) {
+		o.progress = show_progress;
+		o.progress_ctx = &ps;
+	}
+	err_clear(&e);
+	int rc = build_run(&o, &r, &e);
+	if (ps.shown)
+		fputs("\r\033[K", stderr);
+	if (rc)
+		return fail(rc, e.msg);
+	print_summary(&r);
+	build_result_free(&r);
+	return 0;
 }
