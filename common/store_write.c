@@ -130,6 +130,11 @@ int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e)
 
 static int db_fail(struct store_writer *w, struct err *e, const char *what)
 {
+	int sys = w->db ? sqlite3_system_errno(w->db) : 0;
+
+	if (sys)
+		return err_set(e, ERR_DATA, "cannot write %s (%s): %s (%s)",
+		               w->path, what, sqlite3_errmsg(w->db), strerror(sys));
 	return err_set(e, ERR_DATA, "cannot write %s (%s): %s", w->path, what,
 	               w->db ? sqlite3_errmsg(w->db) : "out of memory");
 }

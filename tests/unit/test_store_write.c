@@ -1,0 +1,150 @@
+/* Unit tests: store_write (buckets, generation ids, rows through the sink,
+ * durations, schema) and sink_tee. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include "jsonout.h"
+#include "sink_tee.h"
+#include "store_write.h"
+#include "testlib.h"
+
+TEST(bucket_formula)
+{
+	CHECK(store_bucket(1.0, 1.0) == -29);
+	CHECK(store_bucket(2.0, 1.0) == -29);
+	CHECK(store_bucket(0.0, 1e-9) == -29);
+	CHECK(store_bucket(0.0, 1.0) == 0);
+	CHECK(store_bucket(0.0, 0.5) == -1);
+	CHECK(store_bucket(0.0, 0.75) == 0);
+	CHECK(store_bucket(0.0, 3.0) == 2);
+	CHECK(store_bucket(-1.0, 12.0) == 4);
+	CHECK(store_bucket(-1e308, 1e308) == 1025);
+}
+
+TEST(generation_is_random_hex)
+{
+	char a[STORE_GENERATION_LEN + 1], b[STORE_GENERATION_LEN + 1];
+	struct err e;
+
+	CHECK(store_generation_new(a, &e) == 0);
+	CHECK(store_generation_new(b, &e) == 0);
+	CHECK(strlen(a) == 32);
+	CHECK(strspn(a, "0123456789abcdef") == 32);
+	CHECK(strcmp(a, b) != 0);
+}
+
+static int count_rows(void *ctx, int64_t p, int64_t o,
+                      const struct evidence_event *row, struct err *e)
+{
+	(void)p;
+	(void)o;
+	(void)row;
+	(void)e;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static char *query_text(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	char *out = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		out = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return out;
+}
+
+TEST(rows_through_a_tee)
+{
+	char dir[] = "/tmp/dsight-unit-XXXXXX", path[256];
+	struct store_writer *w;
+	struct evidence_sink store, counter, tee;
+	struct sink_tee t;
+	struct err e;
+	int seen = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/t.sqlite", dir);
+	CHECK(store_write_open(path, &w, &e) == 0);
+	store_write_sink(w, &store);
+	memset(&counter, 0, sizeof counter);
+	counter.ctx = &seen;
+	counter.event = count_rows;
+	sink_tee_init(&t);
+	sink_tee_add(&t, &store);
+	sink_tee_add(&t, &counter);
+	sink_tee_sink(&t, &tee);
+
+	/* 100000 events: several batches through the writer thread */
+	for (int i = 0; i < 100000; i++) {
+		struct evidence_event ev = {i * 0.125, i * 0.125 + (i % 7) * 0.25,
+		                            i % 3, "42", 2, i};
+		CHECK(tee.event(tee.ctx, i % 2, i / 2, &ev, &e) == 0);
+	}
+	struct evidence_sample sa = {1.5, "None", 4, 3, 9};
+	CHECK(tee.sample(tee.ctx, 0, 0, &sa, &e) == 0);
+	struct evidence_point pt = {2.0, {NUM_BIG, 0, 0, "-123456789012345678901234", 25}, 1, 7};
+	CHECK(tee.point(tee.ctx, 3, 0, &pt, &e) == 0);
+	struct evidence_point pn = {-1.0, {NUM_NULL, 0, 0, NULL, 0}, 1, 8};
+	CHECK(tee.point(tee.ctx, 3, 1, &pn, &e) == 0);
+	CHECK(seen == 100000);
+
+	json_t *cat = json_pack("{s:s,s:[]}", "schema", "srtctl-trace/1", "profiles");
+	CHECK(store_write_finish(w, cat, "0123456789abcdef0123456789abcdef", &e) == 0);
+	struct store_write_stats st;
+	store_write_get_stats(w, &st);
+	CHECK(st.events == 100000 && st.samples == 1 && st.points == 2);
+	store_write_close(w);
+	json_decref(cat);
+
+	sqlite3 *db;
+	char uri[300];
+	snprintf(uri, sizeof uri, "file:%s?mode=ro", path);
+	CHECK(sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK);
+	char *s;
+	CHECK_STR(s = query_text(db, "SELECT count(*) FROM events"), "100000");
+	free(s);
+	CHECK_STR(s = query_text(db, "SELECT payload FROM samples"), "[1.5,\"None\",3,9]");
+	free(s);
+	CHECK_STR(s = query_text(db, "SELECT payload FROM points WHERE ordinal = 0"),
+	          "[2.0,-123456789012345678901234,1,7]");
+	free(s);
+	CHECK_STR(s = query_text(db, "SELECT payload FROM points WHERE ordinal = 1"),
+	          "[-1.0,null,1,8]");
+	free(s);
+	CHECK_STR(s = query_text(db, "SELECT json FROM catalog"),
+	          "{\"schema\":\"srtctl-trace/1\",\"profiles\":[]}");
+	free(s);
+	CHECK_STR(s = query_text(db, "PRAGMA user_version"), "1");
+	free(s);
+	CHECK_STR(s = query_text(db, "PRAGMA journal_mode"), "delete");
+	free(s);
+	/* durations: the maximum per (profile, bucket) */
+	CHECK_STR(s = query_text(db, "SELECT group_concat(profile || ':' || bucket || ':' || maximum, ' ')"
+	                             " FROM durations"),
+	          "0:-29:0.0 0:-2:0.25 0:-1:0.5 0:0:1.0 0:1:1.5 1:-29:0.0 1:-2:0.25 1:-1:0.5 1:0:1.0 1:1:1.5");
+	free(s);
+	CHECK_STR(s = query_text(db, "SELECT count(*) FROM events e WHERE bucket !="
+	                             " (SELECT bucket FROM events WHERE profile = e.profile AND ordinal = e.ordinal)"),
+	          "0");
+	free(s);
+	CHECK_STR(s = query_text(db, "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master"
+	                             " WHERE type = 'index' ORDER BY name)"),
+	          "event_window,point_window,sample_window");
+	free(s);
+	sqlite3_close(db);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	RUN(bucket_formula);
+	RUN(generation_is_random_hex);
+	RUN(rows_through_a_tee);
+	return testlib_done();
+}
