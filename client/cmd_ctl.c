@@ -1,12 +1,277 @@
-/* cmd_ctl: `dsight ctl` (in development: not yet available). */
+/*
+ * cmd_ctl: `dsight ctl kill-server ADDR`, `dsight ctl status ADDR` and
+ * `dsight ctl list` (live sessions of the convention directory; files left
+ * by dead servers are removed).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "address.h"
 #include "cmd.h"
+#include "jsonout.h"
+#include "remote.h"
+#include "rpc.h"
+
+#define KILL_WAIT_MS 30000
+
+static const char usage[] =
+	"usage: dsight ctl kill-server ADDR\n"
+	"       dsight ctl status ADDR\n"
+	"       dsight ctl list\n"
+	"\n"
+	"Manage warm sessions started by `dsightd serve`.  ADDR is a session name\n"
+	"(socket $XDG_RUNTIME_DIR/dsight/NAME.sock or ${TMPDIR:-/tmp}/dsight-UID/NAME.sock)\n"
+	"or a socket path (absolute, or ending in .sock).\n"
+	"\n"
+	"  kill-server ADDR  ask the session to stop (RPC shutdown), wait until its\n"
+	"                    socket is gone, print \"Stopped session NAME (pid N)\"\n"
+	"  status ADDR       print the session's status as JSON\n"
+	"  list              print a JSON array of the live sessions of the session\n"
+	"                    directory; removes sockets and locks left by dead servers\n"
+	"\n"
+	"Exit status: 0 ok, 1 error, 2 usage, 3 no live session at ADDR.\n";
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Resolves and connects; prints the message and returns the exit status
+ * on failure (3: nothing listens), 0 when r is connected. */
+static int open_addr(const char *addr, struct address *a, struct remote *r)
+{
+	struct err e;
+	int not_live = 0;
+	err_clear(&e);
+	if (address_resolve(addr, 0, a, &e)) {
+		fprintf(stderr, "dsight ctl: %s\n", e.msg);
+		return err_exit_status(e.code);
+	}
+	if (remote_connect(r, a->path, &not_live, &e)) {
+		remote_close(r);
+		if (not_live) {
+			fprintf(stderr, "No live session at %s. Start one with: dsightd serve REPORT %s %s\n",
+			        a->path, a->by_name ? "--name" : "--path", a->by_name ? a->name : a->path);
+			return 3;
+		}
+		fprintf(stderr, "dsight ctl: %s\n", e.msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* Calls method and leaves the raw result text in *res (points into r). */
+static int call(struct remote *r, const char *method, struct rpc_span *res,
+                struct err *e)
+{
+	struct rpc_response resp;
+	int64_t id;
+	if (remote_send(r, method, NULL, &id, e) || remote_recv(r, &resp, e))
+		return e->code ? e->code : ERR_DATA;
+	if (resp.is_error)
+		return err_set(e, ERR_DATA, "%s", resp.message);
+	*res = resp.result;
+	return 0;
+}
+
+static int ctl_status(const char *addr)
+{
+	struct address a;
+	struct remote r;
+	struct rpc_span res;
+	struct err e;
+	int rc = open_addr(addr, &a, &r);
+	if (rc)
+		return rc;
+	err_clear(&e);
+	if (call(&r, "status", &res, &e)) {
+		fprintf(stderr, "dsight ctl: %s\n", e.msg);
+		remote_close(&r);
+		return 1;
+	}
+	fwrite(res.text, 1, res.len, stdout);
+	putchar('\n');
+	remote_close(&r);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int ctl_kill(const char *addr)
+{
+	struct address a;
+	struct remote r;
+	struct rpc_span res;
+	struct err e;
+	json_t *hello;
+	char name[ADDRESS_NAME_MAX + 1] = "?";
+	long long pid = 0;
+	struct stat st;
+	int rc = open_addr(addr, &a, &r);
+
+	if (rc)
+		return rc;
+	err_clear(&e);
+	if (call(&r, "hello", &res, &e)) {
+		fprintf(stderr, "dsight ctl: %s\n", e.msg);
+		remote_close(&r);
+		return 1;
+	}
+	hello = json_loadb(res.text, res.len, 0, NULL);
+	if (json_is_string(json_object_get(hello, "session")))
+		snprintf(name, sizeof name, "%s", json_string_value(json_object_get(hello, "session")));
+	if (json_is_integer(json_object_get(hello, "pid")))
+		pid = json_integer_value(json_object_get(hello, "pid"));
+	json_decref(hello);
+	if (call(&r, "shutdown", &res, &e)) {
+		fprintf(stderr, "dsight ctl: %s\n", e.msg);
+		remote_close(&r);
+		return 1;
+	}
+	remote_close(&r);
+	for (int waited = 0; lstat(a.path, &st) == 0; waited += 20) {
+		if (waited >= KILL_WAIT_MS) {
+			fprintf(stderr, "dsight ctl: session %s (pid %lld) accepted shutdown but its socket %s is still there after %d s\n",
+			        name, pid, a.path, KILL_WAIT_MS / 1000);
+			return 1;
+		}
+		sleep_ms(20);
+	}
+	printf("Stopped session %s (pid %lld)\n", name, pid);
+	return 0;
+}
+
+/* 1 when nobody holds the lock at lock_path (then removes sock and lock
+ * while holding it); 0 when a live server holds it. */
+static int reap_if_dead(const char *sock, const char *lock_path)
+{
+	int fd = open(lock_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return 0;
+	}
+	if (sock)
+		unlink(sock);
+	unlink(lock_path);
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int ctl_list(void)
+{
+	char dir[4096], path[8192], lock[8200];
+	struct err e;
+	int exists = 0;
+	DIR *dp;
+	struct dirent *de;
+	json_t *arr = json_array();
+	struct buf out;
+
+	err_clear(&e);
+	if (address_socket_dir(dir, sizeof dir, 0, &exists, &e)) {
+		fprintf(stderr, "dsight ctl: %s\n", e.msg);
+		json_decref(arr);
+		return err_exit_status(e.code);
+	}
+	dp = exists ? opendir(dir) : NULL;
+	while (dp && (de = readdir(dp))) {
+		const char *n = de->d_name;
+		struct remote r;
+		struct rpc_span res;
+		int not_live = 0;
+		if (ends_with(n, ".sock.lock")) {
+			/* a lock without a socket: a server that died before binding */
+			snprintf(path, sizeof path, "%s/%.*s", dir, (int)(strlen(n) - 5), n);
+			snprintf(lock, sizeof lock, "%s/%s", dir, n);
+			struct stat st;
+			if (lstat(path, &st) != 0 && errno == ENOENT)
+				reap_if_dead(NULL, lock);
+			continue;
+		}
+		if (!ends_with(n, ".sock"))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, n);
+		snprintf(lock, sizeof lock, "%s.lock", path);
+		if (strlen(path) >= ADDRESS_PATH_MAX)
+			continue;
+		if (remote_connect(&r, path, &not_live, &e)) {
+			remote_close(&r);
+			if (not_live)
+				reap_if_dead(path, lock);
+			continue;
+		}
+		r.timeout_ms = 2000;
+		if (call(&r, "status", &res, &e) == 0) {
+			json_t *st = json_loadb(res.text, res.len, 0, NULL);
+			if (json_is_object(st)) {
+				static const char *const fields[] = {
+					"session", "pid", "socket_path", "report", "generation", "idle_s",
+				};
+				json_t *o = json_object();
+				for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+					json_t *v = json_object_get(st, fields[k]);
+					json_object_set(o, fields[k], v ? v : json_null());
+				}
+				json_array_append_new(arr, o);
+			}
+			json_decref(st);
+		}
+		remote_close(&r);
+	}
+	if (dp)
+		closedir(dp);
+	buf_init(&out, 0);
+	jsonout_tree(&out, arr, 0);
+	buf_putc(&out, '\n');
+	fwrite(out.data, 1, out.len, stdout);
+	buf_free(&out);
+	json_decref(arr);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
 
 int cmd_ctl_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("dsight ctl: not available in this build yet\n", stderr);
-	return 1;
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	if (!sub) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(sub, "list")) {
+		if (argc != 2) {
+			fputs("dsight ctl: list takes no argument\n", stderr);
+			return 2;
+		}
+		return ctl_list();
+	}
+	if (!strcmp(sub, "kill-server") || !strcmp(sub, "status")) {
+		if (argc != 3 || argv[2][0] == '-') {
+			if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+				fputs(usage, stdout);
+				return 0;
+			}
+			fprintf(stderr, "dsight ctl: %s takes one ADDR (a session name or socket path)\n", sub);
+			return 2;
+		}
+		return !strcmp(sub, "status") ? ctl_status(argv[2]) : ctl_kill(argv[2]);
+	}
+	fprintf(stderr, "dsight ctl: unknown subcommand '%s'\n\n%s", sub, usage);
+	return 2;
 }

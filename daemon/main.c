@@ -1,10 +1,540 @@
-/* dsightd: the warm-session server (in development). */
+/*
+ * dsightd: the warm-session server.  Owns the command line, the startup
+ * sequence of sessions.md (open the report, lock, stale socket, bind 0600,
+ * the startup record), --daemonize (fork first, report through a pipe), the
+ * log, signals, and the clean exit (unlink socket and lock, say why).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "address.h"
+#include "buf.h"
+#include "err.h"
+#include "lifetime.h"
+#include "server.h"
+#include "session.h"
+
+static const char usage[] =
+	"usage: dsightd serve REPORT [--name NAME | --path SOCKET] [--daemonize] [--log FILE]\n"
+	"                            [--idle-timeout auto|DURATION] [--idle-start auto|orphaned|last-query]\n"
+	"\n"
+	"Keeps REPORT (a report directory, a trace-data.sqlite cache or an evidence\n"
+	"document) open behind a unix socket so that `dsight query --remote NAME ...`\n"
+	"answers without reopening it.\n"
+	"\n"
+	"  --name NAME          session name (default: a generated adjective-colour-animal);\n"
+	"                       the socket is $XDG_RUNTIME_DIR/dsight/NAME.sock, or\n"
+	"                       ${TMPDIR:-/tmp}/dsight-UID/NAME.sock\n"
+	"  --path SOCKET        bind this socket path instead of a name\n"
+	"  --daemonize          fork into the background; return once the socket accepts\n"
+	"  --log FILE           log file (--daemonize: default SOCKET.log; otherwise stderr\n"
+	"                       is also copied into FILE)\n"
+	"  --idle-timeout T     exit after T idle: auto (30m), 90, 45s, 10m, 1h; 0/off/never disable\n"
+	"  --idle-start MODE    when the idle clock runs: last-query (always), orphaned (once\n"
+	"                       the starting process is gone), auto (orphaned when started by\n"
+	"                       a live parent, last-query when daemonized)\n"
+	"\n"
+	"Prints one startup record on stdout:\n"
+	"  pid=N session=NAME socket-path=PATH idle-timeout=1800s report=PATH generation=ID\n"
+	"Stop it with `dsight ctl kill-server NAME`, SIGINT or SIGTERM.  See dsightd(1).\n";
+
+struct opts {
+	const char *report, *name, *path, *log;
+	int daemonize;
+	int64_t idle_ms;
+	int idle_start;
+};
+
+/* Everything the running daemon holds (main owns it). */
+struct daemon {
+	struct opts o;
+	pid_t owner;
+	char name[ADDRESS_NAME_MAX + 1];
+	char socket_path[ADDRESS_PATH_MAX];
+	char lock_path[ADDRESS_PATH_MAX + 8];
+	char log_path[4096];
+	char started_utc[32];
+	int lock_fd, listen_fd, log_fd;
+	int notify_fd;  /* --daemonize: pipe to the waiting parent */
+	struct session *sess;
+	uv_loop_t loop;
+	int loop_ready;
+	uv_signal_t sigint, sigterm;
+	struct lifetime *lt;
+	struct server *srv;
+	char why[160];
+};
+
+/* ---- logging: stderr, plus the --log file when not daemonized ---- */
+
+static void log_line(void *ctx, const char *msg)
+{
+	struct daemon *d = ctx;
+	char stamp[32], line[1400];
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	int n = snprintf(line, sizeof line, "%s dsightd[%d]: %s\n", stamp, (int)getpid(), msg);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof line)
+		n = sizeof line - 1;
+	if (write(2, line, (size_t)n) < 0) {
+		/* nowhere else to report it */
+	}
+	if (d->log_fd >= 0 && !d->o.daemonize && write(d->log_fd, line, (size_t)n) < 0) {
+		/* ditto */
+	}
+}
+
+static void logf_(struct daemon *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void logf_(struct daemon *d, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	log_line(d, msg);
+}
+
+/* ---- command line ---- */
+
+static int parse(int argc, char **argv, struct opts *o, struct err *e)
+{
+	const char *timeout = "auto", *start = "auto";
+	memset(o, 0, sizeof *o);
+	if (argc < 2 || strcmp(argv[1], "serve") != 0)
+		return err_set(e, ERR_USAGE, "expected the subcommand 'serve' (see dsightd --help)");
+	for (int k = 2; k < argc; k++) {
+		const char *a = argv[k];
+		const char **slot = NULL;
+		if (!strcmp(a, "--daemonize")) {
+			o->daemonize = 1;
+			continue;
+		}
+		if (!strcmp(a, "--name"))
+			slot = &o->name;
+		else if (!strcmp(a, "--path"))
+			slot = &o->path;
+		else if (!strcmp(a, "--log"))
+			slot = &o->log;
+		else if (!strcmp(a, "--idle-timeout"))
+			slot = &timeout;
+		else if (!strcmp(a, "--idle-start"))
+			slot = &start;
+		if (slot) {
+			if (k + 1 >= argc)
+				return err_set(e, ERR_USAGE, "%s needs a value", a);
+			*slot = argv[++k];
+			continue;
+		}
+		if (a[0] == '-' && a[1])
+			return err_set(e, ERR_USAGE, "unknown option '%s' (see dsightd --help)", a);
+		if (o->report)
+			return err_set(e, ERR_USAGE, "more than one REPORT given ('%s' and '%s')", o->report, a);
+		o->report = a;
+	}
+	if (!o->report)
+		return err_set(e, ERR_USAGE, "missing REPORT (see dsightd --help)");
+	if (o->name && o->path)
+		return err_set(e, ERR_USAGE, "--name and --path are exclusive: give one");
+	if (o->name && !address_name_valid(o->name))
+		return err_set(e, ERR_USAGE,
+		               "Invalid --name '%s': use 1-64 letters, digits, '_' or '-', starting with a letter or digit",
+		               o->name);
+	if (lifetime_parse_timeout(timeout, &o->idle_ms, e) ||
+	    lifetime_parse_start(start, &o->idle_start, e))
+		return e->code;
+	return 0;
+}
+
+/* ---- startup steps ---- */
+
+/* Appends value, single-quoted only when it needs it. */
+static void put_shell(struct buf *b, const char *v)
+{
+	int plain = v[0] != '\0';
+	for (const char *p = v; *p; p++)
+		if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789@%+=:,./_-", *p))
+			plain = 0;
+	if (plain) {
+		buf_puts(b, v);
+		return;
+	}
+	buf_putc(b, '\'');
+	for (const char *p = v; *p; p++) {
+		if (*p == '\'')
+			buf_puts(b, "'\\''");
+		else
+			buf_putc(b, *p);
+	}
+	buf_putc(b, '\'');
+}
+
+static int take_lock(struct daemon *d, const char *shown, struct err *e)
+{
+	for (int attempt = 0; attempt < 5; attempt++) {
+		struct stat a, b;
+		int fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return err_sys(e, ERR_DATA, "Cannot open the lock file %s", d->lock_path);
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			int busy = errno == EWOULDBLOCK;
+			close(fd);
+			if (busy)
+				return err_set(e, ERR_DATA,
+				               "A live session already holds %s. Pick another --name/--path or stop it with: dsight ctl kill-server %s",
+				               shown, shown);
+			return err_sys(e, ERR_DATA, "Cannot lock %s", d->lock_path);
+		}
+		/* The previous holder may have unlinked the file meanwhile. */
+		if (fstat(fd, &a) == 0 && stat(d->lock_path, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			d->lock_fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	return err_set(e, ERR_DATA, "Cannot settle the lock file %s (it keeps being replaced)", d->lock_path);
+}
+
+static int bind_socket(struct daemon *d, struct err *e)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	if (lstat(d->socket_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return err_set(e, ERR_USAGE,
+			               "%s exists and is not a socket; remove it or choose another --path",
+			               d->socket_path);
+		if (unlink(d->socket_path) != 0)
+			return err_sys(e, ERR_DATA, "Cannot remove the stale socket %s", d->socket_path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return err_sys(e, ERR_DATA, "Cannot create a socket");
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, d->socket_path, strlen(d->socket_path) + 1);
+	old = umask(0177);
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	umask(old);
+	if (rc != 0 || listen(fd, 128) != 0) {
+		err_sys(e, ERR_DATA, "Cannot bind %s", d->socket_path);
+		close(fd);
+		return ERR_DATA;
+	}
+	d->listen_fd = fd;
+	return 0;
+}
+
+static void on_stopped(void *ctx, const char *why)
+{
+	struct daemon *d = ctx;
+	snprintf(d->why, sizeof d->why, "%s", why);
+	unlink(d->socket_path);
+	unlink(d->lock_path);
+	logf_(d, "session %s stopped: %s", d->name, why);
+	lifetime_close(d->lt);
+	d->lt = NULL;
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+}
+
+static void on_idle(void *ctx, const char *why)
+{
+	struct daemon *d = ctx;
+	server_stop(d->srv, why);
+}
+
+static void on_signal(uv_signal_t *h, int sig)
+{
+	struct daemon *d = h->data;
+	server_stop(d->srv, sig == SIGINT ? "signal INT" : "signal TERM");
+}
+
+/* Steps 1-3 of "Starting" plus the loop setup; fills the record. */
+static int start(struct daemon *d, struct buf *record, struct buf *guide, struct err *e)
+{
+	struct address a;
+	const char *shown;
+	struct server_info info;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (d->o.path) {
+		if (address_check_path(d->o.path, e))
+			return e->code;
+		snprintf(d->socket_path, sizeof d->socket_path, "%s", d->o.path);
+		if (d->o.name)
+			snprintf(d->name, sizeof d->name, "%s", d->o.name);
+		else
+			address_generate_name(d->name, sizeof d->name);
+		shown = d->socket_path;
+	} else {
+		if (d->o.name)
+			snprintf(d->name, sizeof d->name, "%s", d->o.name);
+		else
+			address_generate_name(d->name, sizeof d->name);
+		if (address_resolve(d->name, 1, &a, e))
+			return e->code;
+		snprintf(d->socket_path, sizeof d->socket_path, "%s", a.path);
+		shown = d->name;
+	}
+	snprintf(d->lock_path, sizeof d->lock_path, "%s.lock", d->socket_path);
+
+	/* 1. the report first: a live socket always means a usable session */
+	if (session_open(d->o.report, &d->sess, e))
+		return e->code;
+	/* 2. one server per name */
+	if (take_lock(d, shown, e))
+		return e->code;
+	if (d->o.log || d->o.daemonize) {
+		if (d->o.log)
+			snprintf(d->log_path, sizeof d->log_path, "%s", d->o.log);
+		else
+			snprintf(d->log_path, sizeof d->log_path, "%s.log", d->socket_path);
+		d->log_fd = open(d->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+		if (d->log_fd < 0)
+			return err_sys(e, ERR_DATA, "Cannot open the log file %s", d->log_path);
+	}
+	/* 3. stale socket, bind 0600, listen */
+	if (bind_socket(d, e))
+		return e->code;
+
+	if (uv_loop_init(&d->loop) != 0)
+		return err_set(e, ERR_DATA, "Cannot start the event loop");
+	d->loop_ready = 1;
+	uv_update_time(&d->loop);
+	gmtime_r(&now, &tm);
+	strftime(d->started_utc, sizeof d->started_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	memset(&info, 0, sizeof info);
+	info.session_name = d->name;
+	info.socket_path = d->socket_path;
+	info.started_utc = d->started_utc;
+	info.started_ms = uv_now(&d->loop);
+	info.idle_timeout_ms = d->o.idle_ms;
+	info.log = log_line;
+	info.log_ctx = d;
+	if (lifetime_start(&d->loop, d->o.idle_ms, d->o.idle_start, d->owner,
+	                   d->o.daemonize, on_idle, d, &d->lt, e))
+		return e->code;
+	if (server_start(&d->loop, d->listen_fd, &info, d->sess, d->lt, on_stopped, d, &d->srv, e))
+		return e->code;
+	d->listen_fd = -1;
+	uv_signal_init(&d->loop, &d->sigint);
+	uv_signal_init(&d->loop, &d->sigterm);
+	d->sigint.data = d->sigterm.data = d;
+	uv_signal_start(&d->sigint, on_signal, SIGINT);
+	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+
+	buf_printf(record, "pid=%d session=", (int)getpid());
+	put_shell(record, d->name);
+	buf_puts(record, " socket-path=");
+	put_shell(record, d->socket_path);
+	if (d->o.idle_ms < 0)
+		buf_puts(record, " idle-timeout=never");
+	else
+		buf_printf(record, " idle-timeout=%llds", (long long)(d->o.idle_ms / 1000));
+	buf_puts(record, " report=");
+	put_shell(record, session_report(d->sess));
+	buf_puts(record, " generation=");
+	put_shell(record, session_generation(d->sess));
+	buf_putc(record, '\n');
+
+	const char *addr = d->o.path ? d->socket_path : d->name;
+	buf_printf(guide,
+	           "dsightd: serving %s as session %s\n"
+	           "  query it:  dsight query --remote %s summary   (any kind and filters of dsight query)\n"
+	           "  status:    dsight ctl status %s\n"
+	           "  stop it:   dsight ctl kill-server %s\n",
+	           session_report(d->sess), d->name, addr, addr, addr);
+	if (d->o.idle_ms >= 0) {
+		char dur[48];
+		lifetime_format_duration(dur, sizeof dur, (uint64_t)d->o.idle_ms);
+		buf_printf(guide, "  it exits by itself after %s idle (%s)\n", dur,
+		           lifetime_mode(d->lt) == LIFETIME_ORPHANED
+		                   ? "counted once the starting process is gone"
+		                   : "counted from the last request");
+	}
+	return 0;
+}
+
+/* The parent of --daemonize: relays the child's record or error. */
+static int wait_child(int fd)
+{
+	struct buf b;
+	char tmp[4096];
+	ssize_t n;
+	buf_init(&b, 1 << 20);
+	while ((n = read(fd, tmp, sizeof tmp)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		buf_append(&b, tmp, (size_t)n);
+	}
+	close(fd);
+	if (b.len > 3 && !memcmp(b.data, "OK\n", 3)) {
+		char *nl = memchr(b.data + 3, '\n', b.len - 3);
+		size_t rec = nl ? (size_t)(nl - b.data) - 2 : b.len - 3;
+		fwrite(b.data + 3, 1, rec, stdout);
+		fflush(stdout);
+		fwrite(b.data + 3 + rec, 1, b.len - 3 - rec, stderr);
+		buf_free(&b);
+		return 0;
+	}
+	if (b.len > 2 && b.data[0] == 'E') {
+		int status = b.data[1] - '0';
+		fprintf(stderr, "dsightd: %s\n", b.data + 3);
+		buf_free(&b);
+		return status > 0 ? status : 1;
+	}
+	fputs("dsightd: the background server exited before it was ready\n", stderr);
+	buf_free(&b);
+	return 1;
+}
+
+static void detach_stdio(struct daemon *d)
+{
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		if (null > 2)
+			close(null);
+	}
+	if (d->log_fd >= 0)
+		dup2(d->log_fd, 2);
+}
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("dsightd: not available in this build yet\n", stderr);
-	return 1;
+	struct daemon d;
+	struct err e;
+	struct buf record, guide;
+	int rc = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	memset(&d, 0, sizeof d);
+	d.owner = getppid(); /* before any fork */
+	d.lock_fd = d.listen_fd = d.log_fd = d.notify_fd = -1;
+	err_clear(&e);
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	                  (argc >= 3 && !strcmp(argv[1], "serve") &&
+	                   (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))))) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		puts("dsightd " DSIGHT_VERSION);
+		return 0;
+	}
+	if (parse(argc, argv, &d.o, &e)) {
+		fprintf(stderr, "dsightd: %s\n", e.msg);
+		return 2;
+	}
+	if (d.o.daemonize) {
+		int p[2];
+		pid_t pid;
+		if (pipe2(p, O_CLOEXEC) != 0) {
+			perror("dsightd: pipe");
+			return 1;
+		}
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			perror("dsightd: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			close(p[1]);
+			return wait_child(p[0]);
+		}
+		close(p[0]);
+		d.notify_fd = p[1];
+		setsid();
+	}
+
+	buf_init(&record, 0);
+	buf_init(&guide, 0);
+	if (start(&d, &record, &guide, &e)) {
+		if (d.notify_fd >= 0) {
+			char head[4] = {'E', (char)('0' + err_exit_status(e.code)), '\n', 0};
+			if (write(d.notify_fd, head, 3) < 0 || write(d.notify_fd, e.msg, strlen(e.msg)) < 0) {
+				/* the parent reports a silent exit */
+			}
+		} else {
+			fprintf(stderr, "dsightd: %s\n", e.msg);
+		}
+		rc = err_exit_status(e.code);
+		if (d.loop_ready) {
+			/* let whatever handles were created close */
+			lifetime_close(d.lt);
+			d.lt = NULL;
+			uv_run(&d.loop, UV_RUN_DEFAULT);
+		}
+		goto out;
+	}
+	if (d.notify_fd >= 0) {
+		struct buf msg;
+		buf_init(&msg, 0);
+		buf_puts(&msg, "OK\n");
+		buf_append(&msg, record.data, record.len);
+		buf_append(&msg, guide.data, guide.len);
+		if (write(d.log_fd, record.data, record.len) < 0 ||
+		    write(d.log_fd, guide.data, guide.len) < 0) {
+			/* the log is best effort */
+		}
+		detach_stdio(&d);
+		if (write(d.notify_fd, msg.data, msg.len) < 0) {
+			/* the parent is gone: keep serving */
+		}
+		close(d.notify_fd);
+		d.notify_fd = -1;
+		buf_free(&msg);
+	} else {
+		fwrite(record.data, 1, record.len, stdout);
+		fflush(stdout);
+		fwrite(guide.data, 1, guide.len, stderr);
+		if (d.log_fd >= 0 && (write(d.log_fd, record.data, record.len) < 0 ||
+		                      write(d.log_fd, guide.data, guide.len) < 0)) {
+			/* best effort */
+		}
+	}
+	uv_run(&d.loop, UV_RUN_DEFAULT);
+out:
+	if (d.loop_ready)
+		uv_loop_close(&d.loop);
+	server_free(d.srv);
+	session_close(d.sess);
+	buf_free(&record);
+	buf_free(&guide);
+	if (d.listen_fd >= 0)
+		close(d.listen_fd);
+	if (d.lock_fd >= 0) {
+		close(d.lock_fd);
+	}
+	if (d.log_fd >= 0)
+		close(d.log_fd);
+	return rc;
 }

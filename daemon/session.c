@@ -1,0 +1,217 @@
+/* session: the warm dataset and its generations (see session.h). */
+#include "session.h"
+#include "dataset.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct identity {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct session_gen {
+	atomic_int refs;
+	struct dataset *ds;     /* the handle opened first: catalog and id */
+	char *id;
+	char *data_path;
+	struct identity ident;
+	pthread_mutex_t lock;   /* guards the pool */
+	struct dataset **pool;  /* idle per-thread handles */
+	size_t npool, cap;
+};
+
+struct session {
+	char *report;
+	struct session_gen *cur;
+};
+
+static int identity_of(const char *path, struct identity *id)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = st.st_size;
+	id->mtime = st.st_mtim;
+	id->ctime = st.st_ctim;
+	return 0;
+}
+
+static int identity_eq(const struct identity *a, const struct identity *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec &&
+	       a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static void gen_free(struct session_gen *g)
+{
+	for (size_t k = 0; k < g->npool; k++)
+		dataset_close(g->pool[k]);
+	free(g->pool);
+	dataset_close(g->ds);
+	pthread_mutex_destroy(&g->lock);
+	free(g->id);
+	free(g->data_path);
+	free(g);
+}
+
+/* Opens a generation of report; *out holds one reference. */
+static int gen_open(const char *report, struct session_gen **out, struct err *e)
+{
+	struct session_gen *g = calloc(1, sizeof *g);
+	if (!g)
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	pthread_mutex_init(&g->lock, NULL);
+	atomic_init(&g->refs, 1);
+	if (dataset_open(report, &g->ds, e)) {
+		pthread_mutex_destroy(&g->lock);
+		free(g);
+		return e->code;
+	}
+	g->id = strdup(dataset_generation(g->ds));
+	g->data_path = strdup(dataset_data_path(g->ds));
+	if (!g->id || !g->data_path) {
+		gen_free(g);
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	}
+	if (identity_of(g->data_path, &g->ident) != 0) {
+		int rc = err_sys(e, ERR_DATA, "Cannot stat %s", g->data_path);
+		gen_free(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+int session_open(const char *report, struct session **out, struct err *e)
+{
+	char abs[PATH_MAX];
+	struct session *s;
+
+	if (!realpath(report, abs))
+		return err_sys(e, ERR_DATA, "Cannot open %s", report);
+	s = calloc(1, sizeof *s);
+	if (!s || !(s->report = strdup(abs))) {
+		free(s);
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	}
+	if (gen_open(s->report, &s->cur, e)) {
+		free(s->report);
+		free(s);
+		return e->code;
+	}
+	*out = s;
+	return 0;
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	session_release(s->cur);
+	free(s->report);
+	free(s);
+}
+
+const char *session_report(const struct session *s)
+{
+	return s->report;
+}
+
+const char *session_generation(const struct session *s)
+{
+	return s->cur->id;
+}
+
+int session_refresh(struct session *s, int *reloaded, struct err *e)
+{
+	struct identity now;
+	struct session_gen *g;
+
+	*reloaded = 0;
+	if (identity_of(s->cur->data_path, &now) == 0 &&
+	    identity_eq(&now, &s->cur->ident))
+		return 0;
+	if (gen_open(s->report, &g, e))
+		return err_prefix(e, "The report changed but its new generation could not be opened "
+		                     "(the next request will try again)");
+	session_release(s->cur);
+	s->cur = g;
+	*reloaded = 1;
+	return 0;
+}
+
+struct session_gen *session_acquire(struct session *s)
+{
+	atomic_fetch_add(&s->cur->refs, 1);
+	return s->cur;
+}
+
+void session_release(struct session_gen *g)
+{
+	if (g && atomic_fetch_sub(&g->refs, 1) == 1)
+		gen_free(g);
+}
+
+const char *session_gen_id(const struct session_gen *g)
+{
+	return g->id;
+}
+
+/* Takes an idle handle of g, or clones a new one. */
+static int take_handle(struct session_gen *g, struct dataset **out, struct err *e)
+{
+	int rc = 0;
+	pthread_mutex_lock(&g->lock);
+	if (g->npool > 0)
+		*out = g->pool[--g->npool];
+	else
+		rc = dataset_clone(g->ds, out, e);
+	pthread_mutex_unlock(&g->lock);
+	return rc;
+}
+
+static void give_handle(struct session_gen *g, struct dataset *ds)
+{
+	pthread_mutex_lock(&g->lock);
+	if (g->npool == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 4;
+		struct dataset **p = realloc(g->pool, cap * sizeof *p);
+		if (!p) {
+			pthread_mutex_unlock(&g->lock);
+			dataset_close(ds);
+			return;
+		}
+		g->pool = p;
+		g->cap = cap;
+	}
+	g->pool[g->npool++] = ds;
+	pthread_mutex_unlock(&g->lock);
+}
+
+int session_gen_query(struct session_gen *g, const struct query_params *p,
+                      struct buf *out, struct err *e)
+{
+	struct dataset *ds;
+	int rc;
+
+	if (take_handle(g, &ds, e))
+		return e->code;
+	rc = query_run(ds, p, out, e);
+	if (rc == 0 && out->failed)
+		rc = err_set(e, out->failed, "Query output failed");
+	give_handle(g, ds);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * session: the warm dataset behind a dsightd socket, and its generations.
+ *
+ * A generation is one opened dataset (catalog + database) plus a pool of
+ * per-thread handles cloned from it (dataset_clone), reference counted so a
+ * request keeps the generation it started with: a response never mixes two
+ * generations.  Before each request the loop thread calls session_refresh,
+ * which compares the file identity (device, inode, size, mtime, ctime) of
+ * the data file with the one opened and, when it differs, opens the new
+ * generation and swaps it in; when that fails the request gets the error
+ * and the next request tries again.
+ */
+#ifndef DSIGHT_SESSION_H
+#define DSIGHT_SESSION_H
+
+#include "buf.h"
+#include "err.h"
+#include "query.h"
+
+struct session;
+struct session_gen;
+
+/* Opens the dataset at report (made absolute here).  *out is owned by the
+ * caller (session_close). */
+int session_open(const char *report, struct session **out, struct err *e);
+/* Releases the current generation; in-flight requests keep theirs. */
+void session_close(struct session *s);
+
+/* The absolute report path as given to session_open. */
+const char *session_report(const struct session *s);
+/* The current generation's id (borrowed; valid until the next refresh). */
+const char *session_generation(const struct session *s);
+
+/* Loop thread: checks the data file's identity and reloads on change.
+ * 0, or ERR_DATA "The report changed but its new generation could not be
+ * opened: ...; the next request will try again". *reloaded is set to 1
+ * when a new generation was swapped in. */
+int session_refresh(struct session *s, int *reloaded, struct err *e);
+
+/* Loop thread: a reference on the current generation for one request. */
+struct session_gen *session_acquire(struct session *s);
+/* Any thread: drops a reference (the last one closes the generation). */
+void session_release(struct session_gen *g);
+const char *session_gen_id(const struct session_gen *g);
+
+/* Worker thread: runs one query on a handle of g (taken from its pool,
+ * cloned when none is free) and appends the engine's JSON to out. */
+int session_gen_query(struct session_gen *g, const struct query_params *p,
+                      struct buf *out, struct err *e);
+
+#endif

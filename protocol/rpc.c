@@ -1,0 +1,289 @@
+/* rpc: JSON-RPC 2.0 messages of the session protocol (see rpc.h). */
+#include "rpc.h"
+#include "jsonout.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+int rpc_parse_request(const char *text, size_t len, struct rpc_request *req,
+                      struct err *e)
+{
+	json_error_t je;
+	json_t *v;
+
+	memset(req, 0, sizeof *req);
+	req->root = json_loadb(text, len, 0, &je);
+	if (!req->root) {
+		err_set(e, ERR_USAGE, "Invalid JSON: %s", je.text);
+		return RPC_PARSE_ERROR;
+	}
+	if (!json_is_object(req->root)) {
+		err_set(e, ERR_USAGE, "Invalid request: not a JSON object");
+		return RPC_INVALID_REQUEST;
+	}
+	v = json_object_get(req->root, "id");
+	if (v && (json_is_string(v) || json_is_integer(v) || json_is_null(v)))
+		req->id = v;
+	else if (v) {
+		err_set(e, ERR_USAGE, "Invalid request: id must be an integer, a string or null");
+		return RPC_INVALID_REQUEST;
+	}
+	v = json_object_get(req->root, "jsonrpc");
+	if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0) {
+		err_set(e, ERR_USAGE, "Invalid request: jsonrpc must be \"2.0\"");
+		return RPC_INVALID_REQUEST;
+	}
+	v = json_object_get(req->root, "method");
+	if (!json_is_string(v)) {
+		err_set(e, ERR_USAGE, "Invalid request: method must be a string");
+		return RPC_INVALID_REQUEST;
+	}
+	req->method = json_string_value(v);
+	v = json_object_get(req->root, "params");
+	if (v && !json_is_null(v)) {
+		if (!json_is_object(v) && !json_is_array(v)) {
+			err_set(e, ERR_USAGE, "Invalid request: params must be an object");
+			return RPC_INVALID_REQUEST;
+		}
+		req->params = v;
+	}
+	return 0;
+}
+
+void rpc_request_free(struct rpc_request *req)
+{
+	json_decref(req->root);
+	memset(req, 0, sizeof *req);
+}
+
+int rpc_code_for_err(int err_code)
+{
+	switch (err_code) {
+	case ERR_USAGE: return RPC_INVALID_PARAMS;
+	case ERR_LIMIT: return RPC_TOO_LARGE;
+	case ERR_NOMEM: return RPC_INTERNAL_ERROR;
+	default: return RPC_DATA_ERROR;
+	}
+}
+
+int rpc_exit_status(int rpc_code)
+{
+	return rpc_code == RPC_INVALID_PARAMS ? 2 : 1;
+}
+
+static void put_id(struct buf *b, const json_t *id)
+{
+	if (id)
+		jsonout_tree(b, id, 0);
+	else
+		buf_append(b, "null", 4);
+}
+
+void rpc_result_open(struct buf *b, const json_t *id)
+{
+	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	put_id(b, id);
+	buf_puts(b, ",\"result\":");
+}
+
+void rpc_result_close(struct buf *b)
+{
+	buf_putc(b, '}');
+}
+
+void rpc_error(struct buf *b, const json_t *id, int code, const char *message)
+{
+	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	put_id(b, id);
+	buf_puts(b, ",\"error\":{\"code\":");
+	jsonout_int(b, code);
+	buf_puts(b, ",\"message\":");
+	jsonout_cstr(b, message);
+	buf_puts(b, "}}");
+}
+
+void rpc_request_write(struct buf *b, int64_t id, const char *method,
+                       const char *params_json)
+{
+	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	jsonout_int(b, id);
+	buf_puts(b, ",\"method\":");
+	jsonout_cstr(b, method);
+	if (params_json) {
+		buf_puts(b, ",\"params\":");
+		buf_puts(b, params_json);
+	}
+	buf_putc(b, '}');
+}
+
+/* ---- locating raw member text with yajl ---- */
+
+struct members {
+	yajl_handle h;
+	const char *text;
+	const char *const *keys;
+	struct rpc_span *spans;
+	size_t nkeys;
+	int depth;
+	int top_is_object;
+	long want;          /* index of the key whose value comes next, or -1 */
+	size_t value_from;  /* offset just after that key */
+	int capture_depth;  /* depth at which a captured container opened */
+};
+
+static size_t skip_to_value(const struct members *m, size_t from)
+{
+	const char *t = m->text;
+	while (t[from] == ' ' || t[from] == '\t' || t[from] == '\n' ||
+	       t[from] == '\r' || t[from] == ':')
+		from++;
+	return from;
+}
+
+static void scalar(struct members *m)
+{
+	if (m->depth == 1 && m->want >= 0) {
+		struct rpc_span *s = &m->spans[m->want];
+		size_t start = skip_to_value(m, m->value_from);
+		size_t end = yajl_get_bytes_consumed(m->h);
+		s->text = m->text + start;
+		s->len = end - start;
+		s->found = 1;
+	}
+	if (m->depth == 1)
+		m->want = -1;
+}
+
+static int m_null(void *ctx) { scalar(ctx); return 1; }
+static int m_bool(void *ctx, int v) { (void)v; scalar(ctx); return 1; }
+static int m_number(void *ctx, const char *s, size_t n)
+{
+	(void)s; (void)n;
+	scalar(ctx);
+	return 1;
+}
+static int m_string(void *ctx, const unsigned char *s, size_t n)
+{
+	(void)s; (void)n;
+	scalar(ctx);
+	return 1;
+}
+
+static int m_open(void *ctx, int is_map)
+{
+	struct members *m = ctx;
+	if (m->depth == 0)
+		m->top_is_object = is_map;
+	if (m->depth == 1 && m->want >= 0) {
+		struct rpc_span *s = &m->spans[m->want];
+		size_t at = yajl_get_bytes_consumed(m->h) - 1;
+		s->text = m->text + at;
+		m->capture_depth = 1;
+	}
+	m->depth++;
+	return 1;
+}
+static int m_start_map(void *ctx) { return m_open(ctx, 1); }
+static int m_start_array(void *ctx) { return m_open(ctx, 0); }
+
+static int m_close(void *ctx)
+{
+	struct members *m = ctx;
+	m->depth--;
+	if (m->depth == 1 && m->capture_depth == 1 && m->want >= 0) {
+		struct rpc_span *s = &m->spans[m->want];
+		size_t end = yajl_get_bytes_consumed(m->h);
+		s->len = (size_t)(m->text + end - s->text);
+		s->found = 1;
+		m->capture_depth = 0;
+		m->want = -1;
+	}
+	return 1;
+}
+
+static int m_key(void *ctx, const unsigned char *k, size_t n)
+{
+	struct members *m = ctx;
+	if (m->depth != 1)
+		return 1;
+	m->want = -1;
+	for (size_t i = 0; i < m->nkeys; i++) {
+		if (strlen(m->keys[i]) == n && memcmp(m->keys[i], k, n) == 0) {
+			m->want = (long)i;
+			m->value_from = yajl_get_bytes_consumed(m->h);
+			break;
+		}
+	}
+	return 1;
+}
+
+static const yajl_callbacks member_cbs = {
+	m_null, m_bool, NULL, NULL, m_number, m_string,
+	m_start_map, m_key, m_close, m_start_array, m_close,
+};
+
+int rpc_members(const char *json, size_t len, const char *const *keys,
+                struct rpc_span *spans, size_t nkeys, struct err *e)
+{
+	struct members m;
+	yajl_status st;
+
+	memset(&m, 0, sizeof m);
+	m.text = json;
+	m.keys = keys;
+	m.spans = spans;
+	m.nkeys = nkeys;
+	m.want = -1;
+	for (size_t i = 0; i < nkeys; i++)
+		memset(&spans[i], 0, sizeof spans[i]);
+	m.h = yajl_alloc(&member_cbs, NULL, &m);
+	if (!m.h)
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	st = yajl_parse(m.h, (const unsigned char *)json, len);
+	if (st == yajl_status_ok)
+		st = yajl_complete_parse(m.h);
+	if (st != yajl_status_ok) {
+		unsigned char *msg = yajl_get_error(m.h, 0, NULL, 0);
+		err_set(e, ERR_DATA, "invalid JSON: %s", (const char *)msg);
+		yajl_free_error(m.h, msg);
+		yajl_free(m.h);
+		return ERR_DATA;
+	}
+	yajl_free(m.h);
+	if (!m.top_is_object)
+		return err_set(e, ERR_DATA, "not a JSON object");
+	return 0;
+}
+
+int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
+                       struct err *e)
+{
+	static const char *const keys[] = {"jsonrpc", "id", "result", "error"};
+	struct rpc_span s[4];
+	json_t *err_obj, *code, *msg;
+	json_error_t je;
+
+	memset(r, 0, sizeof *r);
+	if (rpc_members(text, len, keys, s, 4, e))
+		return err_prefix(e, "Malformed response from the session");
+	r->id = s[1];
+	if (s[2].found) {
+		r->result = s[2];
+		return 0;
+	}
+	if (!s[3].found)
+		return err_set(e, ERR_DATA, "Malformed response from the session: neither result nor error");
+	err_obj = json_loadb(s[3].text, s[3].len, 0, &je);
+	code = json_object_get(err_obj, "code");
+	msg = json_object_get(err_obj, "message");
+	if (!json_is_integer(code) || !json_is_string(msg)) {
+		json_decref(err_obj);
+		return err_set(e, ERR_DATA, "Malformed response from the session: bad error object");
+	}
+	r->is_error = 1;
+	r->code = (int)json_integer_value(code);
+	snprintf(r->message, sizeof r->message, "%s", json_string_value(msg));
+	json_decref(err_obj);
+	return 0;
+}
