@@ -12,6 +12,7 @@
 #include "evidence.h"
 #include "fswalk.h"
 #include "manifest.h"
+#include "nsys.h"
 #include "publish.h"
 #include "sink_tee.h"
 #include "store_write.h"
@@ -78,6 +79,29 @@ static int open_row_writers(struct build_state *s, struct err *e)
 	return 0;
 }
 
+/* Appends the --nsys-sqlite exports (nsight.md) to the catalog, or makes
+ * an Nsight-only one; their ordered scans spill into the staging dir. */
+static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
+                       struct err *e)
+{
+	const struct build_options *o = s->o;
+	struct nsys_options no;
+	char job[256];
+	size_t n = strlen(o->output);
+
+	while (n > 1 && o->output[n - 1] == '/')
+		n--;
+	const char *base = o->output + n;
+	while (base > o->output && base[-1] != '/')
+		base--;
+	snprintf(job, sizeof job, "%.*s", (int)(o->output + n - base), base);
+	no.max_events = o->max_profile_events;
+	no.job = o->job ? o->job : job;
+	no.tmpdir = publish_staging(s->pub);
+	return nsys_import_all(o->nsys_paths, o->nnsys, &s->catalog, &no, tee,
+	                       &s->stats, e);
+}
+
 /* Streams every source into the row writers and leaves the catalog in
  * s->catalog. */
 static int read_sources(struct build_state *s, struct err *e)
@@ -89,9 +113,8 @@ static int read_sources(struct build_state *s, struct err *e)
 	if (o->input &&
 	    evidence_read(o->input, &tee, &s->catalog, &s->stats, e))
 		return e->code;
-	if (o->nnsys)
-		return err_set(e, ERR_USAGE,
-		               "--nsys-sqlite is not supported yet in this build");
+	if (o->nnsys && import_nsys(s, &tee, e))
+		return e->code;
 	if (!s->catalog)
 		return err_set(e, ERR_USAGE, "no evidence to build from");
 	return 0;
@@ -171,9 +194,6 @@ int build_run(const struct build_options *o, struct build_result *r,
 	sink_tee_init(&s.tee);
 	if (!o->input && !o->nnsys)
 		return err_set(e, ERR_USAGE, "no evidence given: name an evidence document or --nsys-sqlite exports");
-	if (o->nnsys)
-		return err_set(e, ERR_USAGE,
-		               "--nsys-sqlite is not supported yet in this build");
 	if (o->input)
 		inputs[ninputs++] = o->input;
 	for (size_t i = 0; i < o->nnsys && ninputs < 64; i++)
