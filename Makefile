@@ -8,7 +8,8 @@
 #
 # Sources are found by directory: common/*.c -> libdsight, protocol/*.c ->
 # libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/*.c ->
-# one tool each, tests/unit/test_*.c -> one test program each.
+# one tool each (plus scripts/<tool>/*.c when present), tests/unit/test_*.c ->
+# one test program each.
 
 B       ?= build
 PREFIX  ?= /usr/local
@@ -90,7 +91,10 @@ $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT)
 
 $(B)/bin/%: $(B)/obj/scripts/%.o $(LIBDSIGHT)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBDSIGHT) $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBDSIGHT) $(PKG_LIBS)
+
+# A tool too big for one file keeps its other modules in scripts/<tool>/*.c.
+$(foreach t,$(TOOL_SRC),$(eval $(B)/bin/$(basename $(notdir $(t))): $(call obj,$(wildcard scripts/$(basename $(notdir $(t)))/*.c))))
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT)
 	@mkdir -p $(dir $@)
