@@ -1,6 +1,8 @@
 /* evparse: yajl callbacks building the catalog and streaming rows (see
  * evparse.h). */
 #include "evparse.h"
+#include "evrow.h"
+#include "numtext.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,26 +31,6 @@ struct frame {
 	unsigned seen;  /* streamed keys already met in this object */
 };
 
-/* Dictionary bounds of one streamed array's index column: checked row by
- * row when the dictionary came first, else settled at the end from the
- * first negative row and the running maxima ("record highs": the first
- * row past any bound is always one of them). */
-struct bounds {
-	int64_t known;      /* dictionary size, or -1 while unknown */
-	int64_t bad_row, bad_value; /* first negative (or, when known, out of range) */
-	int64_t max;
-	struct high { int64_t value, row; } *highs;
-	size_t nhighs, cap;
-};
-
-struct row {
-	int k;          /* fields seen */
-	double t0, t1;
-	int64_t i[3];
-	struct num value;
-	struct buf tid, big;
-};
-
 struct evparse {
 	const char *file;
 	const struct evidence_sink *sink;
@@ -61,16 +43,10 @@ struct evparse {
 	struct frame fr[MAX_DEPTH];
 	struct buf keys[MAX_DEPTH];
 	struct buf path;
-	struct row row;
-	struct bounds names, stacks;
+	struct evrow row;
+	struct evrow_bounds names, stacks;
 	struct evidence_stats st;
 	size_t series_cap, profiles_cap;
-};
-
-static const char *const row_shape[] = {
-	[R_EVENT] = "[start, end, name_index, global_tid, source_row]",
-	[R_SAMPLE] = "[time, global_tid, stack_index, source_row]",
-	[R_POINT] = "[time, value, source_id, source_row]",
 };
 
 /* ---- paths and errors ---------------------------------------------- */
@@ -166,52 +142,6 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 		out[0] = '\0';
 }
 
-/* ---- numbers --------------------------------------------------------- */
-
-enum { N_OK, N_REAL, N_BIG };
-
-/* Parses an integer token; N_REAL when the token is a real, N_BIG when it
- * does not fit int64. */
-static int parse_i64(const char *s, size_t n, int64_t *out)
-{
-	size_t k = 0;
-	int neg = 0;
-	uint64_t v = 0, lim;
-
-	for (size_t j = 0; j < n; j++)
-		if (s[j] == '.' || s[j] == 'e' || s[j] == 'E')
-			return N_REAL;
-	if (n && s[0] == '-')
-		neg = 1, k = 1;
-	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; k < n; k++) {
-		unsigned d = (unsigned)(s[k] - '0');
-		if (v > (lim - d) / 10)
-			return N_BIG;
-		v = v * 10 + d;
-	}
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return N_OK;
-}
-
-/* strtod of a token; -1 when it overflows to infinity. */
-static int parse_real(const char *s, size_t n, double *out)
-{
-	char tmp[128];
-	struct num nm;
-
-	if (n < sizeof tmp) {
-		memcpy(tmp, s, n);
-		tmp[n] = '\0';
-		*out = strtod(tmp, NULL);
-		return isfinite(*out) ? 0 : -1;
-	}
-	if (num_parse(s, n, &nm) || nm.kind != NUM_REAL)
-		return -1;
-	*out = nm.d;
-	return 0;
-}
-
 /* ---- stats ------------------------------------------------------------ */
 
 static int grow_u64(uint64_t **a, size_t *cap, size_t need)
@@ -254,56 +184,6 @@ static int note_series(struct evparse *p, int64_t ord)
 	return 0;
 }
 
-/* ---- dictionary bounds ------------------------------------------------ */
-
-static void bounds_reset(struct bounds *b, int64_t known)
-{
-	b->known = known;
-	b->bad_row = -1;
-	b->bad_value = 0;
-	b->max = -1;
-	b->nhighs = 0;
-}
-
-/* Notes one row's index; returns -1 when out of memory. */
-static int bounds_note(struct bounds *b, int64_t row, int64_t v)
-{
-	if (v < 0 || (b->known >= 0 && v >= b->known)) {
-		if (b->bad_row < 0)
-			b->bad_row = row, b->bad_value = v;
-		return 0;
-	}
-	if (b->known >= 0 || v <= b->max)
-		return 0;
-	b->max = v;
-	if (b->nhighs == b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 64;
-		struct high *h = realloc(b->highs, nc * sizeof *h);
-		if (!h)
-			return -1;
-		b->highs = h;
-		b->cap = nc;
-	}
-	b->highs[b->nhighs].value = v;
-	b->highs[b->nhighs++].row = row;
-	return 0;
-}
-
-/* The first row whose index is outside [0, size), or -1. */
-static int64_t bounds_first_bad(const struct bounds *b, int64_t size, int64_t *value)
-{
-	int64_t row = b->bad_row;
-	*value = b->bad_value;
-	for (size_t k = 0; k < b->nhighs; k++) {
-		if (b->highs[k].value >= size) {
-			if (row < 0 || b->highs[k].row < row)
-				row = b->highs[k].row, *value = b->highs[k].value;
-			break;
-		}
-	}
-	return row;
-}
-
 static int64_t array_size_of(json_t *obj, const char *key)
 {
 	json_t *a = obj ? json_object_get(obj, key) : NULL;
@@ -312,113 +192,70 @@ static int64_t array_size_of(json_t *obj, const char *key)
 
 /* ---- rows ------------------------------------------------------------- */
 
-/* Expected kind of field k of a row: 'T' time, 'I' integer, 'S' string,
- * 'V' number or null; 0 past the end. */
-static char row_field(enum role r, int k)
+static enum evrow_kind row_kind(enum role r)
 {
-	static const char ev[] = "TTISI", sa[] = "TSII", pt[] = "TVII";
-	const char *s = r == R_EVENT ? ev : r == R_SAMPLE ? sa : pt;
-	return k < (int)strlen(s) ? s[k] : 0;
+	return r == R_EVENT ? EVROW_EVENT : r == R_SAMPLE ? EVROW_SAMPLE : EVROW_POINT;
 }
 
 static int row_shape_error(struct evparse *p)
 {
 	return fail(p, path_of(p, p->depth, 0), "expected %s",
-	            row_shape[p->fr[p->depth - 1].role]);
+	            evrow_shape(row_kind(p->fr[p->depth - 1].role)));
 }
 
-static int row_field_error(struct evparse *p, const char *what)
+/* Turns an evrow result into a callback return. */
+static int row_result(struct evparse *p, int rc)
 {
-	const char *path = path_of(p, p->depth, 0);
-	return fail(p, path, "[%d]: %s", p->row.k, what);
-}
+	const char *what;
 
-static int row_number(struct evparse *p, enum role r, const char *s, size_t n)
-{
-	struct row *w = &p->row;
-	char want = row_field(r, w->k);
-	int64_t iv;
-	double d;
-	int kind;
-
-	if (want == 'T') {
-		kind = parse_i64(s, n, &iv);
-		if (kind == N_BIG)
-			return row_field_error(p, "integer does not fit a signed 64-bit integer");
-		if (kind == N_OK)
-			d = (double)iv;
-		else if (parse_real(s, n, &d))
-			return row_field_error(p, "number out of range");
-		if (w->k == 0)
-			w->t0 = d;
-		else
-			w->t1 = d;
-	} else if (want == 'I') {
-		kind = parse_i64(s, n, &iv);
-		if (kind == N_REAL)
-			return row_shape_error(p);
-		if (kind == N_BIG)
-			return row_field_error(p, "integer does not fit a signed 64-bit integer");
-		w->i[w->k - 2] = iv; /* fields 2.. are the integers */
-	} else if (want == 'V') {
-		struct num *v = &w->value;
-		kind = parse_i64(s, n, &iv);
-		if (kind == N_OK) {
-			v->kind = NUM_INT, v->i = iv, v->d = (double)iv;
-		} else if (kind == N_BIG) {
-			buf_reset(&w->big);
-			buf_append(&w->big, s, n);
-			if (w->big.failed)
-				return nomem(p);
-			v->kind = NUM_BIG, v->big = w->big.data, v->big_len = n;
-			v->d = num_to_double(v);
-		} else {
-			if (parse_real(s, n, &d))
-				return row_field_error(p, "number out of range");
-			v->kind = NUM_REAL, v->d = d;
-		}
-	} else {
+	switch (rc) {
+	case EVROW_OK:
+		return 1;
+	case EVROW_SHAPE:
 		return row_shape_error(p);
+	case EVROW_NOMEM:
+		return nomem(p);
+	case EVROW_BIG:
+		what = "integer does not fit a signed 64-bit integer";
+		break;
+	default:
+		what = "number out of range";
+		break;
 	}
-	w->k++;
-	return 1;
+	return fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, what);
 }
 
 static int row_end(struct evparse *p)
 {
 	struct frame *f = &p->fr[p->depth - 1];
 	struct frame *arr = &p->fr[p->depth - 2];
-	struct row *w = &p->row;
 	const struct evidence_sink *s = p->sink;
 	int64_t ord = arr->index;
 	int rc = 0;
 
-	if (row_field(f->role, w->k))
+	if (!evrow_complete(&p->row))
 		return row_shape_error(p);
 	if (f->role == R_EVENT) {
-		struct evidence_event ev = {
-			w->t0, w->t1, w->i[0], w->tid.data ? w->tid.data : "",
-			w->tid.len, w->i[2]
-		};
-		if (bounds_note(&p->names, ord, ev.name))
+		struct evidence_event ev;
+		evrow_event(&p->row, &ev);
+		if (evrow_bounds_note(&p->names, ord, ev.name))
 			return nomem(p);
 		p->st.events++;
 		p->st.profile_events[f->ord]++;
 		if (s && s->event)
 			rc = s->event(s->ctx, f->ord, ord, &ev, p->e);
 	} else if (f->role == R_SAMPLE) {
-		struct evidence_sample sa = {
-			w->t0, w->tid.data ? w->tid.data : "", w->tid.len,
-			w->i[0], w->i[1]
-		};
-		if (bounds_note(&p->stacks, ord, sa.stack))
+		struct evidence_sample sa;
+		evrow_sample(&p->row, &sa);
+		if (evrow_bounds_note(&p->stacks, ord, sa.stack))
 			return nomem(p);
 		p->st.samples++;
 		p->st.profile_samples[f->ord]++;
 		if (s && s->sample)
 			rc = s->sample(s->ctx, f->ord, ord, &sa, p->e);
 	} else {
-		struct evidence_point pt = { w->t0, w->value, w->i[0], w->i[1] };
+		struct evidence_point pt;
+		evrow_point(&p->row, &pt);
 		p->st.points++;
 		p->st.series_points[f->ord]++;
 		if (s && s->point)
@@ -514,7 +351,7 @@ static int value_role(struct evparse *p, enum vkind k)
 		want = f->role == R_EVENTS ? R_EVENT : f->role == R_SAMPLES ? R_SAMPLE : R_POINT;
 		if (k != V_ARR)
 			return fail(p, path_of(p, p->depth, 1), "expected %s",
-			            row_shape[want]), -1;
+			            evrow_shape(row_kind((enum role)want))), -1;
 		return want;
 	default:
 		break;
@@ -581,11 +418,7 @@ static int cb_null(void *ctx)
 {
 	struct evparse *p = ctx;
 	if (in_row(p)) {
-		if (row_field(p->fr[p->depth - 1].role, p->row.k) != 'V')
-			return row_shape_error(p);
-		p->row.value.kind = NUM_NULL;
-		p->row.k++;
-		return 1;
+		return row_result(p, evrow_null(&p->row));
 	}
 	return scalar(p, V_NULL, json_null());
 }
@@ -606,16 +439,16 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	int kind;
 
 	if (in_row(p))
-		return row_number(p, p->fr[p->depth - 1].role, s, n);
+		return row_result(p, evrow_number(&p->row, s, n));
 	if (value_role(p, V_NUM) < 0)
 		return 0;
-	kind = parse_i64(s, n, &iv);
-	if (kind == N_BIG)
+	kind = numtext_int(s, n, &iv);
+	if (kind == NUMTEXT_BIG)
 		return fail(p, path_of(p, p->depth, 1),
 		            "integer does not fit a signed 64-bit integer");
-	if (kind == N_REAL && parse_real(s, n, &d))
+	if (kind == NUMTEXT_REAL && numtext_real(s, n, &d))
 		return fail(p, path_of(p, p->depth, 1), "number out of range");
-	if (!attach(p, kind == N_OK ? json_integer(iv) : json_real(d)))
+	if (!attach(p, kind == NUMTEXT_INT ? json_integer(iv) : json_real(d)))
 		return 0;
 	advance(p);
 	return 1;
@@ -626,14 +459,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	struct evparse *p = ctx;
 
 	if (in_row(p)) {
-		if (row_field(p->fr[p->depth - 1].role, p->row.k) != 'S')
-			return row_shape_error(p);
-		buf_reset(&p->row.tid);
-		buf_append(&p->row.tid, s, n);
-		if (p->row.tid.failed)
-			return nomem(p);
-		p->row.k++;
-		return 1;
+		return row_result(p, evrow_string(&p->row, (const char *)s, n));
 	}
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
@@ -690,7 +516,7 @@ static int start_container(struct evparse *p, int is_obj)
 		f->node = NULL;
 		f->index = 0;
 		f->ord = p->fr[p->depth - 2].ord;
-		p->row.k = 0;
+		evrow_begin(&p->row, row_kind((enum role)role));
 		return 1;
 	}
 	node = is_obj ? json_object() : json_array();
@@ -703,18 +529,18 @@ static int start_container(struct evparse *p, int is_obj)
 	case R_PROFILE:
 		if (note_profile(p, p->fr[p->depth - 1].ord))
 			return nomem(p);
-		bounds_reset(&p->names, -1);
-		bounds_reset(&p->stacks, -1);
+		evrow_bounds_reset(&p->names, -1);
+		evrow_bounds_reset(&p->stacks, -1);
 		break;
 	case R_SERIES:
 		if (note_series(p, p->fr[p->depth - 1].ord))
 			return nomem(p);
 		break;
 	case R_EVENTS:
-		bounds_reset(&p->names, array_size_of(p->fr[p->depth - 2].node, "names"));
+		evrow_bounds_reset(&p->names, array_size_of(p->fr[p->depth - 2].node, "names"));
 		break;
 	case R_SAMPLES:
-		bounds_reset(&p->stacks, array_size_of(p->fr[p->depth - 2].node, "stacks"));
+		evrow_bounds_reset(&p->stacks, array_size_of(p->fr[p->depth - 2].node, "stacks"));
 		break;
 	case R_META:
 		p->have_meta = 1;
@@ -777,10 +603,10 @@ static int check_request(struct evparse *p, const struct frame *f)
 	return 1;
 }
 
-static int check_bounds(struct evparse *p, const struct bounds *b, int64_t size,
+static int check_bounds(struct evparse *p, const struct evrow_bounds *b, int64_t size,
                         const char *rows, const char *what, const char *dict)
 {
-	int64_t v, row = bounds_first_bad(b, size < 0 ? 0 : size, &v);
+	int64_t v, row = evrow_bounds_first_bad(b, size < 0 ? 0 : size, &v);
 	if (row < 0)
 		return 1;
 	return fail(p, path_of(p, p->depth, 0), ".%s[%lld]: %s %lld outside %s (%lld entries)",
@@ -914,8 +740,7 @@ struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
 	for (int i = 0; i < MAX_DEPTH; i++)
 		buf_init(&p->keys[i], 0);
 	buf_init(&p->path, 0);
-	buf_init(&p->row.tid, 0);
-	buf_init(&p->row.big, 0);
+	evrow_init(&p->row);
 	return p;
 }
 
@@ -954,10 +779,9 @@ void evparse_free(struct evparse *p)
 	for (int i = 0; i < MAX_DEPTH; i++)
 		buf_free(&p->keys[i]);
 	buf_free(&p->path);
-	buf_free(&p->row.tid);
-	buf_free(&p->row.big);
-	free(p->names.highs);
-	free(p->stacks.highs);
+	evrow_free(&p->row);
+	evrow_bounds_free(&p->names);
+	evrow_bounds_free(&p->stacks);
 	evidence_stats_free(&p->st);
 	free(p);
 }
