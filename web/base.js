@@ -1,0 +1,172 @@
+/* base.js: small DOM and canvas helpers shared by the views: element
+ * builder, number/time formatting, HiDPI canvas setup, the shared time
+ * mapping of every track (label gutter + plot area), the tooltip and the
+ * drag-to-select gesture. */
+'use strict';
+
+const DSUI = (() => {
+  const GUTTER = 170;
+  const RPAD = 14;
+  const PALETTE = ['#2f6fde', '#e8590c', '#12b886', '#ae3ec9', '#f59f00', '#1098ad', '#d6336c', '#5c940d',
+    '#7048e8', '#495057', '#c92a2a', '#0b7285'];
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k instanceof Node ? k : String(k));
+    return e;
+  }
+
+  function fmtNum(x, digits) {
+    if (x === null || x === undefined) return '—';
+    if (typeof x !== 'number') return String(x);
+    if (Number.isInteger(x) && Math.abs(x) < 1e15) return x.toLocaleString('en-US');
+    const a = Math.abs(x);
+    if (a !== 0 && (a < 1e-3 || a >= 1e9)) return x.toExponential(digits || 3);
+    return x.toLocaleString('en-US', { maximumFractionDigits: digits === undefined ? 4 : digits });
+  }
+
+  /* Seconds with a precision suited to the visible span. */
+  function fmtTime(t, span) {
+    const s = span || 1;
+    const d = s >= 100 ? 1 : s >= 10 ? 2 : s >= 1 ? 3 : s >= 0.01 ? 5 : 7;
+    return t.toFixed(d) + ' s';
+  }
+
+  function fmtDur(d) {
+    if (d === null || d === undefined) return '—';
+    const a = Math.abs(d);
+    if (a >= 1) return d.toFixed(3) + ' s';
+    if (a >= 1e-3) return (d * 1e3).toFixed(3) + ' ms';
+    if (a >= 1e-6) return (d * 1e6).toFixed(2) + ' µs';
+    return (d * 1e9).toFixed(0) + ' ns';
+  }
+
+  /* Sizes a canvas to its CSS width and the given CSS height; returns a
+   * 2D context scaled for devicePixelRatio plus the CSS width. */
+  function setupCanvas(c, height) {
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(200, c.parentElement ? c.parentElement.clientWidth : 800);
+    c.style.height = height + 'px';
+    c.width = Math.round(w * dpr);
+    c.height = Math.round(height * dpr);
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, w, height);
+    ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
+    ctx.textBaseline = 'middle';
+    return { ctx, w, h: height };
+  }
+
+  /* The time mapping shared by every track. */
+  function scale(from, to, w) {
+    const x0 = GUTTER, x1 = w - RPAD, k = (x1 - x0) / (to - from);
+    return {
+      x0, x1, from, to,
+      x: (t) => x0 + (t - from) * k,
+      t: (x) => from + (x - x0) / k,
+    };
+  }
+
+  function niceTicks(from, to, n) {
+    const span = to - from;
+    const raw = span / n;
+    const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+    const out = [];
+    for (let t = Math.ceil(from / step) * step; t <= to + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
+    return { ticks: out, step };
+  }
+
+  function clipText(ctx, text, maxw) {
+    if (ctx.measureText(text).width <= maxw) return text;
+    let lo = 0, hi = text.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (ctx.measureText(text.slice(0, mid) + '…').width <= maxw) lo = mid; else hi = mid - 1;
+    }
+    return lo ? text.slice(0, lo) + '…' : '';
+  }
+
+  const tip = () => document.getElementById('tooltip');
+  function showTip(ev, content) {
+    const t = tip();
+    t.replaceChildren(...(Array.isArray(content) ? content : [content]));
+    t.hidden = false;
+    const r = t.getBoundingClientRect();
+    let x = ev.clientX + 14, y = ev.clientY + 14;
+    if (x + r.width > innerWidth - 4) x = ev.clientX - r.width - 14;
+    if (y + r.height > innerHeight - 4) y = ev.clientY - r.height - 14;
+    t.style.left = Math.max(4, x) + 'px';
+    t.style.top = Math.max(4, y) + 'px';
+  }
+  function hideTip() { tip().hidden = true; }
+
+  /* Drag on a track canvas selects a time range; a click without drag
+   * calls onClick(ev, x, y).  getScale() returns the canvas' scale. */
+  function attachDrag(canvas, getScale, onRange, onClick) {
+    let start = null, box = null;
+    canvas.addEventListener('mousedown', (ev) => {
+      if (ev.button !== 0) return;
+      const r = canvas.getBoundingClientRect();
+      const x = ev.clientX - r.left;
+      const s = getScale();
+      if (!s || x < s.x0) { if (onClick) onClick(ev, x, ev.clientY - r.top); return; }
+      start = { x, r, s };
+      ev.preventDefault();
+    });
+    window.addEventListener('mousemove', (ev) => {
+      if (!start) return;
+      const x = Math.min(Math.max(ev.clientX - start.r.left, start.s.x0), start.s.x1);
+      if (!box && Math.abs(x - start.x) > 3) {
+        box = el('div', { class: 'drag-box' });
+        Object.assign(box.style, { position: 'fixed', background: 'rgba(47,111,222,0.18)', border: '1px solid #2f6fde',
+          pointerEvents: 'none', zIndex: 40 });
+        document.body.append(box);
+      }
+      if (box) {
+        const a = Math.min(x, start.x), b = Math.max(x, start.x);
+        Object.assign(box.style, { left: start.r.left + a + 'px', width: (b - a) + 'px', top: start.r.top + 'px', height: start.r.height + 'px' });
+      }
+    });
+    window.addEventListener('mouseup', (ev) => {
+      if (!start) return;
+      const st = start;
+      start = null;
+      const x = Math.min(Math.max(ev.clientX - st.r.left, st.s.x0), st.s.x1);
+      if (box) {
+        box.remove(); box = null;
+        const a = st.s.t(Math.min(x, st.x)), b = st.s.t(Math.max(x, st.x));
+        if (b > a) onRange(a, b);
+      } else if (onClick) onClick(ev, x, ev.clientY - st.r.top);
+    });
+  }
+
+  function toast(msg) {
+    let t = document.getElementById('toast');
+    if (!t) { t = el('div', { id: 'toast' }); document.body.append(t); }
+    t.textContent = msg;
+    t.hidden = false;
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(() => { t.hidden = true; }, 2200);
+  }
+
+  function kv(obj, keys) {
+    const dl = el('dl', { class: 'kv' });
+    for (const k of keys || Object.keys(obj)) {
+      let v = obj[k];
+      if (v !== null && typeof v === 'object') v = JSON.stringify(v);
+      dl.append(el('dt', { text: k }), el('dd', { text: v === null || v === undefined ? '—' : String(v) }));
+    }
+    return dl;
+  }
+
+  return { GUTTER, RPAD, PALETTE, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
+    attachDrag, toast, kv };
+})();

@@ -1,0 +1,208 @@
+/* data.js: the report's data in the browser.  Owns decoding the embedded
+ * core catalog, fetching and verifying detail shards (gzip or not, sizes,
+ * row count, SHA-256 in secure contexts), the one shared LRU cache of
+ * decoded shards (accounted in decoded JSON bytes) and shard errors. */
+'use strict';
+
+const DSData = (() => {
+  const FILE_HELP = 'This report loads its detail data from the detail/ directory next to ' +
+    'index.html, which a browser cannot read from a file:// page. Serve the report directory ' +
+    'over HTTP (for example `python3 -m http.server` inside it, or any static host) or rebuild ' +
+    'it with `dsight build --single-file` to get a page that opens from disk.';
+
+  function b64ToBytes(text) {
+    const clean = text.replace(/\s+/g, '');
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(clean);
+    const bin = atob(clean);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+
+  async function gunzip(bytes) {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+
+  function isGzip(bytes) {
+    return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+  }
+
+  async function sha256Hex(bytes) {
+    const d = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    let s = '';
+    for (const b of d) s += b.toString(16).padStart(2, '0');
+    return s;
+  }
+
+  /* Decodes the core catalog from its non-executed script element. */
+  async function loadCatalog(doc) {
+    const el = doc.getElementById('dsight-catalog');
+    if (!el) throw new Error('This page has no embedded report catalog (element #dsight-catalog is missing).');
+    let bytes = b64ToBytes(el.textContent);
+    if (isGzip(bytes)) bytes = await gunzip(bytes);
+    const cat = JSON.parse(new TextDecoder().decode(bytes));
+    if (!cat || cat.schema !== 'srtctl-trace/1' || !cat.meta || !(cat.meta.duration > 0))
+      throw new Error('The embedded catalog is not a srtctl-trace/1 document with a positive duration.');
+    return cat;
+  }
+
+  class ShardError extends Error {
+    constructor(desc, message) {
+      super(message);
+      this.name = 'ShardError';
+      this.url = desc && desc.url;
+    }
+  }
+
+  function abortError() {
+    return new DOMException('The view changed; this fetch was cancelled.', 'AbortError');
+  }
+
+  /* One shared LRU of decoded shards.  Budget in decoded JSON bytes. */
+  class ShardStore {
+    constructor(budget, doc) {
+      this.budget = budget;
+      this.doc = doc;
+      this.lru = new Map();      /* sha256 -> {rows, bytes}; Map order = LRU order */
+      this.bytes = 0;
+      this.inflight = new Map(); /* sha256 -> {promise, ctrl, waiters} */
+      this.errors = [];
+      this.onError = null;
+      this.fetchedBytes = 0;
+      this.fetches = 0;
+    }
+
+    status() {
+      return { cachedChunks: this.lru.size, decodedBytes: this.bytes, maxDecodedBytes: this.budget };
+    }
+
+    peek(desc) {
+      const hit = this.lru.get(desc.sha256);
+      return hit ? hit.rows : null;
+    }
+
+    /* Returns the rows of one shard (the array is shared: do not modify).
+     * Rejects with AbortError when signal aborts, ShardError on bad data. */
+    get(desc, signal) {
+      const key = desc.sha256;
+      const hit = this.lru.get(key);
+      if (hit) {
+        this.lru.delete(key);
+        this.lru.set(key, hit);
+        return Promise.resolve(hit.rows);
+      }
+      if (signal && signal.aborted) return Promise.reject(abortError());
+      let fl = this.inflight.get(key);
+      if (!fl) {
+        const ctrl = new AbortController();
+        fl = { ctrl, waiters: 0, promise: null };
+        fl.promise = this._load(desc, ctrl.signal).then((rows) => {
+          this.inflight.delete(key);
+          this._insert(key, rows, desc.decoded_bytes);
+          return rows;
+        }, (err) => {
+          this.inflight.delete(key);
+          if (err && err.name !== 'AbortError') this._report(desc, err);
+          throw err;
+        });
+        fl.promise.catch(() => {});
+        this.inflight.set(key, fl);
+      }
+      fl.waiters++;
+      if (!signal) return fl.promise.finally(() => { fl.waiters--; });
+      return new Promise((resolve, reject) => {
+        let done = false;
+        const onAbort = () => {
+          if (done) return;
+          done = true;
+          if (--fl.waiters === 0 && this.inflight.get(key) === fl) fl.ctrl.abort();
+          reject(abortError());
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        fl.promise.then((rows) => {
+          if (done) return;
+          done = true; fl.waiters--;
+          signal.removeEventListener('abort', onAbort);
+          resolve(rows);
+        }, (err) => {
+          if (done) return;
+          done = true; fl.waiters--;
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        });
+      });
+    }
+
+    _insert(key, rows, bytes) {
+      if (this.lru.has(key)) return;
+      while (this.lru.size && this.bytes + bytes > this.budget) {
+        const [old, v] = this.lru.entries().next().value;
+        this.lru.delete(old);
+        this.bytes -= v.bytes;
+      }
+      if (this.bytes + bytes > this.budget) return; /* larger than the whole budget: not cached */
+      this.lru.set(key, { rows, bytes });
+      this.bytes += bytes;
+    }
+
+    _report(desc, err) {
+      const msg = err instanceof ShardError ? err.message : `Detail shard ${desc.url}: ${err.message}`;
+      if (!this.errors.includes(msg)) {
+        this.errors.push(msg);
+        if (this.onError) this.onError(msg);
+      }
+    }
+
+    async _raw(desc, signal) {
+      const el = this.doc.getElementById('dsight-shard-' + desc.sha256);
+      if (el) return b64ToBytes(el.textContent);
+      if (location.protocol === 'file:') throw new ShardError(desc, FILE_HELP);
+      let resp;
+      try {
+        resp = await fetch(desc.url, { signal, cache: 'default' });
+      } catch (e) {
+        if (e.name === 'AbortError') throw e;
+        throw new ShardError(desc, `Detail shard ${desc.url} could not be fetched (${e.message}).`);
+      }
+      if (!resp.ok) throw new ShardError(desc, `Detail shard ${desc.url} is missing (HTTP ${resp.status}).`);
+      const buf = new Uint8Array(await resp.arrayBuffer());
+      this.fetches++;
+      this.fetchedBytes += buf.length;
+      return buf;
+    }
+
+    async _load(desc, signal) {
+      let bytes = await this._raw(desc, signal);
+      if (isGzip(bytes)) {
+        try {
+          bytes = await gunzip(bytes);
+        } catch (e) {
+          throw new ShardError(desc, `Detail shard ${desc.url} is corrupted: its gzip data does not decode (${e.message}).`);
+        }
+      }
+      if (signal.aborted) throw abortError();
+      if (bytes.length !== desc.decoded_bytes)
+        throw new ShardError(desc, `Detail shard ${desc.url} is ${bytes.length < desc.decoded_bytes ? 'short' : 'too long'}: ` +
+          `${bytes.length} decoded bytes, expected ${desc.decoded_bytes}.`);
+      if (globalThis.isSecureContext && globalThis.crypto && crypto.subtle && desc.decoded_sha256) {
+        const got = await sha256Hex(bytes);
+        if (got !== desc.decoded_sha256)
+          throw new ShardError(desc, `Detail shard ${desc.url} is corrupted: SHA-256 of its content is ${got}, expected ${desc.decoded_sha256}.`);
+      }
+      let rows;
+      try {
+        rows = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+      } catch (e) {
+        throw new ShardError(desc, `Detail shard ${desc.url} is malformed: ${e.message}.`);
+      }
+      if (!Array.isArray(rows) || rows.length !== desc.count || (rows.length && !Array.isArray(rows[0])))
+        throw new ShardError(desc, `Detail shard ${desc.url} is malformed: expected an array of ${desc.count} rows, ` +
+          `got ${Array.isArray(rows) ? rows.length + ' rows' : typeof rows}.`);
+      if (signal.aborted) throw abortError();
+      return rows;
+    }
+  }
+
+  return { loadCatalog, ShardStore, ShardError, FILE_HELP, b64ToBytes, gunzip, isGzip };
+})();

@@ -1,0 +1,354 @@
+/* query.js: the local query semantics (queries.md) re-implemented over the
+ * core catalog and detail shards.  Owns parameter validation (same messages
+ * as the CLI), the catalog list kinds, and the streaming nsys / cpu /
+ * metrics kinds (same shapes, defaults, row order as the SQLite cache).
+ * Shards stream one at a time through the shared ShardStore. */
+'use strict';
+
+const DSQuery = (() => {
+  const MSG_RANGE = 'Require 0 <= start < end <= run duration (seconds from origin_ns)';
+  const MSG_PAGE = 'Require integer offset >= 0 and 0 <= limit <= 1000';
+  const MSG_TTFT = 'min_ttft_ms must be finite and nonnegative';
+  const ATTR_NSYS = 'Shared worker/rank activity; overlap does not establish request ownership.';
+  const ATTR_CPU = 'Inclusive process samples; not per-request CPU time.';
+  const ATTR_ITER = 'Shared batch observations with recorded timestamp precision and rank scope; not per-request execution time.';
+  const MAX_POINTS = 1000;
+
+  class UsageError extends Error {
+    constructor(msg) { super(msg); this.name = 'UsageError'; }
+  }
+
+  function given(v) { return v !== undefined && v !== null; }
+
+  function typed(p, key, kind) {
+    const v = p[key];
+    if (!given(v)) return null;
+    const ok = kind === 'integer' ? Number.isInteger(v)
+      : kind === 'number' ? typeof v === 'number'
+        : kind === 'string' ? typeof v === 'string'
+          : typeof v === 'boolean';
+    if (!ok) throw new UsageError(`${key} must be ${kind === 'integer' ? 'an' : 'a'} ${kind} or null`);
+    return v;
+  }
+
+  /* Validates in queries.md order; returns normalized parameters. */
+  function validate(cat, params, keys) {
+    const p = params || {};
+    if (typeof p !== 'object') throw new UsageError('parameters must be an object');
+    const out = {};
+    const from = typed(p, 'from', 'number');
+    const to = typed(p, 'to', 'number');
+    const offset = typed(p, 'offset', 'integer');
+    const limit = typed(p, 'limit', 'integer');
+    for (const [k, kind] of Object.entries(keys || {})) out[k] = typed(p, k, kind);
+    const dur = cat.meta.duration;
+    out.from = from === null ? 0 : from;
+    out.to = to === null ? dur : to;
+    if (!(Number.isFinite(out.from) && Number.isFinite(out.to) && out.from >= 0 && out.from < out.to && out.to <= dur))
+      throw new UsageError(MSG_RANGE);
+    out.offset = offset === null ? 0 : offset;
+    out.limit = limit === null ? 100 : limit;
+    if (!(out.offset >= 0 && out.limit >= 0 && out.limit <= 1000)) throw new UsageError(MSG_PAGE);
+    if ('minTTFT' in out) {
+      if (out.minTTFT === null) out.minTTFT = 0;
+      if (!(Number.isFinite(out.minTTFT) && out.minTTFT >= 0)) throw new UsageError(MSG_TTFT);
+    }
+    if (out.worker === '') out.worker = null;
+    return out;
+  }
+
+  function page(total, items, v, extras) {
+    return Object.assign({ total, items, offset: v.offset, limit: v.limit, range: [v.from, v.to] }, extras || {});
+  }
+
+  function slicePage(all, v) { return all.slice(v.offset, v.offset + v.limit); }
+
+  const lower = (s) => String(s).toLowerCase();
+
+  /* Code-point order (JS < compares UTF-16 code units). */
+  function cmpCodePoint(a, b) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      const x = a.charCodeAt(i), y = b.charCodeAt(i);
+      if (x === y) continue;
+      const xs = x >= 0xd800 && x <= 0xdfff, ys = y >= 0xd800 && y <= 0xdfff;
+      if (xs === ys) return x - y;
+      return xs ? 1 : -1;
+    }
+    return a.length - b.length;
+  }
+
+  function overlaps(desc, from, to) { return desc.bounds[0] <= to && desc.bounds[3] >= from; }
+
+  function without(obj, keys) {
+    const o = {};
+    for (const k of Object.keys(obj)) if (!keys.includes(k)) o[k] = obj[k];
+    return o;
+  }
+
+  /* ---- catalog kinds ---- */
+
+  function selectProfiles(cat, v) {
+    return cat.profiles.filter((p) => (!given(v.worker) || p.worker === v.worker) &&
+      (!given(v.rank) || p.rank === v.rank) && (!given(v.profile) || p.id === v.profile));
+  }
+
+  function profileItem(p) {
+    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count']);
+    o.event_count = p.event_count !== undefined ? p.event_count : (p.events || []).length;
+    o.cpu_samples = p.cpu ? (p.cpu.sample_count !== undefined ? p.cpu.sample_count : (p.cpu.samples || []).length) : 0;
+    return o;
+  }
+
+  function listProfiles(cat) { return cat.profiles.map(profileItem); }
+
+  function queryProfiles(cat, params) {
+    const v = validate(cat, params, { worker: 'string', rank: 'integer', profile: 'integer' });
+    const all = selectProfiles(cat, v);
+    return page(all.length, slicePage(all, v).map(profileItem), v);
+  }
+
+  function requestMatches(r, v, needle) {
+    if (!(r.start <= v.to && r.end >= v.from)) return false;
+    if (given(v.session) && r.session !== v.session) return false;
+    if (given(v.agent) && r.agent !== v.agent) return false;
+    if (given(v.worker) && !(r.workers || []).includes(v.worker)) return false;
+    if ((r.ttft_ms || 0) < v.minTTFT) return false;
+    if (needle !== null) {
+      const hay = [r.id, r.session, r.agent, r.conversation, ...(r.server_ids || []), ...(r.workers || [])];
+      if (!hay.some((h) => typeof h === 'string' && lower(h).includes(needle))) return false;
+    }
+    return true;
+  }
+
+  function requestItem(r) {
+    const o = without(r, ['spans', 'lifecycle']);
+    o.span_count = (r.spans || []).length;
+    return o;
+  }
+
+  function queryRequests(cat, params) {
+    const v = validate(cat, params, { session: 'string', agent: 'string', worker: 'string', minTTFT: 'number', search: 'string' });
+    const needle = given(v.search) ? lower(v.search) : null;
+    const all = cat.requests.filter((r) => requestMatches(r, v, needle));
+    return page(all.length, slicePage(all, v).map(requestItem), v);
+  }
+
+  function listSessions(cat, params) {
+    const v = validate(cat, params, { session: 'string', agent: 'string' });
+    const all = cat.sessions.filter((s) => s.start <= v.to && s.end >= v.from &&
+      (!given(v.agent) || (s.agents || []).includes(v.agent)) && (!given(v.session) || s.id === v.session));
+    return page(all.length, slicePage(all, v), v);
+  }
+
+  function queryIterations(cat, params) {
+    const v = validate(cat, params, { worker: 'string', rank: 'integer' });
+    const rows = (cat.iterations || []).filter((r) => (!given(v.worker) || r.worker === v.worker) &&
+      (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank));
+    const unaligned = rows.filter((r) => r.start === null).length;
+    const all = rows.filter((r) => r.start !== null && r.start <= v.to && (r.end === null ? r.start : r.end) >= v.from);
+    return page(all.length, slicePage(all, v), v, { unaligned_rows: unaligned, attribution: ATTR_ITER });
+  }
+
+  function queryServerSpans(cat, params) {
+    const v = validate(cat, params, {});
+    const all = (cat.server_spans || []).filter((s) => s.start <= v.to && s.end >= v.from);
+    return page(all.length, slicePage(all, v), v);
+  }
+
+  function getRequest(cat, id) {
+    const r = cat.requests.find((x) => x.id === id);
+    if (!r) throw new UsageError(`Unknown client request: ${id}`);
+    return r;
+  }
+
+  function listMetricFamilies(cat) {
+    if (cat.metric_catalog && cat.metric_catalog.length) return cat.metric_catalog;
+    const counts = new Map();
+    for (const s of cat.metrics) counts.set(s.name, (counts.get(s.name) || 0) + 1);
+    return [...counts.keys()].sort(cmpCodePoint).map((name) => ({ name, series_count: counts.get(name) }));
+  }
+
+  function rankText(r) { return r === null || r === undefined ? 'None' : String(r); }
+
+  function selectSeries(cat, v) {
+    return cat.metrics.filter((s) => (!given(v.worker) || s.worker === v.worker) &&
+      (!given(v.name) || s.name === v.name) && (!given(v.rank) || rankText(s.rank) === rankText(v.rank)));
+  }
+
+  function listMetricSeries(cat, params) {
+    const p = params || {};
+    const v = { worker: typed(p, 'worker', 'string'), name: typed(p, 'name', 'string'), rank: typed(p, 'rank', 'integer') };
+    if (v.worker === '') v.worker = null;
+    return selectSeries(cat, v).map((s) => without(s, ['points', 'chunks']));
+  }
+
+  /* ---- shard-backed kinds ---- */
+
+  /* Bounded max-heap keeping the K smallest rows by cmp. */
+  class TopK {
+    constructor(k, cmp) { this.k = k; this.cmp = cmp; this.h = []; }
+    push(x) {
+      const h = this.h, cmp = this.cmp;
+      if (this.k <= 0) return;
+      if (h.length < this.k) {
+        h.push(x);
+        let i = h.length - 1;
+        while (i > 0) {
+          const p = (i - 1) >> 1;
+          if (cmp(h[i], h[p]) <= 0) break;
+          [h[i], h[p]] = [h[p], h[i]]; i = p;
+        }
+      } else if (cmp(x, h[0]) < 0) {
+        h[0] = x;
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1, r = l + 1;
+          let m = i;
+          if (l < h.length && cmp(h[l], h[m]) > 0) m = l;
+          if (r < h.length && cmp(h[r], h[m]) > 0) m = r;
+          if (m === i) break;
+          [h[i], h[m]] = [h[m], h[i]]; i = m;
+        }
+      }
+    }
+    sorted() { return this.h.slice().sort(this.cmp); }
+  }
+
+  function tidParts(g) {
+    if (typeof g !== 'string' || !/^-?[0-9]+$/.test(g)) return [null, null];
+    const n = BigInt(g);
+    return [Number((n >> 24n) & 0xffffffn), Number(n & 0xffffffn)];
+  }
+
+  function nsysItem(p, r) {
+    const [pid, tid] = tidParts(r[3]);
+    const defs = p.name_definitions || [];
+    return {
+      profile: p.id, worker: p.worker, rank: p.rank, start: r[0], end: r[1], name: p.names[r[2]],
+      global_tid: r[3], pid, tid, definition: defs.length ? (defs[r[2]] === undefined ? null : defs[r[2]]) : null,
+      rowid: r[4], evidence_source: p.evidence_source,
+    };
+  }
+
+  const nsysCmp = (a, b) => (a[1][0] - b[1][0]) || (a[0].id - b[0].id) || (a[1][4] - b[1][4]);
+
+  async function queryNsys(cat, store, params, signal) {
+    const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string' });
+    const profs = selectProfiles(cat, v);
+    const needle = given(v.name) ? lower(v.name) : null;
+    const top = new TopK(v.offset + v.limit, nsysCmp);
+    let total = 0;
+    for (const p of profs) {
+      const mask = p.names.map((n) => needle === null || lower(n).includes(needle));
+      if (!mask.some(Boolean)) continue;
+      for (const d of p.event_chunks || []) {
+        if (!overlaps(d, v.from, v.to)) continue;
+        const rows = await store.get(d, signal);
+        for (let i = 0; i < rows.length; i++) {
+          const r = rows[i];
+          if (r[0] <= v.to && r[1] >= v.from && mask[r[2]]) {
+            total++;
+            top.push([p, r]);
+          }
+        }
+      }
+    }
+    const items = top.sorted().slice(v.offset).map(([p, r]) => nsysItem(p, r));
+    return page(total, items, v, { attribution: ATTR_NSYS, partial: profs.some((p) => p.truncated === true) });
+  }
+
+  async function queryCpu(cat, store, params, signal) {
+    const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer' });
+    const profs = selectProfiles(cat, v).filter((p) => p.cpu);
+    const counts = new Map();
+    let totalSamples = 0;
+    for (const p of profs) {
+      const names = p.cpu.names || [], stacks = p.cpu.stacks || [];
+      const stackSyms = stacks.map((st) => [...new Set(st.map((i) => names[i]))]);
+      for (const d of p.cpu.chunks || []) {
+        if (!overlaps(d, v.from, v.to)) continue;
+        const rows = await store.get(d, signal);
+        for (let i = 0; i < rows.length; i++) {
+          const t = rows[i][0];
+          if (!(v.from <= t && t <= v.to)) continue;
+          totalSamples++;
+          for (const s of stackSyms[rows[i][2]] || []) counts.set(s, (counts.get(s) || 0) + 1);
+        }
+      }
+    }
+    const all = [...counts.entries()].sort((a, b) => (b[1] - a[1]) || cmpCodePoint(a[0], b[0]));
+    const items = slicePage(all, v).map(([symbol, samples]) => ({ symbol, samples, fraction: samples / totalSamples }));
+    return page(all.length, items, v, { total_samples: totalSamples, attribution: ATTR_CPU });
+  }
+
+  /* All points of the series at the latest timestamp strictly before t. */
+  async function carried(s, store, t, signal) {
+    const cands = (s.chunks || []).filter((d) => d.bounds[0] < t);
+    if (!cands.length) return [];
+    let best = -Infinity;
+    const order = cands.slice().sort((a, b) => Math.min(b.bounds[3], t) - Math.min(a.bounds[3], t));
+    for (const d of order) {
+      if (d.bounds[3] < best) break;
+      const rows = await store.get(d, signal);
+      for (const r of rows) if (r[0] < t && r[0] > best) best = r[0];
+    }
+    if (best === -Infinity) return [];
+    const out = [];
+    for (const d of s.chunks) {
+      if (!(d.bounds[0] <= best && d.bounds[3] >= best)) continue;
+      const rows = await store.get(d, signal);
+      for (const r of rows) if (r[0] === best) out.push(r);
+    }
+    return out;
+  }
+
+  async function seriesItem(s, store, v, withPoints, signal) {
+    const item = without(s, ['points', 'chunks']);
+    let n = 0, samples = 0, sum = 0, min = null, max = null, last = null;
+    const pts = [];
+    for (const d of s.chunks || []) {
+      if (!overlaps(d, v.from, v.to)) continue;
+      const rows = await store.get(d, signal);
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i], t = r[0];
+        if (!(v.from <= t && t <= v.to)) continue;
+        n++;
+        if (withPoints && pts.length < MAX_POINTS) pts.push(r);
+        const x = r[1];
+        if (x === null) continue;
+        samples++;
+        sum += x;
+        if (min === null || x < min) min = x;
+        if (max === null || x > max) max = x;
+        last = x;
+      }
+    }
+    item.samples = samples;
+    item.min = min;
+    item.max = max;
+    item.mean = samples ? sum / samples : null;
+    item.last = last;
+    if (s.temporal === 'setting') item.carried_setting = await carried(s, store, v.from, signal);
+    if (withPoints) {
+      item.points = pts;
+      item.points_total = n;
+      item.points_truncated = n > pts.length;
+    }
+    return item;
+  }
+
+  async function queryMetrics(cat, store, params, signal) {
+    const v = validate(cat, params, { worker: 'string', rank: 'integer', name: 'string', points: 'boolean' });
+    const all = selectSeries(cat, v);
+    const items = [];
+    for (const s of slicePage(all, v)) items.push(await seriesItem(s, store, v, v.points === true, signal));
+    return page(all.length, items, v);
+  }
+
+  return {
+    UsageError, validate, cmpCodePoint, overlaps, listProfiles, queryProfiles, queryRequests, listSessions,
+    queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
+    queryMetrics, rankText, nsysItem, carried, MSG_RANGE,
+  };
+})();

@@ -1,0 +1,332 @@
+/* ui-metrics.js: metric families: the searchable, pinnable family selector
+ * (sidebar), one chart per pinned family with all its series on the shared
+ * time axis (hover values; settings as steps with the carried value;
+ * conflicting timestamps marked), and the window statistics (details). */
+'use strict';
+
+const DSMetrics = (() => {
+  const H = 150, CAP = 20000;
+  let filter = '', built = false;
+  const charts = new Map(); /* family -> {canvas, status, data, scale} */
+
+  function families(app) { return DSQuery.listMetricFamilies(app.cat); }
+
+  function buildSide(app) {
+    const { el } = DSUI;
+    const side = document.getElementById('side-metrics');
+    const input = el('input', { type: 'search', placeholder: 'Search metric families…', 'aria-label': 'Search metric families' });
+    input.addEventListener('input', () => { filter = input.value.toLowerCase(); renderSide(app); });
+    side.append(input, el('div', { id: 'fam-list' }));
+    built = true;
+  }
+
+  function togglePin(app, name) {
+    const pins = app.state.pinnedMetrics.slice();
+    const i = pins.indexOf(name);
+    if (i >= 0) pins.splice(i, 1); else pins.push(name);
+    app.update({ pinnedMetrics: pins });
+  }
+
+  function renderSide(app) {
+    const { el } = DSUI;
+    const list = document.getElementById('fam-list');
+    const fams = families(app).filter((f) => !filter || [f.name, f.title, f.group, f.component, f.description]
+      .some((x) => typeof x === 'string' && x.toLowerCase().includes(filter)));
+    const groups = new Map();
+    for (const f of fams) {
+      const g = [f.component, f.group].filter(Boolean).join(' · ') || 'Other';
+      if (!groups.has(g)) groups.set(g, []);
+      groups.get(g).push(f);
+    }
+    const kids = [el('div', { class: 'muted', text: `${fams.length} famil${fams.length === 1 ? 'y' : 'ies'} · ${app.state.pinnedMetrics.length} pinned` })];
+    for (const [g, fs] of groups) {
+      kids.push(el('h3', { text: g }));
+      for (const f of fs) {
+        const pinned = app.state.pinnedMetrics.includes(f.name);
+        const cb = el('input', { type: 'checkbox', 'aria-label': `pin ${f.name}` });
+        cb.checked = pinned;
+        cb.addEventListener('change', () => togglePin(app, f.name));
+        const meta = [f.title, f.unit, `${f.series_count ?? '?'} series`, f.samples !== undefined ? `${DSUI.fmtNum(f.samples)} samples` : null, f.temporal]
+          .filter((x) => x !== null && x !== undefined && x !== '').join(' · ');
+        kids.push(el('label', { class: 'fam' + ((f.series_count || 0) === 0 ? ' empty' : ''), title: f.description || '' }, cb,
+          el('span', {}, el('div', { class: 'fname', text: f.name }), el('div', { class: 'fmeta', text: meta }))));
+      }
+    }
+    list.replaceChildren(...kids);
+  }
+
+  function seriesLabel(s) {
+    const parts = [s.worker, s.rank !== null && s.rank !== undefined ? `rank ${s.rank}` : null, s.gpu ? `gpu ${s.gpu}` : null, s.host];
+    return parts.filter(Boolean).join(' · ') || `series ${s.id}`;
+  }
+
+  function renderSection(app) {
+    const { el } = DSUI;
+    const sec = document.getElementById('sec-metrics');
+    const pins = app.state.pinnedMetrics;
+    const head = el('div', { class: 'sec-head' }, 'Metrics', el('span', { class: 'muted', text: pins.length
+      ? `${pins.length} pinned famil${pins.length === 1 ? 'y' : 'ies'} · pin more in the Metrics tab`
+      : app.cat.metrics.length ? 'no family pinned: pick families in the Metrics tab' : 'no metric series in the evidence' }));
+    const kids = [head];
+    const keep = new Set();
+    for (const name of pins) {
+      const fam = families(app).find((f) => f.name === name) || { name };
+      const series = app.cat.metrics.filter((s) => s.name === name);
+      let ch = charts.get(name);
+      if (!ch) {
+        const canvas = el('canvas', { 'aria-label': `chart of ${name}` });
+        ch = { canvas, status: el('div', { class: 'chart-status' }), data: null, scale: null, series, fam };
+        DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectRange(a, b), null);
+        canvas.addEventListener('mousemove', (ev) => hover(app, ch, ev));
+        canvas.addEventListener('mouseleave', () => { DSUI.hideTip(); if (ch.data) draw(app, ch); });
+        const legend = el('span', { class: 'legend' }, series.slice(0, 12).map((s, i) =>
+          el('span', {}, el('i', { style: `background:${DSUI.PALETTE[i % DSUI.PALETTE.length]}` }), seriesLabel(s))),
+        series.length > 12 ? `+${series.length - 12} more` : null);
+        ch.root = el('div', { class: 'chart' }, el('div', { class: 'chart-head' },
+          el('span', { class: 'title', text: fam.title || name }), el('span', { class: 'mono muted', text: name }),
+          el('span', { class: 'muted', text: [fam.unit, fam.temporal].filter(Boolean).join(' · ') }), legend,
+          el('button', { class: 'unpin', title: 'Unpin', onclick: () => togglePin(app, name), text: '✕' })), el('div', { class: 'sec-body' }, canvas), ch.status);
+        charts.set(name, ch);
+      }
+      ch.data = null;
+      keep.add(name);
+      kids.push(ch.root);
+    }
+    for (const k of [...charts.keys()]) if (!keep.has(k)) charts.delete(k);
+    sec.replaceChildren(...kids);
+    for (const name of pins) {
+      const ch = charts.get(name);
+      const { ctx, w } = DSUI.setupCanvas(ch.canvas, H);
+      ch.scale = DSUI.scale(app.state.from, app.state.to, w);
+      ctx.fillStyle = '#98a2b3';
+      ctx.fillText('loading…', ch.scale.x0 + 8, H / 2);
+      ch.status.textContent = ch.series.length ? 'loading points for the window…' : 'no series of this family in the evidence';
+    }
+  }
+
+  /* Loads one series' window points (bounded) plus the carried setting. */
+  async function loadSeries(app, s, signal) {
+    const { from, to } = app.state;
+    const out = { s, pts: [], n: 0, truncated: false, carried: [], conflicts: [] };
+    for (const d of s.chunks || []) {
+      if (!DSQuery.overlaps(d, from, to)) continue;
+      const rows = await app.store.get(d, signal);
+      for (const r of rows) {
+        if (r[0] < from || r[0] > to) continue;
+        out.n++;
+        if (out.pts.length < CAP) out.pts.push(r); else out.truncated = true;
+      }
+    }
+    if (s.temporal === 'setting') out.carried = await DSQuery.carried(s, app.store, from, signal);
+    out.conflicts = (s.conflict_timestamps || []).filter((t) => t >= from && t <= to);
+    return out;
+  }
+
+  async function load(app, signal) {
+    const jobs = [];
+    for (const name of app.state.pinnedMetrics) {
+      const ch = charts.get(name);
+      if (!ch) continue;
+      jobs.push((async () => {
+        const data = [];
+        for (const s of ch.series) data.push(await loadSeries(app, s, signal));
+        if (signal.aborted) return;
+        ch.data = data;
+        draw(app, ch);
+      })());
+    }
+    await Promise.all(jobs);
+    if (!signal.aborted && app.state.tab === 'metrics') renderDetails(app);
+  }
+
+  function yRange(data) {
+    let lo = Infinity, hi = -Infinity;
+    for (const d of data) {
+      for (const r of d.pts) if (typeof r[1] === 'number') { lo = Math.min(lo, r[1]); hi = Math.max(hi, r[1]); }
+      for (const r of d.carried) if (typeof r[1] === 'number') { lo = Math.min(lo, r[1]); hi = Math.max(hi, r[1]); }
+    }
+    if (lo === Infinity) return null;
+    if (lo === hi) { lo -= Math.abs(lo) * 0.1 || 1; hi += Math.abs(hi) * 0.1 || 1; }
+    if (lo > 0 && lo < hi * 0.5) lo = 0;
+    const pad = (hi - lo) * 0.06;
+    return [lo - (lo === 0 ? 0 : pad), hi + pad];
+  }
+
+  function draw(app, ch, hoverX) {
+    const { ctx, w } = DSUI.setupCanvas(ch.canvas, H);
+    const s = DSUI.scale(app.state.from, app.state.to, w);
+    ch.scale = s;
+    const top = 8, bot = H - 16;
+    const yr = yRange(ch.data);
+    ctx.strokeStyle = '#eaecf0';
+    ctx.fillStyle = '#667085';
+    const { ticks } = DSUI.niceTicks(s.from, s.to, Math.max(2, Math.floor((s.x1 - s.x0) / 110)));
+    ctx.beginPath();
+    for (const t of ticks) { const x = Math.round(s.x(t)) + 0.5; ctx.moveTo(x, top); ctx.lineTo(x, bot); }
+    ctx.stroke();
+    const fam = ch.fam;
+    ctx.fillText(DSUI.clipText(ctx, fam.title || fam.name, DSUI.GUTTER - 14), 8, 14);
+    if (!yr) {
+      ctx.fillStyle = '#98a2b3';
+      ctx.fillText(ch.series.length ? 'no samples in this window' : 'no series in the evidence', s.x0 + 8, H / 2);
+      ch.status.textContent = `${ch.series.length} series · 0 points in the window`;
+      return;
+    }
+    const y = (v) => bot - ((v - yr[0]) / (yr[1] - yr[0])) * (bot - top);
+    ch.y = y;
+    const yt = DSUI.niceTicks(yr[0], yr[1], 4).ticks;
+    ctx.textAlign = 'right';
+    for (const v of yt) {
+      const yy = Math.round(y(v)) + 0.5;
+      ctx.strokeStyle = '#f2f4f7';
+      ctx.beginPath(); ctx.moveTo(s.x0, yy); ctx.lineTo(s.x1, yy); ctx.stroke();
+      ctx.fillStyle = '#667085';
+      ctx.fillText(DSUI.fmtNum(v, 3), s.x0 - 6, yy);
+    }
+    ctx.textAlign = 'left';
+    ctx.fillText(fam.unit || '', 8, 30);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(s.x0, 0, s.x1 - s.x0, H); ctx.clip();
+    let total = 0, conflicts = 0, truncated = false;
+    ch.data.forEach((d, i) => {
+      const col = DSUI.PALETTE[i % DSUI.PALETTE.length];
+      total += d.n; truncated = truncated || d.truncated;
+      ctx.strokeStyle = col; ctx.fillStyle = col; ctx.lineWidth = 1.5;
+      if (d.s.temporal === 'setting') {
+        /* steps: carried value from the window start, null ends a step */
+        let cur = null;
+        const carriedVals = d.carried.map((r) => r[1]);
+        if (carriedVals.length) cur = carriedVals[carriedVals.length - 1];
+        let x = s.x0;
+        if (carriedVals.length > 1 && new Set(carriedVals.map(String)).size > 1) {
+          ctx.fillStyle = '#d92d20';
+          ctx.fillText('carried conflict', s.x0 + 4, top + 8);
+          ctx.fillStyle = col;
+        }
+        ctx.setLineDash([]);
+        for (const r of d.pts) {
+          const nx = s.x(r[0]);
+          if (typeof cur === 'number') {
+            if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
+            ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(nx, y(cur)); ctx.stroke();
+            ctx.setLineDash([]);
+          }
+          cur = r[1]; x = nx;
+          if (typeof cur === 'number') ctx.fillRect(nx - 2, y(cur) - 2, 4, 4);
+          else { ctx.strokeRect(nx - 2, bot - 6, 4, 4); }
+        }
+        if (typeof cur === 'number') {
+          if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
+          ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(s.x1, y(cur)); ctx.stroke();
+          ctx.setLineDash([]);
+        }
+      } else if (d.pts.length > (s.x1 - s.x0) * 2) {
+        /* dense: min/max per pixel column */
+        const cols = new Map();
+        for (const r of d.pts) {
+          if (typeof r[1] !== 'number') continue;
+          const c = Math.floor(s.x(r[0]));
+          const m = cols.get(c);
+          if (!m) cols.set(c, [r[1], r[1]]); else { if (r[1] < m[0]) m[0] = r[1]; if (r[1] > m[1]) m[1] = r[1]; }
+        }
+        ctx.globalAlpha = 0.85;
+        for (const [c, [lo, hi]] of cols) ctx.fillRect(c, y(hi), 1, Math.max(1, y(lo) - y(hi)));
+        ctx.globalAlpha = 1;
+      } else {
+        ctx.beginPath();
+        let pen = false;
+        for (const r of d.pts) {
+          if (typeof r[1] !== 'number') { pen = false; continue; }
+          const px = s.x(r[0]), py = y(r[1]);
+          if (pen) ctx.lineTo(px, py); else ctx.moveTo(px, py);
+          pen = true;
+        }
+        ctx.stroke();
+        if (d.pts.length < 400) for (const r of d.pts) if (typeof r[1] === 'number') ctx.fillRect(s.x(r[0]) - 1.5, y(r[1]) - 1.5, 3, 3);
+      }
+      for (const t of d.conflicts) {
+        conflicts++;
+        const xx = s.x(t);
+        ctx.fillStyle = '#d92d20';
+        ctx.beginPath(); ctx.moveTo(xx, bot + 2); ctx.lineTo(xx - 4, bot + 9); ctx.lineTo(xx + 4, bot + 9); ctx.fill();
+        for (const r of d.pts) if (r[0] === t && typeof r[1] === 'number') { ctx.strokeStyle = '#d92d20'; ctx.strokeRect(xx - 3.5, y(r[1]) - 3.5, 7, 7); }
+      }
+    });
+    if (hoverX !== undefined) {
+      ctx.strokeStyle = 'rgba(16,24,40,0.45)'; ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(hoverX + 0.5, top); ctx.lineTo(hoverX + 0.5, bot); ctx.stroke();
+    }
+    ctx.restore();
+    ch.status.replaceChildren(`${ch.series.length} series · ${DSUI.fmtNum(total)} points in the window`,
+      truncated ? ` · drawing the first ${DSUI.fmtNum(CAP)} points per series` : '',
+      conflicts ? DSUI.el('span', { class: 'conflict', text: ` · ▲ ${conflicts} conflicting timestamp${conflicts > 1 ? 's' : ''} (all values kept)` }) : '');
+  }
+
+  function valueAt(d, t) {
+    if (d.s.temporal === 'setting') {
+      let vals = d.carried.map((r) => r[1]), at = d.carried.length ? d.carried[0][0] : null;
+      for (const r of d.pts) {
+        if (r[0] > t) break;
+        if (r[0] !== at) { vals = []; at = r[0]; }
+        vals.push(r[1]);
+      }
+      return { vals, at };
+    }
+    let best = null;
+    for (const r of d.pts) if (best === null || Math.abs(r[0] - t) < Math.abs(best[0] - t)) best = r;
+    if (!best) return { vals: [], at: null };
+    return { vals: d.pts.filter((r) => r[0] === best[0]).map((r) => r[1]), at: best[0] };
+  }
+
+  function hover(app, ch, ev) {
+    if (!ch.data || !ch.scale) return;
+    const rc = ch.canvas.getBoundingClientRect();
+    const x = ev.clientX - rc.left;
+    if (x < ch.scale.x0 || x > ch.scale.x1) { DSUI.hideTip(); return; }
+    const t = ch.scale.t(x);
+    draw(app, ch, x);
+    const { el } = DSUI;
+    const lines = [el('b', { text: `${ch.fam.title || ch.fam.name} at ${DSUI.fmtTime(t, app.state.to - app.state.from)}` })];
+    ch.data.slice(0, 12).forEach((d, i) => {
+      const { vals, at } = valueAt(d, t);
+      const txt = vals.length ? vals.map((v) => (v === null ? 'null (invalidated)' : DSUI.fmtNum(v))).join(' / ') : '—';
+      lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSUI.PALETTE[i % DSUI.PALETTE.length]}`, text: '● ' }),
+        `${seriesLabel(d.s)}: ${txt}`, at !== null ? el('span', { style: 'opacity:.7', text: ` @${at}` }) : '',
+        vals.length > 1 ? el('span', { style: 'color:#fda29b', text: ' conflict' }) : ''));
+    });
+    DSUI.showTip(ev, lines);
+  }
+
+  function renderDetails(app) {
+    const { el } = DSUI;
+    const box = document.getElementById('details');
+    const rows = [];
+    for (const name of app.state.pinnedMetrics) {
+      const ch = charts.get(name);
+      if (!ch || !ch.data) continue;
+      for (const d of ch.data) {
+        const vals = d.pts.map((r) => r[1]).filter((v) => v !== null);
+        let mn = null, mx = null, sum = 0;
+        for (const v of vals) { if (mn === null || v < mn) mn = v; if (mx === null || v > mx) mx = v; sum += v; }
+        rows.push(el('tr', {}, el('td', { text: name }), el('td', { text: seriesLabel(d.s) }), el('td', { class: 'num', text: DSUI.fmtNum(d.n) }),
+          el('td', { class: 'num', text: DSUI.fmtNum(mn) }), el('td', { class: 'num', text: DSUI.fmtNum(mx) }),
+          el('td', { class: 'num', text: vals.length ? DSUI.fmtNum(sum / vals.length) : '—' }),
+          el('td', { class: 'num', text: vals.length ? DSUI.fmtNum(vals[vals.length - 1]) : '—' }),
+          el('td', { text: d.s.temporal === 'setting' ? (d.carried.length ? d.carried.map((r) => r[1] === null ? 'null' : DSUI.fmtNum(r[1])).join(' / ') + ` @${d.carried[0][0]}` : 'none') : '' })));
+      }
+    }
+    box.replaceChildren(el('h2', {}, 'Pinned series in the window ', el('span', { class: 'muted', text: `${DSUI.fmtTime(app.state.from, 10)} → ${DSUI.fmtTime(app.state.to, 10)}` })),
+      rows.length ? el('table', { class: 'grid' }, el('tr', {}, ['family', 'series', 'points', 'min', 'max', 'mean', 'last', 'carried setting'].map((h) => el('th', { text: h }))), rows)
+        : el('p', { class: 'muted', text: app.state.pinnedMetrics.length ? 'Loading…' : 'Pin metric families on the left to chart them and see their statistics for the window.' }),
+      el('p', { class: 'muted', text: 'Exact statistics for any window: traceExplorer.queryMetrics({from, to, name}) or `dsight query REPORT metrics`.' }));
+  }
+
+  function render(app) {
+    if (!built) buildSide(app);
+    renderSide(app);
+    renderSection(app);
+    if (app.state.tab === 'metrics') renderDetails(app);
+  }
+
+  return { render, load, ready: 'metrics' };
+})();

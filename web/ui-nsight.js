@@ -1,0 +1,248 @@
+/* ui-nsight.js: Nsight profiles: the profile list (sidebar), per-profile
+ * thread tracks on the shared time axis with exact NVTX ranges when the
+ * window's candidate rows fit the 20,000-row display budget, the labelled
+ * 512-bin density overview beyond it, and CPU hotspots plus the selected
+ * range for the window (details). */
+'use strict';
+
+const DSNsight = (() => {
+  const BUDGET = 20000, LANE = 14, MAXDEPTH = 10, THEAD = 14;
+  const tracks = new Map(); /* profile id -> {canvas, scale, hits, mode} */
+  let cpuSeq = 0;
+
+  function shown(app) {
+    return app.state.profile === null ? app.cat.profiles : app.cat.profiles.filter((p) => p.id === app.state.profile);
+  }
+
+  function candidates(p, from, to) {
+    let n = 0;
+    for (const d of p.event_chunks || []) if (DSQuery.overlaps(d, from, to)) n += d.count;
+    return n;
+  }
+
+  function renderSide(app) {
+    const { el } = DSUI;
+    const side = document.getElementById('side-nsight');
+    const card = (p) => el('div', {
+      class: 'prof' + (app.state.profile === (p ? p.id : null) ? ' sel' : ''), tabindex: 0, role: 'button',
+      onclick: () => app.update({ profile: p ? p.id : null }),
+      onkeydown: (ev) => { if (ev.key === 'Enter') app.update({ profile: p ? p.id : null }); },
+    }, p ? [el('div', {}, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
+      p.truncated ? el('span', { class: 'badge', text: 'partial', title: 'More events existed than were imported' }) : ''),
+    el('div', { class: 'pmeta', text: `#${p.id} · ${p.host || 'host ?'} · ${p.file || ''}` }),
+    el('div', { class: 'pmeta', text: `${DSUI.fmtNum(p.event_count || 0)} ranges · ${(p.threads || []).length} threads` +
+      (p.cpu ? ` · ${DSUI.fmtNum(p.cpu.sample_count || 0)} CPU samples` : '') })]
+      : [el('b', { text: 'All profiles' }), el('div', { class: 'pmeta', text: `${app.cat.profiles.length} profiles` })]);
+    side.replaceChildren(el('h3', { text: 'Profiles' }), card(null), ...app.cat.profiles.map(card),
+      el('p', { class: 'muted', text: `Exact ranges are drawn when a profile's candidate rows in the window fit the ${BUDGET.toLocaleString('en-US')}-row display budget; wider windows show the density overview.` }));
+  }
+
+  function colorFor(i) {
+    const h = (i * 47) % 360;
+    return `hsl(${h} 62% 62%)`;
+  }
+
+  function renderSection(app) {
+    const { el } = DSUI;
+    const sec = document.getElementById('sec-nsight');
+    const profs = shown(app);
+    const kids = [el('div', { class: 'sec-head' }, 'Nsight NVTX', el('span', { class: 'muted', text: app.cat.profiles.length
+      ? `${profs.length} of ${app.cat.profiles.length} profiles` : 'no Nsight profile in the evidence' }))];
+    tracks.clear();
+    for (const p of profs) {
+      const n = candidates(p, app.state.from, app.state.to);
+      const mode = n > BUDGET ? 'density' : 'exact';
+      const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
+      const tr = { p, canvas, mode, n, scale: null, hits: [] };
+      tracks.set(p.id, tr);
+      kids.push(el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
+        el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
+        p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''),
+      mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${BUDGET.toLocaleString('en-US')}-row display budget: zoom in for exact ranges.` }) : '',
+      el('div', { class: 'sec-body' }, canvas));
+      DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectRange(a, b), (ev, x, y) => {
+        const h = hitTest(tr, x, y);
+        if (h) app.update({ nsysEvent: DSQuery.nsysItem(p, h), profile: app.state.profile, tab: 'nsight' });
+      });
+      canvas.addEventListener('mousemove', (ev) => hover(app, tr, ev));
+      canvas.addEventListener('mouseleave', DSUI.hideTip);
+      if (mode === 'density') drawDensity(app, tr);
+      else {
+        const { ctx, w } = DSUI.setupCanvas(canvas, 30);
+        tr.scale = DSUI.scale(app.state.from, app.state.to, w);
+        ctx.fillStyle = '#98a2b3';
+        ctx.fillText(n ? `loading ${DSUI.fmtNum(n)} candidate rows…` : 'no NVTX range in this window', tr.scale.x0 + 8, 15);
+      }
+    }
+    sec.replaceChildren(...kids);
+  }
+
+  function drawDensity(app, tr) {
+    const { ctx, w, h } = DSUI.setupCanvas(tr.canvas, 48);
+    const s = DSUI.scale(app.state.from, app.state.to, w);
+    tr.scale = s;
+    const dens = tr.p.event_density || [];
+    const dur = app.dur;
+    const b0 = Math.max(0, Math.floor(app.state.from * 512 / dur)), b1 = Math.min(511, Math.floor(app.state.to * 512 / dur));
+    let mx = 1;
+    for (let i = b0; i <= b1; i++) mx = Math.max(mx, dens[i] || 0);
+    ctx.fillStyle = 'rgba(174, 62, 201, 0.55)';
+    for (let i = b0; i <= b1; i++) {
+      const a = Math.max(s.x0, s.x(i * dur / 512)), b = Math.min(s.x1, s.x((i + 1) * dur / 512));
+      const hh = ((dens[i] || 0) / mx) * (h - 8);
+      ctx.fillRect(a, h - 2 - hh, Math.max(1, b - a - 0.5), hh);
+    }
+    ctx.fillStyle = '#667085';
+    ctx.fillText('overlapping', 8, 14);
+    ctx.fillText(`interval counts (max ${DSUI.fmtNum(mx)})`, 8, 28);
+    tr.hits = [];
+  }
+
+  function layoutThreads(p, rows) {
+    const order = new Map((p.threads || []).map((t, i) => [t.global_tid, i]));
+    const byTid = new Map();
+    for (const r of rows) {
+      if (!byTid.has(r[3])) byTid.set(r[3], []);
+      byTid.get(r[3]).push(r);
+    }
+    const tids = [...byTid.keys()].sort((a, b) => (order.has(a) ? order.get(a) : 1e9) - (order.has(b) ? order.get(b) : 1e9) || (a < b ? -1 : 1));
+    return tids.map((tid) => {
+      const evs = byTid.get(tid).sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+      const stack = [];
+      let maxd = 0;
+      const placed = evs.map((r) => {
+        while (stack.length && stack[stack.length - 1] < r[0]) stack.pop();
+        const d = Math.min(stack.length, MAXDEPTH - 1);
+        stack.push(r[1]);
+        maxd = Math.max(maxd, d);
+        return [r, d];
+      });
+      const th = (p.threads || []).find((t) => t.global_tid === tid);
+      return { tid, name: th && th.name, lanes: maxd + 1, placed };
+    });
+  }
+
+  function drawExact(app, tr, rows) {
+    const p = tr.p;
+    const threads = layoutThreads(p, rows);
+    const height = Math.max(24, threads.reduce((a, t) => a + THEAD + t.lanes * LANE + 4, 0));
+    const { ctx, w } = DSUI.setupCanvas(tr.canvas, height);
+    const s = DSUI.scale(app.state.from, app.state.to, w);
+    tr.scale = s;
+    tr.hits = [];
+    if (!rows.length) {
+      ctx.fillStyle = '#98a2b3';
+      ctx.fillText('no NVTX range in this window', s.x0 + 8, 12);
+      return;
+    }
+    let y = 0;
+    const sel = app.state.nsysEvent;
+    for (const t of threads) {
+      ctx.fillStyle = '#f9fafb';
+      ctx.fillRect(0, y, w, THEAD + t.lanes * LANE);
+      ctx.fillStyle = '#344054';
+      ctx.fillText(DSUI.clipText(ctx, `tid ${t.tid}${t.name ? ' · ' + t.name : ''}`, DSUI.GUTTER - 12), 8, y + THEAD / 2 + 1);
+      ctx.save();
+      ctx.beginPath(); ctx.rect(s.x0, y, s.x1 - s.x0, THEAD + t.lanes * LANE); ctx.clip();
+      let lastCol = -1, lastLane = -1;
+      for (const [r, d] of t.placed) {
+        const a = Math.max(s.x(r[0]), s.x0 - 2), b = Math.min(s.x(r[1]), s.x1 + 2);
+        const yy = y + THEAD + d * LANE;
+        const wpx = Math.max(1, b - a);
+        if (wpx < 1.01 && Math.floor(a) === lastCol && d === lastLane) continue;
+        lastCol = Math.floor(a); lastLane = d;
+        ctx.fillStyle = colorFor(r[2]);
+        ctx.fillRect(a, yy, wpx, LANE - 2);
+        if (sel && sel.profile === p.id && sel.rowid === r[4]) {
+          ctx.strokeStyle = '#f79009'; ctx.lineWidth = 2; ctx.strokeRect(a - 1, yy - 1, wpx + 2, LANE);
+        }
+        if (wpx > 40) {
+          ctx.fillStyle = '#101828';
+          ctx.fillText(DSUI.clipText(ctx, p.names[r[2]], wpx - 6), Math.max(a, s.x0) + 3, yy + (LANE - 2) / 2);
+        }
+        tr.hits.push([a, a + wpx, yy, yy + LANE - 2, r]);
+      }
+      ctx.restore();
+      y += THEAD + t.lanes * LANE + 4;
+    }
+  }
+
+  function hitTest(tr, x, y) {
+    let best = null;
+    for (const h of tr.hits) if (x >= h[0] - 1 && x <= h[1] + 1 && y >= h[2] && y <= h[3]) best = h[4];
+    return best;
+  }
+
+  function hover(app, tr, ev) {
+    const rc = tr.canvas.getBoundingClientRect();
+    const x = ev.clientX - rc.left, y = ev.clientY - rc.top;
+    const { el } = DSUI;
+    if (tr.mode === 'density') {
+      if (!tr.scale || x < tr.scale.x0) return DSUI.hideTip();
+      const t = tr.scale.t(x), bin = Math.min(511, Math.max(0, Math.floor(t * 512 / app.dur)));
+      return DSUI.showTip(ev, [el('b', { text: `bin ${bin}: ${DSUI.fmtNum((tr.p.event_density || [])[bin] || 0)} intervals touch it` }),
+        el('div', { class: 'mono', text: `${DSUI.fmtTime(bin * app.dur / 512, app.dur)} → ${DSUI.fmtTime((bin + 1) * app.dur / 512, app.dur)}` }),
+        el('div', { text: 'overlapping interval counts, not CPU utilization' })]);
+    }
+    const r = hitTest(tr, x, y);
+    if (!r) return DSUI.hideTip();
+    DSUI.showTip(ev, [el('b', { text: tr.p.names[r[2]] }), el('div', { class: 'mono', text: `${DSUI.fmtDur(r[1] - r[0])} · ${r[0]} → ${r[1]}` }),
+      el('div', { class: 'mono', text: `tid ${r[3]} · row ${r[4]}` })]);
+  }
+
+  async function load(app, signal) {
+    const jobs = [];
+    for (const tr of tracks.values()) {
+      if (tr.mode !== 'exact' || !tr.n) continue;
+      jobs.push((async () => {
+        const rows = [];
+        const { from, to } = app.state;
+        for (const d of tr.p.event_chunks || []) {
+          if (!DSQuery.overlaps(d, from, to)) continue;
+          const chunk = await app.store.get(d, signal);
+          for (const r of chunk) if (r[0] <= to && r[1] >= from) rows.push(r);
+        }
+        if (!signal.aborted) drawExact(app, tr, rows);
+      })());
+    }
+    const cpu = app.state.tab === 'nsight' ? loadCpu(app, signal) : null;
+    await Promise.all(jobs);
+    if (cpu) await cpu;
+  }
+
+  async function loadCpu(app, signal) {
+    const seq = ++cpuSeq;
+    const params = { from: app.state.from, to: app.state.to, limit: 40 };
+    if (app.state.profile !== null) params.profile = app.state.profile;
+    const res = await DSQuery.queryCpu(app.cat, app.store, params, signal);
+    if (signal.aborted || seq !== cpuSeq) return;
+    const { el } = DSUI;
+    const box = document.getElementById('cpu-box');
+    if (!box) return;
+    const max = res.items.length ? res.items[0].samples : 1;
+    box.replaceChildren(el('h3', { text: `CPU hotspots · ${DSUI.fmtNum(res.total_samples)} samples in the window · ${DSUI.fmtNum(res.total)} symbols` }),
+      res.items.length ? el('table', { class: 'grid' }, el('tr', {}, el('th', { text: 'symbol' }), el('th', { text: 'samples' }), el('th', { text: 'inclusive' })),
+        res.items.map((it) => el('tr', {}, el('td', { text: it.symbol }), el('td', { class: 'num', text: DSUI.fmtNum(it.samples) }),
+          el('td', {}, el('span', { class: 'bar', style: `width:${Math.max(2, 90 * it.samples / max)}px` }), ` ${(it.fraction * 100).toFixed(1)}%`))))
+        : el('p', { class: 'muted', text: app.cat.capabilities && app.cat.capabilities.cpu_samples ? 'No CPU sample in this window.' : 'No CPU samples in the evidence.' }),
+      el('p', { class: 'muted', text: res.attribution }));
+  }
+
+  function renderDetails(app) {
+    const { el } = DSUI;
+    const box = document.getElementById('details');
+    const ev = app.state.nsysEvent;
+    const left = ev ? [el('h2', {}, ev.name, ' ', el('span', { class: 'muted', text: DSUI.fmtDur(ev.end - ev.start) })), DSUI.kv(ev)]
+      : [el('h2', { text: 'NVTX range' }), el('p', { class: 'muted', text: 'Click a range in a thread track to inspect it. Drag on any track to select a time window.' }),
+        el('p', { class: 'muted', text: 'NVTX ranges are shared worker/rank activity; overlap does not establish request ownership.' })];
+    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' }))));
+  }
+
+  function render(app) {
+    renderSide(app);
+    renderSection(app);
+    if (app.state.tab === 'nsight') renderDetails(app);
+  }
+
+  return { render, load, ready: 'details' };
+})();

@@ -1,0 +1,250 @@
+/* ui-requests.js: client requests: the sessions -> agents -> requests tree
+ * with search (sidebar), the request lanes on the shared time axis with
+ * TTFT marked, and the request inspector with its lifecycle (details). */
+'use strict';
+
+const DSRequests = (() => {
+  const ROW = 16, HEAD = 16;
+  let search = '', layout = null, sc = null, built = false, appRef = null;
+
+  function matches(r, needle) {
+    if (!needle) return true;
+    const hay = [r.id, r.session, r.agent, r.conversation, ...(r.server_ids || []), ...(r.workers || [])];
+    return hay.some((h) => typeof h === 'string' && h.toLowerCase().includes(needle));
+  }
+
+  function visible(app) {
+    const { from, to } = app.state, needle = search.toLowerCase();
+    return app.cat.requests.filter((r) => r.start <= to && r.end >= from && matches(r, needle));
+  }
+
+  function color(r) {
+    return r.status === 'error' ? '#d92d20' : r.status === 'cancelled' ? '#98a2b3' : '#2f6fde';
+  }
+
+  function buildSide(app) {
+    const { el } = DSUI;
+    const side = document.getElementById('side-requests');
+    const input = el('input', { type: 'search', placeholder: 'Search id, session, agent, worker…', 'aria-label': 'Search requests' });
+    input.addEventListener('input', () => { search = input.value; app.render(); });
+    side.append(input, el('div', { id: 'req-tree', class: 'tree' }));
+    built = true;
+  }
+
+  function renderTree(app, reqs) {
+    const { el } = DSUI;
+    const tree = document.getElementById('req-tree');
+    const bySess = new Map();
+    for (const r of reqs) {
+      if (!bySess.has(r.session)) bySess.set(r.session, new Map());
+      const a = bySess.get(r.session);
+      if (!a.has(r.agent)) a.set(r.agent, []);
+      a.get(r.agent).push(r);
+    }
+    const kids = [el('div', { class: 'hint', text: `${reqs.length} of ${app.cat.requests.length} requests in the window${search ? ' matching the search' : ''}` })];
+    const openAll = bySess.size <= 6 || !!search;
+    for (const [sess, agents] of bySess) {
+      const n = [...agents.values()].reduce((a, l) => a + l.length, 0);
+      const hasSel = [...agents.values()].some((l) => l.some((r) => r.id === app.state.request));
+      const sd = el('details', { open: openAll || hasSel }, el('summary', { title: sess }, `▸ ${sess} `, el('span', { class: 'muted', text: `(${n})` })));
+      for (const [agent, list] of agents) {
+        const ad = el('details', { class: 'agent', open: true }, el('summary', { title: agent }, agent, ' ', el('span', { class: 'muted', text: `(${list.length})` })));
+        for (const r of list) {
+          const row = el('div', {
+            class: 'req' + (r.id === app.state.request ? ' sel' : '') + (r.status === 'error' ? ' err' : ''),
+            tabindex: 0, role: 'button', title: r.id,
+            onclick: () => app.update({ request: r.id }),
+            onkeydown: (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); app.update({ request: r.id }); } },
+          }, el('span', { class: 'rid', text: r.id.length > 22 ? r.id.slice(0, 21) + '…' : r.id }),
+          el('span', { class: 'ttft', text: r.ttft_ms === null || r.ttft_ms === undefined ? 'TTFT —' : `TTFT ${DSUI.fmtNum(r.ttft_ms, 1)} ms` }));
+          ad.append(row);
+        }
+        sd.append(ad);
+      }
+      kids.push(sd);
+    }
+    tree.replaceChildren(...kids);
+    const sel = tree.querySelector('.req.sel');
+    if (sel && appRef && appRef.scrollSel) { sel.scrollIntoView({ block: 'nearest' }); appRef.scrollSel = false; }
+  }
+
+  /* Packs the requests of each session into lanes. */
+  function pack(reqs) {
+    const groups = new Map();
+    for (const r of reqs) {
+      if (!groups.has(r.session)) groups.set(r.session, []);
+      groups.get(r.session).push(r);
+    }
+    const rows = [];
+    let y = 0;
+    for (const [sess, list] of groups) {
+      const lanes = [];
+      const placed = [];
+      for (const r of list.slice().sort((a, b) => a.start - b.start)) {
+        let i = lanes.findIndex((end) => end < r.start);
+        if (i < 0) { i = lanes.length; lanes.push(0); }
+        lanes[i] = r.end;
+        placed.push([r, i]);
+      }
+      rows.push({ sess, y, lanes: lanes.length, placed });
+      y += HEAD + lanes.length * ROW + 4;
+    }
+    return { rows, height: Math.max(y, 30) };
+  }
+
+  function hit(x, y) {
+    if (!layout || !sc) return null;
+    for (const g of layout.rows) {
+      for (const [r, lane] of g.placed) {
+        const ry = g.y + HEAD + lane * ROW;
+        const a = sc.x(r.start), b = Math.max(sc.x(r.end), a + 2);
+        if (y >= ry && y < ry + ROW - 2 && x >= a - 2 && x <= b + 2) return r;
+      }
+    }
+    return null;
+  }
+
+  function drawLanes(app, canvas, reqs) {
+    layout = pack(reqs);
+    const { ctx, w } = DSUI.setupCanvas(canvas, layout.height);
+    sc = DSUI.scale(app.state.from, app.state.to, w);
+    ctx.save();
+    for (const g of layout.rows) {
+      ctx.fillStyle = '#f2f4f7';
+      ctx.fillRect(0, g.y, w, HEAD);
+      ctx.fillStyle = '#344054';
+      ctx.font = '600 11px system-ui, "DejaVu Sans", sans-serif';
+      ctx.fillText(DSUI.clipText(ctx, `session ${g.sess}`, DSUI.GUTTER - 12), 8, g.y + HEAD / 2);
+      ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
+      ctx.beginPath();
+      ctx.rect(sc.x0, g.y, sc.x1 - sc.x0, HEAD + g.lanes * ROW);
+      ctx.save();
+      ctx.clip();
+      for (const [r, lane] of g.placed) {
+        const y = g.y + HEAD + lane * ROW + 1;
+        const a = sc.x(r.start), b = Math.max(sc.x(r.end), a + 2);
+        ctx.fillStyle = color(r);
+        ctx.globalAlpha = 0.35;
+        ctx.fillRect(a, y, b - a, ROW - 4);
+        ctx.globalAlpha = 1;
+        if (r.first !== null && r.first !== undefined) {
+          const f = sc.x(r.first);
+          ctx.fillRect(a, y, Math.max(1, f - a), ROW - 4);
+          ctx.fillStyle = '#101828';
+          ctx.fillRect(f - 1, y - 1, 2, ROW - 2);
+        }
+        if (r.id === app.state.request) {
+          ctx.strokeStyle = '#f79009';
+          ctx.lineWidth = 2;
+          ctx.strokeRect(a - 1, y - 1, b - a + 2, ROW - 2);
+        }
+        if (b - a > 60) {
+          ctx.fillStyle = '#101828';
+          ctx.fillText(DSUI.clipText(ctx, `${r.id}${r.ttft_ms !== null && r.ttft_ms !== undefined ? ` · TTFT ${DSUI.fmtNum(r.ttft_ms, 1)} ms` : ''}`,
+            b - a - 8), Math.max(a, sc.x0) + 4, y + (ROW - 4) / 2);
+        }
+      }
+      ctx.restore();
+    }
+    ctx.restore();
+  }
+
+  function renderSection(app, reqs) {
+    const { el } = DSUI;
+    const sec = document.getElementById('sec-requests');
+    if (!sec.firstChild) {
+      const canvas = el('canvas', { id: 'req-canvas', 'aria-label': 'Client requests on the time axis' });
+      sec.append(el('div', { class: 'sec-head' }, 'Client requests', el('span', { class: 'muted', id: 'req-count' }),
+        el('span', { class: 'muted', text: 'bar = request · dark part = time to first token · ▮ = first token' })),
+      el('div', { class: 'sec-body', style: 'max-height: 230px; overflow-y: auto' }, canvas));
+      DSUI.attachDrag(canvas, () => sc, (a, b) => app.selectRange(a, b), (ev, x, y) => {
+        const r = hit(x, y);
+        if (r) { app.scrollSel = true; app.update({ request: r.id, tab: 'requests' }); }
+      });
+      canvas.addEventListener('mousemove', (ev) => {
+        const rc = canvas.getBoundingClientRect();
+        const r = hit(ev.clientX - rc.left, ev.clientY - rc.top);
+        if (!r) return DSUI.hideTip();
+        DSUI.showTip(ev, [el('b', { text: r.id }), el('div', { class: 'mono', text:
+          `${r.status} · ${DSUI.fmtTime(r.start, 10)} → ${DSUI.fmtTime(r.end, 10)} (${DSUI.fmtDur(r.end - r.start)})` }),
+        el('div', { class: 'mono', text: `TTFT ${r.ttft_ms === null || r.ttft_ms === undefined ? '—' : DSUI.fmtNum(r.ttft_ms, 2) + ' ms'} · in ${DSUI.fmtNum(r.input_tokens)} / out ${DSUI.fmtNum(r.output_tokens)} tokens` }),
+        el('div', { class: 'mono', text: `agent ${r.agent}` })]);
+      });
+      canvas.addEventListener('mouseleave', DSUI.hideTip);
+    }
+    document.getElementById('req-count').textContent = app.cat.requests.length
+      ? `${reqs.length} in window${search ? ' (search)' : ''}` : 'no client requests in the evidence';
+    drawLanes(app, document.getElementById('req-canvas'), reqs);
+  }
+
+  function lifecycle(app, r) {
+    const { el } = DSUI;
+    const lc = r.lifecycle || {};
+    const wrap = el('div');
+    if (!lc.available) {
+      wrap.append(el('p', { class: 'muted', text: 'No server activity was recorded for this request (lifecycle unavailable).' }));
+      return wrap;
+    }
+    const items = [];
+    for (const s of lc.stages || []) items.push({ kind: 'stage', label: s.label || s.name, start: s.start, end: s.end, who: s.role });
+    for (const a of lc.activities || []) items.push({ kind: 'activity', label: a.label || a.name, start: a.start, end: a.end, who: a.worker || a.role, depth: a.depth || 0 });
+    const t0 = Math.min(r.start, ...items.map((i) => i.start)), t1 = Math.max(r.end, ...items.map((i) => i.end));
+    const c = el('canvas');
+    wrap.append(c);
+    requestAnimationFrame(() => {
+      const H = 20 + (items.length + 1) * 18;
+      const { ctx, w } = DSUI.setupCanvas(c, H);
+      const s = DSUI.scale(t0, t1 > t0 ? t1 : t0 + 1e-6, w);
+      const draw = (label, a, b, y, col) => {
+        ctx.fillStyle = '#344054';
+        ctx.fillText(DSUI.clipText(ctx, label, DSUI.GUTTER - 12), 6, y + 7);
+        ctx.fillStyle = col;
+        const x = s.x(a);
+        ctx.fillRect(x, y, Math.max(2, s.x(b) - x), 14);
+        ctx.fillStyle = '#101828';
+        ctx.fillText(DSUI.fmtDur(b - a), Math.min(s.x(b) + 4, w - 60), y + 7);
+      };
+      draw('client request', r.start, r.end, 4, 'rgba(47,111,222,0.35)');
+      items.forEach((it, i) => draw(`${it.kind === 'stage' ? '◆' : '▪'} ${it.label}`, it.start, it.end, 22 + i * 18,
+        it.kind === 'stage' ? 'rgba(18,184,134,0.6)' : 'rgba(232,89,12,0.55)'));
+      ctx.fillStyle = '#d92d20';
+      for (const m of lc.milestones || []) {
+        const x = s.x(m.time);
+        ctx.fillRect(x - 1, 0, 2, H);
+      }
+    });
+    if ((lc.milestones || []).length) {
+      wrap.append(el('h3', { text: 'Milestones' }), el('table', { class: 'grid' }, el('tr', {}, el('th', { text: 'time' }), el('th', { text: 'label' }), el('th', { text: 'role' }), el('th', { text: 'boundary' })),
+        lc.milestones.map((m) => el('tr', {}, el('td', { text: DSUI.fmtTime(m.time, 10) }), el('td', { text: m.label }), el('td', { text: m.role || '' }), el('td', { text: m.boundary || '' })))));
+    }
+    if (lc.timing) wrap.append(el('p', { class: 'muted', text: lc.timing }));
+    return wrap;
+  }
+
+  function renderDetails(app) {
+    const { el } = DSUI;
+    const box = document.getElementById('details');
+    const id = app.state.request;
+    if (id === null) {
+      box.replaceChildren(el('h2', { text: 'Request inspector' }),
+        el('p', { class: 'muted', text: 'Select a request in the tree or on the time axis to see its timing, tokens, workers and lifecycle.' }));
+      return;
+    }
+    const r = app.cat.requests.find((x) => x.id === id);
+    const fields = ['id', 'session', 'agent', 'conversation', 'status', 'start', 'first', 'end', 'ttft_ms', 'input_tokens',
+      'output_tokens', 'cached_tokens', 'workers', 'server_ids', 'issues', 'evidence'];
+    box.replaceChildren(el('h2', {}, `Request ${r.id} `, el('span', { class: 'muted', text: `${DSUI.fmtDur(r.end - r.start)} · ${(r.spans || []).length} spans` })),
+      el('div', { class: 'cols' }, el('div', {}, DSUI.kv(r, fields.filter((f) => f in r))), el('div', {}, el('h3', { text: 'Lifecycle' }), lifecycle(app, r))));
+  }
+
+  function render(app) {
+    appRef = app;
+    if (!built) buildSide(app);
+    const reqs = visible(app);
+    renderTree(app, reqs);
+    renderSection(app, reqs);
+    if (app.state.tab === 'requests') renderDetails(app);
+  }
+
+  return { render };
+})();
