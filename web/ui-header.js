@@ -25,7 +25,7 @@ const DSHeader = (() => {
     c.replaceChildren(...items.map(([k, v]) => el('span', { class: 'count' }, el('b', { text: fmtNum(v) }), k)));
     const cov = document.getElementById('run-coverage');
     const caps = cat.capabilities || {};
-    cov.replaceChildren(...CAPS.map(([k, label]) => el('span', {
+    cov.replaceChildren(el('span', { class: 'lbl', text: 'Evidence:' }), ...CAPS.map(([k, label]) => el('span', {
       class: 'cap ' + (caps[k] ? 'yes' : 'no'),
       title: caps[k] ? `${label}: present` : `${label}: missing from the evidence (not zero activity)`,
       text: label,
@@ -34,10 +34,10 @@ const DSHeader = (() => {
     const warns = m.warnings || [], lims = m.limitations || [];
     const missing = CAPS.filter(([k]) => !caps[k]).map(([, l]) => l);
     if (warns.length)
-      notes.append(el('details', { open: warns.length <= 2 }, el('summary', { text: `⚠ ${warns.length} warning${warns.length > 1 ? 's' : ''}` }),
+      notes.append(el('details', { class: 'warn' }, el('summary', { text: `⚠ ${warns.length} warning${warns.length > 1 ? 's' : ''}: ${warns[0].slice(0, 90)}${warns[0].length > 90 || warns.length > 1 ? '…' : ''}` }),
         el('ul', {}, warns.map((w) => el('li', { text: w })))));
     if (lims.length || missing.length)
-      notes.append(el('details', {}, el('summary', { text: `Coverage: ${missing.length ? 'missing ' + missing.join(', ') : 'all evidence kinds present'}` +
+      notes.append(el('details', { class: 'lim' }, el('summary', { text: (missing.length ? `missing: ${missing.join(', ')}` : 'all evidence kinds present') +
         (lims.length ? ` · ${lims.length} limitation${lims.length > 1 ? 's' : ''}` : '') }),
       el('ul', {}, missing.map((x) => el('li', { text: `No ${x} in the evidence: the view shows unavailable data, not zero activity.` })),
         lims.map((x) => el('li', { text: x })))));

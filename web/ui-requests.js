@@ -46,7 +46,7 @@ const DSRequests = (() => {
     for (const [sess, agents] of bySess) {
       const n = [...agents.values()].reduce((a, l) => a + l.length, 0);
       const hasSel = [...agents.values()].some((l) => l.some((r) => r.id === app.state.request));
-      const sd = el('details', { open: openAll || hasSel }, el('summary', { title: sess }, `▸ ${sess} `, el('span', { class: 'muted', text: `(${n})` })));
+      const sd = el('details', { open: openAll || hasSel }, el('summary', { title: sess }, `${sess} `, el('span', { class: 'muted', text: `(${n})` })));
       for (const [agent, list] of agents) {
         const ad = el('details', { class: 'agent', open: true }, el('summary', { title: agent }, agent, ' ', el('span', { class: 'muted', text: `(${list.length})` })));
         for (const r of list) {
