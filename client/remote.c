@@ -130,6 +130,10 @@ int remote_send_raw(struct remote *r, const struct buf *b, struct err *e)
 			if (w > 0)
 				continue;
 		}
+		if (errno == EPIPE || errno == ECONNRESET)
+			return err_set(e, ERR_DATA,
+			               "The session at %s closed the connection without answering "
+			               "(a session serves only the user who started it)", r->path);
 		return err_sys(e, ERR_DATA, "Lost the connection to the session at %s", r->path);
 	}
 	return 0;
@@ -184,9 +188,10 @@ int remote_recv(struct remote *r, struct rpc_response *resp, struct err *e)
 			r->in_len = (size_t)n;
 			continue;
 		}
-		if (n == 0)
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
 			return err_set(e, ERR_DATA,
-			               "The session at %s closed the connection without answering", r->path);
+			               "The session at %s closed the connection without answering "
+			               "(a session serves only the user who started it)", r->path);
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
