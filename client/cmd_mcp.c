@@ -1,12 +1,296 @@
-/* cmd_mcp: `dsight mcp` (in development: not yet available). */
+/*
+ * cmd_mcp: `dsight mcp`, a Model Context Protocol server on stdio.
+ *
+ * JSON-RPC 2.0, one message per line.  It answers initialize (protocol
+ * version negotiation), ping, tools/list and tools/call for one read-only
+ * tool, query_trace, which runs the query engine on a dataset of the
+ * server's filesystem.  Datasets stay open between calls (dscache) and a
+ * rebuilt report is reopened by file identity.  Query and data errors come
+ * back as tool errors (isError) carrying the engine's message; protocol
+ * errors (bad JSON, unknown method or tool) as JSON-RPC errors.  The server
+ * exits 0 at the end of its input.  It never builds or profiles anything.
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
+#include "dscache.h"
+#include "jsonout.h"
+#include "query.h"
+
+#define MCP_LINE_MAX (4u << 20)   /* longest request line accepted */
+#define MCP_DATASETS 8            /* datasets kept open */
+
+static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18"};
+#define NEWEST "2025-06-18"
+
+static const char tool_schema[] =
+	"{\"type\":\"object\",\"properties\":{"
+	"\"dataset\":{\"type\":\"string\",\"description\":\"A report directory, a trace-data.sqlite cache or an evidence document (.json or gzip) on the server's filesystem.\"},"
+	"\"kind\":{\"type\":\"string\",\"default\":\"summary\",\"enum\":[\"summary\",\"requests\",\"request\",\"lifecycle\",\"metrics\",\"profiles\",\"nsys\",\"cpu\",\"iterations\",\"sources\",\"server_spans\",\"sessions\",\"workers\",\"families\"],\"description\":\"What to ask.\"},"
+	"\"start\":{\"type\":\"number\",\"default\":0,\"description\":\"Window start, seconds from meta.origin_ns.\"},"
+	"\"end\":{\"type\":\"number\",\"description\":\"Window end, seconds; default the run duration.\"},"
+	"\"request_id\":{\"type\":\"string\",\"description\":\"Required by request and lifecycle.\"},"
+	"\"session\":{\"type\":\"string\",\"description\":\"Exact session id.\"},"
+	"\"agent\":{\"type\":\"string\",\"description\":\"Exact agent.\"},"
+	"\"worker\":{\"type\":\"string\",\"description\":\"Exact worker id (e.g. decode-0); empty means no filter.\"},"
+	"\"rank\":{\"type\":\"integer\",\"description\":\"Rank filter; 0 is a real filter.\"},"
+	"\"profile\":{\"type\":\"integer\",\"description\":\"Profile id; 0 is a real filter.\"},"
+	"\"name\":{\"type\":\"string\",\"description\":\"metrics: exact series name; nsys: case-insensitive substring of the range name; families: substring.\"},"
+	"\"search\":{\"type\":\"string\",\"description\":\"requests: case-insensitive substring of any identity.\"},"
+	"\"min_ttft_ms\":{\"type\":\"number\",\"default\":0,\"minimum\":0},"
+	"\"offset\":{\"type\":\"integer\",\"default\":0,\"minimum\":0},"
+	"\"limit\":{\"type\":\"integer\",\"default\":100,\"minimum\":0,\"maximum\":1000,\"description\":\"Page size; 0 returns exact totals only.\"},"
+	"\"points\":{\"type\":\"boolean\",\"default\":false,\"description\":\"metrics: include up to 1,000 raw points per series.\"}"
+	"},\"required\":[\"dataset\"],\"additionalProperties\":false}";
+
+static const char tool_description[] =
+	"Query an LLM-inference run report built by dsight (read-only). Kinds: "
+	"summary (run metadata, counts, capabilities); requests/request/lifecycle "
+	"(client requests); sessions, workers, families (discover exact filter "
+	"values); metrics (series statistics in a window, optional points, carried "
+	"settings); profiles, nsys (Nsight NVTX ranges overlapping a window), cpu "
+	"(inclusive CPU hotspots); iterations, server_spans, sources. Times are "
+	"seconds from the run origin; lists are paged (offset, limit <= 1000; "
+	"limit 0 gives exact totals). The result is the same JSON as "
+	"`dsight query`.";
+
+struct mcp {
+	struct dscache *cache;
+	char version[16];   /* negotiated protocol version */
+	struct buf out;
+};
+
+static void send_buf(struct mcp *m)
+{
+	buf_putc(&m->out, '\n');
+	fwrite(m->out.data, 1, m->out.len, stdout);
+	fflush(stdout);
+	buf_reset(&m->out);
+}
+
+static void begin_reply(struct mcp *m, const json_t *id)
+{
+	buf_puts(&m->out, "{\"jsonrpc\":\"2.0\",\"id\":");
+	if (id)
+		jsonout_tree(&m->out, id, 0);
+	else
+		buf_puts(&m->out, "null");
+}
+
+static void reply_error(struct mcp *m, const json_t *id, int code, const char *msg)
+{
+	begin_reply(m, id);
+	buf_printf(&m->out, ",\"error\":{\"code\":%d,\"message\":", code);
+	jsonout_cstr(&m->out, msg);
+	buf_puts(&m->out, "}}");
+	send_buf(m);
+}
+
+/* Replies with result (stolen reference). */
+static void reply_tree(struct mcp *m, const json_t *id, json_t *result)
+{
+	begin_reply(m, id);
+	buf_puts(&m->out, ",\"result\":");
+	jsonout_tree(&m->out, result, 0);
+	buf_putc(&m->out, '}');
+	json_decref(result);
+	send_buf(m);
+}
+
+static void on_initialize(struct mcp *m, const json_t *id, const json_t *params)
+{
+	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+	snprintf(m->version, sizeof m->version, "%s", NEWEST);
+	for (size_t k = 0; want && k < sizeof versions / sizeof *versions; k++)
+		if (!strcmp(want, versions[k]))
+			snprintf(m->version, sizeof m->version, "%s", want);
+	reply_tree(m, id, json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s},s:s}",
+		"protocolVersion", m->version,
+		"capabilities", "tools", "listChanged", 0,
+		"serverInfo", "name", "dsight", "version", DSIGHT_VERSION,
+		"instructions", "Use query_trace to read a dsight report. Start with "
+		"kind=summary, then sessions/workers/families to find exact filter "
+		"values."));
+}
+
+static void on_tools_list(struct mcp *m, const json_t *id)
+{
+	json_t *schema = json_loads(tool_schema, 0, NULL);
+	reply_tree(m, id, json_pack("{s:[{s:s,s:s,s:s,s:o,s:{s:s,s:b,s:b,s:b,s:b}}]}",
+		"tools", "name", "query_trace", "title", "Query a dsight report",
+		"description", tool_description, "inputSchema", schema,
+		"annotations", "title", "Query a dsight report",
+		"readOnlyHint", 1, "destructiveHint", 0, "idempotentHint", 1,
+		"openWorldHint", 0));
+}
+
+static void tool_error(struct mcp *m, const json_t *id, const char *msg)
+{
+	begin_reply(m, id);
+	buf_puts(&m->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+	jsonout_cstr(&m->out, msg);
+	buf_puts(&m->out, "}],\"isError\":true}}");
+	send_buf(m);
+}
+
+/* Runs the query, reopening once if the dataset changed under us. */
+static int run_query(struct mcp *m, const char *path, const struct query_params *p,
+                     struct buf *data, struct err *e)
+{
+	struct dataset *ds;
+	int rc;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = dscache_get(m->cache, path, &ds, e)) != 0)
+			return rc;
+		buf_reset(data);
+		rc = query_run(ds, p, data, e);
+		if (rc != ERR_REBUILT)
+			return rc;
+		dscache_forget(m->cache, path);
+	}
+	return rc;
+}
+
+static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const json_t *args = json_object_get(params, "arguments");
+	struct query_params p;
+	struct err e;
+	struct buf data;
+
+	if (!name || strcmp(name, "query_trace") != 0) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "Unknown tool: %.200s", name ? name : "(none)");
+		reply_error(m, id, -32602, msg);
+		return;
+	}
+	if (args && !json_is_object(args)) {
+		tool_error(m, id, "arguments must be an object");
+		return;
+	}
+	const json_t *dataset = json_object_get(args, "dataset");
+	if (!json_is_string(dataset) || !*json_string_value(dataset)) {
+		tool_error(m, id, "dataset is required: a report directory, SQLite cache or evidence document path");
+		return;
+	}
+	err_clear(&e);
+	query_params_init(&p);
+	if (query_params_from_json(args, &p, &e) != 0) {
+		tool_error(m, id, e.msg);
+		return;
+	}
+	buf_init(&data, 64u << 20);
+	if (run_query(m, json_string_value(dataset), &p, &data, &e) != 0) {
+		tool_error(m, id, e.msg);
+	} else if (data.failed) {
+		tool_error(m, id, "The result is larger than 64 MiB; narrow the window or lower the limit.");
+	} else {
+		begin_reply(m, id);
+		buf_puts(&m->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+		jsonout_str(&m->out, data.data, data.len);
+		buf_puts(&m->out, "}]");
+		if (strcmp(m->version, "2025-06-18") >= 0) {
+			buf_puts(&m->out, ",\"structuredContent\":");
+			buf_append(&m->out, data.data, data.len);
+		}
+		buf_puts(&m->out, ",\"isError\":false}}");
+		send_buf(m);
+	}
+	buf_free(&data);
+}
+
+static void handle_line(struct mcp *m, const char *line, size_t len)
+{
+	json_error_t jerr;
+	json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	char text[300];
+
+	if (!msg) {
+		snprintf(text, sizeof text, "Parse error: %s", jerr.text);
+		reply_error(m, NULL, -32700, text);
+		return;
+	}
+	const json_t *id = json_object_get(msg, "id");
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	const json_t *params = json_object_get(msg, "params");
+	const char *jsonrpc = json_string_value(json_object_get(msg, "jsonrpc"));
+
+	if (!json_is_object(msg) || !jsonrpc || strcmp(jsonrpc, "2.0") != 0 || !method) {
+		/* A response or garbage: answer only what carries an id. */
+		if (json_is_object(msg) && (json_object_get(msg, "result") || json_object_get(msg, "error")))
+			goto done;
+		reply_error(m, id, -32600, "Invalid Request: expected a JSON-RPC 2.0 request object");
+		goto done;
+	}
+	if (!id) /* notification (notifications/initialized, cancelled, ...) */
+		goto done;
+	if (!strcmp(method, "initialize"))
+		on_initialize(m, id, params);
+	else if (!strcmp(method, "ping"))
+		reply_tree(m, id, json_object());
+	else if (!strcmp(method, "tools/list"))
+		on_tools_list(m, id);
+	else if (!strcmp(method, "tools/call"))
+		on_tools_call(m, id, params);
+	else {
+		snprintf(text, sizeof text, "Method not found: %.200s", method);
+		reply_error(m, id, -32601, text);
+	}
+done:
+	json_decref(msg);
+}
+
+static const char usage[] =
+	"usage: dsight mcp\n"
+	"\n"
+	"Serves the Model Context Protocol on stdin/stdout (JSON-RPC 2.0, one\n"
+	"message per line) with one read-only tool, query_trace, whose arguments\n"
+	"are `dataset` (a report directory, SQLite cache or evidence document),\n"
+	"`kind` (default summary) and the query parameters by their RPC names\n"
+	"(start, end, request_id, session, agent, worker, rank, profile, name,\n"
+	"search, min_ttft_ms, offset, limit, points).  Datasets stay open between\n"
+	"calls; a rebuilt report is reopened.  Exits 0 at end of input.\n"
+	"\n"
+	"Client configuration example (e.g. .mcp.json):\n"
+	"  {\"mcpServers\": {\"dsight\": {\"command\": \"dsight\", \"args\": [\"mcp\"]}}}\n";
 
 int cmd_mcp_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("dsight mcp: not available in this build yet\n", stderr);
-	return 1;
+	struct mcp m;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (argc > 1) {
+		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+		fputs(usage, help ? stdout : stderr);
+		return help ? 0 : 2;
+	}
+	memset(&m, 0, sizeof m);
+	snprintf(m.version, sizeof m.version, "%s", NEWEST);
+	buf_init(&m.out, 0);
+	if (!(m.cache = dscache_new(MCP_DATASETS))) {
+		fputs("dsight mcp: out of memory\n", stderr);
+		return 1;
+	}
+	while ((n = getline(&line, &cap, stdin)) >= 0) {
+		size_t len = (size_t)n;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		if (len == 0)
+			continue;
+		if (len > MCP_LINE_MAX) {
+			reply_error(&m, NULL, -32600, "Invalid Request: message larger than 4 MiB");
+			continue;
+		}
+		handle_line(&m, line, len);
+	}
+	free(line);
+	buf_free(&m.out);
+	dscache_free(m.cache);
+	return 0;
 }

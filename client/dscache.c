@@ -1,0 +1,148 @@
+/* dscache: open datasets cached by resolved path (see dscache.h). */
+#include "dscache.h"
+#include "fileid.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+	char *path;          /* resolved path of the dataset as given */
+	struct dataset *ds;
+	struct fileid id;    /* of dataset_data_path(ds) when opened */
+	unsigned long used;  /* LRU clock */
+};
+
+struct dscache {
+	struct entry *e;
+	int n, max;
+	unsigned long clock;
+};
+
+struct dscache *dscache_new(int max)
+{
+	struct dscache *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->e = calloc((size_t)max, sizeof *c->e);
+	if (!c->e) {
+		free(c);
+		return NULL;
+	}
+	c->max = max;
+	return c;
+}
+
+static void drop(struct dscache *c, int k)
+{
+	dataset_close(c->e[k].ds);
+	free(c->e[k].path);
+	c->e[k] = c->e[--c->n];
+}
+
+void dscache_free(struct dscache *c)
+{
+	if (!c)
+		return;
+	while (c->n)
+		drop(c, 0);
+	free(c->e);
+	free(c);
+}
+
+static int find(struct dscache *c, const char *path)
+{
+	for (int k = 0; k < c->n; k++)
+		if (!strcmp(c->e[k].path, path))
+			return k;
+	return -1;
+}
+
+/* The data file a dataset path will read (dataset.h's preference order),
+ * to stat it before opening. */
+static void data_file_guess(const char *path, char *out, size_t n)
+{
+	struct stat st;
+	snprintf(out, n, "%s", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(out, n, "%s/trace-data.sqlite", path);
+		if (access(out, F_OK) != 0)
+			snprintf(out, n, "%s/trace-data.json.gz", path);
+	}
+}
+
+/* Opens path so that *id is the identity of the very file that was read:
+ * the data file is stat'ed before and after opening, and a rebuild that
+ * swapped it in between makes us open again. */
+static int open_stable(const char *path, struct dataset **out,
+                       struct fileid *id, struct err *e)
+{
+	char guess[PATH_MAX + 32];
+	struct fileid before;
+	int rc;
+
+	for (int tries = 0;; tries++) {
+		data_file_guess(path, guess, sizeof guess);
+		int have_before = fileid_get(guess, &before, e) == 0;
+		if ((rc = dataset_open(path, out, e)) != 0)
+			return rc;
+		if ((rc = fileid_get(dataset_data_path(*out), id, e)) != 0) {
+			dataset_close(*out);
+			return rc;
+		}
+		if ((have_before && fileid_equal(&before, id)) || tries == 4)
+			return 0;
+		dataset_close(*out);
+	}
+}
+
+void dscache_forget(struct dscache *c, const char *path)
+{
+	char real[PATH_MAX];
+	int k = find(c, realpath(path, real) ? real : path);
+	if (k >= 0)
+		drop(c, k);
+}
+
+int dscache_get(struct dscache *c, const char *path, struct dataset **out,
+                struct err *e)
+{
+	char real[PATH_MAX];
+	const char *key = realpath(path, real) ? real : path;
+	struct fileid now;
+	int k = find(c, key), rc;
+
+	if (k >= 0) {
+		if (fileid_get(dataset_data_path(c->e[k].ds), &now, e) == 0 &&
+		    fileid_equal(&now, &c->e[k].id)) {
+			c->e[k].used = ++c->clock;
+			*out = c->e[k].ds;
+			return 0;
+		}
+		drop(c, k); /* rebuilt, rewritten or removed: reopen below */
+	}
+	struct dataset *ds;
+	if ((rc = open_stable(key, &ds, &now, e)) != 0)
+		return rc;
+	if (c->n == c->max) {
+		int old = 0;
+		for (k = 1; k < c->n; k++)
+			if (c->e[k].used < c->e[old].used)
+				old = k;
+		drop(c, old);
+	}
+	char *copy = strdup(key);
+	if (!copy) {
+		dataset_close(ds);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	c->e[c->n].path = copy;
+	c->e[c->n].ds = ds;
+	c->e[c->n].id = now;
+	c->e[c->n].used = ++c->clock;
+	*out = c->e[c->n++].ds;
+	return 0;
+}
