@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""dsight mcp driven as an MCP client would drive it, over pipes."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+
+t = tap.T()
+dsight = tap.binpath("dsight")
+report = os.path.join(t.tmp, "report")
+r = tap.run([dsight, "build", tap.FIXTURE, "-o", report])
+if not t.ok(r.returncode == 0, "build the example report", r.stderr):
+    sys.exit(t.done())
+
+
+class Client:
+    def __init__(self):
+        self.p = subprocess.Popen([dsight, "mcp"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, bufsize=1)
+        self.next_id = 0
+
+    def send_raw(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def read(self):
+        line = self.p.stdout.readline()
+        return json.loads(line) if line else None
+
+    def call(self, method, params=None):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send_raw(json.dumps(msg))
+        reply = self.read()
+        return reply
+
+    def tool(self, args):
+        return self.call("tools/call", {"name": "query_trace", "arguments": args})
+
+
+c = Client()
+init = c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "1"}})
+t.eq(init["result"]["protocolVersion"], "2025-06-18", "initialize echoes a supported version")
+t.ok(init["result"]["capabilities"].get("tools") is not None, "initialize advertises tools")
+c.send_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+t.eq(c.call("ping"), {"jsonrpc": "2.0", "id": c.next_id, "result": {}}, "ping answers {}")
+
+tools = c.call("tools/list")["result"]["tools"]
+t.eq([x["name"] for x in tools], ["query_trace"], "one tool, query_trace")
+schema = tools[0]["inputSchema"]
+props = schema["properties"]
+want = ["dataset", "kind", "start", "end", "request_id", "session", "agent", "worker",
+        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points"]
+t.eq(sorted(props), sorted(want), "schema lists every query parameter by its RPC name")
+t.eq(schema["required"], ["dataset"], "dataset is required")
+t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
+      props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
+t.eq((props["rank"]["type"], props["start"]["type"], props["points"]["type"]),
+     ("integer", "number", "boolean"), "schema types")
+ann = tools[0]["annotations"]
+t.ok(ann["readOnlyHint"] is True and ann["destructiveHint"] is False, "read-only, non-destructive")
+
+kinds = ["summary", "requests", "request", "lifecycle", "metrics", "profiles", "nsys", "cpu",
+         "iterations", "sources", "server_spans", "sessions", "workers", "families"]
+fixture = json.load(open(tap.FIXTURE))
+rid = fixture["requests"][0]["id"]
+for kind in kinds:
+    args = {"dataset": report, "kind": kind}
+    cli = [dsight, "query", report, kind]
+    if kind in ("request", "lifecycle"):
+        args["request_id"] = rid
+        cli += ["--request", rid]
+    if kind == "metrics":
+        args["points"] = True
+        cli += ["--points"]
+    res = c.tool(args)["result"]
+    local = tap.run(cli)
+    ok = (res.get("isError") is False and res["content"][0]["text"] == local.stdout.rstrip("\n")
+          and res["structuredContent"] == json.loads(local.stdout))
+    t.ok(ok, "tools/call %s equals dsight query" % kind,
+         "mcp: %r\ncli: %r %r" % (res, local.stdout[:300], local.stderr))
+
+res = c.tool({"dataset": report, "kind": "nsys", "limit": "5"})["result"]
+t.ok(res.get("isError") is True and "limit must be an integer" in res["content"][0]["text"],
+     "wrong parameter type is a tool error with the validation message", res)
+res = c.tool({"dataset": report, "kind": "nsys", "start": 5, "end": 3})["result"]
+t.ok(res.get("isError") is True and res["content"][0]["text"] ==
+     "Require 0 <= start < end <= run duration (seconds from origin_ns)",
+     "range validation message", res)
+res = c.tool({"dataset": report, "kind": "request", "request_id": "nope"})["result"]
+t.ok(res.get("isError") is True and "Unknown client request: nope" in res["content"][0]["text"],
+     "unknown request is a tool error", res)
+res = c.tool({"dataset": os.path.join(t.tmp, "missing")})["result"]
+t.ok(res.get("isError") is True, "missing dataset is a tool error", res)
+err = c.call("tools/call", {"name": "no_such_tool", "arguments": {}})
+t.ok("error" in err and err["error"]["code"] == -32602, "unknown tool is a protocol error", err)
+err = c.call("no/such/method")
+t.ok("error" in err and err["error"]["code"] == -32601, "unknown method", err)
+c.send_raw("{this is not json")
+err = c.read()
+t.ok(err and err["error"]["code"] == -32700 and err["id"] is None, "malformed line answered", err)
+t.ok(c.call("ping").get("result") == {}, "server keeps serving after a malformed line")
+
+# A report rebuilt between two calls: the second call answers the new generation.
+gen1 = json.loads(open(os.path.join(report, "manifest.json")).read())["generation"]
+first = c.tool({"dataset": report, "kind": "summary"})["result"]
+doc = json.load(open(tap.FIXTURE))
+doc["meta"]["job"] = "rebuilt-job"
+changed = os.path.join(t.tmp, "changed.json")
+json.dump(doc, open(changed, "w"))
+r = tap.run([dsight, "build", changed, "-o", report])
+t.ok(r.returncode == 0, "rebuild the report", r.stderr)
+second = c.tool({"dataset": report, "kind": "summary"})["result"]
+t.ok(second.get("isError") is False and second["structuredContent"]["meta"]["job"] == "rebuilt-job"
+     and first["structuredContent"]["meta"]["job"] == "example-run",
+     "a rebuilt report is reopened and answers the new generation", second)
+
+c.p.stdin.close()
+rc = c.p.wait(timeout=30)
+t.eq(rc, 0, "end of input: clean exit 0")
+
+# Version negotiation with an old and an unknown version.
+for want_v, got_v in (("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-06-18")):
+    c2 = Client()
+    res = c2.call("initialize", {"protocolVersion": want_v, "capabilities": {}})
+    t.eq(res["result"]["protocolVersion"], got_v, "negotiates %s -> %s" % (want_v, got_v))
+    if want_v == "2024-11-05":
+        res = c2.tool({"dataset": report})["result"]
+        t.ok("structuredContent" not in res and res["isError"] is False,
+             "no structuredContent before 2025-06-18")
+    c2.p.stdin.close()
+    c2.p.wait(timeout=30)
+
+sys.exit(t.done())
