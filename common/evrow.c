@@ -54,13 +54,15 @@ int evrow_number(struct evrow *r, const char *s, size_t n)
 	int kind;
 
 	if (w == 'T') {
-		kind = numtext_int(s, n, &iv);
-		if (kind == NUMTEXT_BIG)
+		int is_int;
+		if (numtext_number(s, n, &d, &is_int))
+			return is_int ? EVROW_BIG : EVROW_RANGE;
+		/* an integer time must fit int64 like any integer */
+		if (is_int && (d >= 9223372036854775807.0 || d < -9223372036854775807.0) &&
+		    numtext_int(s, n, &iv) == NUMTEXT_BIG)
 			return EVROW_BIG;
-		if (kind == NUMTEXT_INT)
-			d = (double)iv;
-		else if (numtext_real(s, n, &d))
-			return EVROW_RANGE;
+		if (is_int && d == 0)
+			d = 0.0; /* the integer -0 is 0 */
 		if (r->k == 0)
 			r->t0 = d;
 		else

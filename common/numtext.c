@@ -59,34 +59,79 @@ static const long double pow10l[28] = {
 };
 #endif
 
-int numtext_real(const char *s, size_t n, double *out)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight ASCII digits at p as their value, or -1 when they are not all
+ * digits (SWAR: one load, a few multiplies). */
+static inline int64_t eight_digits(const char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	if (((v & 0xF0F0F0F0F0F0F0F0u) |
+	     (((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) >> 4)) != 0x3333333333333333u)
+		return -1;
+	v -= 0x3030303030303030u;
+	v = v * 10 + (v >> 8);
+	v = (((v & 0x000000FF000000FFu) * (100 + (1000000ull << 32))) +
+	     (((v >> 16) & 0x000000FF000000FFu) * (1 + (10000ull << 32)))) >> 32;
+	return (int64_t)v;
+}
+#else
+static inline int64_t eight_digits(const char *p)
+{
+	(void)p;
+	return -1;
+}
+#endif
+
+/* Accumulates the digit run at s[k..n) into *m (leading zeros skipped while
+ * *m is 0); *nd counts significant digits, *cnt all digits.  Returns the
+ * end of the run, or (size_t)-1 past 19 significant digits. */
+static size_t digit_run(const char *s, size_t k, size_t n, uint64_t *m, int *nd,
+                        long *cnt)
+{
+	size_t k0 = k;
+	int64_t v;
+
+	if (*m == 0)
+		while (k < n && s[k] == '0')
+			k++;
+	while (k + 8 <= n && *nd <= 11 && (v = eight_digits(s + k)) >= 0) {
+		*m = *m * 100000000u + (uint64_t)v;
+		*nd += 8;
+		k += 8;
+	}
+	for (; k < n && (unsigned)(s[k] - '0') <= 9; k++) {
+		if (++*nd > 19)
+			return (size_t)-1;
+		*m = *m * 10 + (uint64_t)(s[k] - '0');
+	}
+	*cnt += (long)(k - k0);
+	return k;
+}
+
+int numtext_number(const char *s, size_t n, double *out, int *is_integer)
 {
 	size_t k = 0;
 	int neg = 0, ndig = 0;
 	uint64_t m = 0;
-	long e = 0, ex = 0;
+	long e = 0, ex = 0, nint = 0;
 
+	*is_integer = 1;
 	if (n && s[0] == '-')
 		neg = 1, k = 1;
-	for (; k < n && (unsigned)(s[k] - '0') <= 9; k++) {
-		if (m == 0 && s[k] == '0')
-			continue;
-		if (++ndig > 19)
-			return slow_real(s, n, out);
-		m = m * 10 + (uint64_t)(s[k] - '0');
-	}
+	k = digit_run(s, k, n, &m, &ndig, &nint);
+	if (k == (size_t)-1)
+		goto slow;
 	if (k < n && s[k] == '.') {
-		for (k++; k < n && (unsigned)(s[k] - '0') <= 9; k++) {
-			e--;
-			if (m == 0 && s[k] == '0')
-				continue;
-			if (++ndig > 19)
-				return slow_real(s, n, out);
-			m = m * 10 + (uint64_t)(s[k] - '0');
-		}
+		*is_integer = 0;
+		k = digit_run(s, k + 1, n, &m, &ndig, &e);
+		if (k == (size_t)-1)
+			goto slow;
+		e = -e;
 	}
 	if (k < n && (s[k] == 'e' || s[k] == 'E')) {
 		int eneg = 0;
+		*is_integer = 0;
 		k++;
 		if (k < n && (s[k] == '-' || s[k] == '+'))
 			eneg = s[k++] == '-';
@@ -96,7 +141,7 @@ int numtext_real(const char *s, size_t n, double *out)
 		e += eneg ? -ex : ex;
 	}
 	if (k != n)
-		return slow_real(s, n, out);
+		goto slow;
 	if (m == 0) {
 		*out = neg ? -0.0 : 0.0;
 		return 0;
@@ -114,15 +159,24 @@ int numtext_real(const char *s, size_t n, double *out)
 		 * midpoint between two doubles (low 11 bits 100 0000 0000). */
 		long double q = (long double)m;
 		q = e >= 0 ? q * pow10l[e] : q / pow10l[-e];
-		long double qq = q;
 		uint64_t bits;
-		memcpy(&bits, &qq, sizeof bits);
+		memcpy(&bits, &q, sizeof bits);
 		if ((bits & 0x7ff) != 0x400) {
-			double d = (double)qq;
+			double d = (double)q;
 			*out = neg ? -d : d;
 			return 0;
 		}
 	}
 #endif
+slow:
+	for (size_t j = 0; j < n; j++)
+		if (s[j] == '.' || s[j] == 'e' || s[j] == 'E')
+			*is_integer = 0;
 	return slow_real(s, n, out);
+}
+
+int numtext_real(const char *s, size_t n, double *out)
+{
+	int is_integer;
+	return numtext_number(s, n, out, &is_integer);
 }

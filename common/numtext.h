@@ -26,4 +26,7 @@ int numtext_int(const char *s, size_t n, int64_t *out);
  * Returns 0, or -1 when the value overflows to infinity. */
 int numtext_real(const char *s, size_t n, double *out);
 
+/* Like numtext_real, and tells whether the token was an integer token. */
+int numtext_number(const char *s, size_t n, double *out, int *is_integer);
+
 #endif
