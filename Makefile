@@ -89,9 +89,9 @@ $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
-$(B)/bin/%: $(B)/obj/scripts/%.o $(LIBDSIGHT)
+$(B)/bin/%: $(B)/obj/scripts/%.o $(LIBPROTO) $(LIBDSIGHT)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBDSIGHT) $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
 # A tool too big for one file keeps its other modules in scripts/<tool>/*.c.
 $(foreach t,$(TOOL_SRC),$(eval $(B)/bin/$(basename $(notdir $(t))): $(call obj,$(wildcard scripts/$(basename $(notdir $(t)))/*.c))))

@@ -1,0 +1,272 @@
+/*
+ * session-load: load and latency driver for warm sessions (tests and
+ * scripts/bench-session).
+ *
+ *   session-load rpc SOCKET CLIENTS QUERIES PARAMS_JSON
+ *       CLIENTS threads, each on its own connection: hello, then QUERIES
+ *       `query` requests with PARAMS_JSON, one at a time.  Every reply must
+ *       be a result.  Prints {"clients", "queries", "errors", "seconds",
+ *       "qps", "p50_us", "p99_us", "max_us"}; exit 1 on any error.
+ *   session-load spawn RUNS CMD [ARGS...]
+ *       Runs CMD RUNS times (stdout to /dev/null), timing each end to end,
+ *       process start included.  Prints {"runs", "errors", "p50_ms",
+ *       "p99_ms", "mean_ms"}; exit 1 when a run fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "frame.h"
+#include "jsonout.h"
+#include "rpc.h"
+
+extern char **environ;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	size_t k = (size_t)(q * (double)(n - 1) + 0.5);
+	return v[k < n ? k : n - 1];
+}
+
+struct client {
+	pthread_t th;
+	const char *path, *params;
+	long queries;
+	double *lat;   /* seconds per query */
+	long done, errors;
+	char first_error[ERR_MSG_MAX + 32];
+};
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads one frame into *body (malloc'd). */
+static int read_frame(int fd, struct frame_reader *fr, char *in, size_t *pos,
+                      size_t *len, char **body, size_t *blen)
+{
+	struct err e;
+	for (;;) {
+		if (*pos < *len) {
+			const char *p = in + *pos;
+			size_t n = *len - *pos;
+			int rc = frame_reader_feed(fr, &p, &n, body, blen, &e);
+			*pos = *len - n;
+			if (rc == FRAME_DONE)
+				return 0;
+			if (rc != FRAME_MORE)
+				return -1;
+			continue;
+		}
+		ssize_t r = recv(fd, in, 65536, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		*pos = 0;
+		*len = (size_t)r;
+	}
+}
+
+static void *client_run(void *arg)
+{
+	struct client *c = arg;
+	struct sockaddr_un sa;
+	struct frame_reader fr;
+	struct buf req;
+	char *in = malloc(65536);
+	size_t pos = 0, len = 0;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	frame_reader_init(&fr, FRAME_RESPONSE_MAX);
+	buf_init(&req, 0);
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		c->errors = c->queries;
+		snprintf(c->first_error, sizeof c->first_error, "connect: %s", strerror(errno));
+		goto out;
+	}
+	for (long k = -1; k < c->queries; k++) {
+		struct rpc_response r;
+		struct err e;
+		char *body = NULL;
+		size_t blen = 0;
+		double t0 = now_s();
+		buf_reset(&req);
+		size_t off = frame_begin(&req);
+		if (k < 0)
+			rpc_request_write(&req, 0, "hello", "{\"protocol\":1,\"client\":\"session-load\"}");
+		else
+			rpc_request_write(&req, k + 1, "query", c->params);
+		frame_end(&req, off, FRAME_REQUEST_MAX);
+		if (send_all(fd, req.data, req.len) != 0 ||
+		    read_frame(fd, &fr, in, &pos, &len, &body, &blen) != 0) {
+			c->errors += c->queries - (k < 0 ? 0 : k);
+			snprintf(c->first_error, sizeof c->first_error, "connection lost after %ld queries", k < 0 ? 0 : k);
+			free(body);
+			break;
+		}
+		if (rpc_parse_response(body, blen, &r, &e) != 0 || r.is_error) {
+			c->errors++;
+			if (!c->first_error[0])
+				snprintf(c->first_error, sizeof c->first_error, "%s",
+				         r.is_error ? r.message : e.msg);
+		} else if (k >= 0) {
+			c->lat[c->done++] = now_s() - t0;
+		}
+		free(body);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	frame_reader_free(&fr);
+	buf_free(&req);
+	free(in);
+	return NULL;
+}
+
+static int cmd_rpc(int argc, char **argv)
+{
+	long nclients, nq;
+	struct client *cl;
+	double t0, secs, *all;
+	long total = 0, errors = 0;
+	struct buf out;
+
+	if (argc != 6)
+		return fprintf(stderr, "usage: session-load rpc SOCKET CLIENTS QUERIES PARAMS_JSON\n"), 2;
+	nclients = atol(argv[3]);
+	nq = atol(argv[4]);
+	if (nclients < 1 || nq < 1)
+		return fprintf(stderr, "session-load: CLIENTS and QUERIES must be positive\n"), 2;
+	cl = calloc((size_t)nclients, sizeof *cl);
+	t0 = now_s();
+	for (long i = 0; i < nclients; i++) {
+		cl[i].path = argv[2];
+		cl[i].params = argv[5];
+		cl[i].queries = nq;
+		cl[i].lat = calloc((size_t)nq, sizeof(double));
+		pthread_create(&cl[i].th, NULL, client_run, &cl[i]);
+	}
+	for (long i = 0; i < nclients; i++)
+		pthread_join(cl[i].th, NULL);
+	secs = now_s() - t0;
+	all = calloc((size_t)(nclients * nq), sizeof(double));
+	for (long i = 0; i < nclients; i++) {
+		memcpy(all + total, cl[i].lat, (size_t)cl[i].done * sizeof(double));
+		total += cl[i].done;
+		errors += cl[i].errors;
+		if (cl[i].errors)
+			fprintf(stderr, "session-load: client %ld: %ld errors, first: %s\n", i, cl[i].errors,
+			        cl[i].first_error);
+	}
+	qsort(all, (size_t)total, sizeof(double), cmp_d);
+	buf_init(&out, 0);
+	buf_printf(&out, "{\"clients\":%ld,\"queries\":%ld,\"errors\":%ld,\"seconds\":", nclients, total, errors);
+	jsonout_real(&out, (double)(long)(secs * 1000) / 1000);
+	buf_puts(&out, ",\"qps\":");
+	jsonout_int(&out, (int64_t)((double)total / secs));
+	buf_printf(&out, ",\"p50_us\":%ld,\"p99_us\":%ld,\"max_us\":%ld}\n",
+	           (long)(pct(all, (size_t)total, 0.5) * 1e6), (long)(pct(all, (size_t)total, 0.99) * 1e6),
+	           (long)(total ? all[total - 1] * 1e6 : 0));
+	fputs(out.data, stdout);
+	buf_free(&out);
+	for (long i = 0; i < nclients; i++)
+		free(cl[i].lat);
+	free(cl);
+	free(all);
+	return errors ? 1 : 0;
+}
+
+static int cmd_spawn(int argc, char **argv)
+{
+	long runs, errors = 0;
+	double *t, sum = 0;
+	posix_spawn_file_actions_t fa;
+	struct buf out;
+
+	if (argc < 4)
+		return fprintf(stderr, "usage: session-load spawn RUNS CMD [ARGS...]\n"), 2;
+	runs = atol(argv[2]);
+	if (runs < 1)
+		return fprintf(stderr, "session-load: RUNS must be positive\n"), 2;
+	t = calloc((size_t)runs, sizeof *t);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	for (long i = 0; i < runs; i++) {
+		pid_t pid;
+		int status = 0;
+		double t0 = now_s();
+		if (posix_spawn(&pid, argv[3], &fa, NULL, argv + 3, environ) != 0) {
+			errors++;
+			continue;
+		}
+		waitpid(pid, &status, 0);
+		t[i] = now_s() - t0;
+		sum += t[i];
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			errors++;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	qsort(t, (size_t)runs, sizeof *t, cmp_d);
+	buf_init(&out, 0);
+	buf_printf(&out, "{\"runs\":%ld,\"errors\":%ld,\"p50_ms\":", runs, errors);
+	jsonout_real(&out, (double)(long)(pct(t, (size_t)runs, 0.5) * 1e6) / 1000);
+	buf_puts(&out, ",\"p99_ms\":");
+	jsonout_real(&out, (double)(long)(pct(t, (size_t)runs, 0.99) * 1e6) / 1000);
+	buf_puts(&out, ",\"mean_ms\":");
+	jsonout_real(&out, (double)(long)(sum / (double)runs * 1e6) / 1000);
+	buf_puts(&out, "}\n");
+	fputs(out.data, stdout);
+	buf_free(&out);
+	free(t);
+	return errors ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "rpc"))
+		return cmd_rpc(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "spawn"))
+		return cmd_spawn(argc, argv);
+	fputs("usage: session-load rpc SOCKET CLIENTS QUERIES PARAMS_JSON\n"
+	      "       session-load spawn RUNS CMD [ARGS...]\n", stderr);
+	return 2;
+}
