@@ -459,7 +459,8 @@ int store_write_open(const char *path, struct store_writer **out,
 	}
 	if (exec(w, "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
 	            " PRAGMA synchronous=OFF; PRAGMA cache_size=-131072;"
-	            " PRAGMA temp_store=FILE; PRAGMA locking_mode=EXCLUSIVE;",
+	            " PRAGMA temp_store=FILE; PRAGMA locking_mode=EXCLUSIVE;"
+	            " PRAGMA threads=2;",
 	         "settings", e) ||
 	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e))
 		goto fail;
