@@ -23,6 +23,7 @@
 #define BATCH_ROWS 16384
 #define BATCH_TEXT (2u << 20)
 #define QUEUE_MAX 4 /* full batches waiting for the writer thread */
+#define MULTI_ROWS 32 /* rows per multi-row INSERT */
 
 static const char schema_sql[] =
 	"CREATE TABLE catalog   (json TEXT NOT NULL, generation TEXT NOT NULL);"
@@ -46,9 +47,12 @@ enum rec_kind { REC_EVENT, REC_SAMPLE, REC_POINT };
 /* One row waiting to be inserted; its text (tid or payload) lives in the
  * batch's text buffer. */
 struct rec {
-	int64_t key, ordinal, name, source_row;
-	double t0, t1;
-	size_t off, len;
+	int64_t key, ordinal;
+	int64_t name;       /* event: name index; sample: stack; point: source id */
+	int64_t source_row;
+	double t0, t1;      /* event: start, end; sample/point: time, - */
+	size_t off, len;    /* event/sample: tid; point: big integer digits */
+	struct num value;   /* point value (big: digits at off/len) */
 	int kind;
 };
 
@@ -68,9 +72,11 @@ struct prof_dur {
 struct store_writer {
 	char *path;
 	sqlite3 *db;
-	sqlite3_stmt *ins[3]; /* by rec_kind */
+	sqlite3_stmt *ins[3];   /* one row, by rec_kind */
+	sqlite3_stmt *multi[3]; /* MULTI_ROWS rows, by rec_kind */
 
-	/* durations, touched by the writer thread only until it is joined */
+	/* touched by the writer thread only until it is joined */
+	struct buf payload; /* payload JSON of the rows being inserted */
 	struct prof_dur **dur;
 	size_t ndur;
 
@@ -181,37 +187,100 @@ static int note_duration(struct store_writer *w, int64_t profile, double d,
 	return 0;
 }
 
+/* Appends the JSON payload of a sample or point row to out. */
+static void format_payload(struct buf *out, const struct batch *b,
+                           const struct rec *r)
+{
+	const char *text = b->text.data + r->off;
+
+	buf_putc(out, '[');
+	jsonout_real(out, r->t0);
+	buf_putc(out, ',');
+	if (r->kind == REC_SAMPLE) {
+		jsonout_str(out, text, r->len);
+	} else {
+		struct num v = r->value;
+		if (v.kind == NUM_BIG) {
+			v.big = text;
+			v.big_len = r->len;
+		}
+		num_emit(out, &v);
+	}
+	buf_putc(out, ',');
+	jsonout_int(out, r->name);
+	buf_putc(out, ',');
+	jsonout_int(out, r->source_row);
+	buf_putc(out, ']');
+}
+
+/* Binds rec r as the row starting at parameter base of st; a payload was
+ * formatted at payload[poff, poff + plen). */
+static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
+                    const struct batch *b, const struct rec *r,
+                    const char *payload, size_t plen, struct err *e)
+{
+	sqlite3_bind_int64(st, base, r->key);
+	sqlite3_bind_int64(st, base + 1, r->ordinal);
+	if (r->kind == REC_EVENT) {
+		int bucket = store_bucket(r->t0, r->t1);
+		if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
+			return e->code;
+		sqlite3_bind_int(st, base + 2, bucket);
+		sqlite3_bind_double(st, base + 3, r->t0);
+		sqlite3_bind_double(st, base + 4, r->t1);
+		sqlite3_bind_int64(st, base + 5, r->name);
+		sqlite3_bind_text(st, base + 6, b->text.data + r->off, (int)r->len,
+		                  SQLITE_STATIC);
+		sqlite3_bind_int64(st, base + 7, r->source_row);
+	} else {
+		sqlite3_bind_double(st, base + 2, r->t0);
+		sqlite3_bind_text(st, base + 3, payload, (int)plen, SQLITE_STATIC);
+	}
+	return 0;
+}
+
+/* Inserts a batch: runs of MULTI_ROWS rows of one kind with the multi-row
+ * statement, the rest one by one.  Payloads are formatted here, on the
+ * writer thread, to balance the work with the parsing thread. */
 static int insert_batch(struct store_writer *w, struct batch *b,
                         struct err *e)
 {
-	for (size_t i = 0; i < b->n; i++) {
-		const struct rec *r = &b->recs[i];
-		sqlite3_stmt *st = w->ins[r->kind];
-		const char *text = b->text.data + r->off;
-		int rc;
+	static const char *const what[3] = {"events", "samples", "points"};
+	size_t i = 0, poff[MULTI_ROWS], plen[MULTI_ROWS];
 
-		sqlite3_bind_int64(st, 1, r->key);
-		sqlite3_bind_int64(st, 2, r->ordinal);
-		if (r->kind == REC_EVENT) {
-			int bucket = store_bucket(r->t0, r->t1);
-			if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
-				return e->code;
-			sqlite3_bind_int(st, 3, bucket);
-			sqlite3_bind_double(st, 4, r->t0);
-			sqlite3_bind_double(st, 5, r->t1);
-			sqlite3_bind_int64(st, 6, r->name);
-			sqlite3_bind_text(st, 7, text, (int)r->len, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 8, r->source_row);
-		} else {
-			sqlite3_bind_double(st, 3, r->t0);
-			sqlite3_bind_text(st, 4, text, (int)r->len, SQLITE_STATIC);
+	while (i < b->n) {
+		const struct rec *r = &b->recs[i];
+		size_t run = 1;
+		while (run < MULTI_ROWS && i + run < b->n &&
+		       b->recs[i + run].kind == r->kind)
+			run++;
+		int multi = run == MULTI_ROWS;
+		sqlite3_stmt *st = multi ? w->multi[r->kind] : w->ins[r->kind];
+		int ncols = r->kind == REC_EVENT ? 8 : 4;
+		if (!multi)
+			run = 1;
+		buf_reset(&w->payload);
+		for (size_t k = 0; r->kind != REC_EVENT && k < run; k++) {
+			poff[k] = w->payload.len;
+			format_payload(&w->payload, b, &b->recs[i + k]);
+			plen[k] = w->payload.len - poff[k];
 		}
-		rc = sqlite3_step(st);
+		if (w->payload.failed)
+			return err_set(e, w->payload.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
+			               "%s of %s %lld: cannot encode the row (ordinal %lld)",
+			               what[r->kind],
+			               r->kind == REC_POINT ? "series" : "profile",
+			               (long long)r->key, (long long)r->ordinal);
+		for (size_t k = 0; k < run; k++)
+			if (bind_rec(w, st, 1 + (int)k * ncols, b, &b->recs[i + k],
+			             r->kind == REC_EVENT ? NULL : w->payload.data + poff[k],
+			             r->kind == REC_EVENT ? 0 : plen[k], e))
+				return e->code;
+		int rc = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE)
-			return db_fail(w, e, r->kind == REC_EVENT ? "events"
-			                     : r->kind == REC_SAMPLE ? "samples"
-			                                             : "points");
+			return db_fail(w, e, what[r->kind]);
+		i += run;
 	}
 	return 0;
 }
@@ -357,27 +426,17 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
 
 	if (!r)
 		return e->code;
-	struct buf *t = &w->cur->text;
 	r->kind = REC_SAMPLE;
 	r->key = profile;
 	r->ordinal = ordinal;
 	r->t0 = row->time;
-	r->off = t->len;
-	buf_putc(t, '[');
-	jsonout_real(t, row->time);
-	buf_putc(t, ',');
-	jsonout_str(t, row->tid, row->tid_len);
-	buf_putc(t, ',');
-	jsonout_int(t, row->stack);
-	buf_putc(t, ',');
-	jsonout_int(t, row->source_row);
-	buf_putc(t, ']');
-	r->len = t->len - r->off;
+	r->name = row->stack;
+	r->source_row = row->source_row;
+	r->off = w->cur->text.len;
+	r->len = row->tid_len;
+	buf_append(&w->cur->text, row->tid, row->tid_len);
 	w->stats.samples++;
-	return t->failed ? err_set(e, ERR_DATA, "profiles[%lld].cpu.samples[%lld]:"
-	                           " cannot encode the row", (long long)profile,
-	                           (long long)ordinal)
-	                 : 0;
+	return 0;
 }
 
 static int on_point(void *ctx, int64_t series, int64_t ordinal,
@@ -388,27 +447,22 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
 
 	if (!r)
 		return e->code;
-	struct buf *t = &w->cur->text;
 	r->kind = REC_POINT;
 	r->key = series;
 	r->ordinal = ordinal;
 	r->t0 = row->time;
-	r->off = t->len;
-	buf_putc(t, '[');
-	jsonout_real(t, row->time);
-	buf_putc(t, ',');
-	num_emit(t, &row->value);
-	buf_putc(t, ',');
-	jsonout_int(t, row->source_id);
-	buf_putc(t, ',');
-	jsonout_int(t, row->source_row);
-	buf_putc(t, ']');
-	r->len = t->len - r->off;
+	r->name = row->source_id;
+	r->source_row = row->source_row;
+	r->value = row->value;
+	r->value.big = NULL;
+	r->off = w->cur->text.len;
+	r->len = 0;
+	if (row->value.kind == NUM_BIG) {
+		r->len = row->value.big_len;
+		buf_append(&w->cur->text, row->value.big, row->value.big_len);
+	}
 	w->stats.points++;
-	return t->failed ? err_set(e, ERR_DATA, "metrics[%lld].points[%lld]:"
-	                           " cannot encode the row", (long long)series,
-	                           (long long)ordinal)
-	                 : 0;
+	return 0;
 }
 
 void store_write_sink(struct store_writer *w, struct evidence_sink *sink)
@@ -428,6 +482,31 @@ void store_write_get_stats(const struct store_writer *w,
 
 /* ---- open / finish / close ---- */
 
+static int prepare_multi(struct store_writer *w, int kind, struct err *e)
+{
+	static const char *const table[3] = {"events", "samples", "points"};
+	int ncols = kind == REC_EVENT ? 8 : 4;
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql, 0);
+	buf_printf(&sql, "INSERT INTO %s VALUES ", table[kind]);
+	for (int r = 0; r < MULTI_ROWS; r++) {
+		buf_puts(&sql, r ? ",(" : "(");
+		for (int c = 0; c < ncols; c++)
+			buf_puts(&sql, c ? ",?" : "?");
+		buf_putc(&sql, ')');
+	}
+	if (sql.failed) {
+		buf_free(&sql);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	rc = sqlite3_prepare_v3(w->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT,
+	                        &w->multi[kind], NULL);
+	buf_free(&sql);
+	return rc == SQLITE_OK ? 0 : db_fail(w, e, "prepare");
+}
+
 int store_write_open(const char *path, struct store_writer **out,
                      struct err *e)
 {
@@ -445,9 +524,13 @@ int store_write_open(const char *path, struct store_writer **out,
 		free(w);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
+	buf_init(&w->payload, 0);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	err_clear(&w->thread_err);
+	/* Memory statistics take a global mutex per allocation; the bulk load
+	 * does not need them.  Only possible before SQLite is initialised. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 
 	rc = sqlite3_open_v2(path, &w->db,
 	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -471,6 +554,10 @@ int store_write_open(const char *path, struct store_writer **out,
 			db_fail(w, e, "prepare");
 			goto fail;
 		}
+	for (int i = 0; i < 3; i++) {
+		if (prepare_multi(w, i, e))
+			goto fail;
+	}
 	w->cur = batch_new();
 	if (!w->cur) {
 		err_set(e, ERR_NOMEM, "out of memory");
@@ -580,7 +667,8 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 		return e->code;
 	for (int i = 0; i < 3; i++) {
 		sqlite3_finalize(w->ins[i]);
-		w->ins[i] = NULL;
+		sqlite3_finalize(w->multi[i]);
+		w->ins[i] = w->multi[i] = NULL;
 	}
 	if (write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
@@ -609,8 +697,10 @@ void store_write_close(struct store_writer *w)
 	if (!w)
 		return;
 	stop_thread(w, NULL);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		sqlite3_finalize(w->ins[i]);
+		sqlite3_finalize(w->multi[i]);
+	}
 	if (w->db)
 		sqlite3_close(w->db);
 	batch_free(w->cur);
@@ -627,6 +717,7 @@ void store_write_close(struct store_writer *w)
 	for (size_t p = 0; p < w->ndur; p++)
 		free(w->dur[p]);
 	free(w->dur);
+	buf_free(&w->payload);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w->path);
