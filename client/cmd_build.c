@@ -200,6 +200,9 @@ int cmd_build_main(int argc, char **argv)
 	if (rc)
 		return fail(rc, e.msg);
 	print_summary(&r);
+	for (size_t i = 0; i < json_array_size(r.warnings); i++)
+		fprintf(stderr, "dsight build: warning: %s\n",
+		        json_string_value(json_array_get(r.warnings, i)));
 	build_result_free(&r);
 	return 0;
 }

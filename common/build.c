@@ -28,6 +28,7 @@ struct build_state {
 	struct store_writer *store;
 	struct sink_tee tee;
 	json_t *catalog;
+	json_t *warnings; /* added by this build, for the user */
 	struct evidence_stats stats;
 	char generation[STORE_GENERATION_LEN + 1];
 	char path[4096]; /* scratch for staging paths */
@@ -98,8 +99,17 @@ static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
 	no.max_events = o->max_profile_events;
 	no.job = o->job ? o->job : job;
 	no.tmpdir = publish_staging(s->pub);
-	return nsys_import_all(o->nsys_paths, o->nnsys, &s->catalog, &no, tee,
-	                       &s->stats, e);
+	size_t before = json_array_size(json_object_get(
+		json_object_get(s->catalog, "meta"), "warnings"));
+	if (nsys_import_all(o->nsys_paths, o->nnsys, &s->catalog, &no, tee,
+	                    &s->stats, e))
+		return e->code;
+	json_t *all = json_object_get(json_object_get(s->catalog, "meta"),
+	                              "warnings");
+	s->warnings = json_array();
+	for (size_t i = before; s->warnings && i < json_array_size(all); i++)
+		json_array_append(s->warnings, json_array_get(all, i));
+	return 0;
 }
 
 /* Streams every source into the row writers and leaves the catalog in
@@ -174,6 +184,7 @@ static void build_state_free(struct build_state *s)
 	store_write_close(s->store);
 	publish_end(s->pub);
 	json_decref(s->catalog);
+	json_decref(s->warnings);
 	evidence_stats_free(&s->stats);
 }
 
@@ -243,6 +254,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 	r->bytes = sz.bytes;
 	r->files = sz.files;
 	r->seconds = now_seconds() - t0;
+	r->warnings = s.warnings ? json_incref(s.warnings) : json_array();
 	if (!r->output || !r->counts) {
 		build_result_free(r);
 		rc = err_set(e, ERR_NOMEM, "out of memory");
@@ -256,5 +268,6 @@ void build_result_free(struct build_result *r)
 {
 	free(r->output);
 	json_decref(r->counts);
+	json_decref(r->warnings);
 	memset(r, 0, sizeof *r);
 }

@@ -53,6 +53,7 @@ struct build_result {
 	uint64_t bytes; /* total size of the report's files */
 	size_t files;
 	double seconds;
+	json_t *warnings; /* sentences this build added (Nsight import); owned */
 };
 
 /* Runs the whole build.  On success r is filled (free with

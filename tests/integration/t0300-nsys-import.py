@@ -349,6 +349,9 @@ os.makedirs(reps)
 open(os.path.join(reps, "run.nsys-rep"), "w").write("x")
 r = build(["--nsys-sqlite", os.path.join(E, "ok"), "--nsys-sqlite", reps], R4)
 t.eq(r.returncode, 0, "missing tables: the build goes on", )
+t.ok("dsight build: warning: " in r.stderr and "partial.sqlite" in r.stderr
+     and "missing required tables" in r.stderr,
+     "the skip warning is shown on stderr", r.stderr)
 s4, _ = query(R4, "summary")
 warns = s4["meta"]["warnings"] if s4 else []
 t.ok(any("partial.sqlite" in w and "NVTX_EVENTS" in w and "ANALYSIS_DETAILS" in w
