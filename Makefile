@@ -53,6 +53,8 @@ TOOLS     := $(patsubst scripts/%.c,$(B)/bin/%,$(TOOL_SRC))
 UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all asan check install clean
+# Keep intermediate objects (tools and tests link from pattern-rule objects).
+.SECONDARY:
 all: $(BINS) $(TOOLS) $(UNITS)
 
 asan:
