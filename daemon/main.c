@@ -373,7 +373,7 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 		buf_printf(guide, "  it exits by itself after %s idle (%s)\n", dur,
 		           lifetime_mode(d->lt) == LIFETIME_ORPHANED
 		                   ? "counted once the starting process is gone"
-		                   : "counted from the last request");
+		                   : "counted from the last query");
 	}
 	return 0;
 }
@@ -515,6 +515,13 @@ int main(int argc, char **argv)
 	} else {
 		fwrite(record.data, 1, record.len, stdout);
 		fflush(stdout);
+		/* stdout is done: let go of it so that a caller capturing it (an
+		 * agent's tool running `dsightd serve ... &`) sees EOF. */
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 1);
+			close(null);
+		}
 		fwrite(guide.data, 1, guide.len, stderr);
 		if (d.log_fd >= 0 && (write(d.log_fd, record.data, record.len) < 0 ||
 		                      write(d.log_fd, guide.data, guide.len) < 0)) {
