@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <yajl/yajl_parse.h>
 
-#define CHUNK (1u << 20)
 #define LEGACY_DATA "trace-data.json.gz"
 
 char *evidence_data_file(const char *path)
@@ -179,17 +178,17 @@ static int read_stream(struct input *in, const char *file,
 {
 	struct evparse *p = evparse_new(file, sink, e);
 	yajl_handle h = NULL;
-	char *chunk = malloc(CHUNK);
+	const char *chunk = NULL;
 	uint64_t base = 0;
 	int rc = 0, seen = 0;
 	size_t n = 0;
 
-	if (!p || !chunk || !(h = yajl_alloc(&evparse_callbacks, NULL, p))) {
+	if (!p || !(h = yajl_alloc(&evparse_callbacks, NULL, p))) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	for (;;) {
-		if ((rc = input_read(in, chunk, CHUNK, &n, e)))
+		if ((rc = input_next(in, &chunk, &n, e)))
 			goto out;
 		if (!n)
 			break;
@@ -220,7 +219,6 @@ out:
 	if (h)
 		yajl_free(h);
 	evparse_free(p);
-	free(chunk);
 	return rc;
 }
 

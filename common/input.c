@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,17 @@
 #include <zlib.h>
 
 #define RAW_CHUNK (1u << 20)
+#define OUT_CHUNK (1u << 20)
+#define NSLOT 4
+
+/* One chunk of inflated content handed from the thread to the reader. */
+struct slot {
+	char *data;
+	size_t len;
+	uint64_t consumed; /* file bytes read when the chunk was complete */
+	int rc;            /* an error ends the stream */
+	char msg[ERR_MSG_MAX];
+};
 
 struct input {
 	int fd;
@@ -23,6 +35,17 @@ struct input {
 	z_stream zs;
 	int zs_init;
 	uint64_t consumed, size;
+	/* plain: the chunk handed out; gzip: the producer ring */
+	char *plain;
+	uint64_t handed; /* consumed as of the last chunk returned */
+	pthread_t thread;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct slot slots[NSLOT];
+	unsigned head, tail; /* filled slots are [head, tail) mod NSLOT */
+	int held;            /* the reader holds slot head */
+	int stop, finished;
 };
 
 /* Reads more file bytes into raw (whole buffer); sets eof at the end. */
@@ -106,20 +129,21 @@ fail:
 	return rc;
 }
 
-static int read_plain(struct input *in, char *dst, size_t cap, size_t *n,
+static int next_plain(struct input *in, const char **data, size_t *n,
                       struct err *e)
 {
-	if (in->raw_pos < in->raw_len) {
-		size_t k = in->raw_len - in->raw_pos;
-		if (k > cap)
-			k = cap;
-		memcpy(dst, in->raw + in->raw_pos, k);
-		in->raw_pos += k;
-		*n = k;
+	*n = 0;
+	if (in->raw_pos < in->raw_len) { /* the bytes read to sniff the magic */
+		*data = (const char *)in->raw + in->raw_pos;
+		*n = in->raw_len - in->raw_pos;
+		in->raw_pos = in->raw_len;
+		in->handed = in->consumed;
 		return 0;
 	}
+	if (!in->plain && !(in->plain = malloc(OUT_CHUNK)))
+		return err_set(e, ERR_NOMEM, "out of memory");
 	while (!in->eof) {
-		ssize_t got = read(in->fd, dst, cap);
+		ssize_t got = read(in->fd, in->plain, OUT_CHUNK);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
@@ -129,10 +153,11 @@ static int read_plain(struct input *in, char *dst, size_t cap, size_t *n,
 			break;
 		}
 		in->consumed += (uint64_t)got;
+		in->handed = in->consumed;
+		*data = in->plain;
 		*n = (size_t)got;
 		return 0;
 	}
-	*n = 0;
 	return 0;
 }
 
@@ -205,13 +230,98 @@ static int read_gzip(struct input *in, char *dst, size_t cap, size_t *n,
 	return 0;
 }
 
-int input_read(struct input *in, char *dst, size_t cap, size_t *n,
-               struct err *e)
+/* The producer: inflates into free slots until the end, an error or stop. */
+static void *producer(void *arg)
 {
+	struct input *in = arg;
+
+	for (;;) {
+		struct slot *sl;
+		struct err e;
+		size_t n = 0;
+
+		pthread_mutex_lock(&in->mu);
+		while (!in->stop && in->tail - in->head == NSLOT)
+			pthread_cond_wait(&in->cv, &in->mu);
+		if (in->stop) {
+			pthread_mutex_unlock(&in->mu);
+			return NULL;
+		}
+		sl = &in->slots[in->tail % NSLOT];
+		pthread_mutex_unlock(&in->mu);
+
+		err_clear(&e);
+		sl->rc = read_gzip(in, sl->data, OUT_CHUNK, &n, &e);
+		sl->len = sl->rc ? 0 : n;
+		sl->consumed = in->consumed - in->zs.avail_in;
+		if (sl->rc)
+			memcpy(sl->msg, e.msg, sizeof sl->msg);
+
+		pthread_mutex_lock(&in->mu);
+		in->tail++;
+		if (sl->rc || n == 0)
+			in->finished = 1;
+		pthread_cond_broadcast(&in->cv);
+		pthread_mutex_unlock(&in->mu);
+		if (sl->rc || n == 0)
+			return NULL;
+	}
+}
+
+static int start_producer(struct input *in, struct err *e)
+{
+	for (int k = 0; k < NSLOT; k++)
+		if (!(in->slots[k].data = malloc(OUT_CHUNK)))
+			return err_set(e, ERR_NOMEM, "out of memory");
+	if (pthread_mutex_init(&in->mu, NULL))
+		return err_set(e, ERR_NOMEM, "cannot create a mutex");
+	if (pthread_cond_init(&in->cv, NULL)) {
+		pthread_mutex_destroy(&in->mu);
+		return err_set(e, ERR_NOMEM, "cannot create a condition variable");
+	}
+	if (pthread_create(&in->thread, NULL, producer, in)) {
+		pthread_cond_destroy(&in->cv);
+		pthread_mutex_destroy(&in->mu);
+		return err_set(e, ERR_NOMEM, "cannot start the gzip thread");
+	}
+	in->started = 1;
+	return 0;
+}
+
+static int next_gzip(struct input *in, const char **data, size_t *n,
+                     struct err *e)
+{
+	struct slot *sl;
+	int rc = 0;
+
 	*n = 0;
-	if (!cap)
-		return 0;
-	return in->gzip ? read_gzip(in, dst, cap, n, e) : read_plain(in, dst, cap, n, e);
+	if (!in->started && (rc = start_producer(in, e)))
+		return rc;
+	pthread_mutex_lock(&in->mu);
+	if (in->held) { /* give back the chunk returned last time */
+		in->head++;
+		in->held = 0;
+		pthread_cond_broadcast(&in->cv);
+	}
+	while (in->head == in->tail)
+		pthread_cond_wait(&in->cv, &in->mu);
+	sl = &in->slots[in->head % NSLOT];
+	pthread_mutex_unlock(&in->mu);
+	if (sl->rc) {
+		rc = err_set(e, sl->rc, "%s", sl->msg);
+	} else if (sl->len) {
+		in->held = 1;
+		*data = sl->data;
+		*n = sl->len;
+	}
+	in->handed = sl->consumed;
+	return rc;
+}
+
+int input_next(struct input *in, const char **data, size_t *n, struct err *e)
+{
+	*data = NULL;
+	return in->gzip ? next_gzip(in, data, n, e) : next_plain(in, data, n, e);
 }
 
 int input_is_gzip(const struct input *in)
@@ -221,7 +331,7 @@ int input_is_gzip(const struct input *in)
 
 uint64_t input_consumed(const struct input *in)
 {
-	return in->consumed;
+	return in->handed;
 }
 
 uint64_t input_size(const struct input *in)
@@ -233,6 +343,18 @@ void input_close(struct input *in)
 {
 	if (!in)
 		return;
+	if (in->started) {
+		pthread_mutex_lock(&in->mu);
+		in->stop = 1;
+		pthread_cond_broadcast(&in->cv);
+		pthread_mutex_unlock(&in->mu);
+		pthread_join(in->thread, NULL);
+		pthread_cond_destroy(&in->cv);
+		pthread_mutex_destroy(&in->mu);
+	}
+	for (int k = 0; k < NSLOT; k++)
+		free(in->slots[k].data);
+	free(in->plain);
 	if (in->zs_init)
 		inflateEnd(&in->zs);
 	if (in->fd >= 0)

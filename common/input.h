@@ -21,16 +21,18 @@ struct input;
  * input_close); on failure e names the file and the reason (ERR_DATA). */
 int input_open(const char *path, struct input **out, struct err *e);
 
-/* Reads up to cap bytes of (decompressed) content into dst; *n is 0 only
- * at the end of the content.  Errors (I/O, corrupt or truncated gzip) are
- * ERR_DATA with the file named. */
-int input_read(struct input *in, char *dst, size_t cap, size_t *n,
-               struct err *e);
+/* The next chunk of (decompressed) content: *data points into the
+ * reader's storage and stays valid until the next call or input_close;
+ * *n is 0 only at the end of the content.  Errors (I/O, corrupt or
+ * truncated gzip) are ERR_DATA with the file named.  A gzip file is
+ * inflated on a background thread, a few chunks ahead of the caller. */
+int input_next(struct input *in, const char **data, size_t *n, struct err *e);
 
 /* True when the file is gzip. */
 int input_is_gzip(const struct input *in);
 
-/* Bytes of the file consumed so far, and the file size (0 if unknown). */
+/* Bytes of the file behind the chunks returned so far, and the file size
+ * (0 if unknown). */
 uint64_t input_consumed(const struct input *in);
 uint64_t input_size(const struct input *in);
 

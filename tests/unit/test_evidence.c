@@ -454,6 +454,45 @@ TEST(sink_abort_and_null_sink)
 #define PROF(body) DOC(",\"profiles\":[{\"id\":0,\"names\":[\"a\",\"b\"]" body "}]")
 #define SERIES(body) DOC(",\"metrics\":[{\"id\":0" body "}]")
 
+TEST(gzip_abort_midway_and_big_input)
+{
+	/* > NSLOT chunks of inflated content, so the inflating thread is
+	 * still busy (or blocked on a full ring) when the sink aborts */
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, HEAD ",\"profiles\":[{\"id\":0,\"names\":[\"a\"],\"events\":[");
+	for (int i = 0; i < 3000; i++) {
+		buf_printf(&b, "%s[%d.5,%d.75,0,\"7\",%d]", i ? "," : "", i, i, i);
+		if (i % 500 == 0)
+			for (int k = 0; k < 2000000; k++)
+				buf_putc(&b, ' ');
+	}
+	buf_puts(&b, "]}]}");
+	char *gz = gzip_file(b.data, b.len, 2, NULL);
+	struct rec r;
+	struct evidence_sink sink = rec_sink(&r);
+	struct evidence_stats st;
+	json_t *cat = NULL;
+	struct err e;
+	r.fail_at = 2;
+	CHECK(evidence_read(gz, &sink, &cat, &st, &e) == ERR_DATA);
+	CHECK(strstr(e.msg, "sink says stop") != NULL);
+	buf_free(&r.log);
+	sink = rec_sink(&r);
+	CHECK(evidence_read(gz, &sink, &cat, &st, &e) == 0);
+	CHECK(r.events == 3000 && st.events == 3000);
+	CHECK(strstr(r.log.data, "E 0 2999 2999.5 2999.75 0 7 2999\n") != NULL);
+	struct stat sb;
+	CHECK(stat(gz, &sb) == 0 && st.input_bytes == (uint64_t)sb.st_size);
+	CHECK(r.progress_calls > 4 && r.last_done == st.input_bytes);
+	json_decref(cat);
+	evidence_stats_free(&st);
+	buf_free(&r.log);
+	buf_free(&b);
+	unlink(gz);
+	free(gz);
+}
+
 TEST(rows_integer_times_become_reals)
 {
 	const char *doc = PROF(",\"events\":[[3,4,1,\"9\",0]],\"cpu\":{\"stacks\":[[0]],"
@@ -690,6 +729,7 @@ int main(void)
 	RUN(gzip_same_as_plain);
 	RUN(legacy_report_directory);
 	RUN(sink_abort_and_null_sink);
+	RUN(gzip_abort_midway_and_big_input);
 	RUN(rows_integer_times_become_reals);
 	RUN(valid_edge_documents);
 	RUN(bad_top_level);
