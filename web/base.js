@@ -23,13 +23,27 @@ const DSUI = (() => {
     return e;
   }
 
+  /* Thousands separators by hand: creating Intl formatters costs tens of
+   * milliseconds on first use, which the first paint cannot afford. */
+  function group(str) {
+    const neg = str[0] === '-', body = neg ? str.slice(1) : str;
+    const dot = body.indexOf('.');
+    let int = dot < 0 ? body : body.slice(0, dot);
+    const frac = dot < 0 ? '' : body.slice(dot);
+    for (let i = int.length - 3; i > 0; i -= 3) int = int.slice(0, i) + ',' + int.slice(i);
+    return (neg ? '-' : '') + int + frac;
+  }
+  function nf(d) {
+    return { format: (x) => group(d === 0 ? String(Math.round(x)) : String(Number(x.toFixed(d)))) };
+  }
+
   function fmtNum(x, digits) {
     if (x === null || x === undefined) return '—';
     if (typeof x !== 'number') return String(x);
-    if (Number.isInteger(x) && Math.abs(x) < 1e15) return x.toLocaleString('en-US');
+    if (Number.isInteger(x) && Math.abs(x) < 1e15) return nf(0).format(x);
     const a = Math.abs(x);
     if (a !== 0 && (a < 1e-3 || a >= 1e9)) return x.toExponential(digits || 3);
-    return x.toLocaleString('en-US', { maximumFractionDigits: digits === undefined ? 4 : digits });
+    return nf(digits === undefined ? 4 : digits).format(x);
   }
 
   /* Seconds with a precision suited to the visible span. */
@@ -50,9 +64,13 @@ const DSUI = (() => {
 
   /* Sizes a canvas to its CSS width and the given CSS height; returns a
    * 2D context scaled for devicePixelRatio plus the CSS width. */
-  function setupCanvas(c, height) {
+  let fixedWidth = 0;
+  /* Every track spans the tracks column: its width is read once per render
+   * (setWidth) instead of once per canvas, which would force a layout each. */
+  function setWidth(w) { fixedWidth = w; }
+  function setupCanvas(c, height, ownWidth) {
     const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(200, c.parentElement ? c.parentElement.clientWidth : 800);
+    const w = Math.max(200, !ownWidth && fixedWidth ? fixedWidth : c.parentElement ? c.parentElement.clientWidth : 800);
     c.style.height = height + 'px';
     c.width = Math.round(w * dpr);
     c.height = Math.round(height * dpr);
@@ -85,13 +103,12 @@ const DSUI = (() => {
   }
 
   function clipText(ctx, text, maxw) {
-    if (ctx.measureText(text).width <= maxw) return text;
-    let lo = 0, hi = text.length;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (ctx.measureText(text.slice(0, mid) + '…').width <= maxw) lo = mid; else hi = mid - 1;
-    }
-    return lo ? text.slice(0, lo) + '…' : '';
+    if (maxw <= 0) return '';
+    const full = ctx.measureText(text).width;
+    if (full <= maxw) return text;
+    let n = Math.floor(text.length * maxw / full);
+    while (n > 0 && ctx.measureText(text.slice(0, n) + '…').width > maxw) n = Math.floor(n * 0.85);
+    return n > 0 ? text.slice(0, n) + '…' : '';
   }
 
   const tip = () => document.getElementById('tooltip');
@@ -167,6 +184,6 @@ const DSUI = (() => {
     return dl;
   }
 
-  return { GUTTER, RPAD, PALETTE, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
+  return { GUTTER, RPAD, PALETTE, setWidth, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
     attachDrag, toast, kv };
 })();

@@ -5,10 +5,11 @@
 'use strict';
 
 const DSData = (() => {
-  const FILE_HELP = 'This report loads its detail data from the detail/ directory next to ' +
-    'index.html, which a browser cannot read from a file:// page. Serve the report directory ' +
-    'over HTTP (for example `python3 -m http.server` inside it, or any static host) or rebuild ' +
-    'it with `dsight build --single-file` to get a page that opens from disk.';
+  const FILE_HELP = 'This progressive report must be served over HTTP: it loads its detail data ' +
+    'from the detail/ directory next to index.html, which a browser cannot read from a file:// page. ' +
+    'Serve the report directory from any static host (for example `python3 -m http.server` inside it) ' +
+    'or rebuild it with `dsight build --single-file` to get a page that opens from disk. ' +
+    'The run header and request list below come from the page itself.';
 
   function b64ToBytes(text) {
     const clean = text.replace(/\s+/g, '');
@@ -163,10 +164,16 @@ const DSData = (() => {
         resp = await fetch(desc.url, { signal, cache: 'default' });
       } catch (e) {
         if (e.name === 'AbortError') throw e;
-        throw new ShardError(desc, `Detail shard ${desc.url} could not be fetched (${e.message}).`);
+        throw new ShardError(desc, `Detail shard ${desc.url} could not be fetched or is corrupted (the browser reported: ${e.message}).`);
       }
       if (!resp.ok) throw new ShardError(desc, `Detail shard ${desc.url} is missing (HTTP ${resp.status}).`);
-      const buf = new Uint8Array(await resp.arrayBuffer());
+      let buf;
+      try {
+        buf = new Uint8Array(await resp.arrayBuffer());
+      } catch (e) {
+        if (e.name === 'AbortError') throw e;
+        throw new ShardError(desc, `Detail shard ${desc.url} is corrupted or short: its body could not be read (${e.message}).`);
+      }
       this.fetches++;
       this.fetchedBytes += buf.length;
       return buf;

@@ -130,7 +130,8 @@ const DSApp = (() => {
       if (location.hash !== frag) {
         try { history.replaceState(null, '', frag); } catch (e) { /* file:// in some browsers */ }
       }
-      for (const v of this.views) v.render(this);
+      DSUI.setWidth(document.getElementById('tracks').clientWidth);
+      for (const v of this.views) { v.render(this); if (window.__dsProf) performance.mark('dsight:view'); }
       if (!noLoad) this.load();
     }
 
@@ -303,8 +304,10 @@ const DSApp = (() => {
 
   async function boot() {
     let cat;
+    performance.mark('dsight:boot');
     try {
       cat = await DSData.loadCatalog(document);
+      performance.mark('dsight:catalog');
     } catch (e) {
       fatal('Could not read the embedded report catalog: ' + e.message);
       return;
@@ -325,6 +328,7 @@ const DSApp = (() => {
     if (location.protocol === 'file:' && anyShards && !document.querySelector('script[id^="dsight-shard-"]'))
       app.showError(DSData.FILE_HELP);
     app.render(true);
+    performance.mark('dsight:first-render');
     const api = makeApi(app);
     Object.defineProperty(window, 'traceExplorer', { value: api, writable: false, configurable: false, enumerable: true });
     window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: '3.1' } }));

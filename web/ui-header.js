@@ -55,8 +55,12 @@ const DSHeader = (() => {
     document.getElementById('btn-back').disabled = app.history.length === 0;
     document.getElementById('window-info').textContent = `window ${DSUI.fmtDur(s.to - s.from)} of ${DSUI.fmtDur(app.dur)}`;
     for (const b of document.querySelectorAll('#tabs button')) b.setAttribute('aria-selected', String(b.dataset.tab === s.tab));
-    for (const tab of ['requests', 'metrics', 'nsight'])
+    for (const tab of ['requests', 'metrics', 'nsight']) {
       document.getElementById('side-' + tab).classList.toggle('active', tab === s.tab);
+      /* the focused tab's tracks come first under the axis */
+      document.getElementById('sec-' + tab).style.order = tab === s.tab ? '0' : '1';
+    }
+    if (render.lastTab !== s.tab) { document.getElementById('tracks').scrollTop = 0; render.lastTab = s.tab; }
   }
 
   return { render };

@@ -193,7 +193,7 @@ const DSRequests = (() => {
     wrap.append(c);
     requestAnimationFrame(() => {
       const H = 20 + (items.length + 1) * 18;
-      const { ctx, w } = DSUI.setupCanvas(c, H);
+      const { ctx, w } = DSUI.setupCanvas(c, H, true);
       const s = DSUI.scale(t0, t1 > t0 ? t1 : t0 + 1e-6, w);
       const draw = (label, a, b, y, col) => {
         ctx.fillStyle = '#344054';
