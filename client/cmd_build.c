@@ -113,10 +113,11 @@ static void print_summary(const struct build_result *r)
 	jsonout_tree(&b, r->counts, 0);
 	buf_printf(&b, ", \"rows\": {\"events\": %llu, \"samples\": %llu, "
 	               "\"points\": %llu}, \"bytes\": %llu, \"files\": %zu, "
-	               "\"seconds\": ",
+	               "\"shards\": %llu, \"html_bytes\": %llu, \"seconds\": ",
 	           (unsigned long long)r->events, (unsigned long long)r->samples,
 	           (unsigned long long)r->points, (unsigned long long)r->bytes,
-	           r->files);
+	           r->files, (unsigned long long)r->shards,
+	           (unsigned long long)r->html_bytes);
 	jsonout_real(&b, (double)(long long)(r->seconds * 1000.0 + 0.5) / 1000.0);
 	buf_puts(&b, "}\n");
 	if (!b.failed)

@@ -16,6 +16,7 @@
 #include "publish.h"
 #include "sink_tee.h"
 #include "store_write.h"
+#include "webreport.h"
 
 #define DATA_SQLITE "trace-data.sqlite"
 #define DATA_DOCUMENT "trace-data.json.gz"
@@ -26,6 +27,8 @@ struct build_state {
 	const struct build_options *o;
 	struct publish *pub;
 	struct store_writer *store;
+	struct webreport *web; /* detail shards + index.html */
+	struct webreport_stats webstats;
 	struct sink_tee tee;
 	json_t *catalog;
 	json_t *warnings; /* added by this build, for the user */
@@ -71,6 +74,12 @@ static int open_row_writers(struct build_state *s, struct err *e)
 	if (store_write_open(staged(s, DATA_SQLITE), &s->store, e))
 		return e->code;
 	store_write_sink(s->store, &sink);
+	sink_tee_add(&s->tee, &sink);
+
+	if (webreport_open(&s->web, publish_staging(s->pub), s->o->single_file,
+	                   0, e))
+		return e->code;
+	webreport_sink(s->web, &sink);
 	sink_tee_add(&s->tee, &sink);
 
 	memset(&sink, 0, sizeof sink);
@@ -132,13 +141,21 @@ static int read_sources(struct build_state *s, struct err *e)
 
 /*
  * Files derived from the finished store and catalog, written into the
- * staging directory before the manifest lists them (index.html goes
- * here).
+ * staging directory before the manifest lists them: the detail shards
+ * (already streamed into detail/) are flushed, and index.html written
+ * (webreport).
  */
 static int write_extra_files(struct build_state *s, struct err *e)
 {
-	(void)s;
-	(void)e;
+	if (webreport_finish(s->web, s->catalog, staged(s, DATA_SQLITE),
+	                     &s->webstats, e))
+		return e->code;
+	if (s->webstats.oversized) {
+		if (!s->warnings)
+			s->warnings = json_array();
+		json_array_append_new(s->warnings,
+		                      json_string(s->webstats.warning));
+	}
 	return 0;
 }
 
@@ -182,6 +199,7 @@ static int add_size(void *ctx, const char *rel, enum fswalk_type type,
 static void build_state_free(struct build_state *s)
 {
 	store_write_close(s->store);
+	webreport_free(s->web);
 	publish_end(s->pub);
 	json_decref(s->catalog);
 	json_decref(s->warnings);
@@ -253,6 +271,8 @@ int build_run(const struct build_options *o, struct build_result *r,
 	r->points = ws.points;
 	r->bytes = sz.bytes;
 	r->files = sz.files;
+	r->shards = s.webstats.shards;
+	r->html_bytes = s.webstats.html_bytes;
 	r->seconds = now_seconds() - t0;
 	r->warnings = s.warnings ? json_incref(s.warnings) : json_array();
 	if (!r->output || !r->counts) {

@@ -52,6 +52,8 @@ struct build_result {
 	uint64_t events, samples, points;
 	uint64_t bytes; /* total size of the report's files */
 	size_t files;
+	uint64_t shards;     /* detail shard descriptors */
+	uint64_t html_bytes; /* index.html */
 	double seconds;
 	json_t *warnings; /* sentences this build added (Nsight import); owned */
 };

@@ -180,7 +180,7 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	if (wr->single_file && hs.bytes > HTML_SINGLE_FILE_WARN_BYTES) {
 		st->oversized = 1;
 		snprintf(st->warning, sizeof st->warning,
-		         "warning: the single-file index.html is %.1f MB (%.1f MB of "
+		         "the single-file index.html is %.1f MB (%.1f MB of "
 		         "embedded detail for %llu shards, %.1f MB of catalog and "
 		         "viewer), over 100 MB: browsers may be slow or fail to open "
 		         "it; the default progressive report (without --single-file) "

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""t0451-web-report: the browser half of `dsight build` on the example fixture.
+
+index.html carries the gzip+base64 core catalog (descriptors, density,
+delivery); every descriptor matches its detail/<sha>.json.gz file (name =
+SHA-256 of the bytes, zero gzip mtime, sizes, count, bounds, decoded hash);
+the shard rows equal the SQLite cache's rows in the same text; the density
+follows the 512-bin rule, also when meta comes after profiles; identical
+evidence gives identical shard names and pages; the manifest lists the
+shards; --single-file embeds every shard and writes no detail/.
+"""
+import base64
+import gzip
+import hashlib
+import json
+import math
+import os
+import re
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+
+t = tap.T()
+DSIGHT = tap.binpath("dsight")
+CATALOG_RE = re.compile(
+    r'<script type="application/octet-stream" id="dsight-catalog">([A-Za-z0-9+/=]*)</script>')
+SHARD_RE = re.compile(
+    r'<script type="application/octet-stream" id="dsight-shard-([0-9a-f]{64})">([A-Za-z0-9+/=]*)</script>')
+
+
+def build(src, out, *extra):
+    r = tap.run([DSIGHT, "build", src, "-o", out] + list(extra))
+    t.ok(r.returncode == 0, "build %s %s" % (os.path.basename(out), " ".join(extra)),
+         r.stderr)
+    return r
+
+
+def core_of(page):
+    m = CATALOG_RE.search(page)
+    if not m:
+        return None
+    return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
+
+
+def compact(v):
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def density(events, duration):
+    bins = [0] * 512
+    for s, e in events:
+        if s <= duration and e >= 0:
+            a = min(max(math.floor(s * 512 / duration), 0), 511)
+            b = min(max(math.floor(e * 512 / duration), 0), 511)
+            for i in range(a, b + 1):
+                bins[i] += 1
+    return bins
+
+
+def check_descriptor(rep, d, kind):
+    """Checks one descriptor against its file; returns the decoded rows."""
+    path = os.path.join(rep, d["url"])
+    raw = open(path, "rb").read()
+    dec = gzip.decompress(raw)
+    rows = json.loads(dec)
+    times = [(r[0], r[1]) if kind == "events" else (r[0], r[0]) for r in rows]
+    ok = (d["url"] == "detail/%s.json.gz" % d["sha256"]
+          and hashlib.sha256(raw).hexdigest() == d["sha256"]
+          and hashlib.sha256(dec).hexdigest() == d["decoded_sha256"]
+          and d["bytes"] == len(raw) and d["decoded_bytes"] == len(dec)
+          and d["count"] == len(rows) and raw[:2] == b"\x1f\x8b"
+          and raw[4:8] == b"\0\0\0\0"
+          and d["bounds"] == [min(s for s, _ in times), min(e for _, e in times),
+                              max(s for s, _ in times), max(e for _, e in times)]
+          and list(d) == ["url", "sha256", "decoded_sha256", "bytes",
+                          "decoded_bytes", "count", "bounds"])
+    return ok, rows
+
+
+rep = os.path.join(t.tmp, "rep")
+build(tap.FIXTURE, rep)
+page = open(os.path.join(rep, "index.html"), encoding="utf-8").read()
+core = core_of(page)
+t.ok(core is not None, "index.html holds the dsight-catalog element")
+doc = json.load(open(tap.FIXTURE))
+t.eq(core and core.get("delivery"),
+     {"version": 1, "kind": "static", "cache_bytes": 33554432}, "delivery")
+t.ok("<!--dsight:" not in page and not re.search(
+    r'<link\b|\bsrc\s*=\s*["\']?(https?:)?//|@import|url\(\s*["\']?(https?:)?//', page),
+    "index.html is self-contained (markers replaced, no external reference)")
+
+db = sqlite3.connect("file:%s?mode=ro" % os.path.join(rep, "trace-data.sqlite"), uri=True)
+all_ok, files = True, set()
+for p, prof in enumerate(core["profiles"]):
+    got = []
+    for d in prof["event_chunks"]:
+        ok, rows = check_descriptor(rep, d, "events")
+        all_ok &= ok
+        got += rows
+        files.add(d["url"])
+    want = [[s, e, n, tid, row] for s, e, n, tid, row in db.execute(
+        "SELECT start, end, name, tid, source_row FROM events WHERE profile = ? "
+        "ORDER BY ordinal", (p,))]
+    t.eq(compact(got), compact(want), "profile %d: event shards = cache rows" % p)
+    evs = [(r[0], r[1]) for r in got]
+    t.eq(prof["event_density"], density(evs, doc["meta"]["duration"]),
+         "profile %d: event_density follows the 512-bin rule" % p)
+    cpu = prof.get("cpu")
+    if isinstance(cpu, dict):
+        got = []
+        for d in cpu["chunks"]:
+            ok, rows = check_descriptor(rep, d, "samples")
+            all_ok &= ok
+            got += rows
+            files.add(d["url"])
+        want = [json.loads(x) for (x,) in db.execute(
+            "SELECT payload FROM samples WHERE profile = ? ORDER BY ordinal", (p,))]
+        t.eq(compact(got), compact(want), "profile %d: CPU sample shards = cache rows" % p)
+for s, series in enumerate(core["metrics"]):
+    got = []
+    for d in series["chunks"]:
+        ok, rows = check_descriptor(rep, d, "points")
+        all_ok &= ok
+        got += rows
+        files.add(d["url"])
+    want = ",".join(x for (x,) in db.execute(
+        "SELECT payload FROM points WHERE series = ? ORDER BY ordinal", (s,)))
+    if compact(got)[1:-1] != want:
+        t.ok(False, "series %d: point shards = cache payload text" % s,
+             "%s\n%s" % (compact(got), want))
+        all_ok = False
+db.close()
+t.ok(all_ok and files, "every descriptor matches its file (names, hashes, sizes, "
+     "count, bounds, zero mtime) and point rows keep the cache's text")
+t.eq(sorted("detail/" + f for f in os.listdir(os.path.join(rep, "detail"))),
+     sorted(files), "detail/ holds exactly the described shards")
+man = json.load(open(os.path.join(rep, "manifest.json")))
+t.ok(set(files) <= set(man["files"]) and "index.html" in man["files"],
+     "manifest lists index.html and every shard")
+t.eq(man.get("html_sha256"),
+     hashlib.sha256(open(os.path.join(rep, "index.html"), "rb").read()).hexdigest(),
+     "manifest html_sha256")
+
+# Determinism: same evidence, same shard names and the same page.
+rep2 = os.path.join(t.tmp, "rep2")
+build(tap.FIXTURE, rep2)
+t.eq(sorted(os.listdir(os.path.join(rep2, "detail"))),
+     sorted(os.listdir(os.path.join(rep, "detail"))), "rebuild gives the same shard names")
+t.eq(open(os.path.join(rep2, "index.html"), "rb").read(),
+     open(os.path.join(rep, "index.html"), "rb").read(), "rebuild gives the same index.html")
+
+# meta after profiles: density is still computed (from the staged store).
+late = {k: v for k, v in doc.items() if k != "meta"}
+late["meta"] = doc["meta"]
+late_path = os.path.join(t.tmp, "late.json")
+json.dump(late, open(late_path, "w"))
+rep3 = os.path.join(t.tmp, "rep3")
+build(late_path, rep3)
+core3 = core_of(open(os.path.join(rep3, "index.html"), encoding="utf-8").read())
+t.eq([p["event_density"] for p in core3["profiles"]],
+     [p["event_density"] for p in core["profiles"]],
+     "meta after profiles: same density")
+
+# A foreign file inside detail/ makes the build refuse to replace the report.
+open(os.path.join(rep2, "detail", "foreign.json.gz"), "wb").write(b"x")
+r = tap.run([DSIGHT, "build", tap.FIXTURE, "-o", rep2])
+t.ok(r.returncode != 0 and "foreign.json.gz" in r.stderr and
+     os.path.exists(os.path.join(rep2, "detail", "foreign.json.gz")),
+     "a foreign file in detail/ is refused", r.stderr)
+
+# --single-file: everything embedded, no detail/.
+single = os.path.join(t.tmp, "single")
+build(tap.FIXTURE, single, "--single-file")
+t.eq(sorted(os.listdir(single)), ["index.html", "manifest.json", "trace-data.json.gz"],
+     "single-file report files")
+spage = open(os.path.join(single, "index.html"), encoding="utf-8").read()
+score = core_of(spage)
+t.eq(score["delivery"]["kind"], "embedded", "single-file delivery kind")
+embedded = {sha: base64.b64decode(b) for sha, b in SHARD_RE.findall(spage)}
+want = {f[len("detail/"):-len(".json.gz")]: open(os.path.join(rep, f), "rb").read()
+        for f in files}
+t.ok(embedded == want, "single-file page embeds exactly every shard's bytes",
+     "%d embedded, %d wanted" % (len(embedded), len(want)))
+smf = json.load(open(os.path.join(single, "manifest.json")))
+t.eq(smf["files"], ["index.html", "manifest.json", "trace-data.json.gz"],
+     "single-file manifest files")
+
+sys.exit(t.done())
