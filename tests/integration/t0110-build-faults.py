@@ -250,7 +250,9 @@ okay = all((rc == 0 and err == "") or (rc != 0 and "another build" in err and
            for rc, out, err in res)
 t.ok(okay and any(rc == 0 for rc, _, _ in res), "concurrent builds never interleave", res)
 m = json.load(open(os.path.join(rep, "manifest.json")))
-t.eq(sorted(m["files"]), sorted(os.listdir(rep)), "report intact after concurrent builds")
+on_disk = sorted(os.path.relpath(os.path.join(d, f), rep)
+                 for d, _, fs in os.walk(rep) for f in fs)
+t.eq(sorted(m["files"]), on_disk, "report intact after concurrent builds")
 t.eq([n for n in os.listdir(base) if ".build-" in n], [], "no staging left after concurrent builds")
 
 # ---- the two-rename publish fallback ----
