@@ -163,6 +163,9 @@ static int first_byte(const char *s, size_t n, const char *file, int *seen,
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
 			continue;
 		*seen = 1;
+		if (c == '\xef' && n - k >= 3 && s[k + 1] == '\xbb' && s[k + 2] == '\xbf')
+			return err_set(e, ERR_DATA, "%s: invalid JSON at byte %zu: a UTF-8 byte order mark "
+			               "is not allowed", file, k);
 		if (c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') ||
 		    c == 't' || c == 'f' || c == 'n')
 			return 0;

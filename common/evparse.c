@@ -28,7 +28,7 @@ struct frame {
 	json_t *node;   /* borrowed (owned by its parent); NULL when streamed */
 	int64_t index;  /* arrays: index of the current element */
 	int64_t ord;    /* index of the enclosing profile or series */
-	unsigned seen;  /* streamed keys already met in this object */
+	unsigned seen;  /* once-only keys already met in this object */
 };
 
 struct evparse {
@@ -306,16 +306,17 @@ static int value_role(struct evparse *p, enum vkind k)
 	f = &p->fr[p->depth - 1];
 	switch (f->role) {
 	case R_TOP:
+		/* a second copy would replay ids and rows: refuse it */
 		if (key_is(p, "meta"))
-			want = R_META, need = V_OBJ, any = 0;
+			want = R_META, need = V_OBJ, any = 0, bit = 4;
 		else if (key_is(p, "sources"))
-			want = R_SOURCES, need = V_ARR, any = 0;
+			want = R_SOURCES, need = V_ARR, any = 0, bit = 8;
 		else if (key_is(p, "requests"))
-			want = R_REQUESTS, need = V_ARR, any = 0;
+			want = R_REQUESTS, need = V_ARR, any = 0, bit = 16;
 		else if (key_is(p, "metrics"))
-			want = R_METRICS, need = V_ARR, any = 0;
+			want = R_METRICS, need = V_ARR, any = 0, bit = 32;
 		else if (key_is(p, "profiles"))
-			want = R_PROFILES, need = V_ARR, any = 0;
+			want = R_PROFILES, need = V_ARR, any = 0, bit = 64;
 		else if (key_is(p, "schema") && k != V_STR)
 			return fail(p, path_of(p, p->depth, 1), "expected \"%s\"", SCHEMA), -1;
 		break;

@@ -585,6 +585,9 @@ TEST(bad_rows)
 	expect_error(PROF(",\"events\":[7]"), "profiles[0].events[0]: expected [start");
 	expect_error(PROF(",\"events\":{}"), "profiles[0].events: expected an array");
 	expect_error(PROF(",\"events\":[],\"events\":[]"), "profiles[0].events: duplicate key");
+	expect_error(DOC(",\"profiles\":[],\"profiles\":[]"), "profiles: duplicate key");
+	expect_error(DOC(",\"metrics\":[],\"metrics\":[]"), "metrics: duplicate key");
+	expect_error(DOC(",\"meta\":{\"duration\":2}"), "meta: duplicate key");
 	expect_error(PROF(",\"cpu\":{\"stacks\":[[0]],\"names\":[\"f\"],\"samples\":[[0,1,0,0]]}"),
 	             "profiles[0].cpu.samples[0]: expected [time, global_tid, stack_index, source_row]");
 	expect_error(PROF(",\"cpu\":5"), "profiles[0].cpu: expected an object or null");
@@ -644,6 +647,7 @@ TEST(bad_json)
 	expect_error("  \n ", "empty document");
 	expect_error("hello world", "neither JSON nor gzip");
 	expect_error("\x89PNG\r\n", "neither JSON nor gzip");
+	expect_error("\xef\xbb\xbf" DOC(""), "byte order mark");
 	expect_error("{\"schema\":\"srtctl-trace/1\",/*c*/\"meta\":{\"duration\":1}}",
 	             "invalid JSON");
 	/* deep nesting is refused, not recursed into */
