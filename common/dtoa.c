@@ -1,10 +1,37 @@
-/* dtoa: shortest round-trip digits of a double (see dtoa.h). */
+/*
+ * dtoa: shortest round-trip digits of a double (see dtoa.h).
+ *
+ * dtoa_shortest (fast, exact): a double v = c * 2^q rounds back from every
+ * real in its rounding interval [lower, upper] (closed when c is even: ties
+ * read back to even).  Pick the decimal exponent k so that the interval,
+ * measured in units of 10^k, is between 1 and 10 wide: it then holds at
+ * least one integer and at most one multiple of 10.  If it holds a multiple
+ * of 10, that is the unique shortest answer (trailing zeros stripped);
+ * otherwise the answer is floor or ceil of v / 10^k, whichever lies inside,
+ * or the nearer when both do (even on a tie).
+ *
+ * The three scaled values (4 lower, 4 v, 4 upper, in units of 10^k) are
+ * computed as c * 2^q * 10^-k with a 126-bit G(k) ~ 10^-k / 2^r from the
+ * generated table (common/dtoa_pow10.inc) and kept "rounded to odd" (floor,
+ * with the last bit set when the value is not an integer), which is enough
+ * to compare them exactly with integers times 4.  When G(k) is not exact
+ * the true value lies strictly between cp*G and cp*(G+1) (scaled); if those
+ * two have different integer parts the answer is not certain and the exact
+ * slow path decides (this happens only for values whose scaled image is an
+ * integer, like 1e20, or within 2^-64 of one).
+ */
 #include "dtoa.h"
 
 #include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "dtoa_pow10.inc"
+
+typedef unsigned __int128 u128;
 
 /*
  * For p = 15, 16, 17: print v correctly rounded to p significant digits and
@@ -14,16 +41,43 @@
  * the 15-digit form give the shortest (subnormals have less precision, so
  * there every length from 1 is tried); for 16 and 17 the correctly rounded
  * string is the nearest, so it round-trips whenever any string of that
- * length does.
+ * length does, except at a power of two: there the interval below v is half
+ * the one above, so the nearest 16-digit string may fall short below while
+ * the next one up still reads back (2^-1017 is 7.120236347223045e-307).
  */
+static int next_up_round_trips(char *tmp, double v)
+{
+	char up[40];
+	char *e = strchr(tmp, 'e'), *s = e;
+	memcpy(up, tmp, (size_t)(e - tmp));
+	size_t n = (size_t)(e - tmp);
+	int carry = 1;
+	while (carry && s-- > tmp) {
+		if (*s == '.')
+			continue;
+		up[s - tmp] = *s == '9' ? '0' : (char)(*s + 1);
+		carry = *s == '9';
+	}
+	if (carry) /* 9.99..9 -> 10.00..0: one more decade */
+		snprintf(up + n, sizeof up - n, "e%d", atoi(e + 1) + 1), up[0] = '1';
+	else
+		snprintf(up + n, sizeof up - n, "%s", e);
+	if (strtod(up, NULL) != v)
+		return 0;
+	strcpy(tmp, up);
+	return 1;
+}
+
 int dtoa_shortest_slow(double v, char digits[17], int *decpt)
 {
 	char tmp[40];
-	int p, n = 0;
+	int p, n = 0, pow2;
 
 	for (p = v < DBL_MIN ? 1 : 15; p <= 17; p++) {
 		snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
 		if (p == 17 || strtod(tmp, NULL) == v)
+			break;
+		if (p == 16 && frexp(v, &pow2) == 0.5 && v >= DBL_MIN && next_up_round_trips(tmp, v))
 			break;
 	}
 	/* tmp is d.ddddde[+-]XX */
@@ -38,7 +92,78 @@ int dtoa_shortest_slow(double v, char digits[17], int *decpt)
 	return n;
 }
 
+/* Round-to-odd of cp * G / 2^128 into *out; -1 when G is inexact and the
+ * integer part is not certain. */
+static int scaled(uint64_t cp, const uint64_t g[2], int exact, uint64_t *out)
+{
+	u128 lo = (u128)cp * g[1], hi = (u128)cp * g[0];
+	u128 mid = (hi & UINT64_MAX) + (lo >> 64);
+	uint64_t top = (uint64_t)(hi >> 64) + (uint64_t)(mid >> 64);
+	u128 frac = mid << 64 | (uint64_t)lo; /* the low 128 bits */
+	if (exact) {
+		*out = top | (frac != 0);
+		return 0;
+	}
+	if (frac + cp < frac) /* cp * (G + 1) reaches the next integer */
+		return -1;
+	*out = top | 1;
+	return 0;
+}
+
+/* Writes the digits of d * 10^k (d > 0, at most 17 digits) without
+ * trailing zeros. */
+static int emit(uint64_t d, int k, char digits[17], int *decpt)
+{
+	char tmp[20];
+	int n = 0;
+	while (d % 10 == 0)
+		d /= 10, k++;
+	for (; d; d /= 10)
+		tmp[n++] = (char)('0' + d % 10);
+	for (int j = 0; j < n; j++)
+		digits[j] = tmp[n - 1 - j];
+	*decpt = n + k;
+	return n;
+}
+
 int dtoa_shortest(double v, char digits[17], int *decpt)
 {
-	return dtoa_shortest_slow(v, digits, decpt);
+	uint64_t bits, c, vb, vbl, vbr;
+	memcpy(&bits, &v, sizeof bits);
+	int be = (int)(bits >> 52 & 0x7ff), q;
+	uint64_t f = bits & ((1ULL << 52) - 1);
+
+	if (be == 0)
+		c = f, q = -1074;
+	else
+		c = f | 1ULL << 52, q = be - 1075;
+	/* Integers below 2^53 print as themselves. */
+	if (q <= 0 && q >= -52 && (c & ((1ULL << -q) - 1)) == 0)
+		return emit(c >> -q, 0, digits, decpt);
+
+	/* At a power of two the gap below is half the gap above. */
+	int irregular = f == 0 && be > 1;
+	uint64_t cb = c << 2, cbr = cb + 2, cbl = irregular ? cb - 1 : cb - 2, out = c & 1;
+	int k = (int)(((int64_t)q * 661971961083LL - (irregular ? 274743187321LL : 0)) >> 41);
+	int h = q + (int)(((int64_t)-k * 913124641741LL) >> 38) + 3; /* 3..6 */
+	const uint64_t *g = dtoa_pow10[k - DTOA_K_MIN];
+	int exact = k >= DTOA_EXACT_K_MIN && k <= 0;
+	if (scaled(cb << h, g, exact, &vb) || scaled(cbl << h, g, exact, &vbl) ||
+	    scaled(cbr << h, g, exact, &vbr))
+		return dtoa_shortest_slow(v, digits, decpt);
+
+	/* A multiple of 10 inside the interval is the shortest. */
+	uint64_t s = vb >> 2, sp = s / 10 * 10, tp = sp + 10;
+	int upin = sp > 0 && vbl + out <= sp << 2, wpin = (tp << 2) + out <= vbr;
+	if (upin != wpin)
+		return emit(upin ? sp : tp, k, digits, decpt);
+	/* Otherwise floor or ceil of v / 10^k, the nearer when both fit. */
+	uint64_t t = s + 1;
+	int uin = vbl + out <= s << 2, win = (t << 2) + out <= vbr;
+	if (upin || (!uin && !win)) /* cannot happen; be safe */
+		return dtoa_shortest_slow(v, digits, decpt);
+	if (uin != win)
+		return emit(uin ? s : t, k, digits, decpt);
+	uint64_t half = (s << 2) + 2;
+	return emit(vb < half || (vb == half && !(s & 1)) ? s : t, k, digits, decpt);
 }
