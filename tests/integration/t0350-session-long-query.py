@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Warm sessions: queries run off the event loop, so status answers and
+shutdown is accepted while long queries run; shutdown lets the queries in
+flight finish (their answers arrive) before the server exits."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sessionlib as sl  # noqa: E402
+import tap  # noqa: E402
+
+t = tap.T()
+try:
+    doc = os.path.join(t.tmp, "medium.json")
+    r = tap.run([tap.binpath("gen-capture"), "--preset", "medium", "-o", doc])
+    t.ok(r.returncode == 0, "medium capture generated", r.stderr)
+    path = os.path.join(t.tmp, "long.sock")
+    s = sl.Server(doc, "--path", path, "--idle-timeout", "300")
+    t.ok(s.alive(), "server started on the medium document", s.line)
+    heavy = {"kind": "metrics", "points": True, "limit": 1000}
+
+    # baseline: how long one heavy query takes
+    c = sl.Conn(path, timeout=300)
+    t0 = time.time()
+    r = c.call("query", heavy)
+    one = time.time() - t0
+    t.ok("result" in r, "a heavy query answers (%.2fs)" % one, str(r)[:300])
+
+    # eight heavy queries pipelined, then status on another connection
+    n = 8
+    t0 = time.time()
+    for _ in range(n):
+        c.send("query", heavy)
+    time.sleep(min(0.05, one / 4))
+    st = sl.Conn(path, timeout=300)
+    ts = time.time()
+    sr = st.call("status")
+    status_s = time.time() - ts
+    got = [c.recv() for _ in range(n)]
+    all_s = time.time() - t0
+    t.ok(all("result" in g for g in got), "all pipelined heavy queries answer")
+    t.ok("result" in sr and status_s < all_s / 2,
+         "status answers while long queries run (%.3fs vs %.2fs for the queries)" % (status_s, all_s))
+
+    # shutdown while queries are in flight: accepted at once, queries finish
+    for _ in range(4):
+        c.send("query", heavy)
+    time.sleep(min(0.05, one / 4))
+    ts = time.time()
+    sd = st.call("shutdown")
+    shut_s = time.time() - ts
+    t.ok(sd.get("result", {}).get("stopping") is True and sd["result"].get("pid") == s.proc.pid,
+         "shutdown replies {stopping, pid} while queries run (%.3fs)" % shut_s)
+    got = []
+    try:
+        for _ in range(4):
+            got.append(c.recv())
+    except Exception as e:  # noqa: BLE001
+        got.append({"exception": repr(e)})
+    t.ok(len(got) == 4 and all("result" in g for g in got), "queries in flight at shutdown still get their answers",
+         [str(g)[:200] for g in got])
+    t.ok(sl.wait_exit(s.proc, 120) and s.proc.returncode == 0, "then the server exits 0")
+    err = s.stderr_text()
+    t.ok("kill-server" in (err or ""), "and says why", err)
+    t.ok(not os.path.exists(path) and not os.path.exists(path + ".lock"), "socket and lock removed")
+    c.close()
+    st.close()
+except Exception:  # noqa: BLE001
+    import traceback
+    t.ok(False, "unexpected exception", traceback.format_exc())
+finally:
+    sl.cleanup()
+    sys.exit(t.done())
