@@ -174,14 +174,16 @@ int query_cpu(struct qctx *q)
 		return rc;
 	}
 	/* Merge equal symbols across profiles, then rank. */
-	qsort(syms, nsyms, sizeof *syms, sym_by_name);
+	if (nsyms > 1)
+		qsort(syms, nsyms, sizeof *syms, sym_by_name);
 	for (size_t k = 0; k < nsyms; k++) {
 		if (m && !cmp_name(&syms[m - 1], &syms[k]))
 			syms[m - 1].samples += syms[k].samples;
 		else
 			syms[m++] = syms[k];
 	}
-	qsort(syms, m, sizeof *syms, sym_by_rank);
+	if (m > 1)
+		qsort(syms, m, sizeof *syms, sym_by_rank);
 	q_page(q, m, &from, &to);
 	q_list_head(q, m);
 	for (size_t k = from; k < to; k++) {

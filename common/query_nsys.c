@@ -282,7 +282,8 @@ int query_nsys(struct qctx *q)
 		free(s.heap);
 		return rc;
 	}
-	qsort(s.heap, s.n, sizeof *s.heap, hit_qsort);
+	if (s.n > 1)
+		qsort(s.heap, s.n, sizeof *s.heap, hit_qsort);
 	q_page(q, s.total, &from, &to);
 	if (to > s.n)
 		to = s.n;

@@ -60,8 +60,22 @@ static const char *const sql_text[ST_COUNT] = {
 		"WHERE series = ?1 AND time = ?2 ORDER BY ordinal",
 };
 
+struct payload {
+	struct store *s;  /* for its scratch buffers */
+	int depth;
+	int index;      /* element index within the row array */
+	int bad;
+	int done;
+	int is_point;   /* element 1: number/null (point) or string (sample) */
+	double time;
+	int value_kind; /* 0 null, 1 number */
+	int64_t ints[2];
+};
+
 struct store {
 	sqlite3 *db;
+	yajl_handle ph;        /* payload parser, reused (multiple values) */
+	struct payload *pctx;  /* its context */
 	char *path;
 	sqlite3_stmt *st[ST_COUNT];
 	struct buf num_text; /* payload parsing scratch */
@@ -109,9 +123,16 @@ int store_open(const char *path, struct store **out, struct err *e)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	buf_init(&s->num_text, 0);
 	buf_init(&s->str_text, 0);
+	s->pctx = calloc(1, sizeof *s->pctx);
+	if (!s->pctx) {
+		free(s);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	s->pctx->s = s;
 	s->path = realpath(path, NULL);
 	if (!s->path) {
 		err_sys(e, ERR_DATA, "Cannot open DSight SQLite cache %s", path);
+		free(s->pctx);
 		free(s);
 		return ERR_DATA;
 	}
@@ -183,6 +204,9 @@ void store_close(struct store *s)
 		sqlite3_finalize(s->st[k]);
 	if (s->db)
 		sqlite3_close(s->db);
+	if (s->ph)
+		yajl_free(s->ph);
+	free(s->pctx);
 	buf_free(&s->num_text);
 	buf_free(&s->str_text);
 	free(s->path);
@@ -402,17 +426,6 @@ int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
 
 /* ---- payloads: [time, x, int, int] parsed with yajl ---- */
 
-struct payload {
-	struct store *s;
-	int depth;
-	int index;      /* element index within the row array */
-	int bad;
-	int done;
-	int is_point;   /* element 1: number/null (point) or string (sample) */
-	double time;
-	int value_kind; /* 0 null, 1 number */
-	int64_t ints[2];
-};
 
 static int pl_null(void *ctx)
 {
@@ -486,7 +499,7 @@ static int pl_string(void *ctx, const unsigned char *t, size_t n)
 static int pl_start_array(void *ctx)
 {
 	struct payload *p = ctx;
-	if (p->depth != 0) {
+	if (p->depth != 0 || p->done) {
 		p->bad = 1;
 		return 0;
 	}
@@ -526,25 +539,34 @@ static const yajl_callbacks pl_callbacks = {
 	pl_map, pl_key, pl_map, pl_start_array, pl_end_array,
 };
 
-/* Parses one payload into p; returns 0 or -1 when it is malformed. */
-static int parse_payload(struct payload *p, const unsigned char *text,
+/* Parses one payload with the store's reusable parser (a handle that
+ * accepts consecutive values); returns 0 with s->pctx filled, or -1 when
+ * the payload is malformed (the handle is then dropped). */
+static int parse_payload(struct store *s, const unsigned char *text,
                          size_t n)
 {
-	yajl_handle h = yajl_alloc(&pl_callbacks, NULL, p);
+	struct payload *p;
 	yajl_status st;
 
-	if (!h)
-		return -1;
+	p = s->pctx;
+	if (!s->ph) {
+		s->ph = yajl_alloc(&pl_callbacks, NULL, p);
+		if (!s->ph)
+			return -1;
+		yajl_config(s->ph, yajl_allow_multiple_values, 1);
+	}
 	p->depth = 0;
 	p->index = 0;
 	p->bad = 0;
 	p->done = 0;
 	p->value_kind = 0;
-	st = yajl_parse(h, text, n);
-	if (st == yajl_status_ok)
-		st = yajl_complete_parse(h);
-	yajl_free(h);
-	return st == yajl_status_ok && !p->bad && p->done ? 0 : -1;
+	st = yajl_parse(s->ph, text, n);
+	if (st != yajl_status_ok || p->bad || !p->done || p->depth != 0) {
+		yajl_free(s->ph);
+		s->ph = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 struct row_sink {
@@ -558,28 +580,28 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
                         struct err *e)
 {
 	struct payload p;
-	int rc, r = 0;
+	int rc, r = 0, is_point = sink->point != NULL;
 
 	memset(&p, 0, sizeof p);
-	p.s = s;
-	p.is_point = sink->point != NULL;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t ordinal = sqlite3_column_int64(st, 0);
 		const unsigned char *text = sqlite3_column_text(st, 1);
 		size_t n = (size_t)sqlite3_column_bytes(st, 1);
-		if (!text || parse_payload(&p, text, n) ||
+		s->pctx->is_point = is_point;
+		if (!text || parse_payload(s, text, n) ||
 		    s->num_text.failed || s->str_text.failed) {
 			r = err_set(e, ERR_DATA,
 			            "%s: %s row (%lld, ordinal %lld): payload is not "
 			            "%s",
 			            s->path, table, (long long)key,
 			            (long long)ordinal,
-			            p.is_point ? "[time, value, source_id, source_row]"
+			            is_point ? "[time, value, source_id, source_row]"
 			                       : "[time, global_tid, stack_index, "
 			                         "source_row]");
 			break;
 		}
-		if (p.is_point) {
+		p = *s->pctx;
+		if (is_point) {
 			struct evidence_point pt;
 			pt.time = p.time;
 			pt.source_id = p.ints[0];

@@ -1,0 +1,415 @@
+/*
+ * query-parity: runs every query kind against both backends of one capture
+ * and checks that the answers are byte-identical.
+ *
+ *   query-parity DOCUMENT [CACHE] [--random N] [--seed S]
+ *
+ * DOCUMENT is an evidence document (in-memory backend).  CACHE is its
+ * trace-data.sqlite (a report directory works too); without it a cache is
+ * written to a temporary file with store_write.  Runs the fixed parameter
+ * sets of the query issue, each kind's own filters, then N (default 250)
+ * random windows and filters.  Prints TAP lines (one per kind and group)
+ * and exits 1 on any difference.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "dataset.h"
+#include "err.h"
+#include "evidence.h"
+#include "query.h"
+#include "store_write.h"
+
+struct ctx {
+	struct dataset *mem, *sql;
+	const json_t *cat;
+	double duration;
+	int failures;
+	long compared;
+	/* event/sample/point boundary times to pick windows from */
+	double *times;
+	size_t ntimes, captimes;
+	unsigned long long rng;
+};
+
+static unsigned long long rnd(struct ctx *c)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return c->rng;
+}
+
+static double rnd01(struct ctx *c)
+{
+	return (double)(rnd(c) >> 11) / 9007199254740992.0;
+}
+
+static void describe(const struct query_params *p, char *out, size_t n)
+{
+	snprintf(out, n,
+	         "kind=%s start=%s%.17g end=%s%.17g req=%s session=%s agent=%s "
+	         "worker=%s rank=%s%lld profile=%s%lld name=%s search=%s "
+	         "ttft=%.17g offset=%lld limit=%lld points=%d",
+	         p->kind ? p->kind : "-", p->has_start ? "" : "~", p->start,
+	         p->has_end ? "" : "~", p->end,
+	         p->request_id ? p->request_id : "-",
+	         p->session ? p->session : "-", p->agent ? p->agent : "-",
+	         p->worker ? p->worker : "-", p->has_rank ? "" : "~",
+	         (long long)p->rank, p->has_profile ? "" : "~",
+	         (long long)p->profile, p->name ? p->name : "-",
+	         p->search ? p->search : "-", p->min_ttft_ms,
+	         (long long)p->offset, (long long)p->limit, p->points);
+}
+
+/* Runs p on both backends; returns 1 when they agree. */
+static int compare(struct ctx *c, const struct query_params *p)
+{
+	struct buf a, b;
+	struct err ea, eb;
+	int ra, rb, same;
+
+	buf_init(&a, 0);
+	buf_init(&b, 0);
+	err_clear(&ea);
+	err_clear(&eb);
+	ra = query_run(c->mem, p, &a, &ea);
+	rb = query_run(c->sql, p, &b, &eb);
+	if (ra || rb)
+		same = ra == rb && !strcmp(ea.msg, eb.msg);
+	else
+		same = a.len == b.len && !memcmp(a.data, b.data, a.len);
+	c->compared++;
+	if (!same) {
+		char d[2048];
+		describe(p, d, sizeof d);
+		c->failures++;
+		if (c->failures <= 10) {
+			printf("# DIFF %s\n", d);
+			printf("#  memory: %d %s %.600s\n", ra, ea.msg,
+			       a.data ? a.data : "");
+			printf("#  sqlite: %d %s %.600s\n", rb, eb.msg,
+			       b.data ? b.data : "");
+		}
+	}
+	buf_free(&a);
+	buf_free(&b);
+	return same;
+}
+
+static const char *pick_string(struct ctx *c, const char *array,
+                               const char *key)
+{
+	const json_t *arr = json_object_get(c->cat, array);
+	size_t n = json_array_size(arr);
+	const json_t *v;
+	if (!n)
+		return NULL;
+	v = json_array_get(arr, rnd(c) % n);
+	v = key ? json_object_get(v, key) : v;
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static char *substring(struct ctx *c, const char *s)
+{
+	size_t n = strlen(s), a, len;
+	char *r;
+	if (!n)
+		return strdup("");
+	a = rnd(c) % n;
+	len = 1 + rnd(c) % (n - a);
+	/* keep UTF-8 boundaries: move a and len off continuation bytes */
+	while (a > 0 && ((unsigned char)s[a] & 0xC0) == 0x80)
+		a--;
+	while (a + len < n && ((unsigned char)s[a + len] & 0xC0) == 0x80)
+		len++;
+	r = strndup(s + a, len);
+	/* upper-case ASCII half the time: matching is case-insensitive */
+	if (r && rnd(c) % 2)
+		for (char *q = r; *q; q++)
+			if (*q >= 'a' && *q <= 'z')
+				*q = (char)(*q - 32);
+	return r;
+}
+
+static double pick_time(struct ctx *c)
+{
+	unsigned long long r = rnd(c) % 4;
+	double t;
+	if (r < 2 && c->ntimes)
+		t = c->times[rnd(c) % c->ntimes];
+	else if (r == 2)
+		t = rnd01(c) * c->duration;
+	else
+		t = floor(rnd01(c) * c->duration);
+	if (rnd(c) % 5 == 0)
+		t = nextafter(t, rnd(c) % 2 ? INFINITY : -INFINITY);
+	return t;
+}
+
+static void add_time(struct ctx *c, double t)
+{
+	if (!(t >= 0 && t <= c->duration))
+		return;
+	if (c->ntimes == c->captimes) {
+		size_t nc = c->captimes ? c->captimes * 2 : 1024;
+		double *n = realloc(c->times, nc * sizeof *n);
+		if (!n)
+			return;
+		c->times = n;
+		c->captimes = nc;
+	}
+	c->times[c->ntimes++] = t;
+}
+
+static int collect_event(void *ctx, int64_t ordinal,
+                         const struct evidence_event *row)
+{
+	struct ctx *c = ctx;
+	if (ordinal % 7 == 0 || c->ntimes < 4096) {
+		add_time(c, row->start);
+		add_time(c, row->end);
+	}
+	return c->ntimes > 200000;
+}
+
+static int collect_point(void *ctx, int64_t ordinal,
+                         const struct evidence_point *row)
+{
+	struct ctx *c = ctx;
+	if (ordinal % 5 == 0)
+		add_time(c, row->time);
+	return c->ntimes > 200000;
+}
+
+static void collect_times(struct ctx *c)
+{
+	struct err e;
+	size_t np = json_array_size(json_object_get(c->cat, "profiles"));
+	size_t ns = json_array_size(json_object_get(c->cat, "metrics"));
+	for (size_t k = 0; k < np; k++)
+		dataset_events(c->mem, (int64_t)k, NULL, collect_event, c, &e);
+	for (size_t k = 0; k < ns && k < 50; k++)
+		dataset_points(c->mem, (int64_t)k, NULL, collect_point, c, &e);
+}
+
+/* Builds a cache for doc at out with store_write. */
+static int build_cache(const char *doc, const char *out, struct err *e)
+{
+	struct store_writer *w = NULL;
+	struct evidence_sink sink;
+	json_t *cat = NULL;
+	char gen[STORE_GENERATION_LEN + 1];
+	int rc = store_write_open(out, &w, e);
+	if (rc)
+		return rc;
+	store_write_sink(w, &sink);
+	rc = evidence_read(doc, &sink, &cat, NULL, e);
+	if (!rc)
+		rc = store_generation_new(gen, e);
+	if (!rc)
+		rc = store_write_finish(w, cat, gen, e);
+	store_write_close(w);
+	json_decref(cat);
+	return rc;
+}
+
+static void fixed_sets(struct ctx *c, const char *kind, int *ok)
+{
+	struct query_params p;
+	const char *req = pick_string(c, "requests", "id");
+
+#define RUN(setup)                                                         \
+	do {                                                               \
+		query_params_init(&p);                                     \
+		p.kind = kind;                                             \
+		p.request_id = req;                                        \
+		setup;                                                     \
+		*ok &= compare(c, &p);                                     \
+	} while (0)
+	RUN((void)0);
+	RUN(p.has_start = p.has_end = 1; p.start = 3; p.end = 4);
+	RUN(p.offset = 1; p.limit = 1);
+	RUN(p.limit = 0);
+	RUN(p.has_start = p.has_end = 1; p.start = 9.100000001; p.end = 9.2);
+	RUN(p.worker = "decode-0"; p.has_rank = 1; p.rank = 0);
+	RUN(p.points = 1);
+	RUN(p.points = 1; p.has_start = 1; p.start = c->duration / 2);
+	RUN(p.has_profile = 1; p.profile = 0);
+	RUN(p.has_profile = 1; p.profile = 1; p.limit = 1000);
+	RUN(p.has_rank = 1; p.rank = 1);
+	RUN(p.name = "ÜNICODE");
+	RUN(p.name = "forward");
+	RUN(p.name = "num_requests_running");
+	RUN(p.search = "SESS");
+	RUN(p.min_ttft_ms = 900);
+	RUN(p.session = "sess-A");
+	RUN(p.agent = "agent-A");
+	RUN(p.worker = "frontend");
+	RUN(p.has_start = 1; p.start = -1);
+	RUN(p.limit = 1001);
+	RUN(p.min_ttft_ms = NAN);
+	RUN(p.request_id = "no-such-request");
+	RUN(p.offset = 1000000; p.limit = 5);
+#undef RUN
+}
+
+static void random_set(struct ctx *c, const char *kind, int *ok)
+{
+	struct query_params p;
+	char *name = NULL, *search = NULL;
+	const char *s;
+
+	query_params_init(&p);
+	p.kind = kind;
+	if (rnd(c) % 8) {
+		double a = pick_time(c), b = pick_time(c);
+		if (a > b) {
+			double t = a;
+			a = b;
+			b = t;
+		}
+		if (a == b)
+			b = nextafter(b, INFINITY);
+		if (rnd(c) % 6 == 0 && b > a + 1)
+			b = a + 1;
+		p.has_start = p.has_end = 1;
+		p.start = a;
+		p.end = b;
+	}
+	if (rnd(c) % 3 == 0)
+		p.worker = pick_string(c, "workers", "id");
+	if (rnd(c) % 3 == 0) {
+		p.has_rank = 1;
+		p.rank = (int64_t)(rnd(c) % 3);
+	}
+	if (rnd(c) % 4 == 0) {
+		p.has_profile = 1;
+		p.profile = (int64_t)(rnd(c) % 4);
+	}
+	if (rnd(c) % 3 == 0) {
+		s = rnd(c) % 2 ? pick_string(c, "metrics", "name") : NULL;
+		if (!s) {
+			const json_t *pr = json_array_get(
+				json_object_get(c->cat, "profiles"),
+				rnd(c) % (json_array_size(json_object_get(
+						  c->cat, "profiles")) +
+				          1));
+			const json_t *names = json_object_get(pr, "names");
+			const json_t *v = json_array_get(
+				names, rnd(c) % (json_array_size(names) + 1));
+			if (json_is_string(v))
+				s = json_string_value(v);
+		}
+		if (s)
+			name = rnd(c) % 2 ? substring(c, s) : strdup(s);
+		p.name = name;
+	}
+	if (rnd(c) % 4 == 0) {
+		s = pick_string(c, "requests", "id");
+		if (s)
+			search = substring(c, s);
+		p.search = search;
+	}
+	if (rnd(c) % 5 == 0)
+		p.session = pick_string(c, "sessions", "id");
+	if (rnd(c) % 6 == 0)
+		p.min_ttft_ms = rnd01(c) * 3000;
+	if (rnd(c) % 3 == 0)
+		p.offset = (int64_t)(rnd(c) % 20);
+	if (rnd(c) % 3 == 0)
+		p.limit = (int64_t)(rnd(c) % 30);
+	p.points = rnd(c) % 2;
+	p.request_id = pick_string(c, "requests", "id");
+	*ok &= compare(c, &p);
+	free(name);
+	free(search);
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c;
+	struct err e;
+	const char *doc = NULL, *cache = NULL;
+	char tmpdir[] = "/tmp/query-parity-XXXXXX", tmpcache[64] = "";
+	long nrandom = 250;
+	int rc = 0;
+
+	memset(&c, 0, sizeof c);
+	c.rng = 0x9E3779B97F4A7C15ull;
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--random") && k + 1 < argc)
+			nrandom = atol(argv[++k]);
+		else if (!strcmp(argv[k], "--seed") && k + 1 < argc)
+			c.rng = strtoull(argv[++k], NULL, 0) | 1;
+		else if (!doc)
+			doc = argv[k];
+		else if (!cache)
+			cache = argv[k];
+	}
+	if (!doc) {
+		fputs("usage: query-parity DOCUMENT [CACHE] [--random N] "
+		      "[--seed S]\n",
+		      stderr);
+		return 2;
+	}
+	err_clear(&e);
+	if (!cache) {
+		if (!mkdtemp(tmpdir)) {
+			perror("mkdtemp");
+			return 1;
+		}
+		snprintf(tmpcache, sizeof tmpcache, "%s/trace-data.sqlite",
+		         tmpdir);
+		if (build_cache(doc, tmpcache, &e)) {
+			printf("not ok - build a cache for %s: %s\n", doc, e.msg);
+			unlink(tmpcache);
+			rmdir(tmpdir);
+			return 1;
+		}
+		cache = tmpcache;
+	}
+	if (dataset_open(doc, &c.mem, &e) || dataset_open(cache, &c.sql, &e)) {
+		printf("not ok - open %s / %s: %s\n", doc, cache, e.msg);
+		rc = 1;
+		goto out;
+	}
+	c.cat = dataset_catalog(c.mem);
+	c.duration = json_number_value(
+		json_object_get(json_object_get(c.cat, "meta"), "duration"));
+	collect_times(&c);
+	for (const char *const *k = query_kinds; *k; k++) {
+		int ok = 1;
+		long before = c.compared;
+		fixed_sets(&c, *k, &ok);
+		printf("%s - parity %s: fixed sets (%ld queries)\n",
+		       ok ? "ok" : "not ok", *k, c.compared - before);
+		ok = 1;
+		before = c.compared;
+		for (long r = 0; r < nrandom; r++)
+			random_set(&c, *k, &ok);
+		printf("%s - parity %s: %ld random windows/filters\n",
+		       ok ? "ok" : "not ok", *k, c.compared - before);
+	}
+	{
+		int ok = 1;
+		fixed_sets(&c, "no-such-kind", &ok);
+		printf("%s - parity unknown kind\n", ok ? "ok" : "not ok");
+	}
+	printf("# %ld queries compared, %d differences\n", c.compared,
+	       c.failures);
+	rc = c.failures ? 1 : 0;
+out:
+	dataset_close(c.mem);
+	dataset_close(c.sql);
+	free(c.times);
+	if (tmpcache[0]) {
+		unlink(tmpcache);
+		rmdir(tmpdir);
+	}
+	return rc;
+}
