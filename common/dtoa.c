@@ -110,18 +110,50 @@ static int scaled(uint64_t cp, const uint64_t g[2], int exact, uint64_t *out)
 	return 0;
 }
 
+static const char pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /* Writes the digits of d * 10^k (d > 0, at most 17 digits) without
- * trailing zeros. */
+ * trailing zeros, two at a time from the right; returns their count. */
 static int emit(uint64_t d, int k, char digits[17], int *decpt)
 {
-	char tmp[20];
-	int n = 0;
-	while (d % 10 == 0)
+	static const uint64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+	                                 100000000, 1000000000, 10000000000ULL, 100000000000ULL,
+	                                 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
+	                                 1000000000000000ULL, 10000000000000000ULL,
+	                                 100000000000000000ULL};
+	int n;
+	char *p;
+	while (d % 10000 == 0)
+		d /= 10000, k += 4;
+	if (d % 100 == 0)
+		d /= 100, k += 2;
+	if (d % 10 == 0)
 		d /= 10, k++;
-	for (; d; d /= 10)
-		tmp[n++] = (char)('0' + d % 10);
-	for (int j = 0; j < n; j++)
-		digits[j] = tmp[n - 1 - j];
+	n = (64 - __builtin_clzll(d)) * 1233 >> 12; /* floor(log10) or one less */
+	n += d >= pow10[n];
+	p = digits + n;
+	if (d >= 100000000) { /* the low 8 digits, in 32-bit arithmetic */
+		uint32_t lo = (uint32_t)(d % 100000000);
+		d /= 100000000;
+		for (int j = 0; j < 4; j++, lo /= 100)
+			p -= 2, memcpy(p, pairs + 2 * (lo % 100), 2);
+		if (d >= 100000000) {
+			lo = (uint32_t)(d % 100000000);
+			d /= 100000000;
+			for (int j = 0; j < 4; j++, lo /= 100)
+				p -= 2, memcpy(p, pairs + 2 * (lo % 100), 2);
+		}
+	}
+	uint32_t x = (uint32_t)d;
+	for (; x >= 100; x /= 100)
+		p -= 2, memcpy(p, pairs + 2 * (x % 100), 2);
+	if (x >= 10)
+		p -= 2, memcpy(p, pairs + 2 * x, 2);
+	else
+		*--p = (char)('0' + x);
 	*decpt = n + k;
 	return n;
 }

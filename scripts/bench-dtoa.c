@@ -6,8 +6,9 @@
  * Two inputs: realistic doubles (run times printed to the nanosecond, like
  * 123.456789012, and two-decimal gauges) and random finite bit patterns.
  * The fast path runs over N doubles of each (default 10,000,000), the slow
- * path over M (default 1,000,000: it is ~100x slower); prints ns/double for
- * both and the ratio, and checks that both agree on the slow sample.
+ * path over M (default 1,000,000: it is 10-50x slower); prints the best of
+ * three runs in CPU ns/double for both and the ratio, and checks that both
+ * agree on the slow sample.
  */
 #include <math.h>
 #include <stdint.h>
@@ -94,6 +95,10 @@ int main(int argc, char **argv)
 	for (int kind = 0; kind < 2; kind++) {
 		fill(v, n, kind);
 		double fast = run(v, n, 0, &sum), slow = run(v, m, 1, &sum);
+		for (int rep = 0; rep < 2; rep++) { /* best of three: the machine is shared */
+			double f2 = run(v, n, 0, &sum), s2 = run(v, m, 1, &sum);
+			fast = f2 < fast ? f2 : fast, slow = s2 < slow ? s2 : slow;
+		}
 		long bad = 0;
 		for (long k = 0; k < m; k++) {
 			char a[17], b[17];
@@ -104,7 +109,7 @@ int main(int argc, char **argv)
 		       names[kind], fast, n, slow, m, slow / fast, bad ? "  MISMATCHES" : "");
 		rc |= bad != 0;
 	}
-	fprintf(stderr, "checksum %lu\n", sum);
+	printf("# checksum %lu\n", sum);
 	free(v);
 	return rc;
 }
