@@ -367,7 +367,7 @@ int nsys_export_open(const char *path, const char *display,
 	/* Ordered scans sort in temporary storage: on disk, bounded memory.
 	 * Sorting may use a helper thread (the second core). */
 	rc = sqlite3_exec(x->db, "PRAGMA temp_store = FILE; "
-	                  "PRAGMA cache_size = -32768; PRAGMA threads = 1;",
+	                  "PRAGMA cache_size = -16384; PRAGMA threads = 1;",
 	                  NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
 		rc = nsys_export_sqlerr(x, rc, "configuring it", e);
