@@ -130,6 +130,7 @@ const DSApp = (() => {
       if (location.hash !== frag) {
         try { history.replaceState(null, '', frag); } catch (e) { /* file:// in some browsers */ }
       }
+      DSUI.hideTip();
       DSUI.setWidth(document.getElementById('tracks').clientWidth);
       for (const v of this.views) { v.render(this); if (window.__dsProf) performance.mark('dsight:view'); }
       if (!noLoad) this.load();

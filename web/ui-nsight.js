@@ -224,7 +224,8 @@ const DSNsight = (() => {
       res.items.length ? el('table', { class: 'grid' }, el('tr', {}, el('th', { text: 'symbol' }), el('th', { text: 'samples' }), el('th', { text: 'inclusive' })),
         res.items.map((it) => el('tr', {}, el('td', { text: it.symbol }), el('td', { class: 'num', text: DSUI.fmtNum(it.samples) }),
           el('td', {}, el('span', { class: 'bar', style: `width:${Math.max(2, 90 * it.samples / max)}px` }), ` ${(it.fraction * 100).toFixed(1)}%`))))
-        : el('p', { class: 'muted', text: app.cat.capabilities && app.cat.capabilities.cpu_samples ? 'No CPU sample in this window.' : 'No CPU samples in the evidence.' }),
+        : el('p', { class: 'muted', text: !(app.cat.capabilities && app.cat.capabilities.cpu_samples) ? 'No CPU samples in the evidence.'
+          : shown(app).some((p) => p.cpu) ? 'No CPU sample in this window.' : 'The selected profile has no CPU samples; choose “All profiles” or a profile with CPU data.' }),
       el('p', { class: 'muted', text: res.attribution }));
   }
 
