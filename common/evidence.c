@@ -235,6 +235,7 @@ int evidence_read(const char *path, const struct evidence_sink *sink,
 	int rc;
 
 	*catalog = NULL;
+	err_clear(e);
 	if (stats)
 		memset(stats, 0, sizeof *stats);
 	file = evidence_data_file(path);

@@ -77,7 +77,7 @@ static const char *path_of(struct evparse *p, int upto, int cur)
 			put_key(b, p->keys[i - 1].data ? p->keys[i - 1].data : "",
 			        p->keys[i - 1].len, b->len == 0);
 		else
-			buf_printf(b, "[%lld]", (long long)f->index);
+			buf_printf(b, "[%lld]", (long long)(f->role >= R_EVENT ? p->row.k : f->index));
 	}
 	return b->data ? b->data : "";
 }
@@ -263,6 +263,9 @@ static int row_end(struct evparse *p)
 	}
 	if (rc) {
 		p->rc = rc;
+		if (!p->e->msg[0])
+			err_set(p->e, rc, "%s: %s: the row was refused", p->file,
+			        path_of(p, p->depth, 0));
 		return 0;
 	}
 	p->depth--;

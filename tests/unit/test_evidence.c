@@ -31,7 +31,9 @@ static void real_text(struct buf *b, double d)
 
 static int rec_abort(struct rec *r, struct err *e)
 {
-	if (r->fail_at && r->events + r->samples + r->points >= (uint64_t)r->fail_at)
+	if (r->fail_at < 0 && r->events + r->samples + r->points >= (uint64_t)-r->fail_at)
+		return ERR_LIMIT; /* a sink that forgets the message */
+	if (r->fail_at > 0 && r->events + r->samples + r->points >= (uint64_t)r->fail_at)
 		return err_set(e, ERR_DATA, "sink says stop");
 	return 0;
 }
@@ -440,6 +442,12 @@ TEST(sink_abort_and_null_sink)
 	CHECK(cat == NULL && st.series_points == NULL && st.profile_events == NULL);
 	buf_free(&r.log);
 
+	sink = rec_sink(&r);
+	r.fail_at = -12;
+	CHECK(evidence_read(FIXTURE, &sink, &cat, &st, &e) == ERR_LIMIT);
+	CHECK(strstr(e.msg, "metrics[2].points[1]: the row was refused") != NULL);
+	buf_free(&r.log);
+
 	struct evidence_sink empty = { 0 };
 	CHECK(evidence_read(FIXTURE, &empty, &cat, &st, &e) == 0);
 	CHECK(st.points == 23);
@@ -639,6 +647,8 @@ TEST(bad_numbers)
 TEST(bad_json)
 {
 	expect_error("{\"schema\": }", "invalid JSON at byte");
+	expect_error(PROF(",\"events\":[[0,1,0,\"1\",0],[0,1,0,\"1\" x]]"),
+	             "(at profiles[0].events[1][4])");
 	expect_error(DOC(",\"x\":\"a\xff\xfe\""), "invalid UTF-8");
 	expect_error(DOC("") "x", "trailing garbage");
 	expect_error(DOC("") "{}", "trailing garbage");
