@@ -290,8 +290,8 @@ int dataset_samples(struct dataset *ds, int64_t profile,
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
 	if (ds->store)
-		return store_samples(ds->store, profile, w != NULL, ws, we, fn,
-		                     ctx, e);
+		return store_samples(ds->store, profile, w != NULL,
+		                     w && w->wide, ws, we, fn, ctx, e);
 	return memrows_samples(ds->core->rows, profile, w != NULL, ws, we, fn,
 	                       ctx);
 }
@@ -302,8 +302,8 @@ int dataset_points(struct dataset *ds, int64_t series,
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
 	if (ds->store)
-		return store_points(ds->store, series, w != NULL, ws, we, fn, ctx,
-		                    e);
+		return store_points(ds->store, series, w != NULL, w && w->wide,
+		                    ws, we, fn, ctx, e);
 	return memrows_points(ds->core->rows, series, w != NULL, ws, we, fn,
 	                      ctx);
 }

@@ -22,6 +22,10 @@ struct dataset;
 /* A time window; rows are selected inclusively (see each function). */
 struct dataset_window {
 	double start, end;
+	/* Hint: the window covers much of the run, so a backend may walk the
+	 * rows sequentially rather than through the time index (same rows,
+	 * same order either way). */
+	int wide;
 };
 
 /* Opens path.  On success *out is owned by the caller (dataset_close).

@@ -143,6 +143,11 @@ int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
 	return ok1 && ok2 && a <= q->end && b >= q->start;
 }
 
+int q_wide(const struct qctx *q)
+{
+	return q->end - q->start >= q->duration / 4;
+}
+
 int q_given(const char *s)
 {
 	return s && *s;
@@ -277,6 +282,7 @@ int query_run(struct dataset *ds, const struct query_params *p,
 		return err_set(e, ERR_DATA,
 		               "The dataset's meta.duration is not a finite number "
 		               "> 0");
+	q.duration = duration;
 	q.start = p->has_start ? p->start : 0.0;
 	q.end = p->has_end ? p->end : duration;
 	if (!isfinite(q.start) || !isfinite(q.end) || !(q.start >= 0) ||

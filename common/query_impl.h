@@ -20,6 +20,7 @@ struct qctx {
 	const json_t *cat;
 	const struct query_params *p;
 	double start, end; /* the resolved window */
+	double duration;
 	struct buf *out;
 	struct err *e;
 };
@@ -31,6 +32,8 @@ double q_number(const json_t *obj, const char *key, int *ok);
 /* True when obj's [kstart, kend] overlaps the window (both numbers). */
 int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
                const char *kend);
+/* The window covers at least a quarter of the run (dataset_window.wide). */
+int q_wide(const struct qctx *q);
 /* A string filter is given (non-NULL and non-empty). */
 int q_given(const char *s);
 /* The member is a string equal to s. */

@@ -133,7 +133,7 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
                       struct buf *points)
 {
 	static const char *const skip[] = {"points", NULL};
-	struct dataset_window w = {q->start, q->end};
+	struct dataset_window w = {q->start, q->end, q_wide(q)};
 	struct buf *b = q->out;
 	struct stats s;
 	int rc;

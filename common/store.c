@@ -22,6 +22,8 @@ enum {
 	ST_SAMPLES_ALL,
 	ST_POINTS_WIN,
 	ST_POINTS_ALL,
+	ST_POINTS_WIDE,
+	ST_SAMPLES_WIDE,
 	ST_POINTS_MAXBEFORE,
 	ST_POINTS_AT,
 	ST_COUNT
@@ -52,6 +54,12 @@ static const char *const sql_text[ST_COUNT] = {
 	[ST_POINTS_ALL] =
 		"SELECT ordinal, payload FROM points WHERE series = ?1 "
 		"ORDER BY ordinal",
+	[ST_POINTS_WIDE] =
+		"SELECT ordinal, payload FROM points NOT INDEXED "
+		"WHERE series = ?1 AND time >= ?2 AND time <= ?3 ORDER BY ordinal",
+	[ST_SAMPLES_WIDE] =
+		"SELECT ordinal, payload FROM samples NOT INDEXED "
+		"WHERE profile = ?1 AND time >= ?2 AND time <= ?3 ORDER BY ordinal",
 	[ST_POINTS_MAXBEFORE] =
 		"SELECT max(time) FROM points INDEXED BY point_window "
 		"WHERE series = ?1 AND time < ?2",
@@ -636,11 +644,13 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 }
 
 int store_samples(struct store *s, int64_t profile, int has_window,
-                  double wstart, double wend, store_sample_fn fn, void *ctx,
-                  struct err *e)
+                  int wide, double wstart, double wend, store_sample_fn fn,
+                  void *ctx, struct err *e)
 {
 	struct row_sink sink = {fn, NULL, ctx};
-	sqlite3_stmt *st = s->st[has_window ? ST_SAMPLES_WIN : ST_SAMPLES_ALL];
+	sqlite3_stmt *st = s->st[!has_window ? ST_SAMPLES_ALL
+	                         : wide      ? ST_SAMPLES_WIDE
+	                                     : ST_SAMPLES_WIN];
 	sqlite3_bind_int64(st, 1, profile);
 	if (has_window) {
 		sqlite3_bind_double(st, 2, wstart);
@@ -649,12 +659,14 @@ int store_samples(struct store *s, int64_t profile, int has_window,
 	return run_payloads(s, "samples", profile, st, &sink, e);
 }
 
-int store_points(struct store *s, int64_t series, int has_window,
+int store_points(struct store *s, int64_t series, int has_window, int wide,
                  double wstart, double wend, store_point_fn fn, void *ctx,
                  struct err *e)
 {
 	struct row_sink sink = {NULL, fn, ctx};
-	sqlite3_stmt *st = s->st[has_window ? ST_POINTS_WIN : ST_POINTS_ALL];
+	sqlite3_stmt *st = s->st[!has_window ? ST_POINTS_ALL
+	                         : wide      ? ST_POINTS_WIDE
+	                                     : ST_POINTS_WIN];
 	sqlite3_bind_int64(st, 1, series);
 	if (has_window) {
 		sqlite3_bind_double(st, 2, wstart);

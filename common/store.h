@@ -58,7 +58,8 @@ int store_check_generation(struct store *s, const char *generation,
  *    event_window, keeping start <= wend && end >= wstart (no order).
  *  store_event_at: the one event (profile, ordinal), if any.
  *  store_samples / store_points: wstart <= time <= wend (has_window) in
- *    ordinal order.
+ *    ordinal order; wide != 0 walks the primary key instead of the
+ *    time index (cheaper when the window holds most rows).
  *  store_points_before: every point at the latest time strictly before t.
  */
 int store_events(struct store *s, int64_t profile, int has_window,
@@ -67,9 +68,9 @@ int store_events(struct store *s, int64_t profile, int has_window,
 int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
                    store_event_fn fn, void *ctx, struct err *e);
 int store_samples(struct store *s, int64_t profile, int has_window,
-                  double wstart, double wend, store_sample_fn fn, void *ctx,
-                  struct err *e);
-int store_points(struct store *s, int64_t series, int has_window,
+                  int wide, double wstart, double wend, store_sample_fn fn,
+                  void *ctx, struct err *e);
+int store_points(struct store *s, int64_t series, int has_window, int wide,
                  double wstart, double wend, store_point_fn fn, void *ctx,
                  struct err *e);
 int store_points_before(struct store *s, int64_t series, double t,

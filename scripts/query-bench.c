@@ -1,0 +1,210 @@
+/*
+ * query-bench: in-process timings of the query engine on one dataset (the
+ * warm path a daemon runs: the dataset is opened once).
+ *
+ *   query-bench REPORT [--repeat N]
+ *
+ * Prints one line per figure: the median engine time of summary and of
+ * every kind with default parameters, and for nsys the median over
+ * 1-second windows at 10 positions of one profile of (a) the full nsys
+ * query, (b) the indexed overlap scan alone and (c) a full scan of the
+ * same profile's events filtered by the same window, with the ratio b/c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "dataset.h"
+#include "err.h"
+#include "query.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double time_query(struct dataset *ds, const struct query_params *p,
+                         size_t *bytes)
+{
+	struct buf out;
+	struct err e;
+	double t0 = now(), t;
+	buf_init(&out, 0);
+	if (query_run(ds, p, &out, &e)) {
+		fprintf(stderr, "query-bench: %s: %s\n", p->kind, e.msg);
+		exit(1);
+	}
+	t = now() - t0;
+	*bytes = out.len;
+	buf_free(&out);
+	return t;
+}
+
+struct counter {
+	double start, end;
+	long n;
+};
+
+static int count_any(void *ctx, int64_t ordinal,
+                     const struct evidence_event *row)
+{
+	struct counter *c = ctx;
+	(void)ordinal;
+	(void)row;
+	c->n++;
+	return 0;
+}
+
+static int count_filtered(void *ctx, int64_t ordinal,
+                          const struct evidence_event *row)
+{
+	struct counter *c = ctx;
+	(void)ordinal;
+	if (row->start <= c->end && row->end >= c->start)
+		c->n++;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct dataset *ds;
+	struct err e;
+	const char *path = NULL;
+	int repeat = 21;
+	double duration;
+	const json_t *profiles;
+	int64_t profile = 0;
+	size_t bytes;
+
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--repeat") && k + 1 < argc)
+			repeat = atoi(argv[++k]);
+		else
+			path = argv[k];
+	}
+	if (!path || repeat < 1) {
+		fputs("usage: query-bench REPORT [--repeat N]\n", stderr);
+		return 2;
+	}
+	{
+		double t0 = now();
+		if (dataset_open(path, &ds, &e)) {
+			fprintf(stderr, "query-bench: %s\n", e.msg);
+			return 1;
+		}
+		printf("open: %.1f ms\n", (now() - t0) * 1e3);
+	}
+	duration = json_number_value(json_object_get(
+		json_object_get(dataset_catalog(ds), "meta"), "duration"));
+	profiles = json_object_get(dataset_catalog(ds), "profiles");
+	/* the profile with the most events */
+	{
+		int64_t best = -1;
+		for (size_t k = 0; k < json_array_size(profiles); k++) {
+			json_int_t n = json_integer_value(json_object_get(
+				json_array_get(profiles, k), "event_count"));
+			if (n > best) {
+				best = n;
+				profile = (int64_t)k;
+			}
+		}
+		printf("nsys profile: %lld (%lld events)\n", (long long)profile,
+		       (long long)best);
+	}
+	for (const char *const *kind = query_kinds; *kind; kind++) {
+		struct query_params p;
+		double *t = malloc(sizeof(double) * (size_t)repeat);
+		int n = !strcmp(*kind, "summary") ? repeat * 10 : repeat;
+		if (n > repeat)
+			t = realloc(t, sizeof(double) * (size_t)n);
+		query_params_init(&p);
+		p.kind = *kind;
+		p.request_id = json_string_value(json_object_get(
+			json_array_get(json_object_get(dataset_catalog(ds),
+			                               "requests"),
+			               0),
+			"id"));
+		if (!strcmp(*kind, "nsys") || !strcmp(*kind, "metrics") ||
+		    !strcmp(*kind, "cpu"))
+			n = 3; /* whole-run scans: a few are enough */
+		for (int k = 0; k < n; k++)
+			t[k] = time_query(ds, &p, &bytes);
+		printf("engine %-13s median %9.3f ms (%d runs, %zu bytes)\n",
+		       *kind, median(t, n) * 1e3, n, bytes);
+		free(t);
+	}
+	{
+		double tq[10], ti[10], tf[10];
+		long hits = 0;
+		for (int k = 0; k < 10; k++) {
+			struct query_params p;
+			struct dataset_window w;
+			struct counter ci, cf;
+			double best_q = 1e9, best_i = 1e9, best_f = 1e9;
+			w.start = duration * (k + 0.5) / 10.5;
+			w.end = w.start + 1.0;
+			query_params_init(&p);
+			p.kind = "nsys";
+			p.has_profile = p.has_start = p.has_end = 1;
+			p.profile = profile;
+			p.start = w.start;
+			p.end = w.end;
+			for (int r = 0; r < 5; r++) {
+				double t0, t;
+				t = time_query(ds, &p, &bytes);
+				best_q = t < best_q ? t : best_q;
+				ci = (struct counter){w.start, w.end, 0};
+				t0 = now();
+				dataset_events(ds, profile, &w, count_any, &ci, &e);
+				t = now() - t0;
+				best_i = t < best_i ? t : best_i;
+			}
+			for (int r = 0; r < 2; r++) {
+				double t0 = now(), t;
+				cf = (struct counter){w.start, w.end, 0};
+				dataset_events(ds, profile, NULL, count_filtered, &cf,
+				               &e);
+				t = now() - t0;
+				best_f = t < best_f ? t : best_f;
+			}
+			if (ci.n != cf.n) {
+				fprintf(stderr,
+				        "query-bench: indexed scan found %ld, full "
+				        "scan %ld in [%g, %g]\n",
+				        ci.n, cf.n, w.start, w.end);
+				return 1;
+			}
+			hits += ci.n;
+			tq[k] = best_q;
+			ti[k] = best_i;
+			tf[k] = best_f;
+		}
+		{
+			double mq = median(tq, 10), mi = median(ti, 10),
+			       mf = median(tf, 10);
+			printf("nsys 1-second windows x10: query median %.3f ms; "
+			       "indexed scan %.3f ms vs full scan %.3f ms: "
+			       "ratio %.4f (%.0fx faster); %ld matches\n",
+			       mq * 1e3, mi * 1e3, mf * 1e3, mi / mf, mf / mi,
+			       hits);
+		}
+	}
+	dataset_close(ds);
+	return 0;
+}
