@@ -113,7 +113,8 @@ static void req_times(const struct plan *p, struct reqs *q)
 }
 
 static const char *req_status(int i) { return i % 17 == 5 ? "error" : i % 23 == 7 ? "cancelled" : "completed"; }
-static int nsess(const struct plan *p) { return p->nreq / 5 > 0 ? p->nreq / 5 : 1; }
+/* At least three sessions (two with non-ASCII names), about five requests each. */
+static int nsess(const struct plan *p) { return p->nreq / 5 > 3 ? p->nreq / 5 : p->nreq < 3 ? p->nreq : 3; }
 
 static void session_name(int j, char *out, size_t n)
 {
@@ -304,14 +305,14 @@ static void emit_sessions(struct gen *g, const struct plan *p, const struct reqs
 			Sf(g, "req-%05d", i);
 		cl(g, ']');
 		K(g, "source_traces"); op(g, '['); cl(g, ']');
-		K(g, "agents"); op(g, '['); S(g, name);
-		if (j + nsess(p) < p->nreq || (j % 4 == 1 && j < p->nreq)) {
-			int any = 0;
-			for (int i = j; i < p->nreq; i += nsess(p))
-				any |= i % 4 == 1;
-			if (any)
-				Sf(g, "%s/sub-1", name);
-		}
+		K(g, "agents"); op(g, '[');
+		int sub = 0, top = 0;
+		for (int i = j; i < p->nreq; i += nsess(p))
+			sub |= i % 4 == 1, top |= i % 4 != 1;
+		if (top)
+			S(g, name);
+		if (sub)
+			Sf(g, "%s/sub-1", name);
 		cl(g, ']');
 		cl(g, '}');
 	}
