@@ -183,6 +183,25 @@ try:
     t.ok(p.returncode != 0 and "shorter --path" in p.stderr, "a too-long --path is refused", p.stderr)
     t.ok(not any(f.endswith(".sock") for f in os.listdir(deep)), "nothing truncated was bound")
 
+    # --- idle-timeout forms ---
+    for arg, want in (("90", "90s"), ("45s", "45s"), ("10m", "600s"), ("1h", "3600s"), ("0", "never"),
+                      ("off", "never"), ("never", "never"), ("auto", "1800s")):
+        s = sl.Server(doc, "--path", os.path.join(t.tmp, "forms.sock"), "--idle-timeout", arg, env=env)
+        t.ok(" idle-timeout=%s " % want in s.line, "--idle-timeout %s -> idle-timeout=%s" % (arg, want), s.line)
+        s.stop()
+
+    # --- a wedged server does not hang the client ---
+    wpath = os.path.join(t.tmp, "wedged.sock")
+    wedged = socket.socket(socket.AF_UNIX)
+    wedged.bind(wpath)
+    wedged.listen(4)
+    t0 = time.time()
+    r = sl.dsight("query", "--remote", wpath, "summary", env=sl.env_with(DSIGHT_REMOTE_TIMEOUT="1"))
+    t.ok(r.returncode == 1 and "Timed out" in r.stderr and time.time() - t0 < 10,
+         "a server that never answers: the client times out (exit 1)", r.stderr)
+    wedged.close()
+    os.unlink(wpath)
+
     # --- addresses and usage ---
     r = sl.dsight("query", "--remote", "localhost:7000", env=env)
     t.ok(r.returncode == 2 and "not served yet" in r.stderr, "host:port is reserved: not served yet", r.stderr)
