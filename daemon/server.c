@@ -46,6 +46,7 @@ struct conn {
 
 struct work {
 	uv_work_t req;
+	struct work *next;    /* in the list waiting for a reload */
 	struct conn *c;
 	struct slot *slot;
 	struct rpc_request rq;
@@ -76,6 +77,13 @@ struct server {
 	int handles_open;   /* listener + grace timer */
 	uint64_t queries;
 	int stopping, done;
+	/* generation reload, off the loop; queries wait for it in order */
+	int reloading;
+	uv_work_t reload_req;
+	struct session_gen *reload_gen;
+	int reload_rc;
+	struct err reload_err;
+	struct work *waiting, *waiting_tail;
 	char why[128];
 	uint32_t times[TIMES];
 	size_t ntimes;
@@ -362,20 +370,6 @@ static void hello_json(struct server *srv, struct buf *o)
 	buf_putc(o, '}');
 }
 
-/* Checks the report's identity; logs reloads and failures. */
-static int refresh(struct server *srv, struct err *e)
-{
-	int reloaded = 0;
-	if (session_refresh(srv->sess, &reloaded, e)) {
-		logf_(srv, "%s", e->msg);
-		return e->code;
-	}
-	if (reloaded)
-		logf_(srv, "report rebuilt: now serving generation %s",
-		      session_generation(srv->sess));
-	return 0;
-}
-
 static void work_run(uv_work_t *req)
 {
 	struct work *w = req->data;
@@ -434,6 +428,68 @@ static void work_done(uv_work_t *req, int status)
 	conn_unref(c);
 }
 
+/* Hands a query to the work queue with the current generation. */
+static void queue_query(struct server *srv, struct work *w)
+{
+	w->g = session_acquire(srv->sess);
+	if (uv_queue_work(srv->loop, &w->req, work_run, work_done) != 0) {
+		error_into(&w->slot->out, w->rq.id, RPC_INTERNAL_ERROR, "Cannot queue the query");
+		work_done(&w->req, 0);
+	}
+}
+
+static void reload_run(uv_work_t *req)
+{
+	struct server *srv = req->data;
+	err_clear(&srv->reload_err);
+	srv->reload_rc = session_load(srv->sess, &srv->reload_gen, &srv->reload_err);
+}
+
+/* Swaps the new generation in (or reports why not) and releases the
+ * queries that waited for it, in their order. */
+static void reload_done(uv_work_t *req, int status)
+{
+	struct server *srv = req->data;
+	struct work *w = srv->waiting;
+
+	(void)status;
+	srv->reloading = 0;
+	srv->works--;
+	if (srv->reload_rc == 0) {
+		session_install(srv->sess, srv->reload_gen);
+		logf_(srv, "report rebuilt: now serving generation %s", session_generation(srv->sess));
+	} else {
+		logf_(srv, "%s", srv->reload_err.msg);
+	}
+	srv->reload_gen = NULL;
+	srv->waiting = srv->waiting_tail = NULL;
+	while (w) {
+		struct work *next = w->next;
+		if (srv->reload_rc == 0) {
+			queue_query(srv, w);
+		} else {
+			error_into(&w->slot->out, w->rq.id, RPC_GENERATION_ERROR, srv->reload_err.msg);
+			work_done(&w->req, 0);
+		}
+		w = next;
+	}
+	check_stopped(srv);
+}
+
+/* Starts opening the report's new generation unless that is under way. */
+static void start_reload(struct server *srv)
+{
+	if (srv->reloading)
+		return;
+	srv->reloading = 1;
+	srv->works++;
+	srv->reload_req.data = srv;
+	if (uv_queue_work(srv->loop, &srv->reload_req, reload_run, reload_done) != 0) {
+		srv->reload_rc = err_set(&srv->reload_err, ERR_DATA, "Cannot queue the report reload");
+		reload_done(&srv->reload_req, 0);
+	}
+}
+
 static void start_query(struct conn *c, struct rpc_request *rq)
 {
 	struct server *srv = c->srv;
@@ -456,11 +512,6 @@ static void start_query(struct conn *c, struct rpc_request *rq)
 		free(w);
 		return;
 	}
-	if (refresh(srv, &e)) {
-		reply_error(c, rq->id, RPC_GENERATION_ERROR, e.msg);
-		free(w);
-		return;
-	}
 	w->slot = slot_new(c);
 	if (!w->slot) {
 		free(w);
@@ -472,18 +523,23 @@ static void start_query(struct conn *c, struct rpc_request *rq)
 	w->rq = *rq;          /* takes the tree: strings of p point into it */
 	memset(rq, 0, sizeof *rq);
 	w->c = c;
-	w->g = session_acquire(srv->sess);
 	w->t0 = uv_hrtime();
 	w->req.data = w;
 	c->refs++;
 	srv->works++;
 	srv->queries++;
 	lifetime_request_begin(srv->lt);
-	if (uv_queue_work(srv->loop, &w->req, work_run, work_done) != 0) {
-		w->slot->done = 1;
-		error_into(&w->slot->out, w->rq.id, RPC_INTERNAL_ERROR, "Cannot queue the query");
-		work_done(&w->req, 0);
+	if (srv->reloading || session_changed(srv->sess)) {
+		/* The report was rebuilt: answer from the new generation. */
+		if (srv->waiting_tail)
+			srv->waiting_tail->next = w;
+		else
+			srv->waiting = w;
+		srv->waiting_tail = w;
+		start_reload(srv);
+		return;
 	}
+	queue_query(srv, w);
 }
 
 static void handle_frame(struct conn *c, const char *msg, size_t len)
@@ -523,7 +579,6 @@ static void handle_frame(struct conn *c, const char *msg, size_t len)
 			rpc_request_free(&rq);
 			return;
 		}
-		refresh(srv, &e);
 	} else if (strcmp(rq.method, "status") && strcmp(rq.method, "shutdown")) {
 		char m[160];
 		snprintf(m, sizeof m, "Unknown method '%.100s'; use hello, query, status or shutdown",
@@ -532,6 +587,8 @@ static void handle_frame(struct conn *c, const char *msg, size_t len)
 		rpc_request_free(&rq);
 		return;
 	}
+	if (strcmp(rq.method, "shutdown") && session_changed(srv->sess))
+		start_reload(srv); /* hello/status answer at once, from the current one */
 	s = slot_new(c);
 	if (!s) {
 		rpc_request_free(&rq);

@@ -135,22 +135,26 @@ const char *session_generation(const struct session *s)
 	return s->cur->id;
 }
 
-int session_refresh(struct session *s, int *reloaded, struct err *e)
+int session_changed(const struct session *s)
 {
 	struct identity now;
-	struct session_gen *g;
+	return identity_of(s->cur->data_path, &now) != 0 ||
+	       !identity_eq(&now, &s->cur->ident);
+}
 
-	*reloaded = 0;
-	if (identity_of(s->cur->data_path, &now) == 0 &&
-	    identity_eq(&now, &s->cur->ident))
-		return 0;
-	if (gen_open(s->report, &g, e))
+int session_load(const struct session *s, struct session_gen **out,
+                 struct err *e)
+{
+	if (gen_open(s->report, out, e))
 		return err_prefix(e, "The report changed but its new generation could not be opened "
 		                     "(the next request will try again)");
+	return 0;
+}
+
+void session_install(struct session *s, struct session_gen *g)
+{
 	session_release(s->cur);
 	s->cur = g;
-	*reloaded = 1;
-	return 0;
 }
 
 struct session_gen *session_acquire(struct session *s)

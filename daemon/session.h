@@ -4,11 +4,12 @@
  * A generation is one opened dataset (catalog + database) plus a pool of
  * per-thread handles cloned from it (dataset_clone), reference counted so a
  * request keeps the generation it started with: a response never mixes two
- * generations.  Before each request the loop thread calls session_refresh,
+ * generations.  Before each request the loop thread calls session_changed,
  * which compares the file identity (device, inode, size, mtime, ctime) of
- * the data file with the one opened and, when it differs, opens the new
- * generation and swaps it in; when that fails the request gets the error
- * and the next request tries again.
+ * the data file with the one opened.  When it differs the new generation is
+ * opened off the loop (session_load on a worker thread) and swapped in on
+ * the loop (session_install); when that fails the waiting requests get the
+ * error and the next request tries again.
  */
 #ifndef DSIGHT_SESSION_H
 #define DSIGHT_SESSION_H
@@ -28,14 +29,21 @@ void session_close(struct session *s);
 
 /* The absolute report path as given to session_open. */
 const char *session_report(const struct session *s);
-/* The current generation's id (borrowed; valid until the next refresh). */
+/* The current generation's id (borrowed; valid until the next install). */
 const char *session_generation(const struct session *s);
 
-/* Loop thread: checks the data file's identity and reloads on change.
- * 0, or ERR_DATA "The report changed but its new generation could not be
- * opened: ...; the next request will try again". *reloaded is set to 1
- * when a new generation was swapped in. */
-int session_refresh(struct session *s, int *reloaded, struct err *e);
+/* Loop thread: 1 when the data file's identity differs from the current
+ * generation's (the report was rebuilt, removed or replaced), else 0. */
+int session_changed(const struct session *s);
+/* Any thread: opens the report's generation as it is now.  *out holds one
+ * reference (session_install or session_release).  On failure ERR_DATA
+ * "The report changed but its new generation could not be opened (the
+ * next request will try again): ...". */
+int session_load(const struct session *s, struct session_gen **out,
+                 struct err *e);
+/* Loop thread: makes g (its reference taken over) the current generation;
+ * requests in flight keep theirs. */
+void session_install(struct session *s, struct session_gen *g);
 
 /* Loop thread: a reference on the current generation for one request. */
 struct session_gen *session_acquire(struct session *s);

@@ -43,6 +43,19 @@ try:
     t.ok("result" in sr and status_s < all_s / 2,
          "status answers while long queries run (%.3fs vs %.2fs for the queries)" % (status_s, all_s))
 
+    # a rebuild is loaded off the event loop: status answers meanwhile
+    os.utime(doc)  # a new file identity: the next query reloads the document
+    t0 = time.time()
+    c.send("query", {"kind": "summary"})
+    time.sleep(0.02)
+    ts = time.time()
+    sr = st.call("status")
+    status_s = time.time() - ts
+    qr = c.recv()
+    reload_s = time.time() - t0
+    t.ok("result" in qr and "result" in sr and status_s < reload_s / 2,
+         "status answers while a new generation loads (%.3fs vs %.2fs for the query)" % (status_s, reload_s))
+
     # shutdown while queries are in flight: accepted at once, queries finish
     for _ in range(4):
         c.send("query", heavy)
