@@ -134,10 +134,12 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 {
 	const char *path = path_of(p, p->depth, 1);
 	size_t n = strlen(path);
+	if (n && path[n - 1] == '.') /* an object before its first key */
+		n--;
 	if (n > 200)
 		snprintf(out, cap, " (at %.80s...%s)", path, path + n - 80);
 	else if (n)
-		snprintf(out, cap, " (at %s)", path);
+		snprintf(out, cap, " (at %.*s)", (int)n, path);
 	else if (cap)
 		out[0] = '\0';
 }
@@ -511,17 +513,9 @@ static int start_container(struct evparse *p, int is_obj)
 	role = value_role(p, is_obj ? V_OBJ : V_ARR);
 	if (role < 0)
 		return 0;
-	if (role >= R_EVENT) { /* a row: no node, no key storage */
-		if (p->depth == MAX_DEPTH)
-			return push(p, role, 0, NULL);
-		struct frame *f = &p->fr[p->depth++];
-		f->role = role;
-		f->is_obj = 0;
-		f->node = NULL;
-		f->index = 0;
-		f->ord = p->fr[p->depth - 2].ord;
+	if (role >= R_EVENT) { /* a row: decoded by evrow, no node */
 		evrow_begin(&p->row, row_kind((enum role)role));
-		return 1;
+		return push(p, role, 0, NULL);
 	}
 	node = is_obj ? json_object() : json_array();
 	if (!attach(p, node))
@@ -604,6 +598,26 @@ static int check_request(struct evparse *p, const struct frame *f)
 	}
 	if (json_object_setn_new_nocheck(p->req_ids, s, n, json_true()))
 		return nomem(p);
+	/* the engine windows requests by these times */
+	static const char *const times[] = { "start", "end", "first" };
+	for (int k = 0; k < 3; k++) {
+		json_t *t = json_object_get(f->node, times[k]);
+		if (t && !json_is_number(t) && !(k == 2 && json_is_null(t)))
+			return fail(p, path_of(p, p->depth, 0), ".%s: expected a number%s",
+			            times[k], k == 2 ? " or null" : "");
+	}
+	return 1;
+}
+
+/* A dictionary (`names`) must hold strings: the engine prints them. */
+static int check_names(struct evparse *p, json_t *obj)
+{
+	json_t *names = json_object_get(obj, "names"), *x;
+	size_t i;
+
+	json_array_foreach(names, i, x)
+		if (!json_is_string(x))
+			return fail(p, path_of(p, p->depth, 0), ".names[%zu]: expected a string", i);
 	return 1;
 }
 
@@ -680,7 +694,7 @@ static int end_object(struct evparse *p)
 			return 0;
 		break;
 	case R_PROFILE:
-		if (!check_id(p, f) ||
+		if (!check_id(p, f) || !check_names(p, f->node) ||
 		    !check_bounds(p, &p->names, array_size_of(f->node, "names"),
 		                  "events", "name_index", "names"))
 			return 0;
@@ -691,7 +705,7 @@ static int end_object(struct evparse *p)
 	case R_CPU:
 		if (!check_bounds(p, &p->stacks, array_size_of(f->node, "stacks"),
 		                  "samples", "stack_index", "stacks") ||
-		    !check_stack_entries(p, f->node))
+		    !check_names(p, f->node) || !check_stack_entries(p, f->node))
 			return 0;
 		c = (int64_t)p->st.profile_samples[f->ord];
 		if (json_object_set_new(f->node, "sample_count", json_integer(c)))

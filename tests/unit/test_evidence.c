@@ -569,6 +569,15 @@ TEST(bad_ids)
 	                 "{\"id\":\"r1\"}]"),
 	             "requests[3].id: duplicate request id 'r1'");
 	expect_error(DOC(",\"requests\":[{\"id\":7}]"), "requests[0].id: expected a string");
+	expect_error(DOC(",\"requests\":[{\"id\":\"a\",\"start\":\"1\"}]"),
+	             "requests[0].start: expected a number");
+	expect_error(DOC(",\"requests\":[{\"id\":\"a\",\"start\":1,\"first\":[]}]"),
+	             "requests[0].first: expected a number or null");
+	expect_ok(DOC(",\"requests\":[{\"id\":\"a\",\"start\":1,\"end\":2.5,\"first\":null}]"));
+	expect_error(PROF(",\"events\":[]}, {\"id\":1,\"names\":[\"x\",3]"),
+	             "profiles[1].names[1]: expected a string");
+	expect_error(PROF(",\"cpu\":{\"names\":[null],\"stacks\":[],\"samples\":[]}"),
+	             "profiles[0].cpu.names[0]: expected a string");
 	expect_error(DOC(",\"requests\":[{\"start\":7}]"), "requests[0].id: expected a string");
 	expect_error(DOC(",\"sources\":[{\"id\":0},{\"id\":2}]"),
 	             "sources[1].id: wrong (must equal the array index 1)");
