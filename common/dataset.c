@@ -270,8 +270,8 @@ int dataset_events(struct dataset *ds, int64_t profile,
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
 	if (ds->store)
-		return store_events(ds->store, profile, w != NULL, ws, we, fn,
-		                    ctx, e);
+		return store_events(ds->store, profile, w != NULL, w && w->wide,
+		                    ws, we, fn, ctx, e);
 	return memrows_events(ds->core->rows, profile, w != NULL, ws, we, fn,
 	                      ctx);
 }

@@ -23,8 +23,8 @@ struct dataset;
 struct dataset_window {
 	double start, end;
 	/* Hint: the window covers much of the run, so a backend may walk the
-	 * rows sequentially rather than through the time index (same rows,
-	 * same order either way). */
+	 * rows sequentially rather than through its window index (same rows,
+	 * same order guarantees either way). */
 	int wide;
 };
 

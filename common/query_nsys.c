@@ -230,7 +230,10 @@ static unsigned char *match_names(const json_t *names, const char *needle,
 int query_nsys(struct qctx *q)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	struct dataset_window w = {q->start, q->end, 0};
+	/* short windows use the durations lower bound on event_window; a
+	 * window over at least half the run reads every row anyway */
+	struct dataset_window w = {q->start, q->end,
+	                           q->end - q->start >= q->duration / 2};
 	struct scan s;
 	char *needle = NULL;
 	size_t nlen = 0, *idx = NULL, n, from, to;

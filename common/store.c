@@ -17,6 +17,7 @@ enum {
 	ST_DURATIONS,
 	ST_EVENTS_WIN,
 	ST_EVENTS_ALL,
+	ST_EVENTS_WIDE,
 	ST_EVENT_AT,
 	ST_SAMPLES_WIN,
 	ST_SAMPLES_ALL,
@@ -39,6 +40,9 @@ static const char *const sql_text[ST_COUNT] = {
 	[ST_EVENTS_ALL] =
 		"SELECT ordinal, start, end, name, tid, source_row FROM events "
 		"WHERE profile = ?1 ORDER BY ordinal",
+	[ST_EVENTS_WIDE] =
+		"SELECT ordinal, start, end, name, tid, source_row FROM events "
+		"NOT INDEXED WHERE profile = ?1 AND start <= ?2 AND end >= ?3",
 	[ST_EVENT_AT] =
 		"SELECT ordinal, start, end, name, tid, source_row FROM events "
 		"WHERE profile = ?1 AND ordinal = ?2",
@@ -367,7 +371,7 @@ struct bucket_max {
 	double maximum;
 };
 
-int store_events(struct store *s, int64_t profile, int has_window,
+int store_events(struct store *s, int64_t profile, int has_window, int wide,
                  double wstart, double wend, store_event_fn fn, void *ctx,
                  struct err *e)
 {
@@ -379,6 +383,15 @@ int store_events(struct store *s, int64_t profile, int has_window,
 	if (!has_window) {
 		st = s->st[ST_EVENTS_ALL];
 		sqlite3_bind_int64(st, 1, profile);
+		return run_events(s, profile, st, fn, ctx, e);
+	}
+	if (wide) {
+		/* Most rows match: one pass over the profile's rows beats an
+		 * index lookup per row. */
+		st = s->st[ST_EVENTS_WIDE];
+		sqlite3_bind_int64(st, 1, profile);
+		sqlite3_bind_double(st, 2, wend);
+		sqlite3_bind_double(st, 3, wstart);
 		return run_events(s, profile, st, fn, ctx, e);
 	}
 	/* Collect the (bucket, maximum) rows first: one statement at a time. */

@@ -55,14 +55,16 @@ int store_check_generation(struct store *s, const char *generation,
  * returned.  Data errors return ERR_DATA with e filled.
  *  store_events: has_window 0 = every event of the profile in ordinal
  *    order; else the durations lower-bound scan of queries.md on
- *    event_window, keeping start <= wend && end >= wstart (no order).
+ *    event_window, keeping start <= wend && end >= wstart (no order);
+ *    wide != 0 (a window over most of the run) filters the profile's
+ *    rows in one primary-key pass instead.
  *  store_event_at: the one event (profile, ordinal), if any.
  *  store_samples / store_points: wstart <= time <= wend (has_window) in
  *    ordinal order; wide != 0 walks the primary key instead of the
  *    time index (cheaper when the window holds most rows).
  *  store_points_before: every point at the latest time strictly before t.
  */
-int store_events(struct store *s, int64_t profile, int has_window,
+int store_events(struct store *s, int64_t profile, int has_window, int wide,
                  double wstart, double wend, store_event_fn fn, void *ctx,
                  struct err *e);
 int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
