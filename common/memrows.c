@@ -297,12 +297,11 @@ static int bucket_of(double start, double end)
 	return (int)b;
 }
 
-static const struct mprof *sort_prof;
-
-static int cmp_start(const void *a, const void *b)
+static int cmp_start(const void *a, const void *b, void *arg)
 {
+	const struct mprof *p = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	double sx = sort_prof->start[x], sy = sort_prof->start[y];
+	double sx = p->start[x], sy = p->start[y];
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
 	return x < y ? -1 : x > y;
@@ -358,11 +357,8 @@ static int build_buckets(struct mprof *p)
 		for (size_t k = 1; k < n && sorted; k++)
 			if (p->start[o[k]] < p->start[o[k - 1]])
 				sorted = 0;
-		if (!sorted) {
-			sort_prof = p;
-			qsort(o, n, sizeof *o, cmp_start);
-			sort_prof = NULL;
-		}
+		if (!sorted)
+			qsort_r(o, n, sizeof *o, cmp_start, p);
 	}
 	rc = 0;
 out:

@@ -428,6 +428,40 @@ TEST(nsys_ties_across_profiles)
 	close_pair(&pr);
 }
 
+TEST(rows_out_of_time_order)
+{
+	const char *doc = tmp_path("unsorted.json");
+	struct pair pr;
+	struct query_params p;
+	const char *t;
+	write_file(doc,
+	           "{\"schema\":\"srtctl-trace/1\",\"meta\":{\"origin_ns\":\"0\","
+	           "\"duration\":10.0},\"profiles\":[{\"id\":0,\"worker\":\"w\","
+	           "\"rank\":0,\"names\":[\"x\"],\"name_definitions\":[],"
+	           "\"events\":[[5.0,5.5,0,\"1\",1],[1.0,1.5,0,\"1\",2],"
+	           "[3.0,3.25,0,\"1\",3]],\"cpu\":{\"names\":[\"a\",\"b\"],"
+	           "\"stacks\":[[0],[0,1]],\"samples\":[[4.0,\"1\",1,1],"
+	           "[2.0,\"1\",0,2],[6.0,\"1\",1,3]]}}],\"metrics\":[{\"id\":0,"
+	           "\"name\":\"s\",\"worker\":\"w\",\"rank\":null,\"temporal\":"
+	           "\"setting\",\"points\":[[3.0,1,0,1],[1.0,2,0,2],[3.0,3,0,3],"
+	           "[0.5,4,0,4]]}]}");
+	pr = open_pair(doc);
+	p = window("nsys", 1.25, 3.0);
+	CHECK_STR(rowids(run2(&pr, &p)), "2,3");
+	p = window("cpu", 1.0, 4.5);
+	HAS(run2(&pr, &p), "{\"total\":2,\"items\":[{\"symbol\":\"a\","
+	                   "\"samples\":2,\"fraction\":1.0},{\"symbol\":\"b\","
+	                   "\"samples\":1,\"fraction\":0.5}]");
+	p = window("metrics", 3.0, 10.0);
+	p.points = 1;
+	t = run2(&pr, &p);
+	/* ordinal order; the setting before 3.0 is the one at 1.0 */
+	HAS(t, "\"samples\":2,\"min\":1,\"max\":3,\"mean\":2.0,\"last\":3,"
+	       "\"carried_setting\":[[1.0,2,0,2]],\"points\":[[3.0,1,0,1],"
+	       "[3.0,3,0,3]],\"points_total\":2,");
+	close_pair(&pr);
+}
+
 /* ---- cpu ---- */
 
 TEST(cpu_distinct_symbols_per_sample)
@@ -876,6 +910,7 @@ int main(void)
 	RUN(nsys_unicode_name_and_filters);
 	RUN(nsys_lower_bound_keeps_tiny_negative_start);
 	RUN(nsys_ties_across_profiles);
+	RUN(rows_out_of_time_order);
 	RUN(cpu_distinct_symbols_per_sample);
 	RUN(metrics_settings_carried_and_conflicts);
 	RUN(metrics_exact_statistics);
