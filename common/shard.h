@@ -40,13 +40,15 @@
 #define SHARD_MAX_ROWS 8192u
 #define SHARD_MAX_DECODED (512u * 1024u)
 #define SHARD_DENSITY_BINS 512
-/* zlib level 4: measured on synthetic shard rows (zlib 1.2.13, one core),
- * level 1 deflates ~100 MB/s to 34.3% of the decoded size, 4 ~55 MB/s to
- * 31.6%, 6 ~20 MB/s to 30.0%.  The large capture has ~530 MB of decoded
- * rows: level 6 (~26 s) would make the second thread the bottleneck; level
- * 4 (~10 s) keeps up with the parsing thread for 5% more bytes than 6.
- * Kept fixed: shard names depend on it. */
-#define SHARD_GZIP_LEVEL 4
+/* zlib level 2.  Measured on synthetic shard rows (zlib 1.2.13, CPU time
+ * of one core): level 1 deflates ~100 MB/s to 34.3% of the decoded size,
+ * 2 ~86 MB/s to 33.4%, 4 ~55 MB/s to 31.6%, 6 ~20 MB/s to 30.0%.  The large
+ * capture has ~530 MB of decoded rows and the build runs three busy threads
+ * (parser, SQLite writer, this one) on two cores, so deflate CPU is build
+ * time: at level 4 it was a third of the build's CPU.  Level 2 takes ~6 s
+ * for 6% more bytes than level 4 (shards are fetched a few at a time, so
+ * the bytes matter less than the build).  Fixed: shard names depend on it. */
+#define SHARD_GZIP_LEVEL 2
 
 enum shard_kind { SHARD_EVENTS = 0, SHARD_SAMPLES = 1, SHARD_POINTS = 2 };
 
