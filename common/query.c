@@ -331,6 +331,9 @@ int query_run(struct dataset *ds, const struct query_params *p,
 		rc = err_set(e, out->failed,
 		             out->failed == ERR_LIMIT
 		                     ? "The response exceeds the output size limit"
-		                     : "Out of memory while writing the response");
+		             : out->failed == ERR_NOMEM
+		                     ? "Out of memory while writing the response"
+		                     : "The response would hold a non-finite "
+		                       "number");
 	return rc;
 }

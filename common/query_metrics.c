@@ -1,5 +1,6 @@
 /* query_metrics: series windows with statistics, raw points and carried
  * settings; paging selects series (queries.md "metrics"). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,8 +158,14 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 		num_emit(b, &s.min.n);
 		buf_puts(b, ",\"max\":");
 		num_emit(b, &s.max.n);
+		double mean = s.sum / (double)s.samples;
 		buf_puts(b, ",\"mean\":");
-		jsonout_real(b, s.sum / (double)s.samples);
+		/* integers beyond the double range make the sum infinite: no
+		 * meaningful real mean, and JSON has no Infinity */
+		if (isfinite(mean))
+			jsonout_real(b, mean);
+		else
+			buf_puts(b, "null");
 		buf_puts(b, ",\"last\":");
 		num_emit(b, &s.last.n);
 	} else {

@@ -607,6 +607,29 @@ TEST(metrics_thousand_point_truncation)
 	close_pair(&pr);
 }
 
+TEST(metrics_mean_beyond_double_range_is_null)
+{
+	const char *doc = tmp_path("huge.json");
+	struct buf b;
+	struct pair pr;
+	struct query_params p;
+	buf_init(&b, 0);
+	buf_puts(&b, "{\"schema\":\"srtctl-trace/1\",\"meta\":{\"origin_ns\":"
+	             "\"0\",\"duration\":10.0},\"metrics\":[{\"id\":0,\"name\":"
+	             "\"m\",\"worker\":\"w\",\"rank\":null,\"points\":[[1.0,1");
+	for (int k = 0; k < 400; k++)
+		buf_putc(&b, '0');
+	buf_puts(&b, ",0,1],[2.0,-5,0,2]]}]}");
+	write_file(doc, b.data);
+	buf_free(&b);
+	pr = open_pair(doc);
+	query_params_init(&p);
+	p.kind = "metrics";
+	HAS(run2(&pr, &p), "\"mean\":null,\"last\":-5}]");
+	HAS(run2(&pr, &p), "\"samples\":2,\"min\":-5,\"max\":10000000000");
+	close_pair(&pr);
+}
+
 /* ---- catalog kinds ---- */
 
 TEST(iterations_rank_legacy_and_unaligned)
@@ -916,6 +939,7 @@ int main(void)
 	RUN(metrics_exact_statistics);
 	RUN(metrics_rank_as_text_and_series_paging);
 	RUN(metrics_thousand_point_truncation);
+	RUN(metrics_mean_beyond_double_range_is_null);
 	RUN(iterations_rank_legacy_and_unaligned);
 	RUN(requests_filters_and_unicode_search);
 	RUN(profiles_shape);
