@@ -145,7 +145,9 @@ static int resolve(const char *path, char **file, int *kind, struct err *e)
 	}
 	if (n == 16 && store_is_sqlite_header(hdr)) {
 		*kind = DS_SQLITE;
-	} else if (n >= 2 && hdr[0] == 0x1f && hdr[1] == 0x8b) {
+	} else if ((n >= 2 && hdr[0] == 0x1f && hdr[1] == 0x8b) ||
+	           (n >= 3 && hdr[0] == 0xef && hdr[1] == 0xbb && hdr[2] == 0xbf)) {
+		/* gzip, or a UTF-8 BOM that the evidence reader names */
 		*kind = DS_DOCUMENT;
 	} else {
 		ssize_t k = 0;
