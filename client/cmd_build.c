@@ -188,6 +188,25 @@ int cmd_build_main(int argc, char **argv)
 	if (!o.input && !o.nnsys)
 		return usage_error("%s", "no input given: name an EVIDENCE document or --nsys-sqlite exports");
 
+	/* SQLite's temporary files (the ordered scans of Nsight exports, index
+	 * sorts) go on disk beside the output, where the staging directory is,
+	 * unless the user chose SQLITE_TMPDIR.  SQLite reads it once, at its
+	 * initialisation, which has not happened yet. */
+	if (!getenv("SQLITE_TMPDIR")) {
+		char parent[4096];
+		size_t n = strlen(o.output);
+		while (n > 1 && o.output[n - 1] == '/')
+			n--;
+		while (n > 0 && o.output[n - 1] != '/')
+			n--;
+		while (n > 1 && o.output[n - 1] == '/')
+			n--;
+		if (n == 0)
+			snprintf(parent, sizeof parent, ".");
+		else
+			snprintf(parent, sizeof parent, "%.*s", (int)n, o.output);
+		setenv("SQLITE_TMPDIR", parent, 0);
+	}
 	/* A file-size limit must fail the write cleanly, not kill us. */
 	signal(SIGXFSZ, SIG_IGN);
 	if (isatty(2)) {

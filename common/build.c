@@ -90,7 +90,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 }
 
 /* Appends the --nsys-sqlite exports (nsight.md) to the catalog, or makes
- * an Nsight-only one; their ordered scans spill into the staging dir. */
+ * an Nsight-only one. */
 static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
                        struct err *e)
 {
@@ -107,7 +107,6 @@ static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
 	snprintf(job, sizeof job, "%.*s", (int)(o->output + n - base), base);
 	no.max_events = o->max_profile_events;
 	no.job = o->job ? o->job : job;
-	no.tmpdir = publish_staging(s->pub);
 	size_t before = json_array_size(json_object_get(
 		json_object_get(s->catalog, "meta"), "warnings"));
 	if (nsys_import_all(o->nsys_paths, o->nnsys, &s->catalog, &no, tee,

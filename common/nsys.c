@@ -478,10 +478,6 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 
 	if (!warnings)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	/* Ordered scans spill to disk; SQLite reads SQLITE_TMPDIR itself, so
-	 * only fill it in (never override the user's choice). */
-	if (opt && opt->tmpdir && !getenv("SQLITE_TMPDIR"))
-		setenv("SQLITE_TMPDIR", opt->tmpdir, 0);
 	if ((rc = expand(paths, npaths, &it, warnings, e)) != 0 ||
 	    (rc = survey(&it, warnings, e)) != 0)
 		goto out;

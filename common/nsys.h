@@ -3,7 +3,9 @@
  *
  * Each export becomes one profile appended to the catalog (ids and source
  * ids continuing the document's); its ranges and CPU samples stream to the
- * sink, never held in memory.  Exports are opened read-only.
+ * sink, never held in memory.  Exports are opened read-only.  The ordered
+ * scans sort in SQLite temporary files (temp_store=FILE), in the directory
+ * SQLite chose when it was initialised (SQLITE_TMPDIR, else /var/tmp...).
  */
 #ifndef DSIGHT_NSYS_H
 #define DSIGHT_NSYS_H
@@ -17,7 +19,6 @@
 struct nsys_options {
 	int64_t max_events;  /* per export; < 0 = no cap */
 	const char *job;     /* meta.job of an Nsight-only report */
-	const char *tmpdir;  /* SQLite temporary storage for ordered scans */
 };
 
 /*

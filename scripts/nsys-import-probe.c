@@ -45,8 +45,7 @@ int main(int argc, char **argv)
 	struct counts c = {0, 0};
 	struct evidence_sink sink = {.ctx = &c, .event = on_event,
 	                             .sample = on_sample};
-	struct nsys_options o = {.max_events = -1, .job = "probe",
-	                         .tmpdir = NULL};
+	struct nsys_options o = {.max_events = -1, .job = "probe"};
 	struct timespec a, b;
 	struct err e;
 	json_t *doc = NULL;

@@ -145,7 +145,7 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
 static json_t *run(const char *const *paths, size_t n, json_t *doc,
                    int64_t max, struct coll *c, int *rc, struct err *e)
 {
-	struct nsys_options o = {.max_events = max, .job = "j", .tmpdir = dir};
+	struct nsys_options o = {.max_events = max, .job = "j"};
 	struct evidence_sink sink = {.ctx = c, .event = on_event,
 	                             .sample = on_sample};
 	memset(c, 0, sizeof *c);
