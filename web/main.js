@@ -319,7 +319,10 @@ const DSApp = (() => {
     store.onError = (msg) => app.showError(msg);
     const families = DSQuery.listMetricFamilies(cat);
     const withData = families.filter((f) => (f.samples || f.series_count) > 0);
-    app.state.pinnedMetrics = withData.slice(0, 2).map((f) => f.name);
+    /* default pins: the first two families with data, preferring small ones
+     * so that the first charts need few shards */
+    const light = withData.filter((f) => (f.series_count || 0) <= 12);
+    app.state.pinnedMetrics = (light.length >= 2 ? light : withData).slice(0, 2).map((f) => f.name);
     app.state.tab = cat.requests.length ? 'requests' : cat.metrics.length ? 'metrics' : 'nsight';
     Object.assign(app.state, app.sanitize(App.parseFragment(location.hash)));
     app.views = [DSHeader, DSAxis, DSRequests, DSMetrics, DSNsight];

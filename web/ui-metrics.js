@@ -128,8 +128,26 @@ const DSMetrics = (() => {
       const ch = charts.get(name);
       if (!ch) continue;
       jobs.push((async () => {
-        const data = [];
-        for (const s of ch.series) data.push(await loadSeries(app, s, signal));
+        /* a few series at a time: shard fetches overlap, memory stays bounded */
+        const data = new Array(ch.series.length);
+        let next = 0;
+        const worker = async () => {
+          while (next < ch.series.length && !signal.aborted) {
+            const i = next++;
+            data[i] = await loadSeries(app, ch.series[i], signal);
+          }
+        };
+        try {
+          await Promise.all([worker(), worker(), worker(), worker()]);
+        } catch (e) {
+          if (!signal.aborted) {
+            const { ctx } = DSUI.setupCanvas(ch.canvas, H);
+            ctx.fillStyle = '#b42318';
+            ctx.fillText('Points not shown: a detail shard failed (see the error above).', (ch.scale ? ch.scale.x0 : DSUI.GUTTER) + 8, H / 2);
+            ch.status.textContent = 'no partial data is drawn';
+          }
+          throw e;
+        }
         if (signal.aborted) return;
         ch.data = data;
         draw(app, ch);
@@ -203,19 +221,33 @@ const DSMetrics = (() => {
           ctx.fillText('carried conflict', s.x0 + 4, top + 8);
           ctx.fillStyle = col;
         }
+        if (carriedVals.length > 1) {
+          /* every carried value of a conflicting timestamp, dashed, until the first point */
+          const endX = d.pts.length ? s.x(d.pts[0][0]) : s.x1;
+          ctx.setLineDash([4, 3]);
+          for (const v of carriedVals) {
+            if (typeof v !== 'number') continue;
+            ctx.beginPath(); ctx.moveTo(s.x0, y(v)); ctx.lineTo(endX, y(v)); ctx.stroke();
+          }
+          ctx.setLineDash([]);
+          x = null;
+        }
         ctx.setLineDash([]);
         for (const r of d.pts) {
           const nx = s.x(r[0]);
-          if (typeof cur === 'number') {
+          if (typeof cur === 'number' && x !== null) {
             if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
             ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(nx, y(cur)); ctx.stroke();
             ctx.setLineDash([]);
           }
           cur = r[1]; x = nx;
           if (typeof cur === 'number') ctx.fillRect(nx - 2, y(cur) - 2, 4, 4);
-          else { ctx.strokeRect(nx - 2, bot - 6, 4, 4); }
+          else {
+            /* a null invalidates the setting: the step ends here */
+            ctx.fillText('∅', nx - 3, bot - 6);
+          }
         }
-        if (typeof cur === 'number') {
+        if (typeof cur === 'number' && x !== null) {
           if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
           ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(s.x1, y(cur)); ctx.stroke();
           ctx.setLineDash([]);

@@ -167,6 +167,14 @@ const DSNsight = (() => {
     }
   }
 
+  /* A track whose shards failed says so instead of drawing partial data. */
+  function failed(tr, e) {
+    const { ctx } = DSUI.setupCanvas(tr.canvas, 30);
+    ctx.fillStyle = '#b42318';
+    ctx.fillText(DSUI.clipText(ctx, `Ranges not shown: ${e && e.name === 'ShardError' ? 'a detail shard failed (see the error above)' : e.message}`,
+      (tr.scale ? tr.scale.x1 - tr.scale.x0 : 600) - 16), (tr.scale ? tr.scale.x0 : DSUI.GUTTER) + 8, 15);
+  }
+
   function hitTest(tr, x, y) {
     let best = null;
     for (const h of tr.hits) if (x >= h[0] - 1 && x <= h[1] + 1 && y >= h[2] && y <= h[3]) best = h[4];
@@ -197,10 +205,15 @@ const DSNsight = (() => {
       jobs.push((async () => {
         const rows = [];
         const { from, to } = app.state;
-        for (const d of tr.p.event_chunks || []) {
-          if (!DSQuery.overlaps(d, from, to)) continue;
-          const chunk = await app.store.get(d, signal);
-          for (const r of chunk) if (r[0] <= to && r[1] >= from) rows.push(r);
+        try {
+          for (const d of tr.p.event_chunks || []) {
+            if (!DSQuery.overlaps(d, from, to)) continue;
+            const chunk = await app.store.get(d, signal);
+            for (const r of chunk) if (r[0] <= to && r[1] >= from) rows.push(r);
+          }
+        } catch (e) {
+          if (!signal.aborted) failed(tr, e);
+          throw e;
         }
         if (!signal.aborted) drawExact(app, tr, rows);
       })());
