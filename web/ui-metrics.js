@@ -79,9 +79,10 @@ const DSMetrics = (() => {
         DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectRange(a, b), null);
         canvas.addEventListener('mousemove', (ev) => hover(app, ch, ev));
         canvas.addEventListener('mouseleave', () => { DSUI.hideTip(); if (ch.data) draw(app, ch); });
-        const legend = el('span', { class: 'legend' }, series.slice(0, 12).map((s, i) =>
+        const LEG = 6;
+        const legend = el('span', { class: 'legend', title: series.map(seriesLabel).join('\n') }, series.slice(0, LEG).map((s, i) =>
           el('span', {}, el('i', { style: `background:${DSUI.PALETTE[i % DSUI.PALETTE.length]}` }), seriesLabel(s))),
-        series.length > 12 ? `+${series.length - 12} more` : null);
+        series.length > LEG ? el('span', { text: `+${series.length - LEG} more series` }) : null);
         ch.root = el('div', { class: 'chart' }, el('div', { class: 'chart-head' },
           el('span', { class: 'title', text: fam.title || name }), el('span', { class: 'mono muted', text: name }),
           el('span', { class: 'muted', text: [fam.unit, fam.temporal].filter(Boolean).join(' · ') }), legend,
@@ -355,7 +356,8 @@ const DSMetrics = (() => {
 
   function render(app) {
     if (!built) buildSide(app);
-    renderSide(app);
+    /* hidden side panels are built when their tab is shown */
+    if (app.state.tab === 'metrics') renderSide(app);
     renderSection(app);
     if (app.state.tab === 'metrics') renderDetails(app);
   }

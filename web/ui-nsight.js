@@ -34,7 +34,7 @@ const DSNsight = (() => {
       (p.cpu ? ` · ${DSUI.fmtNum(p.cpu.sample_count || 0)} CPU samples` : '') })]
       : [el('b', { text: 'All profiles' }), el('div', { class: 'pmeta', text: `${app.cat.profiles.length} profiles` })]);
     side.replaceChildren(el('h3', { text: 'Profiles' }), card(null), ...app.cat.profiles.map(card),
-      el('p', { class: 'muted', text: `Exact ranges are drawn when a profile's candidate rows in the window fit the ${BUDGET.toLocaleString('en-US')}-row display budget; wider windows show the density overview.` }));
+      el('p', { class: 'muted', text: `Exact ranges are drawn when a profile's candidate rows in the window fit the ${DSUI.fmtNum(BUDGET)}-row display budget; wider windows show the density overview.` }));
   }
 
   function colorFor(i) {
@@ -58,7 +58,7 @@ const DSNsight = (() => {
       kids.push(el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
         el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
         p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''),
-      mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${BUDGET.toLocaleString('en-US')}-row display budget: zoom in for exact ranges.` }) : '',
+      mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
       el('div', { class: 'sec-body' }, canvas));
       DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectRange(a, b), (ev, x, y) => {
         const h = hitTest(tr, x, y);
@@ -253,7 +253,7 @@ const DSNsight = (() => {
   }
 
   function render(app) {
-    renderSide(app);
+    if (app.state.tab === 'nsight') renderSide(app);
     renderSection(app);
     if (app.state.tab === 'nsight') renderDetails(app);
   }

@@ -4,8 +4,10 @@
 'use strict';
 
 const DSRequests = (() => {
-  const ROW = 16, HEAD = 16;
+  const ROW = 16, HEAD = 16, VIEW = 230;
+  let offset = 0, scrollPos = 0; /* scrollTop of the lanes: only the visible slice is drawn */
   let search = '', layout = null, sc = null, built = false, appRef = null;
+  const openSess = new Set(); /* sessions the user opened stay open across renders */
 
   function matches(r, needle) {
     if (!needle) return true;
@@ -46,7 +48,27 @@ const DSRequests = (() => {
     for (const [sess, agents] of bySess) {
       const n = [...agents.values()].reduce((a, l) => a + l.length, 0);
       const hasSel = [...agents.values()].some((l) => l.some((r) => r.id === app.state.request));
-      const sd = el('details', { open: openAll || hasSel }, el('summary', { title: sess }, `${sess} `, el('span', { class: 'muted', text: `(${n})` })));
+      const sd = el('details', { open: openAll || hasSel || openSess.has(sess) }, el('summary', { title: sess }, `${sess} `, el('span', { class: 'muted', text: `(${n})` })));
+      /* a closed session builds its rows when first opened */
+      const fill = () => {
+        if (sd.dataset.filled) return;
+        sd.dataset.filled = '1';
+        fillSession(app, sd, agents);
+      };
+      if (sd.open) fill();
+      sd.addEventListener('toggle', () => {
+        if (sd.open) { openSess.add(sess); fill(); } else openSess.delete(sess);
+      });
+      kids.push(sd);
+    }
+    tree.replaceChildren(...kids);
+    const sel = tree.querySelector('.req.sel');
+    if (sel && appRef && appRef.scrollSel) { sel.scrollIntoView({ block: 'nearest' }); appRef.scrollSel = false; }
+  }
+
+  function fillSession(app, sd, agents) {
+    const { el } = DSUI;
+    {
       for (const [agent, list] of agents) {
         const ad = el('details', { class: 'agent', open: true }, el('summary', { title: agent }, agent, ' ', el('span', { class: 'muted', text: `(${list.length})` })));
         for (const r of list) {
@@ -61,11 +83,7 @@ const DSRequests = (() => {
         }
         sd.append(ad);
       }
-      kids.push(sd);
     }
-    tree.replaceChildren(...kids);
-    const sel = tree.querySelector('.req.sel');
-    if (sel && appRef && appRef.scrollSel) { sel.scrollIntoView({ block: 'nearest' }); appRef.scrollSel = false; }
   }
 
   /* Packs the requests of each session into lanes. */
@@ -92,8 +110,9 @@ const DSRequests = (() => {
     return { rows, height: Math.max(y, 30) };
   }
 
-  function hit(x, y) {
+  function hit(x, y0) {
     if (!layout || !sc) return null;
+    const y = y0 + offset;
     for (const g of layout.rows) {
       for (const [r, lane] of g.placed) {
         const ry = g.y + HEAD + lane * ROW;
@@ -104,12 +123,16 @@ const DSRequests = (() => {
     return null;
   }
 
-  function drawLanes(app, canvas, reqs) {
-    layout = pack(reqs);
-    const { ctx, w } = DSUI.setupCanvas(canvas, layout.height);
+  function drawLanes(app, canvas) {
+    const viewH = Math.min(layout.height, VIEW);
+    offset = Math.min(scrollPos, Math.max(0, layout.height - viewH));
+    canvas.style.top = offset + 'px';
+    const { ctx, w } = DSUI.setupCanvas(canvas, viewH);
     sc = DSUI.scale(app.state.from, app.state.to, w);
     ctx.save();
+    ctx.translate(0, -offset);
     for (const g of layout.rows) {
+      if (g.y > offset + viewH || g.y + HEAD + g.lanes * ROW < offset) continue;
       ctx.fillStyle = '#f2f4f7';
       ctx.fillRect(0, g.y, w, HEAD);
       ctx.fillStyle = '#344054';
@@ -156,7 +179,17 @@ const DSRequests = (() => {
       const canvas = el('canvas', { id: 'req-canvas', 'aria-label': 'Client requests on the time axis' });
       sec.append(el('div', { class: 'sec-head' }, 'Client requests', el('span', { class: 'muted', id: 'req-count' }),
         el('span', { class: 'muted', text: 'bar = request · dark part = time to first token · ▮ = first token' })),
-      el('div', { class: 'sec-body', style: 'max-height: 230px; overflow-y: auto' }, canvas));
+      el('div', { class: 'sec-body', style: `max-height: ${VIEW}px; overflow-y: auto` },
+        el('div', { id: 'req-spacer', style: 'position: relative' }, canvas)));
+      canvas.style.position = 'absolute';
+      canvas.style.left = '0';
+      let raf = 0;
+      const body = sec.querySelector('.sec-body');
+      body.addEventListener('scroll', () => {
+        scrollPos = body.scrollTop;
+        if (raf) return;
+        raf = requestAnimationFrame(() => { raf = 0; if (layout) drawLanes(app, canvas); });
+      });
       DSUI.attachDrag(canvas, () => sc, (a, b) => app.selectRange(a, b), (ev, x, y) => {
         const r = hit(x, y);
         if (r) { app.scrollSel = true; app.update({ request: r.id, tab: 'requests' }); }
@@ -174,7 +207,9 @@ const DSRequests = (() => {
     }
     document.getElementById('req-count').textContent = app.cat.requests.length
       ? `${reqs.length} in window${search ? ' (search)' : ''}` : 'no client requests in the evidence';
-    drawLanes(app, document.getElementById('req-canvas'), reqs);
+    layout = pack(reqs);
+    document.getElementById('req-spacer').style.height = layout.height + 'px';
+    drawLanes(app, document.getElementById('req-canvas'));
   }
 
   function lifecycle(app, r) {
@@ -241,7 +276,7 @@ const DSRequests = (() => {
     appRef = app;
     if (!built) buildSide(app);
     const reqs = visible(app);
-    renderTree(app, reqs);
+    if (app.state.tab === 'requests') renderTree(app, reqs);
     renderSection(app, reqs);
     if (app.state.tab === 'requests') renderDetails(app);
   }
