@@ -12,6 +12,7 @@
 
 #define MAX_DEPTH 512
 #define SCHEMA "srtctl-trace/1"
+#define LONE_SURROGATE "invalid UTF-8 (a lone surrogate \\u escape)"
 
 enum role {
 	R_NONE, R_TOP, R_META, R_SOURCES, R_SOURCE, R_REQUESTS, R_REQUEST,
@@ -219,6 +220,9 @@ static int row_result(struct evparse *p, int rc)
 		return nomem(p);
 	case EVROW_BIG:
 		what = "integer does not fit a signed 64-bit integer";
+		break;
+	case EVROW_UTF8:
+		what = LONE_SURROGATE;
 		break;
 	default:
 		what = "number out of range";
@@ -467,6 +471,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	if (in_row(p)) {
 		return row_result(p, evrow_string(&p->row, (const char *)s, n));
 	}
+	if (!evrow_text_ok((const char *)s, n))
+		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
 			char q[80];
@@ -568,6 +574,8 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	buf_append(b, k, n);
 	if (b->failed)
 		return nomem(p);
+	if (!evrow_text_ok((const char *)k, n))
+		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
 	return 1;
 }
 

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Field kinds per row kind: 'T' time, 'I' integer, 'S' string, 'V' number
  * or null. */
@@ -99,10 +100,25 @@ int evrow_number(struct evrow *r, const char *s, size_t n)
 	return EVROW_OK;
 }
 
+int evrow_text_ok(const char *s, size_t n)
+{
+	const char *p = memchr(s, 0xED, n);
+
+	while (p) {
+		size_t k = (size_t)(p - s);
+		if (k + 1 < n && (unsigned char)s[k + 1] >= 0xA0)
+			return 0;
+		p = k + 1 < n ? memchr(p + 1, 0xED, n - k - 1) : NULL;
+	}
+	return 1;
+}
+
 int evrow_string(struct evrow *r, const char *s, size_t n)
 {
 	if (want(r) != 'S')
 		return EVROW_SHAPE;
+	if (!evrow_text_ok(s, n))
+		return EVROW_UTF8;
 	buf_reset(&r->tid);
 	buf_append(&r->tid, s, n);
 	if (r->tid.failed)

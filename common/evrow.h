@@ -22,7 +22,7 @@
 enum evrow_kind { EVROW_EVENT = 0, EVROW_SAMPLE, EVROW_POINT };
 
 /* Results of feeding a token. */
-enum { EVROW_OK = 0, EVROW_SHAPE, EVROW_BIG, EVROW_RANGE, EVROW_NOMEM };
+enum { EVROW_OK = 0, EVROW_SHAPE, EVROW_BIG, EVROW_RANGE, EVROW_NOMEM, EVROW_UTF8 };
 
 struct evrow {
 	enum evrow_kind kind;
@@ -47,6 +47,11 @@ int evrow_complete(const struct evrow *r);
 void evrow_event(const struct evrow *r, struct evidence_event *out);
 void evrow_sample(const struct evrow *r, struct evidence_sample *out);
 void evrow_point(const struct evrow *r, struct evidence_point *out);
+/* 0 when a decoded string holds a UTF-16 surrogate (U+D800..U+DFFF): yajl
+ * validates raw UTF-8 but decodes a lone low-surrogate \u escape into such
+ * invalid bytes (ED A0..BF xx); 1 otherwise. */
+int evrow_text_ok(const char *s, size_t n);
+
 /* "[start, end, name_index, global_tid, source_row]" etc. */
 const char *evrow_shape(enum evrow_kind kind);
 

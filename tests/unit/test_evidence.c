@@ -659,6 +659,11 @@ TEST(bad_json)
 	expect_error(PROF(",\"events\":[[0,1,0,\"1\",0],[0,1,0,\"1\" x]]"),
 	             "(at profiles[0].events[1][4])");
 	expect_error(DOC(",\"x\":\"a\xff\xfe\""), "invalid UTF-8");
+	expect_error(DOC(",\"x\":[\"ok\",\"a\\udc00\"]"), "x[1]: invalid UTF-8 (a lone surrogate");
+	expect_error(DOC(",\"x\":{\"\\udfff\":1}"), "x.");
+	expect_error(PROF(",\"events\":[[0,1,0,\"\\ude00\",0]]"),
+	             "profiles[0].events[0][3]: invalid UTF-8");
+	expect_ok(DOC(",\"x\":\"\\ud83d\\ude00 \xed\x9f\xbf \xed\x80\x80\""));
 	expect_error(DOC("") "x", "trailing garbage");
 	expect_error(DOC("") "{}", "trailing garbage");
 	expect_error(HEAD, "unexpected end of document");
