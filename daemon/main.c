@@ -186,17 +186,18 @@ static void put_shell(struct buf *b, const char *v)
 	buf_putc(b, '\'');
 }
 
-static int take_lock(struct daemon *d, const char *shown, struct err *e)
+static int take_lock(struct daemon *d, const char *shown, int *busy, struct err *e)
 {
+	*busy = 0;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		struct stat a, b;
 		int fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return err_sys(e, ERR_DATA, "Cannot open the lock file %s", d->lock_path);
 		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			int busy = errno == EWOULDBLOCK;
+			*busy = errno == EWOULDBLOCK;
 			close(fd);
-			if (busy)
+			if (*busy)
 				return err_set(e, ERR_DATA,
 				               "A live session already holds %s. Pick another --name/--path or stop it with: dsight ctl kill-server %s",
 				               shown, shown);
@@ -304,9 +305,20 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	/* 1. the report first: a live socket always means a usable session */
 	if (session_open(d->o.report, &d->sess, e))
 		return e->code;
-	/* 2. one server per name */
-	if (take_lock(d, shown, e))
-		return e->code;
+	/* 2. one server per name (a generated name that is taken: pick another) */
+	for (int tries = 0;; tries++) {
+		int busy;
+		if (take_lock(d, shown, &busy, e) == 0)
+			break;
+		if (!busy || d->o.name || d->o.path || tries >= 16)
+			return e->code;
+		address_generate_name(d->name, sizeof d->name);
+		if (address_resolve(d->name, 1, &a, e))
+			return e->code;
+		snprintf(d->socket_path, sizeof d->socket_path, "%s", a.path);
+		snprintf(d->lock_path, sizeof d->lock_path, "%s.lock", d->socket_path);
+		shown = d->name;
+	}
 	if (d->o.log || d->o.daemonize) {
 		if (d->o.log)
 			snprintf(d->log_path, sizeof d->log_path, "%s", d->o.log);

@@ -61,17 +61,17 @@ int frame_reader_feed(struct frame_reader *r, const char **data, size_t *len,
 				               "Frame length %zu exceeds the %s limit",
 				               r->need, lim);
 			}
+			/* The body grows as its bytes arrive: a claimed length
+			 * is never allocated up front. */
 			buf_reset(&r->body);
-			/* Reserve exactly what was announced (already checked). */
-			if (buf_reserve(&r->body, r->need))
-				return err_set(e, ERR_NOMEM,
-				               "Out of memory for a %zu-byte frame",
-				               r->need);
 		}
 		size_t take = r->need - r->body.len;
 		if (take > *len)
 			take = *len;
 		buf_append(&r->body, *data, take);
+		if (r->body.failed)
+			return err_set(e, ERR_NOMEM,
+			               "Out of memory for a %zu-byte frame", r->need);
 		*data += take;
 		*len -= take;
 		if (r->body.len < r->need)
