@@ -3,6 +3,7 @@
 #include "frame.h"
 #include "jsonout.h"
 #include "rpc.h"
+#include "status.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #define PAUSE_BYTES ((size_t)8 << 20)    /* unsent bytes before reading pauses */
 #define DROP_BYTES ((size_t)96 << 20)    /* unsent bytes before the client is dropped */
 #define STOP_GRACE_MS 5000               /* flushing time granted on stop */
-#define TIMES 1024                       /* server-time samples kept for status */
+#define TIMES STATUS_TIMES
 
 /* One request's place in its connection's response order. */
 struct slot {
@@ -277,99 +278,6 @@ static void flush(struct conn *c)
 
 /* ---- requests ---- */
 
-static uint32_t percentile(const uint32_t *sorted, size_t n, double q)
-{
-	size_t k = (size_t)(q * (double)(n - 1) + 0.5);
-	return sorted[k < n ? k : n - 1];
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void put_key(struct buf *o, const char *k, int first)
-{
-	if (!first)
-		buf_putc(o, ',');
-	jsonout_cstr(o, k);
-	buf_putc(o, ':');
-}
-
-static void status_json(struct server *srv, struct buf *o)
-{
-	struct server_info *in = &srv->info;
-	uint64_t now;
-	uv_update_time(srv->loop);
-	now = uv_now(srv->loop);
-
-	buf_putc(o, '{');
-	put_key(o, "session", 1);
-	jsonout_cstr(o, in->session_name);
-	put_key(o, "pid", 0);
-	jsonout_int(o, getpid());
-	put_key(o, "report", 0);
-	jsonout_cstr(o, session_report(srv->sess));
-	put_key(o, "socket_path", 0);
-	jsonout_cstr(o, in->socket_path);
-	put_key(o, "generation", 0);
-	jsonout_cstr(o, session_generation(srv->sess));
-	put_key(o, "started_utc", 0);
-	jsonout_cstr(o, in->started_utc);
-	put_key(o, "uptime_s", 0);
-	jsonout_real(o, (double)(now - in->started_ms) / 1000.0);
-	put_key(o, "idle_timeout_s", 0);
-	if (in->idle_timeout_ms < 0)
-		buf_puts(o, "null");
-	else
-		jsonout_int(o, in->idle_timeout_ms / 1000);
-	put_key(o, "idle_start", 0);
-	jsonout_cstr(o, lifetime_start_name(lifetime_mode(srv->lt)));
-	put_key(o, "idle_s", 0);
-	jsonout_real(o, (double)lifetime_idle_ms(srv->lt) / 1000.0);
-	put_key(o, "orphaned", 0);
-	buf_puts(o, lifetime_orphaned(srv->lt) ? "true" : "false");
-	put_key(o, "queries", 0);
-	jsonout_int(o, (int64_t)srv->queries);
-	put_key(o, "connections", 0);
-	jsonout_int(o, srv->nconns);
-	/* Server-side time of the last TIMES queries, from the decoded frame
-	 * to the framed response (queue wait included), in microseconds. */
-	put_key(o, "server_time_us", 0);
-	{
-		size_t n = srv->ntimes < TIMES ? srv->ntimes : TIMES;
-		uint32_t sorted[TIMES];
-		memcpy(sorted, srv->times, n * sizeof sorted[0]);
-		qsort(sorted, n, sizeof sorted[0], cmp_u32);
-		buf_putc(o, '{');
-		put_key(o, "samples", 1);
-		jsonout_int(o, (int64_t)n);
-		put_key(o, "last", 0);
-		jsonout_int(o, srv->last_us);
-		put_key(o, "p50", 0);
-		jsonout_int(o, n ? percentile(sorted, n, 0.5) : 0);
-		put_key(o, "p99", 0);
-		jsonout_int(o, n ? percentile(sorted, n, 0.99) : 0);
-		buf_putc(o, '}');
-	}
-	buf_putc(o, '}');
-}
-
-static void hello_json(struct server *srv, struct buf *o)
-{
-	buf_puts(o, "{\"protocol\":1,\"server\":\"dsightd/" DSIGHT_VERSION "\"");
-	put_key(o, "session", 0);
-	jsonout_cstr(o, srv->info.session_name);
-	put_key(o, "pid", 0);
-	jsonout_int(o, getpid());
-	put_key(o, "report", 0);
-	jsonout_cstr(o, session_report(srv->sess));
-	put_key(o, "generation", 0);
-	jsonout_cstr(o, session_generation(srv->sess));
-	buf_putc(o, '}');
-}
-
 static void work_run(uv_work_t *req)
 {
 	struct work *w = req->data;
@@ -600,9 +508,20 @@ static void handle_frame(struct conn *c, const char *msg, size_t len)
 	size_t off = frame_begin(&s->out);
 	rpc_result_open(&s->out, rq.id);
 	if (!strcmp(rq.method, "hello")) {
-		hello_json(srv, &s->out);
+		status_hello(&s->out, &srv->info, srv->sess);
 	} else if (!strcmp(rq.method, "status")) {
-		status_json(srv, &s->out);
+		struct status_input in;
+		uv_update_time(srv->loop);
+		in.info = &srv->info;
+		in.sess = srv->sess;
+		in.lt = srv->lt;
+		in.now_ms = uv_now(srv->loop);
+		in.queries = srv->queries;
+		in.connections = srv->nconns;
+		in.times = srv->times;
+		in.ntimes = srv->ntimes < TIMES ? srv->ntimes : TIMES;
+		in.last_us = srv->last_us;
+		status_write(&s->out, &in);
 	} else {
 		buf_puts(&s->out, "{\"stopping\":true,\"pid\":");
 		jsonout_int(&s->out, getpid());
