@@ -16,9 +16,10 @@
  * with the last bit set when the value is not an integer), which is enough
  * to compare them exactly with integers times 4.  When G(k) is not exact
  * the true value lies strictly between cp*G and cp*(G+1) (scaled); if those
- * two have different integer parts the answer is not certain and the exact
- * slow path decides (this happens only for values whose scaled image is an
- * integer, like 1e20, or within 2^-64 of one).
+ * two have different integer parts, the true value is either an integer
+ * (which happens when 5^k divides it: round values like 1e20) or within
+ * 2^-64 below one; the first case is recognised exactly, the second (not
+ * seen in tests) goes to the exact slow path.
  */
 #include "dtoa.h"
 
@@ -93,8 +94,10 @@ int dtoa_shortest_slow(double v, char digits[17], int *decpt)
 }
 
 /* Round-to-odd of cp * G / 2^128 into *out; -1 when G is inexact and the
- * integer part is not certain. */
-static int scaled(uint64_t cp, const uint64_t g[2], int exact, uint64_t *out)
+ * integer part is not certain.  For 1 <= k <= 27 the true value (cp * 2^(q-k)
+ * / 5^k up to the shift) is an integer exactly when 5^k divides cp, and then
+ * it is the upper of the two candidates. */
+static int scaled(uint64_t cp, const uint64_t g[2], int exact, int k, uint64_t *out)
 {
 	u128 lo = (u128)cp * g[1], hi = (u128)cp * g[0];
 	u128 mid = (hi & UINT64_MAX) + (lo >> 64);
@@ -104,8 +107,17 @@ static int scaled(uint64_t cp, const uint64_t g[2], int exact, uint64_t *out)
 		*out = top | (frac != 0);
 		return 0;
 	}
-	if (frac + cp < frac) /* cp * (G + 1) reaches the next integer */
-		return -1;
+	if (frac + cp < frac) { /* cp * (G + 1) reaches the next integer */
+		uint64_t p5 = 1;
+		if (k < 1 || k > 27)
+			return -1;
+		while (k--)
+			p5 *= 5;
+		if (cp % p5)
+			return -1;
+		*out = top + 1;
+		return 0;
+	}
 	*out = top | 1;
 	return 0;
 }
@@ -180,8 +192,8 @@ int dtoa_shortest(double v, char digits[17], int *decpt)
 	int h = q + (int)(((int64_t)-k * 913124641741LL) >> 38) + 3; /* 3..6 */
 	const uint64_t *g = dtoa_pow10[k - DTOA_K_MIN];
 	int exact = k >= DTOA_EXACT_K_MIN && k <= 0;
-	if (scaled(cb << h, g, exact, &vb) || scaled(cbl << h, g, exact, &vbl) ||
-	    scaled(cbr << h, g, exact, &vbr))
+	if (scaled(cb << h, g, exact, k, &vb) || scaled(cbl << h, g, exact, k, &vbl) ||
+	    scaled(cbr << h, g, exact, k, &vbr))
 		return dtoa_shortest_slow(v, digits, decpt);
 
 	/* A multiple of 10 inside the interval is the shortest. */
