@@ -348,7 +348,7 @@ static void emit_profile(struct gen *g, const struct plan *p, int w)
 		if (k > 0 && u < 0.2) {
 			st = prevs, du = (int64_t)((double)prevd * unif(&r));
 		} else {
-			du = (int64_t)(40000.0 * exp(1.6 * normal(&r)));
+			du = lognormal(&r, 40000, 1600);
 			if (du > 20 * NS)
 				du = 20 * NS;
 			if (k == 1 || u > 0.997)

@@ -100,12 +100,12 @@ static void req_times(const struct plan *p, struct reqs *q)
 	int64_t span = p->dur / 100 * 95, width = span / p->nreq;
 	for (int i = 0; i < p->nreq; i++) {
 		int64_t s = span * i / p->nreq + below(&r, width);
-		int64_t d = (int64_t)(20e9 * exp(0.8 * normal(&r)));
+		int64_t d = lognormal(&r, 20 * NS, 800);
 		if (d < 50000000)
 			d = 50000000;
 		if (s + d > p->dur - 1000000)
 			d = p->dur - 1000000 - s;
-		int64_t ttft = (int64_t)(5e8 * exp(0.7 * normal(&r)));
+		int64_t ttft = lognormal(&r, 500000000, 700);
 		if (ttft > d * 3 / 10)
 			ttft = d * 3 / 10;
 		q->start[i] = s, q->end[i] = s + d, q->first[i] = i % 17 == 5 ? -1 : s + ttft;

@@ -1,4 +1,6 @@
 /* gencap plan: counts, metric families and names (see gencap.h). */
+#include <math.h>
+
 #include "gencap.h"
 
 const struct fam gencap_fams[] = {
