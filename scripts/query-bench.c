@@ -2,7 +2,7 @@
  * query-bench: in-process timings of the query engine on one dataset (the
  * warm path a daemon runs: the dataset is opened once).
  *
- *   query-bench REPORT [--repeat N]
+ *   query-bench REPORT [--repeat N] [--kind KIND]
  *
  * Prints one line per figure: the median engine time of summary and of
  * every kind with default parameters, and for nsys the median over
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 {
 	struct dataset *ds;
 	struct err e;
-	const char *path = NULL;
+	const char *path = NULL, *only = NULL;
 	int repeat = 21;
 	double duration;
 	const json_t *profiles;
@@ -95,11 +95,14 @@ int main(int argc, char **argv)
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--repeat") && k + 1 < argc)
 			repeat = atoi(argv[++k]);
+		else if (!strcmp(argv[k], "--kind") && k + 1 < argc)
+			only = argv[++k];
 		else
 			path = argv[k];
 	}
 	if (!path || repeat < 1) {
-		fputs("usage: query-bench REPORT [--repeat N]\n", stderr);
+		fputs("usage: query-bench REPORT [--repeat N] [--kind KIND]\n",
+		      stderr);
 		return 2;
 	}
 	{
@@ -131,6 +134,10 @@ int main(int argc, char **argv)
 		struct query_params p;
 		double *t = malloc(sizeof(double) * (size_t)repeat);
 		int n = !strcmp(*kind, "summary") ? repeat * 10 : repeat;
+		if (only && strcmp(only, *kind)) {
+			free(t);
+			continue;
+		}
 		if (n > repeat)
 			t = realloc(t, sizeof(double) * (size_t)n);
 		query_params_init(&p);
@@ -140,8 +147,8 @@ int main(int argc, char **argv)
 			                               "requests"),
 			               0),
 			"id"));
-		if (!strcmp(*kind, "nsys") || !strcmp(*kind, "metrics") ||
-		    !strcmp(*kind, "cpu"))
+		if (!only && (!strcmp(*kind, "nsys") || !strcmp(*kind, "metrics") ||
+		              !strcmp(*kind, "cpu")))
 			n = 3; /* whole-run scans: a few are enough */
 		for (int k = 0; k < n; k++)
 			t[k] = time_query(ds, &p, &bytes);
@@ -149,7 +156,7 @@ int main(int argc, char **argv)
 		       *kind, median(t, n) * 1e3, n, bytes);
 		free(t);
 	}
-	{
+	if (!only || !strcmp(only, "nsys")) {
 		double tq[10], ti[10], tf[10];
 		long hits = 0;
 		for (int k = 0; k < 10; k++) {
