@@ -285,6 +285,16 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 		if (address_check_path(d->o.path, e))
 			return e->code;
 		snprintf(d->socket_path, sizeof d->socket_path, "%s", d->o.path);
+		if (d->o.path[0] != '/') {
+			/* report (and use) the absolute path when it fits */
+			char cwd[4096];
+			if (getcwd(cwd, sizeof cwd) &&
+			    strlen(cwd) + 1 + strlen(d->o.path) < sizeof d->socket_path) {
+				memcpy(d->socket_path, cwd, strlen(cwd));
+				d->socket_path[strlen(cwd)] = '/';
+				memcpy(d->socket_path + strlen(cwd) + 1, d->o.path, strlen(d->o.path) + 1);
+			}
+		}
 		if (d->o.name)
 			snprintf(d->name, sizeof d->name, "%s", d->o.name);
 		else
