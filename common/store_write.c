@@ -540,10 +540,14 @@ int store_write_open(const char *path, struct store_writer **out,
 		db_fail(w, e, "open");
 		goto fail;
 	}
+	/* Memory stays bounded whatever the row count: a 32 MiB page cache
+	 * during the load (appends touch only the right edge of each b-tree),
+	 * 64 MiB while indexing; the index sorter keeps at most two lists of
+	 * cache size in memory (threads=1: one helper thread, both cores). */
 	if (exec(w, "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
-	            " PRAGMA synchronous=OFF; PRAGMA cache_size=-131072;"
+	            " PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;"
 	            " PRAGMA temp_store=FILE; PRAGMA locking_mode=EXCLUSIVE;"
-	            " PRAGMA threads=2;",
+	            " PRAGMA threads=1;",
 	         "settings", e) ||
 	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e))
 		goto fail;
@@ -672,7 +676,9 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	}
 	if (write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
-	    exec(w, "COMMIT", "commit", e) || exec(w, index_sql, "indexes", e) ||
+	    exec(w, "COMMIT", "commit", e) ||
+	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||
+	    exec(w, index_sql, "indexes", e) ||
 	    exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
 	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
 		return e->code;
