@@ -319,10 +319,19 @@ const DSApp = (() => {
     store.onError = (msg) => app.showError(msg);
     const families = DSQuery.listMetricFamilies(cat);
     const withData = families.filter((f) => (f.samples || f.series_count) > 0);
-    /* default pins: the first two families with data, preferring small ones
-     * so that the first charts need few shards */
-    const light = withData.filter((f) => (f.series_count || 0) <= 12);
-    app.state.pinnedMetrics = (light.length >= 2 ? light : withData).slice(0, 2).map((f) => f.name);
+    /* default pins: up to two families with data, fewest shards first, so
+     * that the first charts need few fetches (heavy runs get one chart) */
+    const shardsOf = new Map();
+    for (const s of cat.metrics) shardsOf.set(s.name, (shardsOf.get(s.name) || 0) + (s.chunks || []).length);
+    const byCost = withData.filter((f) => shardsOf.get(f.name)).sort((a, b) => shardsOf.get(a.name) - shardsOf.get(b.name));
+    const pins = [];
+    let cost = 0;
+    for (const f of byCost) {
+      if (pins.length === 2 || (pins.length && cost + shardsOf.get(f.name) > 48)) break;
+      pins.push(f.name);
+      cost += shardsOf.get(f.name);
+    }
+    app.state.pinnedMetrics = pins;
     app.state.tab = cat.requests.length ? 'requests' : cat.metrics.length ? 'metrics' : 'nsight';
     Object.assign(app.state, app.sanitize(App.parseFragment(location.hash)));
     app.views = [DSHeader, DSAxis, DSRequests, DSMetrics, DSNsight];

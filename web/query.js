@@ -185,6 +185,28 @@ const DSQuery = (() => {
 
   /* ---- shard-backed kinds ---- */
 
+  /* The rows of every descriptor overlapping [from, to], shard by shard in
+   * order, with up to three fetches ahead so decoding overlaps transfer.
+   * The shared cache stays within its budget; nothing else is retained. */
+  async function* stream(store, descs, from, to, signal) {
+    const todo = (descs || []).filter((d) => overlaps(d, from, to));
+    const ahead = [];
+    let next = 0;
+    const fill = () => {
+      while (ahead.length < 3 && next < todo.length) {
+        const p = store.get(todo[next++], signal);
+        p.catch(() => {});
+        ahead.push(p);
+      }
+    };
+    fill();
+    while (ahead.length) {
+      const rows = await ahead.shift();
+      fill();
+      yield rows;
+    }
+  }
+
   /* Bounded max-heap keeping the K smallest rows by cmp. */
   class TopK {
     constructor(k, cmp) { this.k = k; this.cmp = cmp; this.h = []; }
@@ -242,9 +264,7 @@ const DSQuery = (() => {
     for (const p of profs) {
       const mask = p.names.map((n) => needle === null || lower(n).includes(needle));
       if (!mask.some(Boolean)) continue;
-      for (const d of p.event_chunks || []) {
-        if (!overlaps(d, v.from, v.to)) continue;
-        const rows = await store.get(d, signal);
+      for await (const rows of stream(store, p.event_chunks, v.from, v.to, signal)) {
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i];
           if (r[0] <= v.to && r[1] >= v.from && mask[r[2]]) {
@@ -266,9 +286,7 @@ const DSQuery = (() => {
     for (const p of profs) {
       const names = p.cpu.names || [], stacks = p.cpu.stacks || [];
       const stackSyms = stacks.map((st) => [...new Set(st.map((i) => names[i]))]);
-      for (const d of p.cpu.chunks || []) {
-        if (!overlaps(d, v.from, v.to)) continue;
-        const rows = await store.get(d, signal);
+      for await (const rows of stream(store, p.cpu.chunks, v.from, v.to, signal)) {
         for (let i = 0; i < rows.length; i++) {
           const t = rows[i][0];
           if (!(v.from <= t && t <= v.to)) continue;
@@ -307,9 +325,7 @@ const DSQuery = (() => {
     const item = without(s, ['points', 'chunks']);
     let n = 0, samples = 0, sum = 0, min = null, max = null, last = null;
     const pts = [];
-    for (const d of s.chunks || []) {
-      if (!overlaps(d, v.from, v.to)) continue;
-      const rows = await store.get(d, signal);
+    for await (const rows of stream(store, s.chunks, v.from, v.to, signal)) {
       for (let i = 0; i < rows.length; i++) {
         const r = rows[i], t = r[0];
         if (!(v.from <= t && t <= v.to)) continue;
@@ -349,6 +365,6 @@ const DSQuery = (() => {
   return {
     UsageError, validate, cmpCodePoint, overlaps, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
-    queryMetrics, rankText, nsysItem, carried, MSG_RANGE,
+    queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE,
   };
 })();

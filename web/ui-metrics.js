@@ -109,9 +109,7 @@ const DSMetrics = (() => {
   async function loadSeries(app, s, signal) {
     const { from, to } = app.state;
     const out = { s, pts: [], n: 0, truncated: false, carried: [], conflicts: [] };
-    for (const d of s.chunks || []) {
-      if (!DSQuery.overlaps(d, from, to)) continue;
-      const rows = await app.store.get(d, signal);
+    for await (const rows of DSQuery.stream(app.store, s.chunks, from, to, signal)) {
       for (const r of rows) {
         if (r[0] < from || r[0] > to) continue;
         out.n++;
@@ -129,7 +127,7 @@ const DSMetrics = (() => {
       const ch = charts.get(name);
       if (!ch) continue;
       jobs.push((async () => {
-        /* a few series at a time: shard fetches overlap, memory stays bounded */
+        /* six series at a time (a browser's connections per host): fetches overlap, memory stays bounded */
         const data = new Array(ch.series.length);
         let next = 0;
         const worker = async () => {
@@ -139,7 +137,7 @@ const DSMetrics = (() => {
           }
         };
         try {
-          await Promise.all([worker(), worker(), worker(), worker()]);
+          await Promise.all([worker(), worker(), worker(), worker(), worker(), worker()]);
         } catch (e) {
           if (!signal.aborted) {
             const { ctx } = DSUI.setupCanvas(ch.canvas, H);

@@ -206,9 +206,7 @@ const DSNsight = (() => {
         const rows = [];
         const { from, to } = app.state;
         try {
-          for (const d of tr.p.event_chunks || []) {
-            if (!DSQuery.overlaps(d, from, to)) continue;
-            const chunk = await app.store.get(d, signal);
+          for await (const chunk of DSQuery.stream(app.store, tr.p.event_chunks, from, to, signal)) {
             for (const r of chunk) if (r[0] <= to && r[1] >= from) rows.push(r);
           }
         } catch (e) {
