@@ -6,6 +6,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -797,6 +798,82 @@ TEST(params_from_json_types)
 	json_decref(j);
 }
 
+/* ---- clones on threads ---- */
+
+struct worker {
+	struct dataset *ds;
+	const char *want[4];
+	int bad;
+};
+
+static const char *const thread_kinds[4] = {"nsys", "metrics", "cpu",
+                                            "requests"};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	for (int r = 0; r < 50; r++) {
+		for (int k = 0; k < 4; k++) {
+			struct query_params p;
+			struct buf b;
+			struct err e;
+			query_params_init(&p);
+			p.kind = thread_kinds[k];
+			p.points = 1;
+			p.name = k == 0 ? "ÜNICODE" : NULL;
+			buf_init(&b, 0);
+			if (query_run(w->ds, &p, &b, &e) || strcmp(b.data, w->want[k]))
+				w->bad++;
+			buf_free(&b);
+		}
+	}
+	return NULL;
+}
+
+TEST(clones_answer_on_worker_threads)
+{
+	struct pair pr = open_pair(FIXTURE);
+	for (int backend = 0; backend < 2; backend++) {
+		struct worker w[4];
+		pthread_t th[4];
+		char *want[4];
+		for (int k = 0; k < 4; k++) {
+			struct query_params p;
+			struct buf b;
+			struct err e;
+			query_params_init(&p);
+			p.kind = thread_kinds[k];
+			p.points = 1;
+			p.name = k == 0 ? "ÜNICODE" : NULL;
+			buf_init(&b, 0);
+			CHECK(query_run(pr.ds[backend], &p, &b, &e) == 0);
+			want[k] = buf_detach(&b, NULL);
+		}
+		for (int t = 0; t < 4; t++) {
+			struct err e;
+			memset(&w[t], 0, sizeof w[t]);
+			CHECK(dataset_clone(pr.ds[backend], &w[t].ds, &e) == 0);
+			for (int k = 0; k < 4; k++)
+				w[t].want[k] = want[k];
+		}
+		/* the clones outlive the original handle */
+		if (backend == 0) {
+			dataset_close(pr.ds[0]);
+			pr.ds[0] = NULL;
+		}
+		for (int t = 0; t < 4; t++)
+			CHECK(pthread_create(&th[t], NULL, worker_main, &w[t]) == 0);
+		for (int t = 0; t < 4; t++) {
+			pthread_join(th[t], NULL);
+			CHECK(w[t].bad == 0);
+			dataset_close(w[t].ds);
+		}
+		for (int k = 0; k < 4; k++)
+			free(want[k]);
+	}
+	close_pair(&pr);
+}
+
 /* ---- opening ---- */
 
 TEST(open_errors)
@@ -946,6 +1023,7 @@ int main(void)
 	RUN(summary_request_lifecycle);
 	RUN(validation_messages_in_order);
 	RUN(params_from_json_types);
+	RUN(clones_answer_on_worker_threads);
 	RUN(open_errors);
 	RUN(report_directory_prefers_sqlite);
 	RUN(cache_rewritten_in_place_is_detected);
