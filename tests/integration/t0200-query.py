@@ -160,6 +160,15 @@ if t.ok(b.returncode == 0, "dsight build of the fixture", b.stderr):
         "Unsupported DSight SQLite version: 2; expected 1") and "rebuild" in err_of(r)["error"],
         "wrong user_version: exit 1 with the version message")
 
+# ---- a --single-file report is queried through its trace-data.json.gz ----
+single = os.path.join(t.tmp, "single")
+b = tap.run([DS, "build", FIX, "-o", single, "--single-file"])
+if t.ok(b.returncode == 0, "dsight build --single-file", b.stderr):
+    same = all(q(FIX, *a).stdout == q(single, *a).stdout and q(single, *a).returncode == 0
+               for a in (["summary"], ["nsys", "--from", "10", "--to", "11"], ["metrics", "--points"],
+                         ["cpu"], ["families"]))
+    t.ok(same, "single-file report directory answers like its document")
+
 # ---- in-process parity over both backends ----
 parity = tap.binpath("query-parity")
 r = tap.run([parity, FIX], timeout=600)
