@@ -35,8 +35,7 @@ struct input {
 	z_stream zs;
 	int zs_init;
 	uint64_t consumed, size;
-	/* plain: the chunk handed out; gzip: the producer ring */
-	char *plain;
+	/* the producer thread's ring of chunks */
 	uint64_t handed; /* consumed as of the last chunk returned */
 	pthread_t thread;
 	int started;
@@ -87,6 +86,7 @@ int input_open(const char *path, struct input **out, struct err *e)
 		rc = err_sys(e, ERR_DATA, "%s: cannot open", path);
 		goto fail;
 	}
+	posix_fadvise(in->fd, 0, 0, POSIX_FADV_SEQUENTIAL); /* deeper readahead */
 	if (fstat(in->fd, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			rc = err_set(e, ERR_DATA, "%s: is a directory", path);
@@ -129,21 +129,23 @@ fail:
 	return rc;
 }
 
-static int next_plain(struct input *in, const char **data, size_t *n,
+/* Plain content into dst: first the bytes read to sniff the magic, then
+ * straight from the file. */
+static int read_plain(struct input *in, char *dst, size_t cap, size_t *n,
                       struct err *e)
 {
 	*n = 0;
-	if (in->raw_pos < in->raw_len) { /* the bytes read to sniff the magic */
-		*data = (const char *)in->raw + in->raw_pos;
-		*n = in->raw_len - in->raw_pos;
-		in->raw_pos = in->raw_len;
-		in->handed = in->consumed;
+	if (in->raw_pos < in->raw_len) {
+		size_t k = in->raw_len - in->raw_pos;
+		if (k > cap)
+			k = cap;
+		memcpy(dst, in->raw + in->raw_pos, k);
+		in->raw_pos += k;
+		*n = k;
 		return 0;
 	}
-	if (!in->plain && !(in->plain = malloc(OUT_CHUNK)))
-		return err_set(e, ERR_NOMEM, "out of memory");
 	while (!in->eof) {
-		ssize_t got = read(in->fd, in->plain, OUT_CHUNK);
+		ssize_t got = read(in->fd, dst, cap);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
@@ -153,8 +155,6 @@ static int next_plain(struct input *in, const char **data, size_t *n,
 			break;
 		}
 		in->consumed += (uint64_t)got;
-		in->handed = in->consumed;
-		*data = in->plain;
 		*n = (size_t)got;
 		return 0;
 	}
@@ -230,7 +230,8 @@ static int read_gzip(struct input *in, char *dst, size_t cap, size_t *n,
 	return 0;
 }
 
-/* The producer: inflates into free slots until the end, an error or stop. */
+/* The producer: reads (and inflates) into free slots until the end, an
+ * error or stop. */
 static void *producer(void *arg)
 {
 	struct input *in = arg;
@@ -251,9 +252,10 @@ static void *producer(void *arg)
 		pthread_mutex_unlock(&in->mu);
 
 		err_clear(&e);
-		sl->rc = read_gzip(in, sl->data, OUT_CHUNK, &n, &e);
+		sl->rc = in->gzip ? read_gzip(in, sl->data, OUT_CHUNK, &n, &e)
+		                  : read_plain(in, sl->data, OUT_CHUNK, &n, &e);
 		sl->len = sl->rc ? 0 : n;
-		sl->consumed = in->consumed - in->zs.avail_in;
+		sl->consumed = in->consumed - (in->gzip ? in->zs.avail_in : 0);
 		if (sl->rc)
 			memcpy(sl->msg, e.msg, sizeof sl->msg);
 
@@ -282,13 +284,13 @@ static int start_producer(struct input *in, struct err *e)
 	if (pthread_create(&in->thread, NULL, producer, in)) {
 		pthread_cond_destroy(&in->cv);
 		pthread_mutex_destroy(&in->mu);
-		return err_set(e, ERR_NOMEM, "cannot start the gzip thread");
+		return err_set(e, ERR_NOMEM, "cannot start the reading thread");
 	}
 	in->started = 1;
 	return 0;
 }
 
-static int next_gzip(struct input *in, const char **data, size_t *n,
+static int next_chunk(struct input *in, const char **data, size_t *n,
                      struct err *e)
 {
 	struct slot *sl;
@@ -321,7 +323,7 @@ static int next_gzip(struct input *in, const char **data, size_t *n,
 int input_next(struct input *in, const char **data, size_t *n, struct err *e)
 {
 	*data = NULL;
-	return in->gzip ? next_gzip(in, data, n, e) : next_plain(in, data, n, e);
+	return next_chunk(in, data, n, e);
 }
 
 int input_is_gzip(const struct input *in)
@@ -354,7 +356,6 @@ void input_close(struct input *in)
 	}
 	for (int k = 0; k < NSLOT; k++)
 		free(in->slots[k].data);
-	free(in->plain);
 	if (in->zs_init)
 		inflateEnd(&in->zs);
 	if (in->fd >= 0)
