@@ -147,18 +147,21 @@ int html_check_assets(const struct html_asset *assets, size_t n, struct err *e)
 	return 0;
 }
 
-static const struct html_asset *asset_get(const char *name, size_t len)
+static const struct html_asset *asset_get(const struct html_asset *assets,
+                                          size_t n, const char *name, size_t len)
 {
-	for (size_t i = 0; i < html_asset_count; i++)
-		if (strlen(html_assets[i].name) == len &&
-		    memcmp(html_assets[i].name, name, len) == 0)
-			return &html_assets[i];
+	for (size_t i = 0; i < n; i++)
+		if (strlen(assets[i].name) == len &&
+		    memcmp(assets[i].name, name, len) == 0)
+			return &assets[i];
 	return NULL;
 }
 
 /* ---- output with a running SHA-256 ------------------------------------- */
 
 struct out {
+	const struct html_asset *assets; /* the viewer files */
+	size_t nassets;
 	FILE *f;
 	EVP_MD_CTX *md;
 	uint64_t bytes;
@@ -349,13 +352,13 @@ static int has_suffix(const char *name, const char *suf)
 static void out_assets(struct out *o, const char *suf, const char *sep)
 {
 	int first = 1;
-	for (size_t i = 0; i < html_asset_count; i++) {
-		if (!has_suffix(html_assets[i].name, suf))
+	for (size_t i = 0; i < o->nassets; i++) {
+		if (!has_suffix(o->assets[i].name, suf))
 			continue;
 		if (!first)
 			out_puts(o, sep);
 		first = 0;
-		out_write(o, html_assets[i].data, html_assets[i].len);
+		out_write(o, o->assets[i].data, o->assets[i].len);
 	}
 }
 
@@ -408,17 +411,21 @@ static int expand(struct out *o, const struct html_asset *tpl, const json_t *cor
 	return 0;
 }
 
-int html_write(const char *path, const json_t *core, const char *shard_dir,
-               struct html_stats *st, struct err *e)
+int html_write_assets(const struct html_asset *assets, size_t nassets,
+                      const char *path, const json_t *core,
+                      const char *shard_dir, struct html_stats *st,
+                      struct err *e)
 {
-	const struct html_asset *tpl = asset_get("index.html", 10);
+	const struct html_asset *tpl = asset_get(assets, nassets, "index.html", 10);
 	struct out o = {0};
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 	int rc;
 
 	memset(st, 0, sizeof *st);
-	if ((rc = html_check_assets(html_assets, html_asset_count, e)))
+	o.assets = assets;
+	o.nassets = nassets;
+	if ((rc = html_check_assets(assets, nassets, e)))
 		return rc;
 	if (!tpl)
 		return err_set(e, ERR_DATA, "The embedded viewer has no index.html");
@@ -446,4 +453,11 @@ int html_write(const char *path, const json_t *core, const char *shard_dir,
 		snprintf(st->sha256 + 2 * i, 3, "%02x", md[i]);
 	st->bytes = o.bytes;
 	return 0;
+}
+
+int html_write(const char *path, const json_t *core, const char *shard_dir,
+               struct html_stats *st, struct err *e)
+{
+	return html_write_assets(html_assets, html_asset_count, path, core,
+	                         shard_dir, st, e);
 }

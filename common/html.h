@@ -58,6 +58,12 @@ struct html_stats {
 int html_write(const char *path, const json_t *core, const char *shard_dir,
                struct html_stats *stats, struct err *e);
 
+/* html_write with another set of viewer files (tests). */
+int html_write_assets(const struct html_asset *assets, size_t nassets,
+                      const char *path, const json_t *core,
+                      const char *shard_dir, struct html_stats *st,
+                      struct err *e);
+
 /* Checks the embedded assets alone (the rule html_write enforces). */
 int html_check_assets(const struct html_asset *assets, size_t n, struct err *e);
 

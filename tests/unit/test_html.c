@@ -245,11 +245,71 @@ TEST(single_file_page_embeds_every_shard)
 	rmtmp();
 }
 
+#define A(name, text) {name, (const unsigned char *)(text), sizeof(text) - 1}
+
+/* Writes a page from the given assets; returns html_write's code. */
+static int page_from(const struct html_asset *as, size_t n, struct err *e,
+                     char **page)
+{
+	char path[128];
+	struct html_stats st;
+	size_t len;
+	json_t *core = json_loads("{\"delivery\":{}}", 0, NULL);
+	snprintf(path, sizeof path, "%s/index.html", tmpdir);
+	int rc = html_write_assets(as, n, path, core, NULL, &st, e);
+	json_decref(core);
+	if (page)
+		*page = rc ? NULL : slurp(path, &len);
+	return rc;
+}
+
+TEST(template_markers)
+{
+	struct err e;
+	char *page;
+	mktmp();
+	struct html_asset good[] = {
+		A("a.js", "var a = 1;"), A("b.css", "p{}"), A("b.js", "var b = 2;"),
+		A("c.css", "q{}"),
+		A("index.html", "<head><!--dsight:css--></head><body><!--dsight:data-->"
+		                "<!--dsight:js--></body>"),
+	};
+	CHECK(page_from(good, 5, &e, &page) == 0);
+	CHECK(page && strstr(page, "<head><style>p{}\nq{}</style></head>") != NULL);
+	CHECK(page && strstr(page, "<script>var a = 1;\n;\nvar b = 2;</script></body>") != NULL);
+	CHECK(page && strstr(page, "<body><script type=\"application/octet-stream\" "
+	                           "id=\"dsight-catalog\">") != NULL);
+	free(page);
+
+	struct html_asset nodata[] = {A("index.html", "<!--dsight:css--><!--dsight:js-->")};
+	CHECK(page_from(nodata, 1, &e, NULL) == ERR_DATA);
+	CHECK(strstr(e.msg, "dsight:data") != NULL);
+	struct html_asset unknown[] = {A("index.html", "<!--dsight:data--><!--dsight:font-->")};
+	CHECK(page_from(unknown, 1, &e, NULL) == ERR_DATA);
+	CHECK(strstr(e.msg, "dsight:font") != NULL);
+	struct html_asset twice[] = {A("index.html", "<!--dsight:data--><!--dsight:data-->")};
+	CHECK(page_from(twice, 1, &e, NULL) == ERR_DATA);
+	struct html_asset unterminated[] = {A("index.html", "<!--dsight:data")};
+	CHECK(page_from(unterminated, 1, &e, NULL) == ERR_DATA);
+	struct html_asset notpl[] = {A("x.js", "1")};
+	CHECK(page_from(notpl, 1, &e, NULL) == ERR_DATA);
+	CHECK(strstr(e.msg, "index.html") != NULL);
+	/* the build-time check: a closing tag in any asset fails the page */
+	struct html_asset closing[] = {
+		A("evil.js", "document.write('</Script>')"),
+		A("index.html", "<!--dsight:data--><!--dsight:js-->"),
+	};
+	CHECK(page_from(closing, 2, &e, NULL) == ERR_DATA);
+	CHECK(strstr(e.msg, "evil.js") != NULL);
+	rmtmp();
+}
+
 int main(void)
 {
 	RUN(asset_check_rejects_closing_tags);
 	RUN(core_catalog_fields);
 	RUN(progressive_page);
 	RUN(single_file_page_embeds_every_shard);
+	RUN(template_markers);
 	return testlib_done();
 }
