@@ -25,8 +25,8 @@ struct lifetime {
 int lifetime_parse_timeout(const char *s, int64_t *ms, struct err *e)
 {
 	char *end;
-	unsigned long long v;
-	int64_t mult = 1000;
+	double v, mult = 1000;
+	size_t n = strlen(s);
 
 	if (!strcmp(s, "auto")) {
 		*ms = 1800 * 1000;
@@ -36,22 +36,37 @@ int lifetime_parse_timeout(const char *s, int64_t *ms, struct err *e)
 		*ms = -1;
 		return 0;
 	}
-	if (s[0] < '0' || s[0] > '9')
+	if (n == 0 || s[0] < '0' || s[0] > '9')
 		goto bad;
-	v = strtoull(s, &end, 10);
-	if (*end) {
-		if (end[1])
+	switch (s[n - 1]) {
+	case 's': mult = 1000; break;
+	case 'm': mult = 60 * 1000; break;
+	case 'h': mult = 3600 * 1000; break;
+	default:
+		/* a bare value is an integer number of seconds */
+		if (strspn(s, "0123456789") != n)
 			goto bad;
-		switch (*end) {
-		case 's': mult = 1000; break;
-		case 'm': mult = 60 * 1000; break;
-		case 'h': mult = 3600 * 1000; break;
-		default: goto bad;
-		}
+		mult = 0;
 	}
-	if (v > (unsigned long long)INT64_MAX / 3600000ULL)
+	if (mult == 0) {
+		v = strtod(s, &end);
+		mult = 1000;
+	} else {
+		/* a number with a unit: digits, at most one '.', digits */
+		size_t digits = strspn(s, "0123456789");
+		if (s[digits] == '.')
+			digits += 1 + strspn(s + digits + 1, "0123456789");
+		if (digits != n - 1 || s[digits - 1] == '.')
+			goto bad;
+		v = strtod(s, &end);
+	}
+	if (!(v >= 0) || v * mult > 9.0e15)
 		goto bad;
-	*ms = v == 0 ? -1 : (int64_t)v * mult;
+	*ms = (int64_t)(v * mult + 0.5);
+	if (v == 0)
+		*ms = -1;
+	else if (*ms == 0)
+		*ms = 1;
 	return 0;
 bad:
 	return err_set(e, ERR_USAGE,
@@ -118,7 +133,8 @@ static void tick(uv_timer_t *t)
 		since = lt->orphaned_at;
 	if (now - since >= (uint64_t)lt->idle_ms) {
 		char d[48], why[64];
-		lifetime_format_duration(d, sizeof d, now - since);
+		/* the limit reached, as configured: "idle for 30m0s" */
+		lifetime_format_duration(d, sizeof d, (uint64_t)lt->idle_ms);
 		snprintf(why, sizeof why, "idle for %s", d);
 		lt->fired = 1;
 		lt->fn(lt->ctx, why);

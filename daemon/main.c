@@ -21,6 +21,7 @@
 
 #include "address.h"
 #include "buf.h"
+#include "jsonout.h"
 #include "err.h"
 #include "lifetime.h"
 #include "server.h"
@@ -374,8 +375,13 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	put_shell(record, d->socket_path);
 	if (d->o.idle_ms < 0)
 		buf_puts(record, " idle-timeout=never");
-	else
+	else if (d->o.idle_ms % 1000 == 0)
 		buf_printf(record, " idle-timeout=%llds", (long long)(d->o.idle_ms / 1000));
+	else {
+		buf_puts(record, " idle-timeout=");
+		jsonout_real(record, (double)d->o.idle_ms / 1000.0);
+		buf_putc(record, 's');
+	}
 	buf_puts(record, " report=");
 	put_shell(record, session_report(d->sess));
 	buf_puts(record, " generation=");

@@ -49,8 +49,10 @@ void status_write(struct buf *o, const struct status_input *si)
 	put_key(o, "idle_timeout_s", 0);
 	if (in->idle_timeout_ms < 0)
 		buf_puts(o, "null");
-	else
+	else if (in->idle_timeout_ms % 1000 == 0)
 		jsonout_int(o, in->idle_timeout_ms / 1000);
+	else
+		jsonout_real(o, (double)in->idle_timeout_ms / 1000.0);
 	put_key(o, "idle_start", 0);
 	jsonout_cstr(o, lifetime_start_name(lifetime_mode(si->lt)));
 	put_key(o, "idle_s", 0);
