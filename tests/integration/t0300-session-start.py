@@ -96,6 +96,20 @@ try:
     t.ok(r.returncode == 0 and json.loads(r.stdout) == [], "list shows no live session after a crash", r.stdout + r.stderr)
     t.ok(not os.path.exists(s3.path) and not os.path.exists(s3.path + ".lock"), "list removed the dead server's socket and lock")
 
+    # list: a lock left without a socket is removed, a held one is kept
+    import fcntl
+    ddir = os.path.join(xdg, "dsight")
+    ghost = os.path.join(ddir, "ghost.sock.lock")
+    open(ghost, "w").close()
+    held = os.path.join(ddir, "starting.sock.lock")
+    hf = open(held, "w")
+    fcntl.flock(hf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    r = sl.dsight("ctl", "list", env=env)
+    t.ok(r.returncode == 0 and not os.path.exists(ghost) and os.path.exists(held),
+         "list removes an orphan lock and keeps one a live process holds", r.stdout + r.stderr)
+    hf.close()
+    os.unlink(held)
+
     # --- SIGTERM: clean exit, reason, files gone; --log duplicates stderr ---
     logf = os.path.join(t.tmp, "fg.log")
     s = sl.Server(doc, "--path", os.path.join(t.tmp, "term.sock"), "--log", logf, env=env)
