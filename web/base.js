@@ -68,6 +68,7 @@ const DSUI = (() => {
   /* Every track spans the tracks column: its width is read once per render
    * (setWidth) instead of once per canvas, which would force a layout each. */
   function setWidth(w) { fixedWidth = w; }
+  function trackWidth() { return Math.max(200, fixedWidth || 800); }
   function setupCanvas(c, height, ownWidth) {
     const dpr = window.devicePixelRatio || 1;
     const w = Math.max(200, !ownWidth && fixedWidth ? fixedWidth : c.parentElement ? c.parentElement.clientWidth : 800);
@@ -184,6 +185,6 @@ const DSUI = (() => {
     return dl;
   }
 
-  return { GUTTER, RPAD, PALETTE, setWidth, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
+  return { GUTTER, RPAD, PALETTE, setWidth, trackWidth, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
     attachDrag, toast, kv };
 })();

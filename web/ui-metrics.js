@@ -109,11 +109,28 @@ const DSMetrics = (() => {
   async function loadSeries(app, s, signal) {
     const { from, to } = app.state;
     const out = { s, pts: [], n: 0, truncated: false, carried: [], conflicts: [] };
+    /* every point lands in its 2-pixel column (min, max, sum, count), so
+     * the drawing covers the whole window even beyond CAP kept points */
+    const sc = DSUI.scale(from, to, DSUI.trackWidth());
+    const bins = new Map();
+    out.bins = bins;
+    const st = { samples: 0, sum: 0, min: null, max: null, last: null };
+    out.stats = st;
     for await (const rows of DSQuery.stream(app.store, s.chunks, from, to, signal)) {
       for (const r of rows) {
         if (r[0] < from || r[0] > to) continue;
         out.n++;
         if (out.pts.length < CAP) out.pts.push(r); else out.truncated = true;
+        const v = r[1];
+        if (typeof v !== 'number') continue;
+        /* exact window statistics, as the metrics query computes them */
+        st.samples++; st.sum += v; st.last = v;
+        if (st.min === null || v < st.min) st.min = v;
+        if (st.max === null || v > st.max) st.max = v;
+        const c = Math.floor((sc.x(r[0]) - sc.x0) / 2);
+        const m = bins.get(c);
+        if (!m) bins.set(c, [v, v, v, 1]);
+        else { if (v < m[0]) m[0] = v; if (v > m[1]) m[1] = v; m[2] += v; m[3]++; }
       }
     }
     if (s.temporal === 'setting') out.carried = await DSQuery.carried(s, app.store, from, signal);
@@ -160,6 +177,7 @@ const DSMetrics = (() => {
     let lo = Infinity, hi = -Infinity;
     for (const d of data) {
       for (const r of d.pts) if (typeof r[1] === 'number') { lo = Math.min(lo, r[1]); hi = Math.max(hi, r[1]); }
+      if (d.truncated) for (const m of d.bins.values()) { lo = Math.min(lo, m[0]); hi = Math.max(hi, m[1]); }
       for (const r of d.carried) if (typeof r[1] === 'number') { lo = Math.min(lo, r[1]); hi = Math.max(hi, r[1]); }
     }
     if (lo === Infinity) return null;
@@ -204,7 +222,7 @@ const DSMetrics = (() => {
     ctx.fillText(fam.unit || '', 8, 30);
     ctx.save();
     ctx.beginPath(); ctx.rect(s.x0, 0, s.x1 - s.x0, H); ctx.clip();
-    let total = 0, conflicts = 0, truncated = false;
+    let total = 0, conflicts = 0, truncated = false, carriedConflicts = 0;
     ch.data.forEach((d, i) => {
       const col = DSUI.PALETTE[i % DSUI.PALETTE.length];
       total += d.n; truncated = truncated || d.truncated;
@@ -215,11 +233,7 @@ const DSMetrics = (() => {
         const carriedVals = d.carried.map((r) => r[1]);
         if (carriedVals.length) cur = carriedVals[carriedVals.length - 1];
         let x = s.x0;
-        if (carriedVals.length > 1 && new Set(carriedVals.map(String)).size > 1) {
-          ctx.fillStyle = '#d92d20';
-          ctx.fillText('carried conflict', s.x0 + 4, top + 8);
-          ctx.fillStyle = col;
-        }
+        if (carriedVals.length > 1 && new Set(carriedVals.map(String)).size > 1) carriedConflicts++;
         if (carriedVals.length > 1) {
           /* every carried value of a conflicting timestamp, dashed, until the first point */
           const endX = d.pts.length ? s.x(d.pts[0][0]) : s.x1;
@@ -251,17 +265,20 @@ const DSMetrics = (() => {
           ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(s.x1, y(cur)); ctx.stroke();
           ctx.setLineDash([]);
         }
-      } else if (d.pts.length > (s.x1 - s.x0) * 2) {
-        /* dense: min/max per pixel column */
-        const cols = new Map();
-        for (const r of d.pts) {
-          if (typeof r[1] !== 'number') continue;
-          const c = Math.floor(s.x(r[0]));
-          const m = cols.get(c);
-          if (!m) cols.set(c, [r[1], r[1]]); else { if (r[1] < m[0]) m[0] = r[1]; if (r[1] > m[1]) m[1] = r[1]; }
+      } else if (d.truncated || d.pts.length > (s.x1 - s.x0) / 2) {
+        /* dense: one line through the mean of each 2-pixel column; a single
+         * series also gets its min/max envelope */
+        const cols = d.bins;
+        const keys = [...cols.keys()].sort((a, b) => a - b);
+        if (ch.data.length === 1) {
+          ctx.globalAlpha = 0.18;
+          for (const c of keys) { const m = cols.get(c); ctx.fillRect(s.x0 + c * 2, y(m[1]), 2, Math.max(1, y(m[0]) - y(m[1]))); }
         }
-        ctx.globalAlpha = 0.85;
-        for (const [c, [lo, hi]] of cols) ctx.fillRect(c, y(hi), 1, Math.max(1, y(lo) - y(hi)));
+        ctx.globalAlpha = ch.data.length > 6 ? 0.45 : 0.9;
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        keys.forEach((c, k) => { const m = cols.get(c); const py = y(m[2] / m[3]); if (k) ctx.lineTo(s.x0 + c * 2 + 1, py); else ctx.moveTo(s.x0 + c * 2 + 1, py); });
+        ctx.stroke();
         ctx.globalAlpha = 1;
       } else {
         ctx.beginPath();
@@ -275,21 +292,32 @@ const DSMetrics = (() => {
         ctx.stroke();
         if (d.pts.length < 400) for (const r of d.pts) if (typeof r[1] === 'number') ctx.fillRect(s.x(r[0]) - 1.5, y(r[1]) - 1.5, 3, 3);
       }
-      for (const t of d.conflicts) {
-        conflicts++;
-        const xx = s.x(t);
-        ctx.fillStyle = '#d92d20';
-        ctx.beginPath(); ctx.moveTo(xx, bot + 2); ctx.lineTo(xx - 4, bot + 9); ctx.lineTo(xx + 4, bot + 9); ctx.fill();
-        for (const r of d.pts) if (r[0] === t && typeof r[1] === 'number') { ctx.strokeStyle = '#d92d20'; ctx.strokeRect(xx - 3.5, y(r[1]) - 3.5, 7, 7); }
-      }
+      conflicts += d.conflicts.length;
     });
+    /* conflicting timestamps: a red tick under the axis; the values are boxed when few */
+    const boxes = conflicts <= 60;
+    ctx.fillStyle = '#d92d20';
+    ctx.strokeStyle = '#d92d20';
+    ctx.lineWidth = 1;
+    for (const d of ch.data) {
+      const at = new Set(d.conflicts);
+      for (const t of d.conflicts) {
+        const xx = s.x(t);
+        ctx.beginPath(); ctx.moveTo(xx, bot + 2); ctx.lineTo(xx - 3.5, bot + 8); ctx.lineTo(xx + 3.5, bot + 8); ctx.fill();
+      }
+      if (boxes && at.size) for (const r of d.pts) if (at.has(r[0]) && typeof r[1] === 'number') ctx.strokeRect(s.x(r[0]) - 3.5, y(r[1]) - 3.5, 7, 7);
+    }
+    if (carriedConflicts) {
+      ctx.fillStyle = '#d92d20';
+      ctx.fillText(`carried conflict in ${carriedConflicts} series (dashed: every carried value)`, s.x0 + 4, top + 6);
+    }
     if (hoverX !== undefined) {
       ctx.strokeStyle = 'rgba(16,24,40,0.45)'; ctx.lineWidth = 1;
       ctx.beginPath(); ctx.moveTo(hoverX + 0.5, top); ctx.lineTo(hoverX + 0.5, bot); ctx.stroke();
     }
     ctx.restore();
     ch.status.replaceChildren(`${ch.series.length} series · ${DSUI.fmtNum(total)} points in the window`,
-      truncated ? ` · drawing the first ${DSUI.fmtNum(CAP)} points per series` : '',
+      truncated ? ` · drawn as 2-pixel means (hover shows the first ${DSUI.fmtNum(CAP)} points per series)` : '',
       conflicts ? DSUI.el('span', { class: 'conflict', text: ` · ▲ ${conflicts} conflicting timestamp${conflicts > 1 ? 's' : ''} (all values kept)` }) : '');
   }
 
@@ -336,13 +364,11 @@ const DSMetrics = (() => {
       const ch = charts.get(name);
       if (!ch || !ch.data) continue;
       for (const d of ch.data) {
-        const vals = d.pts.map((r) => r[1]).filter((v) => v !== null);
-        let mn = null, mx = null, sum = 0;
-        for (const v of vals) { if (mn === null || v < mn) mn = v; if (mx === null || v > mx) mx = v; sum += v; }
+        const st = d.stats;
         rows.push(el('tr', {}, el('td', { text: name }), el('td', { text: seriesLabel(d.s) }), el('td', { class: 'num', text: DSUI.fmtNum(d.n) }),
-          el('td', { class: 'num', text: DSUI.fmtNum(mn) }), el('td', { class: 'num', text: DSUI.fmtNum(mx) }),
-          el('td', { class: 'num', text: vals.length ? DSUI.fmtNum(sum / vals.length) : '—' }),
-          el('td', { class: 'num', text: vals.length ? DSUI.fmtNum(vals[vals.length - 1]) : '—' }),
+          el('td', { class: 'num', text: DSUI.fmtNum(st.min) }), el('td', { class: 'num', text: DSUI.fmtNum(st.max) }),
+          el('td', { class: 'num', text: st.samples ? DSUI.fmtNum(st.sum / st.samples) : '—' }),
+          el('td', { class: 'num', text: DSUI.fmtNum(st.last) }),
           el('td', { text: d.s.temporal === 'setting' ? (d.carried.length ? d.carried.map((r) => r[1] === null ? 'null' : DSUI.fmtNum(r[1])).join(' / ') + ` @${d.carried[0][0]}` : 'none') : '' })));
       }
     }
