@@ -229,7 +229,7 @@ static int sink_sample(void *ctx, int64_t profile, int64_t ordinal,
 		return nomem(e);
 	if (p->nsm && row->time < p->sm_time[p->nsm - 1])
 		p->sm_sorted = 0;
-	p->sm_time[p->nsm] = row->time;
+	p->sm_time[p->nsm] = row->time + 0.0; /* -0.0 as a REAL column reads */
 	p->sm_tid[p->nsm] = tid;
 	p->sm_stack[p->nsm] = row->stack;
 	p->sm_row[p->nsm] = row->source_row;
@@ -264,7 +264,7 @@ static int sink_point(void *ctx, int64_t series, int64_t ordinal,
 	k = s->n;
 	if (k && row->time < s->time[k - 1])
 		s->sorted = 0;
-	s->time[k] = row->time;
+	s->time[k] = row->time + 0.0; /* -0.0 as a REAL column reads */
 	s->kind[k] = (unsigned char)row->value.kind;
 	s->iv[k] = row->value.i;
 	s->dv[k] = row->value.d;
