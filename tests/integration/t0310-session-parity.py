@@ -79,6 +79,37 @@ SETS = [
     ["summary", "--to", "12.000000000000002"],
 ]
 
+# The fixed parameter sets of the query engine's parity check
+# (scripts/query-parity.c), each run for every kind.
+KINDS = ["summary", "requests", "request", "lifecycle", "metrics", "profiles", "nsys", "cpu",
+         "iterations", "sources", "server_spans", "sessions", "workers", "families"]
+FIXED = [
+    [],
+    ["--from", "3", "--to", "4"],
+    ["--offset", "1", "--limit", "1"],
+    ["--limit", "0"],
+    ["--from", "9.100000001", "--to", "9.2"],
+    ["--worker", "decode-0", "--rank", "0"],
+    ["--points"],
+    ["--points", "--from", "6.0"],
+    ["--profile", "0"],
+    ["--profile", "1", "--limit", "1000"],
+    ["--rank", "1"],
+    ["--name", "ÜNICODE"],
+    ["--name", "forward"],
+    ["--name", "num_requests_running"],
+    ["--search", "SESS"],
+    ["--min-ttft-ms", "900"],
+    ["--session", "sess-A"],
+    ["--agent", "agent-A"],
+    ["--worker", "frontend"],
+    ["--from", "-1"],
+    ["--limit", "1001"],
+    ["--min-ttft-ms", "nan"],
+    ["--request", "no-such-request"],
+    ["--offset", "1000000", "--limit", "5"],
+]
+
 t = tap.T()
 try:
     doc = os.path.join(t.tmp, "ev.json")
@@ -105,6 +136,19 @@ try:
         q = json.loads(st.stdout).get("queries", 0) if st.returncode == 0 else 0
         # a few sets fail in the client's own flag parsing (--limit abc)
         t.ok(len(SETS) - 3 <= q <= len(SETS), "%s: status counts the queries" % label, st.stdout)
+        if label == "sqlite":
+            # every kind over the engine's fixed parity sets: one TAP line per kind
+            for kind in KINDS:
+                bad = []
+                for extra in FIXED:
+                    args = [kind] + (extra if "--request" in extra else ["--request", "req-001"] + extra)
+                    loc = sl.dsight("query", dataset, *args)
+                    rem = sl.dsight("query", "--remote", path, *args)
+                    if (loc.stdout, loc.stderr, loc.returncode) != (rem.stdout, rem.stderr, rem.returncode):
+                        bad.append("%s: local rc=%d %r / remote rc=%d %r" % (
+                            " ".join(args), loc.returncode, (loc.stdout + loc.stderr)[:200],
+                            rem.returncode, (rem.stdout + rem.stderr)[:200]))
+                t.ok(not bad, "remote == local: %s over the %d fixed parity sets" % (kind, len(FIXED)), "\n".join(bad[:5]))
         s.stop()
         t.ok(not os.path.exists(path), "%s: socket removed on stop" % label)
 except Exception:  # noqa: BLE001
