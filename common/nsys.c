@@ -527,13 +527,19 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 			rc = err_set(e, ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		if (stop - origin <= 0) {
+		int64_t span;
+		if (__builtin_sub_overflow(stop, origin, &span)) {
+			rc = err_set(e, ERR_DATA, "the imported Nsight captures "
+			             "span more than 64-bit nanoseconds");
+			goto out;
+		}
+		if (span <= 0) {
 			rc = err_set(e, ERR_DATA, "the imported Nsight captures "
 			             "have zero length: no run window");
 			goto out;
 		}
 		json_object_set_new(json_object_get(doc, "meta"), "duration",
-		                    json_real((double)(stop - origin) / 1e9));
+		                    json_real((double)span / 1e9));
 	}
 	for (size_t i = 0; i < it.n; i++) {
 		if (it.v[i].skipped)

@@ -547,6 +547,63 @@ TEST(dict)
 	nsys_dict_free(&d);
 }
 
+TEST(hostile_exports)
+{
+	setup_dir();
+	struct coll c;
+	struct err e;
+	int rc;
+	/* A text start is an error naming the file and the row. */
+	const char *p = make_export("t.sqlite",
+		"INSERT INTO NVTX_EVENTS (rowid,start,end,eventType,text) VALUES"
+		" (4, 'abc', 5, 59, 'x');");
+	json_t *doc = run(&p, 1, NULL, -1, &c, &rc, &e);
+	CHECK(rc == ERR_DATA && doc == NULL);
+	CHECK(strstr(e.msg, "t.sqlite: NVTX_EVENTS row 4") != NULL);
+	/* Invalid UTF-8 in names becomes U+FFFD; the document stays valid. */
+	p = make_export("u.sqlite",
+		"INSERT INTO NVTX_EVENTS (start,end,eventType,text) VALUES"
+		" (1, 5, 59, CAST(X'61FF62' AS TEXT));");
+	doc = run(&p, 1, NULL, -1, &c, &rc, &e);
+	CHECK(rc == 0);
+	char *s = json_dumps(JGET(json_array_get(JGET(doc, "profiles"), 0),
+	                          "names"), JSON_COMPACT);
+	CHECK_STR(s, "[\"a\xEF\xBF\xBD" "b\"]");
+	free(s);
+	json_decref(doc);
+	/* No session start row: skipped with a warning. */
+	make_export("d/empty.sqlite", "DELETE FROM TARGET_INFO_SESSION_START_TIME;");
+	make_export("d/ok.sqlite", "INSERT INTO NVTX_EVENTS (start,end,eventType,"
+	            "text) VALUES (1, 5, 59, 'x');");
+	char d[300];
+	snprintf(d, sizeof d, "%s/d", dir);
+	p = d;
+	doc = run(&p, 1, NULL, -1, &c, &rc, &e);
+	CHECK(rc == 0 && json_array_size(JGET(doc, "profiles")) == 1);
+	const char *w = json_string_value(json_array_get(
+		JGET(JGET(doc, "meta"), "warnings"), 0));
+	CHECK(w && strstr(w, "empty.sqlite") && strstr(w, "utcEpochNs"));
+	json_decref(doc);
+	/* Clock values that overflow 64-bit nanoseconds: an error. */
+	p = make_export("o.sqlite", "UPDATE TARGET_INFO_SESSION_START_TIME SET "
+	                "utcEpochNs = 9223372036854775000;"
+	                "UPDATE ANALYSIS_DETAILS SET stopTime = stopTime + 1000000000000;");
+	doc = run(&p, 1, NULL, -1, &c, &rc, &e);
+	CHECK(rc == ERR_DATA && strstr(e.msg, "o.sqlite") &&
+	      strstr(e.msg, "out of the 64-bit"));
+	/* An origin far from the export: the difference must not overflow. */
+	p = make_export("f.sqlite", "INSERT INTO NVTX_EVENTS (start,end,eventType,"
+	                "text) VALUES (1, 5, 59, 'x');");
+	doc = json_pack("{s:s,s:{s:s,s:f},s:[],s:[],s:[]}", "schema",
+	                "srtctl-trace/1", "meta", "origin_ns",
+	                "-9223372036854775000", "duration", 1.0, "sources",
+	                "workers", "profiles");
+	doc = run(&p, 1, doc, -1, &c, &rc, &e);
+	CHECK(rc == ERR_DATA && strstr(e.msg, "f.sqlite"));
+	json_decref(doc);
+	cleanup_dir();
+}
+
 int main(void)
 {
 	RUN(ranges_selection_order_and_clock);
@@ -557,5 +614,6 @@ int main(void)
 	RUN(export_unchanged);
 	RUN(file_name_convention);
 	RUN(dict);
+	RUN(hostile_exports);
 	return testlib_done();
 }
