@@ -79,6 +79,27 @@ try:
     t.ok(not os.path.exists(path) and not os.path.exists(path + ".lock"), "socket and lock removed")
     c.close()
     st.close()
+
+    # a response over 64 MiB is replaced by an error asking to narrow the query
+    import json
+    d = json.load(open(tap.FIXTURE))
+    d["requests"][0]["issues"] = d["requests"][0].get("issues", []) + ["x" * (65 * 1024 * 1024)]
+    huge = os.path.join(t.tmp, "huge.json")
+    json.dump(d, open(huge, "w"))
+    del d
+    hpath = os.path.join(t.tmp, "huge.sock")
+    s = sl.Server(huge, "--path", hpath, "--idle-timeout", "300")
+    r = sl.dsight("query", "--remote", hpath, "request", "--request", "req-001")
+    t.ok(r.returncode == 1 and r.stdout == "" and "64 MiB" in r.stderr and "narrow the query" in r.stderr,
+         "a response over 64 MiB becomes an error asking to narrow the query", r.stderr[:300])
+    c = sl.Conn(hpath, timeout=300)
+    q = c.call("query", {"kind": "request", "request_id": "req-001"})
+    t.eq(q.get("error", {}).get("code"), -32002, "its RPC code is -32002")
+    r = sl.dsight("query", "--remote", hpath, "request", "--request", "req-002")
+    t.ok(r.returncode == 0 and s.alive(), "the server keeps serving", r.stderr[:300])
+    c.close()
+    s.stop()
+    t.ok(s.proc.returncode == 0, "and stops cleanly")
 except Exception:  # noqa: BLE001
     import traceback
     t.ok(False, "unexpected exception", traceback.format_exc())
