@@ -366,4 +366,37 @@ r = build(["--nsys-sqlite", os.path.join(E, "nope.sqlite")], R4)
 t.ok(r.returncode != 0 and "nope.sqlite" in r.stderr,
      "a missing export is an error naming it", r.stderr)
 
+# ------------------------------------------------- a generated export
+G = os.path.join(t.tmp, "gen", "gh_prefill_w2_e1_profile_rank4.sqlite")
+os.makedirs(os.path.dirname(G))
+r = tap.run([sys.executable, GEN, G, "--ranges", "3000", "--samples", "40",
+             "--threads", "3", "--duration-s", "2"])
+t.eq(r.returncode, 0, "gen-nsys-export writes an export")
+db = sqlite3.connect("file:%s?mode=ro" % G, uri=True)
+tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master "
+                                   "WHERE type = 'table'")}
+(sysclk,) = db.execute("SELECT systemClockNs FROM "
+                       "TARGET_INFO_SESSION_START_TIME").fetchone()
+(want_ranges,) = db.execute(
+    "SELECT count(*) FROM NVTX_EVENTS, ANALYSIS_DETAILS WHERE end IS NOT NULL "
+    "AND end >= start AND start >= startTime - ?1 AND end <= stopTime - ?1",
+    (sysclk,)).fetchone()
+(want_threads,) = db.execute("SELECT count(DISTINCT globalTid) FROM "
+                             "NVTX_EVENTS").fetchone()
+db.close()
+t.ok({"NVTX_EVENTS", "StringIds", "ENUM_NSYS_EVENT_TYPE", "OSRT_API",
+      "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
+      "COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS", "ThreadNames",
+      "TARGET_INFO_SYSTEM_ENV"} <= tables, "generated export has the real tables",
+     sorted(tables))
+R5 = os.path.join(t.tmp, "r5")
+r = build(["--nsys-sqlite", G], R5)
+p5, _ = query(R5, "profiles")
+it5 = p5["items"][0] if p5 and p5["items"] else {}
+t.eq((it5.get("event_count"), it5.get("cpu_samples"), it5.get("worker"),
+      it5.get("rank"), it5.get("engine"), it5.get("host"),
+      it5.get("host_source"), it5.get("cuda"), len(it5.get("threads", []))),
+     (want_ranges, 40, "prefill-2", 4, 1, "synthhost", "Nsight environment",
+      True, want_threads), "generated export imports completely")
+
 sys.exit(t.done())
