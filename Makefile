@@ -76,7 +76,8 @@ $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web
+# web/ itself: its mtime changes when a file is added or removed.
+$(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 	@mkdir -p $(dir $@)
 	scripts/embed-web $@ $(WEB_FILES)
 
