@@ -7,7 +7,11 @@
  * (profiles[].events, profiles[].cpu.samples, metrics[].points) are handed
  * row by row to a sink and never held; everything else (catalog-sized) is
  * returned as a jansson tree.  Validation follows trace-format.md; errors
- * name the JSON path of the offending value.
+ * name the JSON path of the offending value.  The file is read (and
+ * inflated) on a helper thread; parsing and every sink callback run on the
+ * caller's thread.  Implemented by evidence.c (driver, capabilities),
+ * evparse.c (token state machine), evrow.c (rows), numtext.c (numbers) and
+ * input.c (plain/gzip reading).
  */
 #ifndef DSIGHT_EVIDENCE_H
 #define DSIGHT_EVIDENCE_H
