@@ -153,9 +153,9 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 
 	if (!json_is_object(r) || !q_overlaps(q, r, "start", "end"))
 		return 0;
-	if (q_given(p->session) && !q_str_eq(r, "session", p->session))
+	if (p->session && !q_str_eq(r, "session", p->session))
 		return 0;
-	if (q_given(p->agent) && !q_str_eq(r, "agent", p->agent))
+	if (p->agent && !q_str_eq(r, "agent", p->agent))
 		return 0;
 	if (q_given(p->worker) &&
 	    !contains_string(json_object_get(r, "workers"), p->worker))
@@ -245,10 +245,10 @@ static int keep_session(struct qctx *q, const json_t *v, void *arg)
 	(void)arg;
 	if (!json_is_object(v) || !q_overlaps(q, v, "start", "end"))
 		return 0;
-	if (q_given(q->p->agent) &&
+	if (q->p->agent &&
 	    !contains_string(json_object_get(v, "agents"), q->p->agent))
 		return 0;
-	if (q_given(q->p->session) && !q_str_eq(v, "id", q->p->session))
+	if (q->p->session && !q_str_eq(v, "id", q->p->session))
 		return 0;
 	return 1;
 }

@@ -34,7 +34,8 @@ int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
                const char *kend);
 /* The window covers at least a quarter of the run (dataset_window.wide). */
 int q_wide(const struct qctx *q);
-/* A string filter is given (non-NULL and non-empty). */
+/* A worker filter (or a substring filter) is given: non-NULL and
+ * non-empty; exact session/agent/name filters test non-NULL only. */
 int q_given(const char *s);
 /* The member is a string equal to s. */
 int q_str_eq(const json_t *obj, const char *key, const char *s);

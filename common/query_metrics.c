@@ -110,7 +110,7 @@ static int keep_series(const struct qctx *q, const json_t *s)
 		return 0;
 	if (q_given(q->p->worker) && !q_str_eq(s, "worker", q->p->worker))
 		return 0;
-	if (q_given(q->p->name) && !q_str_eq(s, "name", q->p->name))
+	if (q->p->name && !q_str_eq(s, "name", q->p->name))
 		return 0;
 	if (q->p->has_rank) {
 		const json_t *r = json_object_get(s, "rank");

@@ -672,6 +672,14 @@ TEST(requests_filters_and_unicode_search)
 	p.kind = "requests";
 	p.search = "SUB-1";
 	HAS(run2(&pr, &p), "{\"total\":1,\"items\":[{\"id\":\"req-002\"");
+	/* an empty worker is no filter; an empty session is an exact one */
+	query_params_init(&p);
+	p.kind = "requests";
+	p.worker = "";
+	HAS(run2(&pr, &p), "{\"total\":4,");
+	p.worker = NULL;
+	p.session = "";
+	HAS(run2(&pr, &p), "{\"total\":0,");
 	p = window("requests", 7.0, 12.0); /* req-001 ends at 7.0 */
 	HAS(run2(&pr, &p), "{\"total\":");
 	CHECK(strstr(run2(&pr, &p), "\"id\":\"req-001\"") != NULL);
