@@ -209,6 +209,18 @@ finally:
         subprocess.run(["chattr", "-i", ro])
     os.chmod(ro, 0o755)
 
+# An existing report that cannot be replaced: the exchange fails, the
+# staging directory is removed, the report is untouched.
+if locked_by == "chattr" and subprocess.run(["chattr", "+i", rep],
+                                            capture_output=True).returncode == 0:
+    try:
+        expect_failure("report that cannot be replaced", [tap.FIXTURE], rep,
+                       must_contain="cannot publish")
+        expect_failure("report that cannot be replaced (two renames)", [tap.FIXTURE], rep,
+                       env=dict(os.environ, DSIGHT_TEST_NO_RENAME_EXCHANGE="1"))
+    finally:
+        subprocess.run(["chattr", "-i", rep])
+
 # ---- a write failure in the middle of the build (file-size limit) ----
 def small_fsize():
     resource.setrlimit(resource.RLIMIT_FSIZE, (32 * 1024, 32 * 1024))
