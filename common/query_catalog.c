@@ -352,7 +352,7 @@ int query_families(struct qctx *q)
 		if (!s.needle)
 			return err_set(q->e, ERR_NOMEM, "out of memory");
 	}
-	if (cat)
+	if (json_array_size(cat)) /* an empty catalog counts as none */
 		rc = plain_list(q, cat, keep_family, s.needle ? &s : NULL);
 	else
 		rc = derived_families(q, s.needle ? &s : NULL);

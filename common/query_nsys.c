@@ -125,11 +125,14 @@ struct emit {
 	int done;
 };
 
-/* pid/tid of a decimal global thread id (Python int semantics within
- * int64); 0 when the text is not decimal. */
+/* pid/tid of a decimal global thread id of any length and sign:
+ * (g >> 24) & 0xFFFFFF and g & 0xFFFFFF with Python's two's-complement
+ * semantics, which need only g mod 2^48.  0 when the text is not
+ * decimal. */
 static int gtid_parts(const char *s, size_t n, int64_t *pid, int64_t *tid)
 {
-	int64_t v = 0;
+	const uint64_t mask = ((uint64_t)1 << 48) - 1;
+	uint64_t m = 0;
 	size_t k = 0;
 	int neg = 0;
 
@@ -137,17 +140,17 @@ static int gtid_parts(const char *s, size_t n, int64_t *pid, int64_t *tid)
 		neg = 1;
 		k = 1;
 	}
-	if (k == n || n - k > 18)
+	if (k == n)
 		return 0;
 	for (; k < n; k++) {
 		if (s[k] < '0' || s[k] > '9')
 			return 0;
-		v = v * 10 + (s[k] - '0');
+		m = (m * 10 + (uint64_t)(s[k] - '0')) & mask;
 	}
 	if (neg)
-		v = -v;
-	*pid = (v >> 24) & 0xFFFFFF;
-	*tid = v & 0xFFFFFF;
+		m = (mask + 1 - m) & mask;
+	*pid = (int64_t)(m >> 24);
+	*tid = (int64_t)(m & 0xFFFFFF);
 	return 1;
 }
 

@@ -463,6 +463,29 @@ TEST(rows_out_of_time_order)
 	close_pair(&pr);
 }
 
+TEST(nsys_pid_tid_like_python_ints)
+{
+	const char *doc = tmp_path("gtid.json");
+	struct pair pr;
+	struct query_params p;
+	const char *t;
+	write_file(doc,
+	           "{\"schema\":\"srtctl-trace/1\",\"meta\":{\"origin_ns\":\"0\","
+	           "\"duration\":10.0},\"profiles\":[{\"id\":0,\"worker\":\"w\","
+	           "\"rank\":0,\"names\":[\"x\"],\"name_definitions\":[],"
+	           "\"events\":[[1.0,2.0,0,\"-5\",1],[1.0,2.0,0,"
+	           "\"123456789012345678901234567890\",2],[1.0,2.0,0,\"12a\",3]]}]}");
+	pr = open_pair(doc);
+	query_params_init(&p);
+	p.kind = "nsys";
+	t = run2(&pr, &p);
+	/* Python: (g >> 24) & 0xFFFFFF, g & 0xFFFFFF */
+	HAS(t, "\"global_tid\":\"-5\",\"pid\":16777215,\"tid\":16777211,");
+	HAS(t, "\"pid\":14741070,\"tid\":4131538,");
+	HAS(t, "\"global_tid\":\"12a\",\"pid\":null,\"tid\":null,");
+	close_pair(&pr);
+}
+
 /* ---- cpu ---- */
 
 TEST(cpu_distinct_symbols_per_sample)
@@ -1019,6 +1042,7 @@ int main(void)
 	RUN(nsys_lower_bound_keeps_tiny_negative_start);
 	RUN(nsys_ties_across_profiles);
 	RUN(rows_out_of_time_order);
+	RUN(nsys_pid_tid_like_python_ints);
 	RUN(cpu_distinct_symbols_per_sample);
 	RUN(metrics_settings_carried_and_conflicts);
 	RUN(metrics_exact_statistics);
