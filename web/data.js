@@ -20,9 +20,18 @@ const DSData = (() => {
     return out;
   }
 
+  /* The compressed bytes go in as one chunk (a Blob stream would feed
+   * 64 KiB pieces, one task hop each). */
+  function gunzipStream(bytes) {
+    const ds = new DecompressionStream('gzip');
+    const w = ds.writable.getWriter();
+    w.write(bytes).catch(() => {});
+    w.close().catch(() => {});
+    return ds.readable;
+  }
+
   async function gunzip(bytes) {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    return new Uint8Array(await new Response(gunzipStream(bytes)).arrayBuffer());
   }
 
   function isGzip(bytes) {
@@ -40,9 +49,8 @@ const DSData = (() => {
   async function loadCatalog(doc) {
     const el = doc.getElementById('dsight-catalog');
     if (!el) throw new Error('This page has no embedded report catalog (element #dsight-catalog is missing).');
-    let bytes = b64ToBytes(el.textContent);
-    if (isGzip(bytes)) bytes = await gunzip(bytes);
-    const cat = JSON.parse(new TextDecoder().decode(bytes));
+    const bytes = b64ToBytes(el.textContent);
+    const cat = isGzip(bytes) ? await new Response(gunzipStream(bytes)).json() : JSON.parse(new TextDecoder().decode(bytes));
     if (!cat || cat.schema !== 'srtctl-trace/1' || !cat.meta || !(cat.meta.duration > 0))
       throw new Error('The embedded catalog is not a srtctl-trace/1 document with a positive duration.');
     return cat;

@@ -132,7 +132,7 @@ const DSApp = (() => {
       }
       DSUI.hideTip();
       DSUI.setWidth(document.getElementById('tracks').clientWidth);
-      for (const v of this.views) { v.render(this); if (window.__dsProf) performance.mark('dsight:view'); }
+      for (const v of this.views) v.render(this);
       if (!noLoad) this.load();
     }
 
