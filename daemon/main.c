@@ -49,7 +49,7 @@ static const char usage[] =
 	"\n"
 	"Prints one startup record on stdout:\n"
 	"  pid=N session=NAME socket-path=PATH idle-timeout=1800s report=PATH generation=ID\n"
-	"Stop it with `dsight ctl kill-server NAME`, SIGINT or SIGTERM.  See dsightd(1).\n";
+	"Stop it with `dsight ctl kill-server NAME`, SIGINT, SIGTERM or SIGHUP.  See dsightd(1).\n";
 
 struct opts {
 	const char *report, *name, *path, *log;
@@ -72,7 +72,7 @@ struct daemon {
 	struct session *sess;
 	uv_loop_t loop;
 	int loop_ready;
-	uv_signal_t sigint, sigterm;
+	uv_signal_t sigint, sigterm, sighup;
 	struct lifetime *lt;
 	struct server *srv;
 	char why[160];
@@ -259,6 +259,7 @@ static void on_stopped(void *ctx, const char *why)
 	d->lt = NULL;
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sighup, NULL);
 }
 
 static void on_idle(void *ctx, const char *why)
@@ -270,7 +271,7 @@ static void on_idle(void *ctx, const char *why)
 static void on_signal(uv_signal_t *h, int sig)
 {
 	struct daemon *d = h->data;
-	server_stop(d->srv, sig == SIGINT ? "signal INT" : "signal TERM");
+	server_stop(d->srv, sig == SIGINT ? "signal INT" : sig == SIGHUP ? "signal HUP" : "signal TERM");
 }
 
 /* Steps 1-3 of "Starting" plus the loop setup; fills the record. */
@@ -365,9 +366,11 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	d->listen_fd = -1;
 	uv_signal_init(&d->loop, &d->sigint);
 	uv_signal_init(&d->loop, &d->sigterm);
-	d->sigint.data = d->sigterm.data = d;
+	uv_signal_init(&d->loop, &d->sighup);
+	d->sigint.data = d->sigterm.data = d->sighup.data = d;
 	uv_signal_start(&d->sigint, on_signal, SIGINT);
 	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d->sighup, on_signal, SIGHUP);
 
 	buf_printf(record, "pid=%d session=", (int)getpid());
 	put_shell(record, d->name);

@@ -121,6 +121,11 @@ try:
     logtxt = open(logf).read() if os.path.exists(logf) else ""
     t.ok("signal TERM" in logtxt and "pid=" in logtxt, "--log duplicates stderr into the file", logtxt)
 
+    s = sl.Server(doc, "--path", os.path.join(t.tmp, "hup.sock"), env=env)
+    s.proc.send_signal(signal.SIGHUP)
+    t.ok(sl.wait_exit(s.proc, 10) and s.proc.returncode == 0 and "signal HUP" in s.stderr_text() and
+         not os.path.exists(s.path), "SIGHUP: a clean stop too")
+
     # --- --daemonize returns once the socket accepts ---
     dpath = os.path.join(t.tmp, "bg.sock")
     r = tap.run([sl.DSIGHTD, "serve", doc, "--path", dpath, "--daemonize", "--idle-timeout", "60"], env=env,
