@@ -399,4 +399,15 @@ t.eq((it5.get("event_count"), it5.get("cpu_samples"), it5.get("worker"),
      (want_ranges, 40, "prefill-2", 4, 1, "synthhost", "Nsight environment",
       True, want_threads), "generated export imports completely")
 
+# ------------------------------------------------- single-file parity
+R6 = os.path.join(t.tmp, "r6")
+r = build(["--nsys-sqlite", D, "--job", "nsjob", "--single-file"], R6)
+t.eq(r.returncode, 0, "single-file build from exports")
+for args in (["profiles"], ["nsys", "--limit", "1000"], ["cpu"],
+             ["nsys", "--from", "6.5", "--to", "7.25"], ["workers"]):
+    a = tap.run([DSIGHT, "query", R1] + args).stdout
+    b = tap.run([DSIGHT, "query", R6] + args).stdout
+    t.ok(a == b and a, "document and SQLite answers agree: %s" % " ".join(args),
+         "sqlite:   %s\ndocument: %s" % (a[:300], b[:300]))
+
 sys.exit(t.done())
