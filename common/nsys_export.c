@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,12 +136,18 @@ static int has_column(sqlite3 *db, const char *t, const char *c, int *rc)
 	return found;
 }
 
-static char *dup_printf(const char *fmt, const char *a, const char *b)
+/* A formatted sentence (caller frees), NULL when out of memory. */
+static char *dup_printf(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static char *dup_printf(const char *fmt, ...)
 {
-	struct buf s;
-	buf_init(&s, 0);
-	buf_printf(&s, fmt, a, b);
-	return s.failed ? (buf_free(&s), NULL) : buf_detach(&s, NULL);
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
 }
 
 void nsys_export_close(struct nsys_export *x)
@@ -240,9 +247,9 @@ static int read_clock(struct nsys_export *x, char **skip, struct err *e)
 	     sqlite3_column_type(st, 1) != SQLITE_NULL)) {
 		sqlite3_finalize(st);
 		*skip = dup_printf("%s: TARGET_INFO_SESSION_START_TIME has no "
-		                   "integer utcEpochNs row; skipped.%s",
-		                   x->display, "");
-		return 0;
+		                   "integer utcEpochNs row; skipped.",
+		                   x->display);
+		return *skip ? 0 : err_set(e, ERR_NOMEM, "out of memory");
 	}
 	x->epoch_ns = sqlite3_column_int64(st, 0);
 	x->sysclock_ns = sqlite3_column_int64(st, 1);
@@ -268,9 +275,9 @@ static int read_clock(struct nsys_export *x, char **skip, struct err *e)
 	sqlite3_finalize(st);
 	if (!ok || b < a) {
 		*skip = dup_printf("%s: ANALYSIS_DETAILS has no valid integer "
-		                   "startTime/stopTime row; skipped.%s",
-		                   x->display, "");
-		return 0;
+		                   "startTime/stopTime row; skipped.",
+		                   x->display);
+		return *skip ? 0 : err_set(e, ERR_NOMEM, "out of memory");
 	}
 	if (__builtin_sub_overflow(a, x->sysclock_ns, &x->cap_start) ||
 	    __builtin_sub_overflow(b, x->sysclock_ns, &x->cap_stop) ||
