@@ -52,6 +52,29 @@ static const char usage[] =
 	"\n"
 	"See dsight(1) and dsight-report(5).\n";
 
+/* Set by SIGINT/SIGTERM/SIGHUP: the build stops and cleans up its staging
+ * directory (a second signal kills at once). */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 struct progress_state {
 	double last;
 	int shown;
@@ -213,6 +236,8 @@ int cmd_build_main(int argc, char **argv)
 	}
 	/* A file-size limit must fail the write cleanly, not kill us. */
 	signal(SIGXFSZ, SIG_IGN);
+	catch_signals();
+	o.cancel = &interrupted;
 	if (isatty(2)) {
 		o.progress = show_progress;
 		o.progress_ctx = &ps;

@@ -56,6 +56,41 @@ static void on_read_progress(void *ctx, uint64_t done, uint64_t total)
 	progress(ctx, BUILD_READ, done, total);
 }
 
+static int check_cancel(const struct build_options *o, struct err *e)
+{
+	if (o->cancel && *o->cancel)
+		return err_set(e, ERR_DATA,
+		               "interrupted; the previous report is unchanged");
+	return 0;
+}
+
+static int cancel_event(void *ctx, int64_t p, int64_t k,
+                        const struct evidence_event *row, struct err *e)
+{
+	(void)p;
+	(void)k;
+	(void)row;
+	return check_cancel(ctx, e);
+}
+
+static int cancel_sample(void *ctx, int64_t p, int64_t k,
+                         const struct evidence_sample *row, struct err *e)
+{
+	(void)p;
+	(void)k;
+	(void)row;
+	return check_cancel(ctx, e);
+}
+
+static int cancel_point(void *ctx, int64_t p, int64_t k,
+                        const struct evidence_point *row, struct err *e)
+{
+	(void)p;
+	(void)k;
+	(void)row;
+	return check_cancel(ctx, e);
+}
+
 static const char *staged(struct build_state *s, const char *rel)
 {
 	snprintf(s->path, sizeof s->path, "%s/%s", publish_staging(s->pub), rel);
@@ -85,6 +120,11 @@ static int open_row_writers(struct build_state *s, struct err *e)
 	memset(&sink, 0, sizeof sink);
 	sink.ctx = (void *)s->o;
 	sink.progress = on_read_progress;
+	if (s->o->cancel) {
+		sink.event = cancel_event;
+		sink.sample = cancel_sample;
+		sink.point = cancel_point;
+	}
 	sink_tee_add(&s->tee, &sink);
 	return 0;
 }
@@ -231,11 +271,13 @@ int build_run(const struct build_options *o, struct build_result *r,
 
 	if ((rc = publish_begin(o->output, inputs, ninputs, &s.pub, e)) ||
 	    (rc = store_generation_new(s.generation, e)) ||
-	    (rc = open_row_writers(&s, e)) || (rc = read_sources(&s, e)))
+	    (rc = open_row_writers(&s, e)) || (rc = read_sources(&s, e)) ||
+	    (rc = check_cancel(o, e)))
 		goto out;
 
 	progress(o, BUILD_INDEX, 0, 0);
-	if ((rc = store_write_finish(s.store, s.catalog, s.generation, e)))
+	if ((rc = store_write_finish(s.store, s.catalog, s.generation, e)) ||
+	    (rc = check_cancel(o, e)))
 		goto out;
 	struct store_write_stats ws;
 	store_write_get_stats(s.store, &ws);
@@ -259,7 +301,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 		goto out;
 
 	progress(o, BUILD_PUBLISH, 0, 0);
-	if ((rc = publish_commit(s.pub, e)))
+	if ((rc = check_cancel(o, e)) || (rc = publish_commit(s.pub, e)))
 		goto out;
 
 	r->output = strdup(publish_output(s.pub));

@@ -16,6 +16,7 @@
 #define DSIGHT_BUILD_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,10 @@ struct build_options {
 	void (*progress)(void *ctx, enum build_phase phase, uint64_t done,
 	                 uint64_t total);
 	void *progress_ctx;
+	/* Optional: when *cancel becomes non-zero (e.g. set by a signal
+	 * handler) the build stops at the next row or step with ERR_DATA,
+	 * leaving the previous report untouched and no staging directory. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct build_result {
