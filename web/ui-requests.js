@@ -268,8 +268,15 @@ const DSRequests = (() => {
     const r = app.cat.requests.find((x) => x.id === id);
     const fields = ['id', 'session', 'agent', 'conversation', 'status', 'start', 'first', 'end', 'ttft_ms', 'input_tokens',
       'output_tokens', 'cached_tokens', 'workers', 'server_ids', 'issues', 'evidence'];
-    box.replaceChildren(el('h2', {}, `Request ${r.id} `, el('span', { class: 'muted', text: `${DSUI.fmtDur(r.end - r.start)} · ${(r.spans || []).length} spans` })),
-      el('div', { class: 'cols' }, el('div', {}, DSUI.kv(r, fields.filter((f) => f in r))), el('div', {}, el('h3', { text: 'Lifecycle' }), lifecycle(app, r))));
+    const spans = (r.spans || []).slice(0, 200);
+    const spanTable = spans.length ? [el('h3', { text: `Server spans (${(r.spans || []).length})` }),
+      el('table', { class: 'grid' }, el('tr', {}, ['name', 'role', 'worker', 'start', 'duration'].map((h) => el('th', { text: h }))),
+        spans.map((sp) => el('tr', {}, el('td', { text: sp.name || '' }), el('td', { text: sp.role || '' }), el('td', { text: sp.worker || sp.host || '' }),
+          el('td', { class: 'num', text: typeof sp.start === 'number' ? DSUI.fmtTime(sp.start, 10) : '—' }),
+          el('td', { class: 'num', text: typeof sp.start === 'number' && typeof sp.end === 'number' ? DSUI.fmtDur(sp.end - sp.start) : '—' }))))] : [];
+    box.replaceChildren(el('h2', {}, `Request ${r.id} `, el('span', { class: 'muted', text: `${DSUI.fmtDur(r.end - r.start)} · ${(r.spans || []).length} span${(r.spans || []).length === 1 ? "" : "s"}` })),
+      el('div', { class: 'cols' }, el('div', {}, DSUI.kv(r, fields.filter((f) => f in r)), spanTable),
+        el('div', {}, el('h3', { text: 'Lifecycle' }), lifecycle(app, r))));
   }
 
   function render(app) {
