@@ -29,6 +29,7 @@ struct item {
 	const char *file; /* base name, points into path */
 	int skipped;
 	int64_t cap_start_abs, cap_stop_abs;
+	uint64_t bytes; /* file size, for progress */
 };
 
 struct items {
@@ -367,6 +368,7 @@ static json_t *new_document(const struct nsys_options *opt, int64_t origin,
 
 /* Imports one export as the next profile of doc. */
 static int import_one(struct item *it, json_t *doc, int64_t origin,
+                      uint64_t done, uint64_t total,
                       const struct nsys_options *opt,
                       const struct evidence_sink *sink,
                       struct evidence_stats *stats, json_t *warnings,
@@ -411,7 +413,9 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 		.x = &x, .file = it->file, .origin_ns = origin,
 		.max_events = opt ? opt->max_events : -1,
 		.profile_id = (int64_t)json_array_size(profiles),
-		.source_id = (int64_t)json_array_size(sources), .sink = sink};
+		.source_id = (int64_t)json_array_size(sources), .sink = sink,
+		.file_bytes = it->bytes, .progress_base = done,
+		.progress_total = total};
 	struct nsys_profile_out out;
 	rc = nsys_profile_import(&in, &out, e);
 	nsys_export_close(&x);
@@ -459,6 +463,9 @@ static int survey(struct items *it, json_t *warnings, struct err *e)
 				return rc;
 			continue;
 		}
+		struct stat st;
+		it->v[i].bytes = stat(it->v[i].path, &st) == 0 ?
+		                 (uint64_t)st.st_size : 0;
 		it->v[i].cap_start_abs = x.cap_start_abs;
 		it->v[i].cap_stop_abs = x.cap_stop_abs;
 		nsys_export_close(&x);
@@ -541,12 +548,18 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 		json_object_set_new(json_object_get(doc, "meta"), "duration",
 		                    json_real((double)span / 1e9));
 	}
+	uint64_t total = 0, done = 0;
+	for (size_t i = 0; i < it.n; i++)
+		total += it.v[i].skipped ? 0 : it.v[i].bytes;
 	for (size_t i = 0; i < it.n; i++) {
 		if (it.v[i].skipped)
 			continue;
-		if ((rc = import_one(&it.v[i], doc, origin, opt, sink, stats,
-		                     warnings, e)) != 0)
+		if ((rc = import_one(&it.v[i], doc, origin, done, total, opt,
+		                     sink, stats, warnings, e)) != 0)
 			goto out;
+		done += it.v[i].bytes;
+		if (sink && sink->progress)
+			sink->progress(sink->ctx, done, total);
 	}
 	json_t *meta = json_object_get(doc, "meta");
 	json_t *mw = json_is_object(meta) ? array_at(meta, "warnings") : NULL;

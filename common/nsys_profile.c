@@ -127,7 +127,23 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 	if (rc != SQLITE_OK)
 		return sqlerr(ps, rc, "reading NVTX_EVENTS", e);
 	int64_t kept = 0, max = ps->in->max_events;
+	uint64_t stepped = 0, rows = 0;
+	const struct evidence_sink *sink = ps->in->sink;
+	if (sink && sink->progress) {
+		sqlite3_stmt *q;
+		if (sqlite3_prepare_v2(x->db, "SELECT max(rowid) FROM NVTX_EVENTS",
+		                       -1, &q, NULL) == SQLITE_OK &&
+		    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0)
+			rows = (uint64_t)sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
+	}
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (rows && (++stepped & 0xFFFF) == 0)
+			sink->progress(sink->ctx, ps->in->progress_base +
+			               (uint64_t)((double)ps->in->file_bytes *
+			                          (double)(stepped < rows ? stepped : rows) /
+			                          (double)rows),
+			               ps->in->progress_total);
 		int ts = sqlite3_column_type(st, 1), te = sqlite3_column_type(st, 2);
 		if (te == SQLITE_NULL) {
 			out->without_end++;

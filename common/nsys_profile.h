@@ -23,6 +23,9 @@ struct nsys_profile_in {
 	int64_t origin_ns;      /* the run origin (epoch ns) */
 	int64_t max_events;     /* < 0: no cap */
 	int64_t profile_id, source_id;
+	/* Progress in bytes (sink->progress): this export's size and the
+	 * bytes of the exports before it, out of progress_total. */
+	uint64_t file_bytes, progress_base, progress_total;
 	const struct evidence_sink *sink;
 };
 
