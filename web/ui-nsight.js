@@ -53,6 +53,7 @@ const DSNsight = (() => {
       const n = candidates(p, app.state.from, app.state.to);
       const mode = n > BUDGET ? 'density' : 'exact';
       const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
+      canvas.dataset.mode = mode;
       const tr = { p, canvas, mode, n, scale: null, hits: [] };
       tracks.set(p.id, tr);
       kids.push(el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
@@ -213,7 +214,10 @@ const DSNsight = (() => {
           if (!signal.aborted) failed(tr, e);
           throw e;
         }
-        if (!signal.aborted) drawExact(app, tr, rows);
+        if (!signal.aborted) {
+          drawExact(app, tr, rows);
+          tr.canvas.dataset.drawn = `${from},${to}`;
+        }
       })());
     }
     const cpu = app.state.tab === 'nsight' ? loadCpu(app, signal) : null;

@@ -76,6 +76,21 @@ async function main() {
   await v.page.evaluate(() => document.getElementById('sec-nsight').scrollIntoView());
   await saveShot(v.page, '05-nsight-exact.png');
 
+  /* a burst of view changes: only the last one draws (stale loads are cancelled) */
+  const burst = await v.page.evaluate(async ([m, D2]) => {
+    const te = window.traceExplorer;
+    let last = null;
+    for (let i = 0; i < 12; i++) {
+      const a = m + (i * D2) / 5000;
+      last = te.selectRange(a, a + D2 / 1000);
+    }
+    await te.whenDetailsReady();
+    const drawn = [...document.querySelectorAll('#sec-nsight canvas[data-mode=exact]')].map((c) => c.dataset.drawn || null);
+    return { want: `${last.from},${last.to}`, drawn, profile: last.profile };
+  }, [mid, D]);
+  tap.ok(burst.drawn.length > 0 && burst.drawn.every((d) => d === burst.want),
+    'after a burst of range changes every exact track shows the last range only', burst);
+
   /* keyboard range controls: zoom, pan, back */
   await v.page.evaluate(() => document.activeElement && document.activeElement.blur());
   const before = await v.page.evaluate(() => window.traceExplorer.getState());
