@@ -460,12 +460,27 @@ static int swap_by_renames(struct publish *p, struct err *e)
 	return 0;
 }
 
+/* fswalk callback: syncs one staged file or directory to disk. */
+static int sync_entry(void *ctx, const char *rel, enum fswalk_type type,
+                      struct err *e)
+{
+	char path[4096];
+
+	if (type != FSWALK_FILE && type != FSWALK_DIR)
+		return 0;
+	snprintf(path, sizeof path, "%s/%s", (const char *)ctx, rel);
+	return publish_sync_path(path, e);
+}
+
 int publish_commit(struct publish *p, struct err *e)
 {
 	struct stat st;
 	int rc = 0;
 
-	if ((rc = publish_sync_path(p->staging, e)))
+	/* Every staged file reaches the disk before it becomes the report
+	 * (files their writers already synced cost nothing here). */
+	if ((rc = fswalk(p->staging, sync_entry, p->staging, e)) ||
+	    (rc = publish_sync_path(p->staging, e)))
 		return rc;
 	if (lstat(p->output, &st) && errno == ENOENT) {
 		if (renameat2(AT_FDCWD, p->staging, AT_FDCWD, p->output,
