@@ -38,9 +38,8 @@ static const char usage[] =
 	"  -h, --help                show this help\n"
 	"\n"
 	"On success one JSON line is printed on stdout:\n"
-	"  {\"output\": ..., \"generation\": ..., \"counts\": {...}, \"rows\": {...},\n"
-	"   \"bytes\": ..., \"files\": ..., \"shards\": ..., \"html_bytes\": ...,\n"
-	"   \"seconds\": ...}\n"
+	"  {\"output\":...,\"generation\":...,\"counts\":{...},\"rows\":{...},\n"
+	"   \"bytes\":...,\"files\":...,\"shards\":...,\"html_bytes\":...,\"seconds\":...}\n"
 	"Warnings (skipped exports, truncated profiles) are printed on stderr as\n"
 	"\"dsight build: warning: ...\" and kept in meta.warnings.\n"
 	"Progress is shown on stderr when it is a terminal.  Errors are one line\n"
@@ -133,27 +132,27 @@ static int usage_error(const char *fmt, const char *arg)
 static void print_summary(const struct build_result *r)
 {
 	struct buf b;
+	/* Seconds rounded to milliseconds; the whole line through jsonout. */
+	double secs = (double)(long long)(r->seconds * 1000.0 + 0.5) / 1000.0;
+	json_t *j = json_pack("{s:s,s:s,s:O,s:{s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:f}",
+		"output", r->output, "generation", r->generation,
+		"counts", r->counts,
+		"rows", "events", (json_int_t)r->events,
+		"samples", (json_int_t)r->samples, "points", (json_int_t)r->points,
+		"bytes", (json_int_t)r->bytes, "files", (json_int_t)r->files,
+		"shards", (json_int_t)r->shards, "html_bytes", (json_int_t)r->html_bytes,
+		"seconds", secs);
 
+	if (!j)
+		return;
 	buf_init(&b, 0);
-	buf_puts(&b, "{\"output\": ");
-	jsonout_cstr(&b, r->output);
-	buf_puts(&b, ", \"generation\": ");
-	jsonout_cstr(&b, r->generation);
-	buf_puts(&b, ", \"counts\": ");
-	jsonout_tree(&b, r->counts, 0);
-	buf_printf(&b, ", \"rows\": {\"events\": %llu, \"samples\": %llu, "
-	               "\"points\": %llu}, \"bytes\": %llu, \"files\": %zu, "
-	               "\"shards\": %llu, \"html_bytes\": %llu, \"seconds\": ",
-	           (unsigned long long)r->events, (unsigned long long)r->samples,
-	           (unsigned long long)r->points, (unsigned long long)r->bytes,
-	           r->files, (unsigned long long)r->shards,
-	           (unsigned long long)r->html_bytes);
-	jsonout_real(&b, (double)(long long)(r->seconds * 1000.0 + 0.5) / 1000.0);
-	buf_puts(&b, "}\n");
+	jsonout_tree(&b, j, 0);
+	buf_putc(&b, '\n');
 	if (!b.failed)
 		fwrite(b.data, 1, b.len, stdout);
 	fflush(stdout);
 	buf_free(&b);
+	json_decref(j);
 }
 
 int cmd_build_main(int argc, char **argv)
