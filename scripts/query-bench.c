@@ -164,6 +164,7 @@ int main(int argc, char **argv)
 			struct dataset_window w;
 			struct counter ci, cf;
 			double best_q = 1e9, best_i = 1e9, best_f = 1e9;
+			memset(&w, 0, sizeof w); /* narrow: the indexed scan */
 			w.start = duration * (k + 0.5) / 10.5;
 			w.end = w.start + 1.0;
 			query_params_init(&p);
