@@ -3,16 +3,13 @@
 #include "fileid.h"
 
 #include <limits.h>
-#include <stdio.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct entry {
 	char *path;          /* resolved path of the dataset as given */
 	struct dataset *ds;
-	struct fileid id;    /* of dataset_data_path(ds) when opened */
+	struct fileid id;    /* dataset_fileid(ds) */
 	unsigned long used;  /* LRU clock */
 };
 
@@ -61,44 +58,6 @@ static int find(struct dscache *c, const char *path)
 	return -1;
 }
 
-/* The data file a dataset path will read (dataset.h's preference order),
- * to stat it before opening. */
-static void data_file_guess(const char *path, char *out, size_t n)
-{
-	struct stat st;
-	snprintf(out, n, "%s", path);
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(out, n, "%s/trace-data.sqlite", path);
-		if (access(out, F_OK) != 0)
-			snprintf(out, n, "%s/trace-data.json.gz", path);
-	}
-}
-
-/* Opens path so that *id is the identity of the very file that was read:
- * the data file is stat'ed before and after opening, and a rebuild that
- * swapped it in between makes us open again. */
-static int open_stable(const char *path, struct dataset **out,
-                       struct fileid *id, struct err *e)
-{
-	char guess[PATH_MAX + 32];
-	struct fileid before;
-	int rc;
-
-	for (int tries = 0;; tries++) {
-		data_file_guess(path, guess, sizeof guess);
-		int have_before = fileid_get(guess, &before, e) == 0;
-		if ((rc = dataset_open(path, out, e)) != 0)
-			return rc;
-		if ((rc = fileid_get(dataset_data_path(*out), id, e)) != 0) {
-			dataset_close(*out);
-			return rc;
-		}
-		if ((have_before && fileid_equal(&before, id)) || tries == 4)
-			return 0;
-		dataset_close(*out);
-	}
-}
-
 void dscache_forget(struct dscache *c, const char *path)
 {
 	char real[PATH_MAX];
@@ -125,7 +84,7 @@ int dscache_get(struct dscache *c, const char *path, struct dataset **out,
 		drop(c, k); /* rebuilt, rewritten or removed: reopen below */
 	}
 	struct dataset *ds;
-	if ((rc = open_stable(key, &ds, &now, e)) != 0)
+	if ((rc = dataset_open(key, &ds, e)) != 0)
 		return rc;
 	if (c->n == c->max) {
 		int old = 0;
@@ -141,7 +100,7 @@ int dscache_get(struct dscache *c, const char *path, struct dataset **out,
 	}
 	c->e[c->n].path = copy;
 	c->e[c->n].ds = ds;
-	c->e[c->n].id = now;
+	c->e[c->n].id = *dataset_fileid(ds);
 	c->e[c->n].used = ++c->clock;
 	*out = c->e[c->n++].ds;
 	return 0;

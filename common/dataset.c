@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileid.h"
 #include "memrows.h"
 #include "store.h"
 
@@ -25,6 +26,7 @@ struct ds_core {
 	char generation[STORE_GENERATION_MAX + 1];
 	json_t *catalog;
 	struct memrows *rows; /* DS_DOCUMENT */
+	struct fileid id;     /* of data_path, unchanged across the open */
 };
 
 struct dataset {
@@ -171,12 +173,14 @@ static int resolve(const char *path, char **file, int *kind, struct err *e)
 	return 0;
 }
 
-int dataset_open(const char *path, struct dataset **out, struct err *e)
+/* Opens the data file once; *out owned by the caller. */
+static int open_once(const char *path, struct dataset **out, struct err *e)
 {
 	struct ds_core *c;
 	struct dataset *ds;
+	struct fileid after;
 	char *file;
-	int kind, rc;
+	int kind = 0, rc;
 
 	*out = NULL;
 	rc = resolve(path, &file, &kind, e);
@@ -194,12 +198,13 @@ int dataset_open(const char *path, struct dataset **out, struct err *e)
 	c->kind = kind;
 	c->data_path = file;
 	ds->core = c;
-	if (kind == DS_SQLITE) {
+	rc = fileid_get(file, &c->id, e);
+	if (!rc && kind == DS_SQLITE) {
 		rc = store_open(file, &ds->store, e);
 		if (!rc)
 			rc = store_read_catalog(ds->store, &c->catalog,
 			                        c->generation, e);
-	} else {
+	} else if (!rc) {
 		rc = memrows_load(file, &c->catalog, &c->rows, e);
 		if (!rc)
 			rc = file_generation(file, c->generation, e);
@@ -207,12 +212,36 @@ int dataset_open(const char *path, struct dataset **out, struct err *e)
 	if (!rc && !json_is_object(c->catalog))
 		rc = err_set(e, ERR_DATA, "%s: the catalog is not a JSON object",
 		             file);
+	/* A rebuild that replaced the file while we read it: say so, and let
+	 * dataset_open try again. */
+	if (!rc && (fileid_get(file, &after, e) != 0 ||
+	            !fileid_equal(&after, &c->id)))
+		rc = err_set(e, ERR_REBUILT, "%s changed while it was opened", file);
 	if (rc) {
 		dataset_close(ds);
 		return rc;
 	}
 	*out = ds;
 	return 0;
+}
+
+int dataset_open(const char *path, struct dataset **out, struct err *e)
+{
+	int rc;
+
+	/* The identity recorded is that of the very file read: it is taken
+	 * before opening and checked after, and a report rebuilt in between
+	 * is opened again (a few times at most). */
+	for (int tries = 0;; tries++) {
+		rc = open_once(path, out, e);
+		if (rc != ERR_REBUILT || tries == 4)
+			return rc;
+	}
+}
+
+const struct fileid *dataset_fileid(const struct dataset *ds)
+{
+	return &ds->core->id;
 }
 
 int dataset_clone(struct dataset *ds, struct dataset **out, struct err *e)

@@ -16,6 +16,7 @@
 
 #include "err.h"
 #include "evidence.h"
+#include "fileid.h"
 
 struct dataset;
 
@@ -48,6 +49,11 @@ const char *dataset_generation(const struct dataset *ds);
 /* The absolute path of the data file actually read (whose file identity
  * tells a rebuild). */
 const char *dataset_data_path(const struct dataset *ds);
+
+/* The identity (device, inode, size, mtime, ctime) of the data file as it
+ * was when opened: compare it with fileid_get(dataset_data_path(ds)) to
+ * notice a rebuild (the daemon and the MCP server do).  Borrowed. */
+const struct fileid *dataset_fileid(const struct dataset *ds);
 
 /* Re-reads the stored generation (SQLite) and fails with ERR_REBUILT
  * "DSight dataset was rebuilt; reopen it before querying" if it changed.

@@ -1,6 +1,7 @@
 /* session: the warm dataset and its generations (see session.h). */
 #include "session.h"
 #include "dataset.h"
+#include "fileid.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -8,21 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-struct identity {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-};
 
 struct session_gen {
 	atomic_int refs;
 	struct dataset *ds;     /* the handle opened first: catalog and id */
 	char *id;
 	char *data_path;
-	struct identity ident;
+	struct fileid ident;    /* dataset_fileid(ds): the file this serves */
 	pthread_mutex_t lock;   /* guards the pool */
 	struct dataset **pool;  /* idle per-thread handles */
 	size_t npool, cap;
@@ -32,28 +25,6 @@ struct session {
 	char *report;
 	struct session_gen *cur;
 };
-
-static int identity_of(const char *path, struct identity *id)
-{
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -1;
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	id->size = st.st_size;
-	id->mtime = st.st_mtim;
-	id->ctime = st.st_ctim;
-	return 0;
-}
-
-static int identity_eq(const struct identity *a, const struct identity *b)
-{
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime.tv_sec == b->mtime.tv_sec &&
-	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
-	       a->ctime.tv_sec == b->ctime.tv_sec &&
-	       a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
 
 static void gen_free(struct session_gen *g)
 {
@@ -86,11 +57,7 @@ static int gen_open(const char *report, struct session_gen **out, struct err *e)
 		gen_free(g);
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	}
-	if (identity_of(g->data_path, &g->ident) != 0) {
-		int rc = err_sys(e, ERR_DATA, "Cannot stat %s", g->data_path);
-		gen_free(g);
-		return rc;
-	}
+	g->ident = *dataset_fileid(g->ds);
 	*out = g;
 	return 0;
 }
@@ -137,9 +104,9 @@ const char *session_generation(const struct session *s)
 
 int session_changed(const struct session *s)
 {
-	struct identity now;
-	return identity_of(s->cur->data_path, &now) != 0 ||
-	       !identity_eq(&now, &s->cur->ident);
+	struct fileid now;
+	return fileid_get(s->cur->data_path, &now, NULL) != 0 ||
+	       !fileid_equal(&now, &s->cur->ident);
 }
 
 int session_load(const struct session *s, struct session_gen **out,

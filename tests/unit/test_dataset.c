@@ -130,6 +130,28 @@ TEST(report_directory_prefers_sqlite)
 	dataset_close(ds);
 }
 
+TEST(fileid_is_the_file_opened)
+{
+	struct dataset *ds = NULL;
+	struct err e;
+	struct fileid now;
+	const char *dir = tmp_path("report-id");
+	char path[512], moved[512];
+	mkdir(dir, 0755);
+	snprintf(path, sizeof path, "%s/trace-data.sqlite", dir);
+	snprintf(moved, sizeof moved, "%s/old.sqlite", dir);
+	CHECK(mkcache(FIXTURE, path, 1, "feedfeedfeedfeedfeedfeedfeedfeed") == 0);
+	CHECK(dataset_open(dir, &ds, &e) == 0);
+	CHECK(fileid_get(dataset_data_path(ds), &now, &e) == 0);
+	CHECK(fileid_equal(&now, dataset_fileid(ds)));
+	/* A rebuild replaces the file: the identity no longer matches. */
+	CHECK(rename(path, moved) == 0);
+	CHECK(mkcache(FIXTURE, path, 1, "beefbeefbeefbeefbeefbeefbeefbeef") == 0);
+	CHECK(fileid_get(dataset_data_path(ds), &now, &e) == 0);
+	CHECK(!fileid_equal(&now, dataset_fileid(ds)));
+	dataset_close(ds);
+}
+
 TEST(cache_rewritten_in_place_is_detected)
 {
 	struct dataset *ds = NULL, *clone = NULL;
@@ -215,6 +237,7 @@ int main(void)
 	RUN(clones_answer_on_worker_threads);
 	RUN(open_errors);
 	RUN(report_directory_prefers_sqlite);
+	RUN(fileid_is_the_file_opened);
 	RUN(cache_rewritten_in_place_is_detected);
 	RUN(readonly_open_keeps_mtime_and_files);
 	return querylib_done();
