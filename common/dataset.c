@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "fileid.h"
+#include "hash.h"
 #include "memrows.h"
 #include "store.h"
 
@@ -61,43 +61,12 @@ static ssize_t read_header(const char *path, unsigned char hdr[16])
 /* generation = first 32 hex digits of the SHA-256 of the file. */
 static int file_generation(const char *path, char *out, struct err *e)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	unsigned char *chunk;
-	EVP_MD_CTX *ctx;
-	int fd, ok = 1;
-	ssize_t n;
+	char hex[HASH_HEX_LEN + 1];
+	int rc = hash_sha256_file(path, hex, NULL, e);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return err_sys(e, ERR_DATA, "Cannot read %s", path);
-	chunk = malloc(1 << 16);
-	ctx = EVP_MD_CTX_new();
-	if (!chunk || !ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-		free(chunk);
-		EVP_MD_CTX_free(ctx);
-		close(fd);
-		return err_set(e, ERR_NOMEM, "out of memory");
-	}
-	while ((n = read(fd, chunk, 1 << 16)) > 0)
-		ok &= EVP_DigestUpdate(ctx, chunk, (size_t)n);
-	if (n < 0) {
-		err_sys(e, ERR_DATA, "Cannot read %s", path);
-		ok = 0;
-	} else if (!ok || !EVP_DigestFinal_ex(ctx, md, &mdlen)) {
-		err_set(e, ERR_DATA, "SHA-256 of %s failed", path);
-		ok = 0;
-	}
-	free(chunk);
-	EVP_MD_CTX_free(ctx);
-	close(fd);
-	if (!ok)
-		return e->code ? e->code : ERR_DATA;
-	for (int k = 0; k < 16; k++) {
-		out[2 * k] = hex[md[k] >> 4];
-		out[2 * k + 1] = hex[md[k] & 15];
-	}
+	if (rc)
+		return rc;
+	memcpy(out, hex, 32);
 	out[32] = '\0';
 	return 0;
 }

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -32,9 +31,13 @@ void hash_sha256_end(struct hash_sha256 *h, char out[HASH_HEX_LEN + 1])
 	unsigned char md[32];
 	unsigned int n = 0;
 
+	static const char hex[] = "0123456789abcdef";
+
 	EVP_DigestFinal_ex(h->ctx, md, &n);
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	for (unsigned i = 0; i < 32; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
 	out[HASH_HEX_LEN] = '\0';
 	hash_sha256_abort(h);
 }

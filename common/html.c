@@ -24,6 +24,7 @@
  *   single-file page (there is no detail/ directory then).
  */
 #include "html.h"
+#include "hash.h"
 #include "jsonout.h"
 
 #include <ctype.h>
@@ -163,7 +164,7 @@ struct out {
 	const struct html_asset *assets; /* the viewer files */
 	size_t nassets;
 	FILE *f;
-	EVP_MD_CTX *md;
+	struct hash_sha256 md;
 	uint64_t bytes;
 	int failed;
 };
@@ -176,7 +177,7 @@ static void out_write(struct out *o, const void *p, size_t n)
 		o->failed = 1;
 		return;
 	}
-	EVP_DigestUpdate(o->md, p, n);
+	hash_sha256_update(&o->md, p, n);
 	o->bytes += n;
 }
 
@@ -418,8 +419,6 @@ int html_write_assets(const struct html_asset *assets, size_t nassets,
 {
 	const struct html_asset *tpl = asset_get(assets, nassets, "index.html", 10);
 	struct out o = {0};
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
 	int rc;
 
 	memset(st, 0, sizeof *st);
@@ -432,11 +431,9 @@ int html_write_assets(const struct html_asset *assets, size_t nassets,
 	o.f = fopen(path, "wb");
 	if (!o.f)
 		return err_sys(e, ERR_DATA, "Cannot create %s", path);
-	o.md = EVP_MD_CTX_new();
-	if (!o.md || !EVP_DigestInit_ex(o.md, EVP_sha256(), NULL)) {
+	if ((rc = hash_sha256_begin(&o.md, e))) {
 		fclose(o.f);
-		EVP_MD_CTX_free(o.md);
-		return err_set(e, ERR_NOMEM, "Cannot start SHA-256");
+		return rc;
 	}
 	rc = expand(&o, tpl, core, shard_dir, st, e);
 	if (fclose(o.f) != 0 && !rc && !o.failed)
@@ -445,12 +442,11 @@ int html_write_assets(const struct html_asset *assets, size_t nassets,
 		errno = errno ? errno : EIO;
 		rc = err_sys(e, ERR_DATA, "Cannot write %s", path);
 	}
-	EVP_DigestFinal_ex(o.md, md, &mdlen);
-	EVP_MD_CTX_free(o.md);
-	if (rc)
+	if (rc) {
+		hash_sha256_abort(&o.md);
 		return rc;
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(st->sha256 + 2 * i, 3, "%02x", md[i]);
+	}
+	hash_sha256_end(&o.md, st->sha256);
 	st->bytes = o.bytes;
 	return 0;
 }

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "hash.h"
 
 int nsys_export_sqlerr(const struct nsys_export *x, int rc, const char *what,
                        struct err *e)
@@ -412,8 +412,6 @@ int nsys_export_file_facts(const char *path, const char *display,
                            int64_t *bytes, int64_t *mtime_ns,
                            char sha256_hex[65], struct err *e)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -425,33 +423,8 @@ int nsys_export_file_facts(const char *path, const char *display,
 	*bytes = (int64_t)st.st_size;
 	*mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
 	            st.st_mtim.tv_nsec;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	unsigned char *block = malloc(1 << 20);
-	int rc = 0;
-	if (!ctx || !block || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		ssize_t n = read(fd, block, 1 << 20);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = err_sys(e, ERR_DATA, "%s: cannot read the export",
-			             display);
-			goto out;
-		}
-		if (n == 0)
-			break;
-		EVP_DigestUpdate(ctx, block, (size_t)n);
-	}
-	EVP_DigestFinal_ex(ctx, md, &mdlen);
-	for (unsigned int i = 0; i < mdlen && i < 32; i++)
-		snprintf(sha256_hex + 2 * i, 3, "%02x", md[i]);
-	sha256_hex[64] = '\0';
-out:
-	free(block);
-	EVP_MD_CTX_free(ctx);
 	close(fd);
-	return rc;
+	if (hash_sha256_file(path, sha256_hex, NULL, e))
+		return err_prefix(e, "%s: cannot hash the export", display);
+	return 0;
 }

@@ -1,12 +1,12 @@
 /* shard: detail shard cutting, gzip, SHA-256 names, descriptors; density
  * bins (see shard.h). */
 #include "shard.h"
+#include "hash.h"
 #include "jsonout.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,20 +70,6 @@ struct shard_writer {
 };
 
 /* ---- hashing, compression, writing ------------------------------------ */
-
-static void hex_sha256(const void *p, size_t n, char out[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	static const char hx[] = "0123456789abcdef";
-
-	EVP_Digest(p, n, md, &mdlen, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < 32; i++) {
-		out[2 * i] = hx[md[i] >> 4];
-		out[2 * i + 1] = hx[md[i] & 15];
-	}
-	out[64] = 0;
-}
 
 /* Compresses data into w->zout as a gzip member with mtime 0, OS 255. */
 static int gzip_data(struct shard_writer *w, const char *data, size_t len,
@@ -168,8 +154,9 @@ static int process_job(struct shard_writer *w, struct job *j, struct err *e)
 
 	if (rc)
 		return rc;
-	hex_sha256(j->data, j->len, j->desc->decoded_sha256);
-	hex_sha256(w->zout, zlen, j->desc->sha256);
+	if ((rc = hash_sha256_hex(j->data, j->len, j->desc->decoded_sha256, e)) ||
+	    (rc = hash_sha256_hex(w->zout, zlen, j->desc->sha256, e)))
+		return rc;
 	j->desc->bytes = zlen;
 	j->desc->decoded_bytes = j->len;
 	return write_file(w->dir, j->desc->sha256, w->zout, zlen, e);
