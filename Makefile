@@ -6,7 +6,7 @@
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
 #   make clean
 #
-# Sources are found by directory: common/*.c -> libdsight, protocol/*.c ->
+# Sources are found by directory: common/*/*.c -> libdsight, protocol/*.c ->
 # libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/*.c ->
 # one tool each (plus scripts/<tool>/*.c when present), tests/unit/test_*.c ->
 # one test program each.
@@ -40,7 +40,7 @@ CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I
 CFLAGS   += $(WARN) $(OPT) -g $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 
-COMMON_SRC   := $(wildcard common/*.c)
+COMMON_SRC   := $(wildcard common/*/*.c)
 PROTOCOL_SRC := $(wildcard protocol/*.c)
 CLIENT_SRC   := $(wildcard client/*.c)
 DAEMON_SRC   := $(wildcard daemon/*.c)

@@ -7,11 +7,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "build.h"
+#include "base/buf.h"
+#include "report/build.h"
 #include "cmd.h"
-#include "err.h"
-#include "jsonout.h"
+#include "base/err.h"
+#include "base/jsonout.h"
 
 #define MAX_NSYS 63
 

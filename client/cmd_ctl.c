@@ -16,7 +16,7 @@
 
 #include "address.h"
 #include "cmd.h"
-#include "jsonout.h"
+#include "base/jsonout.h"
 #include "remote.h"
 #include "rpc.h"
 

@@ -16,8 +16,8 @@
 
 #include "cmd.h"
 #include "dscache.h"
-#include "jsonout.h"
-#include "query.h"
+#include "base/jsonout.h"
+#include "query/query.h"
 
 #define MCP_LINE_MAX (4u << 20)   /* longest request line accepted */
 #define MCP_DATASETS 8            /* datasets kept open */

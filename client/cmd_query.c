@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "cmd.h"
-#include "dataset.h"
-#include "err.h"
-#include "jsonout.h"
-#include "query.h"
+#include "query/dataset.h"
+#include "base/err.h"
+#include "base/jsonout.h"
+#include "query/query.h"
 
 static const char usage_text[] =
 	"usage: dsight query DATASET [KIND] [flags]\n"

@@ -1,6 +1,6 @@
 /* dscache: open datasets cached by resolved path (see dscache.h). */
 #include "dscache.h"
-#include "fileid.h"
+#include "base/fileid.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
 #ifndef DSIGHT_DSCACHE_H
 #define DSIGHT_DSCACHE_H
 
-#include "dataset.h"
-#include "err.h"
+#include "query/dataset.h"
+#include "base/err.h"
 
 struct dscache;
 

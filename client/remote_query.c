@@ -9,8 +9,8 @@
 
 #include "address.h"
 #include "cmd.h"
-#include "jsonout.h"
-#include "query.h"
+#include "base/jsonout.h"
+#include "query/query.h"
 #include "remote.h"
 #include "rpc.h"
 

@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "err.h"
+#include "base/err.h"
 
 enum { LIFETIME_AUTO = 0, LIFETIME_ORPHANED = 1, LIFETIME_LAST_QUERY = 2 };
 

@@ -20,9 +20,9 @@
 #include <uv.h>
 
 #include "address.h"
-#include "buf.h"
-#include "jsonout.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/jsonout.h"
+#include "base/err.h"
 #include "lifetime.h"
 #include "server.h"
 #include "session.h"

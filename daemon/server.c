@@ -1,7 +1,7 @@
 /* server: listener, connections, dispatch, write queues (see server.h). */
 #include "server.h"
 #include "frame.h"
-#include "jsonout.h"
+#include "base/jsonout.h"
 #include "rpc.h"
 #include "status.h"
 

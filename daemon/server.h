@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "lifetime.h"
 #include "session.h"
 

@@ -1,7 +1,7 @@
 /* session: the warm dataset and its generations (see session.h). */
 #include "session.h"
-#include "dataset.h"
-#include "fileid.h"
+#include "query/dataset.h"
+#include "base/fileid.h"
 
 #include <limits.h>
 #include <pthread.h>

@@ -14,9 +14,9 @@
 #ifndef DSIGHT_SESSION_H
 #define DSIGHT_SESSION_H
 
-#include "buf.h"
-#include "err.h"
-#include "query.h"
+#include "base/buf.h"
+#include "base/err.h"
+#include "query/query.h"
 
 struct session;
 struct session_gen;

@@ -1,6 +1,6 @@
 /* status: hello and status result objects (see status.h). */
 #include "status.h"
-#include "jsonout.h"
+#include "base/jsonout.h"
 
 #include <stdlib.h>
 #include <string.h>

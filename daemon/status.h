@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "lifetime.h"
 #include "server.h"
 #include "session.h"

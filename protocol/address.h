@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "base/err.h"
 
 #define ADDRESS_NAME_MAX 64
 #define ADDRESS_PATH_MAX 108 /* sizeof(sun_path): 107 bytes plus NUL */

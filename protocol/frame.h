@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "base/buf.h"
+#include "base/err.h"
 
 #define FRAME_HEADER 4
 #define FRAME_REQUEST_MAX ((size_t)1 << 20)   /* 1 MiB: client -> server */

@@ -1,6 +1,6 @@
 /* rpc: JSON-RPC 2.0 messages of the session protocol (see rpc.h). */
 #include "rpc.h"
-#include "jsonout.h"
+#include "base/jsonout.h"
 
 #include <stdio.h>
 #include <string.h>

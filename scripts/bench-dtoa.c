@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dtoa.h"
+#include "base/dtoa.h"
 
 static uint64_t xs(uint64_t *x)
 {

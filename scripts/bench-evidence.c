@@ -17,9 +17,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "buf.h"
-#include "evidence.h"
-#include "jsonout.h"
+#include "base/buf.h"
+#include "ingest/evidence.h"
+#include "base/jsonout.h"
 
 struct count {
 	uint64_t rows;

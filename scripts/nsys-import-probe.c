@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "jsonout.h"
-#include "nsys.h"
+#include "base/buf.h"
+#include "base/jsonout.h"
+#include "ingest/nsys.h"
 
 struct counts {
 	uint64_t events, samples;

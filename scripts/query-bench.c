@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "dataset.h"
-#include "err.h"
-#include "query.h"
+#include "base/buf.h"
+#include "query/dataset.h"
+#include "base/err.h"
+#include "query/query.h"
 
 static double now(void)
 {

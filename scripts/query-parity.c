@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "dataset.h"
-#include "err.h"
-#include "evidence.h"
-#include "query.h"
-#include "store_write.h"
+#include "base/buf.h"
+#include "query/dataset.h"
+#include "base/err.h"
+#include "ingest/evidence.h"
+#include "query/query.h"
+#include "store/store_write.h"
 
 struct ctx {
 	struct dataset *mem, *sql;

@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "frame.h"
-#include "jsonout.h"
+#include "base/jsonout.h"
 #include "rpc.h"
 
 extern char **environ;

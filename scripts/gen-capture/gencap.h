@@ -17,9 +17,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "buf.h"
-#include "jsonout.h"
-#include "num.h"
+#include "base/buf.h"
+#include "base/jsonout.h"
+#include "base/num.h"
 
 #define NS 1000000000LL
 #define MAXW 16

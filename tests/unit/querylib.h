@@ -14,11 +14,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "buf.h"
-#include "dataset.h"
-#include "evidence.h"
-#include "jsonout.h"
-#include "query.h"
+#include "base/buf.h"
+#include "query/dataset.h"
+#include "ingest/evidence.h"
+#include "base/jsonout.h"
+#include "query/query.h"
 #include "testlib.h"
 
 #define FIXTURE "tests/fixtures/example.trace.json"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dtoa.h"
+#include "base/dtoa.h"
 #include "testlib.h"
 
 /* Fewer random rows under the sanitizers: the plain build covers millions. */

@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "buf.h"
-#include "evidence.h"
-#include "jsonout.h"
-#include "num.h"
+#include "base/buf.h"
+#include "ingest/evidence.h"
+#include "base/jsonout.h"
+#include "base/num.h"
 
 #define FIXTURE "tests/fixtures/example.trace.json"
 

@@ -1,8 +1,8 @@
 /* Unit tests for common/html: asset checks, core catalog, page assembly. */
 #include "testlib.h"
 
-#include "html.h"
-#include "jsonout.h"
+#include "report/html.h"
+#include "base/jsonout.h"
 
 #include <openssl/evp.h>
 #include <strings.h>

@@ -2,9 +2,9 @@
 #include <float.h>
 #include <math.h>
 
-#include "dtoa.h"
-#include "jsonout.h"
-#include "num.h"
+#include "base/dtoa.h"
+#include "base/jsonout.h"
+#include "base/num.h"
 #include "testlib.h"
 
 static const char *real(double v)

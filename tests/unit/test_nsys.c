@@ -6,9 +6,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "nsys.h"
-#include "nsys_dict.h"
-#include "nsys_name.h"
+#include "ingest/nsys.h"
+#include "ingest/nsys_dict.h"
+#include "ingest/nsys_name.h"
 #include "testlib.h"
 
 /* Until the evidence module lands, a minimal capabilities fallback. */

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "numtext.h"
+#include "base/numtext.h"
 
 static int same_as_strtod(const char *s)
 {

@@ -1,7 +1,7 @@
 /* Unit tests for common/shard: the cut rule, descriptors, names, density. */
 #include "testlib.h"
 
-#include "shard.h"
+#include "report/shard.h"
 
 #include <openssl/evp.h>
 #include <sqlite3.h>

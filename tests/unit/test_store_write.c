@@ -4,9 +4,9 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
-#include "jsonout.h"
-#include "sink_tee.h"
-#include "store_write.h"
+#include "base/jsonout.h"
+#include "ingest/sink_tee.h"
+#include "store/store_write.h"
 #include "testlib.h"
 
 TEST(bucket_formula)

@@ -1,0 +1,265 @@
+/* evidence: read and validate an evidence document (see evidence.h).
+ *
+ * This file drives the read (input -> yajl -> evparse), turns byte-level
+ * failures into messages, and computes capabilities; the token-level state
+ * machine lives in evparse.c. */
+#include "ingest/evidence.h"
+#include "ingest/evparse.h"
+#include "ingest/input.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yajl/yajl_parse.h>
+
+#define LEGACY_DATA "trace-data.json.gz"
+
+char *evidence_data_file(const char *path)
+{
+	struct stat st;
+	char *out;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		size_t n = strlen(path);
+		out = malloc(n + sizeof LEGACY_DATA + 1);
+		if (out) {
+			memcpy(out, path, n);
+			out[n] = '/';
+			memcpy(out + n + 1, LEGACY_DATA, sizeof LEGACY_DATA);
+		}
+		return out;
+	}
+	return strdup(path);
+}
+
+void evidence_stats_free(struct evidence_stats *stats)
+{
+	if (!stats)
+		return;
+	free(stats->series_points);
+	free(stats->profile_events);
+	free(stats->profile_samples);
+	memset(stats, 0, sizeof *stats);
+}
+
+/* ---- capabilities ------------------------------------------------------- */
+
+static int str_is(const json_t *obj, const char *key, const char *want)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
+}
+
+static int nonempty(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_array(v) && json_array_size(v) > 0;
+}
+
+static int count_of(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_integer(v) && json_integer_value(v) > 0;
+}
+
+json_t *evidence_capabilities(const json_t *catalog,
+                              const uint64_t *series_points, size_t nseries)
+{
+	const json_t *reqs = json_object_get(catalog, "requests");
+	const json_t *metrics = json_object_get(catalog, "metrics");
+	const json_t *profiles = json_object_get(catalog, "profiles");
+	const json_t *v;
+	int breakdown = 0, spans = nonempty(catalog, "server_spans");
+	int any_points = 0, worker = 0, hardware = 0, nvtx = 0, cpu = 0;
+	size_t i;
+
+	json_array_foreach(reqs, i, v) {
+		const json_t *lc = json_object_get(v, "lifecycle");
+		if (json_is_true(json_object_get(lc, "available")))
+			breakdown = 1;
+		if (nonempty(v, "spans"))
+			spans = 1;
+	}
+	json_array_foreach(metrics, i, v) {
+		if (i >= nseries || !series_points || series_points[i] == 0)
+			continue;
+		any_points = 1;
+		if (str_is(v, "component", "Workers") || str_is(v, "group", "worker"))
+			worker = 1;
+		if (str_is(v, "component", "GPU") || str_is(v, "component", "Host") ||
+		    str_is(v, "group", "hardware"))
+			hardware = 1;
+	}
+	json_array_foreach(profiles, i, v) {
+		if (count_of(v, "event_count"))
+			nvtx = 1;
+		if (count_of(json_object_get(v, "cpu"), "sample_count"))
+			cpu = 1;
+	}
+	return json_pack("{sbsbsbsbsbsbsbsbsbsb}",
+	                 "requests", json_is_array(reqs) && json_array_size(reqs) > 0,
+	                 "request_breakdown", breakdown,
+	                 "server_activity", spans,
+	                 "metrics", nonempty(catalog, "metric_catalog") || any_points,
+	                 "worker_metrics", worker,
+	                 "hardware_metrics", hardware,
+	                 "nvtx", nvtx,
+	                 "cpu_samples", cpu,
+	                 "nsight", nvtx || cpu,
+	                 "iterations", nonempty(catalog, "iterations"));
+}
+
+/* ---- the read ----------------------------------------------------------- */
+
+/* Turns a yajl failure into one message line naming the byte offset. */
+static int yajl_failure(yajl_handle h, struct evparse *p, const char *file,
+                        const char *chunk, size_t n, uint64_t base,
+                        struct err *e)
+{
+	unsigned char *raw = yajl_get_error(h, 0, (const unsigned char *)chunk, n);
+	char msg[256], where[300];
+	size_t off = n ? yajl_get_bytes_consumed(h) : 0;
+	const char *m = raw ? (const char *)raw : "parse error";
+	uint64_t at = base + off;
+
+	/* "lexical error: invalid char in json text.\n" -> the part after ": " */
+	const char *colon = strstr(m, ": ");
+	snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : m);
+	for (size_t k = strlen(msg); k && (msg[k - 1] == '\n' || msg[k - 1] == '.' ||
+	                                   msg[k - 1] == ' '); k--)
+		msg[k - 1] = '\0';
+	if (raw)
+		yajl_free_error(h, raw);
+	evparse_where(p, where, sizeof where);
+
+	if (strstr(msg, "UTF8"))
+		return err_set(e, ERR_DATA, "%s: invalid UTF-8 in a string at byte %llu%s",
+		               file, (unsigned long long)at, where);
+	/* NaN / Infinity: look at the bytes around the error. */
+	for (size_t k = off > 12 ? off - 12 : 0; k < n && k < off + 4; k++) {
+		if ((n - k >= 3 && memcmp(chunk + k, "NaN", 3) == 0) ||
+		    (n - k >= 8 && memcmp(chunk + k, "Infinity", 8) == 0))
+			return err_set(e, ERR_DATA,
+			               "%s: invalid JSON at byte %llu%s: NaN and Infinity are not allowed",
+			               file, (unsigned long long)at, where);
+	}
+	if (strstr(msg, "premature EOF"))
+		return err_set(e, ERR_DATA, "%s: invalid JSON: unexpected end of document at byte %llu%s",
+		               file, (unsigned long long)at, where);
+	if (strstr(msg, "trailing garbage"))
+		return err_set(e, ERR_DATA, "%s: invalid JSON: trailing garbage after the document at byte %llu",
+		               file, (unsigned long long)at);
+	return err_set(e, ERR_DATA, "%s: invalid JSON at byte %llu%s: %s",
+	               file, (unsigned long long)at, where, msg);
+}
+
+/* 1 when the chunk has a non-whitespace byte; checks what it starts. */
+static int first_byte(const char *s, size_t n, const char *file, int *seen,
+                      struct err *e)
+{
+	for (size_t k = 0; k < n; k++) {
+		char c = s[k];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		*seen = 1;
+		if (c == '\xef' && n - k >= 3 && s[k + 1] == '\xbb' && s[k + 2] == '\xbf')
+			return err_set(e, ERR_DATA, "%s: invalid JSON at byte %zu: a UTF-8 byte order mark "
+			               "is not allowed", file, k);
+		if (c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') ||
+		    c == 't' || c == 'f' || c == 'n')
+			return 0;
+		return err_set(e, ERR_DATA, "%s: not an evidence document (neither JSON nor gzip)",
+		               file);
+	}
+	return 0;
+}
+
+static int read_stream(struct input *in, const char *file,
+                       const struct evidence_sink *sink, json_t **catalog,
+                       struct evidence_stats *stats, struct err *e)
+{
+	struct evparse *p = evparse_new(file, sink, e);
+	yajl_handle h = NULL;
+	const char *chunk = NULL;
+	uint64_t base = 0;
+	int rc = 0, seen = 0;
+	size_t n = 0;
+
+	if (!p || !(h = yajl_alloc(&evparse_callbacks, NULL, p))) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		if ((rc = input_next(in, &chunk, &n, e)))
+			goto out;
+		if (!n)
+			break;
+		if (!seen && (rc = first_byte(chunk, n, file, &seen, e)))
+			goto out;
+		if (yajl_parse(h, (const unsigned char *)chunk, n) != yajl_status_ok) {
+			rc = evparse_error(p);
+			if (!rc)
+				rc = yajl_failure(h, p, file, chunk, n, base, e);
+			goto out;
+		}
+		base += n;
+		if (sink && sink->progress)
+			sink->progress(sink->ctx, input_consumed(in), input_size(in));
+	}
+	if (!seen) {
+		rc = err_set(e, ERR_DATA, "%s: empty document", file);
+		goto out;
+	}
+	if (yajl_complete_parse(h) != yajl_status_ok) {
+		rc = evparse_error(p);
+		if (!rc)
+			rc = yajl_failure(h, p, file, NULL, 0, base, e);
+		goto out;
+	}
+	rc = evparse_finish(p, catalog, stats);
+out:
+	if (h)
+		yajl_free(h);
+	evparse_free(p);
+	return rc;
+}
+
+int evidence_read(const char *path, const struct evidence_sink *sink,
+                  json_t **catalog, struct evidence_stats *stats,
+                  struct err *e)
+{
+	struct input *in = NULL;
+	struct stat st;
+	char *file;
+	int rc;
+
+	*catalog = NULL;
+	err_clear(e);
+	if (stats)
+		memset(stats, 0, sizeof *stats);
+	file = evidence_data_file(path);
+	if (!file)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (strcmp(file, path) != 0 && stat(file, &st) != 0) {
+		rc = err_set(e, ERR_DATA,
+		             "%s: a directory without %s (not a legacy report directory)",
+		             path, LEGACY_DATA);
+		free(file);
+		return rc;
+	}
+	rc = input_open(file, &in, e);
+	if (!rc)
+		rc = read_stream(in, file, sink, catalog, stats, e);
+	if (!rc && stats)
+		stats->input_bytes = input_consumed(in);
+	if (rc && *catalog) {
+		json_decref(*catalog);
+		*catalog = NULL;
+	}
+	if (rc && stats)
+		evidence_stats_free(stats);
+	input_close(in);
+	free(file);
+	return rc;
+}

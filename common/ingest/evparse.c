@@ -1,0 +1,813 @@
+/* evparse: yajl callbacks building the catalog and streaming rows (see
+ * evparse.h). */
+#include "ingest/evparse.h"
+#include "ingest/evrow.h"
+#include "base/numtext.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 512
+#define SCHEMA "srtctl-trace/1"
+#define LONE_SURROGATE "invalid UTF-8 (a lone surrogate \\u escape)"
+
+enum role {
+	R_NONE, R_TOP, R_META, R_SOURCES, R_SOURCE, R_REQUESTS, R_REQUEST,
+	R_METRICS, R_SERIES, R_POINTS, R_PROFILES, R_PROFILE, R_EVENTS, R_CPU,
+	R_SAMPLES, R_EVENT, R_SAMPLE, R_POINT
+};
+
+/* Value kinds as the callbacks see them. */
+enum vkind { V_NULL, V_BOOL, V_NUM, V_STR, V_OBJ, V_ARR };
+
+struct frame {
+	enum role role;
+	int is_obj;
+	json_t *node;   /* borrowed (owned by its parent); NULL when streamed */
+	int64_t index;  /* arrays: index of the current element */
+	int64_t ord;    /* index of the enclosing profile or series */
+	unsigned seen;  /* once-only keys already met in this object */
+};
+
+struct evparse {
+	const char *file;
+	const struct evidence_sink *sink;
+	struct err *e;
+	int rc;
+	json_t *root;
+	json_t *req_ids;  /* set of request ids */
+	int have_schema, have_meta, done;
+	int depth;
+	struct frame fr[MAX_DEPTH];
+	struct buf keys[MAX_DEPTH];
+	struct buf path;
+	struct evrow row;
+	struct evrow_bounds names, stacks;
+	struct evidence_stats st;
+	size_t series_cap, profiles_cap;
+};
+
+/* ---- paths and errors ---------------------------------------------- */
+
+static void put_key(struct buf *b, const char *k, size_t n, int first)
+{
+	if (!first)
+		buf_putc(b, '.');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)k[i];
+		buf_putc(b, c < 0x20 || c == 0x7f ? '?' : (char)c);
+	}
+}
+
+/* The path of frame `upto - 1` (and of its current element when cur). */
+static const char *path_of(struct evparse *p, int upto, int cur)
+{
+	struct buf *b = &p->path;
+
+	buf_reset(b);
+	for (int i = 1; i <= upto; i++) {
+		if (i == upto && !cur)
+			break;
+		const struct frame *f = &p->fr[i - 1];
+		if (i > p->depth)
+			break;
+		if (f->is_obj)
+			put_key(b, p->keys[i - 1].data ? p->keys[i - 1].data : "",
+			        p->keys[i - 1].len, b->len == 0);
+		else
+			buf_printf(b, "[%lld]", (long long)(f->role >= R_EVENT ? p->row.k : f->index));
+	}
+	return b->data ? b->data : "";
+}
+
+static int failv(struct evparse *p, const char *path, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (path && strlen(path) > 240) /* keep the message one readable line */
+		err_set(p->e, ERR_DATA, "%s: %.100s...%s%s%s", p->file, path,
+		        path + strlen(path) - 100,
+		        msg[0] == '.' || msg[0] == '[' ? "" : ": ", msg);
+	else if (path && *path)
+		err_set(p->e, ERR_DATA, "%s: %s%s%s", p->file, path,
+		        msg[0] == '.' || msg[0] == '[' ? "" : ": ", msg);
+	else
+		err_set(p->e, ERR_DATA, "%s: %s", p->file, msg);
+	p->rc = ERR_DATA;
+	return 0; /* the callback return that cancels yajl */
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct evparse *p, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	failv(p, path, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int nomem(struct evparse *p)
+{
+	err_set(p->e, ERR_NOMEM, "%s: out of memory", p->file);
+	p->rc = ERR_NOMEM;
+	return 0;
+}
+
+/* A short printable rendering of a user string for messages. */
+static void quoted(char *out, size_t cap, const char *s, size_t n)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 4 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		out[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	if (o + 4 >= cap && n > o)
+		memcpy(out + o, "...", 3), o += 3;
+	out[o] = '\0';
+}
+
+void evparse_where(struct evparse *p, char *out, size_t cap)
+{
+	const char *path = path_of(p, p->depth, 1);
+	size_t n = strlen(path);
+	if (n && path[n - 1] == '.') /* an object before its first key */
+		n--;
+	if (n > 200)
+		snprintf(out, cap, " (at %.80s...%s)", path, path + n - 80);
+	else if (n)
+		snprintf(out, cap, " (at %.*s)", (int)n, path);
+	else if (cap)
+		out[0] = '\0';
+}
+
+/* ---- stats ------------------------------------------------------------ */
+
+static int grow_u64(uint64_t **a, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	while (nc < need)
+		nc *= 2;
+	uint64_t *n = realloc(*a, nc * sizeof **a);
+	if (!n)
+		return -1;
+	memset(n + *cap, 0, (nc - *cap) * sizeof *n);
+	*a = n;
+	*cap = nc;
+	return 0;
+}
+
+static int note_profile(struct evparse *p, int64_t ord)
+{
+	size_t need = (size_t)ord + 1, cap = p->profiles_cap;
+	if (grow_u64(&p->st.profile_events, &cap, need))
+		return -1;
+	cap = p->profiles_cap;
+	if (grow_u64(&p->st.profile_samples, &cap, need))
+		return -1;
+	p->profiles_cap = cap;
+	if (p->st.nprofiles < need)
+		p->st.nprofiles = need;
+	return 0;
+}
+
+static int note_series(struct evparse *p, int64_t ord)
+{
+	size_t need = (size_t)ord + 1;
+	if (grow_u64(&p->st.series_points, &p->series_cap, need))
+		return -1;
+	if (p->st.nseries < need)
+		p->st.nseries = need;
+	return 0;
+}
+
+static int64_t array_size_of(json_t *obj, const char *key)
+{
+	json_t *a = obj ? json_object_get(obj, key) : NULL;
+	return json_is_array(a) ? (int64_t)json_array_size(a) : -1;
+}
+
+/* ---- rows ------------------------------------------------------------- */
+
+static enum evrow_kind row_kind(enum role r)
+{
+	return r == R_EVENT ? EVROW_EVENT : r == R_SAMPLE ? EVROW_SAMPLE : EVROW_POINT;
+}
+
+static int row_shape_error(struct evparse *p)
+{
+	return fail(p, path_of(p, p->depth, 0), "expected %s",
+	            evrow_shape(row_kind(p->fr[p->depth - 1].role)));
+}
+
+/* Turns an evrow result into a callback return. */
+static int row_result(struct evparse *p, int rc)
+{
+	const char *what;
+
+	switch (rc) {
+	case EVROW_OK:
+		return 1;
+	case EVROW_SHAPE:
+		return row_shape_error(p);
+	case EVROW_NOMEM:
+		return nomem(p);
+	case EVROW_BIG:
+		what = "integer does not fit a signed 64-bit integer";
+		break;
+	case EVROW_UTF8:
+		what = LONE_SURROGATE;
+		break;
+	default:
+		what = "number out of range";
+		break;
+	}
+	return fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, what);
+}
+
+static int row_end(struct evparse *p)
+{
+	struct frame *f = &p->fr[p->depth - 1];
+	struct frame *arr = &p->fr[p->depth - 2];
+	const struct evidence_sink *s = p->sink;
+	int64_t ord = arr->index;
+	int rc = 0;
+
+	if (!evrow_complete(&p->row))
+		return row_shape_error(p);
+	if (f->role == R_EVENT) {
+		struct evidence_event ev;
+		evrow_event(&p->row, &ev);
+		if (evrow_bounds_note(&p->names, ord, ev.name))
+			return nomem(p);
+		p->st.events++;
+		p->st.profile_events[f->ord]++;
+		if (s && s->event)
+			rc = s->event(s->ctx, f->ord, ord, &ev, p->e);
+	} else if (f->role == R_SAMPLE) {
+		struct evidence_sample sa;
+		evrow_sample(&p->row, &sa);
+		if (evrow_bounds_note(&p->stacks, ord, sa.stack))
+			return nomem(p);
+		p->st.samples++;
+		p->st.profile_samples[f->ord]++;
+		if (s && s->sample)
+			rc = s->sample(s->ctx, f->ord, ord, &sa, p->e);
+	} else {
+		struct evidence_point pt;
+		evrow_point(&p->row, &pt);
+		p->st.points++;
+		p->st.series_points[f->ord]++;
+		if (s && s->point)
+			rc = s->point(s->ctx, f->ord, ord, &pt, p->e);
+	}
+	if (rc) {
+		p->rc = rc;
+		if (!p->e->msg[0])
+			err_set(p->e, rc, "%s: %s: the row was refused", p->file,
+			        path_of(p, p->depth, 0));
+		return 0;
+	}
+	p->depth--;
+	arr->index++;
+	return 1;
+}
+
+/* ---- the tree ----------------------------------------------------------- */
+
+static int key_is(const struct evparse *p, const char *k)
+{
+	const struct buf *b = &p->keys[p->depth - 1];
+	size_t n = strlen(k);
+	return b->len == n && memcmp(b->data, k, n) == 0;
+}
+
+static const char *kind_name(enum vkind k)
+{
+	static const char *const names[] = {
+		"null", "a boolean", "a number", "a string", "an object", "an array"
+	};
+	return names[k];
+}
+
+/* Checks a value of kind k at the current position against the shape the
+ * document needs there and returns the role a container gets (R_NONE for
+ * ordinary values), or -1 after failing. */
+static int value_role(struct evparse *p, enum vkind k)
+{
+	const struct frame *f;
+	enum role want = R_NONE;
+	enum vkind need = V_NULL;
+	int any = 1;
+	unsigned bit = 0;
+
+	if (p->depth == 0) {
+		if (k != V_OBJ)
+			return fail(p, NULL, "the top level is %s, not an object", kind_name(k)), -1;
+		return R_TOP;
+	}
+	f = &p->fr[p->depth - 1];
+	switch (f->role) {
+	case R_TOP:
+		/* a second copy would replay ids and rows: refuse it */
+		if (key_is(p, "meta"))
+			want = R_META, need = V_OBJ, any = 0, bit = 4;
+		else if (key_is(p, "sources"))
+			want = R_SOURCES, need = V_ARR, any = 0, bit = 8;
+		else if (key_is(p, "requests"))
+			want = R_REQUESTS, need = V_ARR, any = 0, bit = 16;
+		else if (key_is(p, "metrics"))
+			want = R_METRICS, need = V_ARR, any = 0, bit = 32;
+		else if (key_is(p, "profiles"))
+			want = R_PROFILES, need = V_ARR, any = 0, bit = 64;
+		else if (key_is(p, "schema") && k != V_STR)
+			return fail(p, path_of(p, p->depth, 1), "expected \"%s\"", SCHEMA), -1;
+		break;
+	case R_SOURCES: want = R_SOURCE, need = V_OBJ, any = 0; break;
+	case R_REQUESTS: want = R_REQUEST, need = V_OBJ, any = 0; break;
+	case R_METRICS: want = R_SERIES, need = V_OBJ, any = 0; break;
+	case R_PROFILES: want = R_PROFILE, need = V_OBJ, any = 0; break;
+	case R_SERIES:
+		if (key_is(p, "points"))
+			want = R_POINTS, need = V_ARR, any = 0, bit = 1;
+		break;
+	case R_PROFILE:
+		if (key_is(p, "events"))
+			want = R_EVENTS, need = V_ARR, any = 0, bit = 1;
+		else if (key_is(p, "cpu")) {
+			if (k != V_NULL && k != V_OBJ)
+				return fail(p, path_of(p, p->depth, 1),
+				            "expected an object or null, got %s", kind_name(k)), -1;
+			want = k == V_OBJ ? R_CPU : R_NONE, bit = 2;
+		}
+		else if (key_is(p, "names"))
+			need = V_ARR, any = 0;
+		break;
+	case R_CPU:
+		if (key_is(p, "samples"))
+			want = R_SAMPLES, need = V_ARR, any = 0, bit = 1;
+		else if (key_is(p, "stacks") || key_is(p, "names"))
+			need = V_ARR, any = 0;
+		break;
+	case R_EVENTS:
+	case R_SAMPLES:
+	case R_POINTS:
+		want = f->role == R_EVENTS ? R_EVENT : f->role == R_SAMPLES ? R_SAMPLE : R_POINT;
+		if (k != V_ARR)
+			return fail(p, path_of(p, p->depth, 1), "expected %s",
+			            evrow_shape(row_kind((enum role)want))), -1;
+		return want;
+	default:
+		break;
+	}
+	if (!any && k != need)
+		return fail(p, path_of(p, p->depth, 1), "expected %s, got %s",
+		            kind_name(need), kind_name(k)), -1;
+	if (bit) {
+		if (f->seen & bit)
+			return fail(p, path_of(p, p->depth, 1), "duplicate key"), -1;
+		p->fr[p->depth - 1].seen |= bit;
+	}
+	return want;
+}
+
+/* Attaches v (reference taken) at the current position. */
+static int attach(struct evparse *p, json_t *v)
+{
+	struct frame *f;
+
+	if (!v)
+		return nomem(p);
+	if (p->depth == 0) {
+		p->root = v;
+		return 1;
+	}
+	f = &p->fr[p->depth - 1];
+	if (f->is_obj) {
+		struct buf *k = &p->keys[p->depth - 1];
+		if (json_object_setn_new_nocheck(f->node, k->data ? k->data : "", k->len, v))
+			return nomem(p);
+	} else if (json_array_append_new(f->node, v)) {
+		return nomem(p);
+	}
+	return 1;
+}
+
+/* After a value completed at the current position. */
+static void advance(struct evparse *p)
+{
+	if (p->depth && !p->fr[p->depth - 1].is_obj)
+		p->fr[p->depth - 1].index++;
+}
+
+static int in_row(const struct evparse *p)
+{
+	return p->depth && p->fr[p->depth - 1].role >= R_EVENT;
+}
+
+static int scalar(struct evparse *p, enum vkind k, json_t *v)
+{
+	int role = value_role(p, k);
+	if (role < 0) {
+		json_decref(v);
+		return 0;
+	}
+	if (!attach(p, v))
+		return 0;
+	advance(p);
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	struct evparse *p = ctx;
+	if (in_row(p)) {
+		return row_result(p, evrow_null(&p->row));
+	}
+	return scalar(p, V_NULL, json_null());
+}
+
+static int cb_boolean(void *ctx, int b)
+{
+	struct evparse *p = ctx;
+	if (in_row(p))
+		return row_shape_error(p);
+	return scalar(p, V_BOOL, json_boolean(b));
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	struct evparse *p = ctx;
+	int64_t iv;
+	double d;
+	int kind;
+
+	if (in_row(p))
+		return row_result(p, evrow_number(&p->row, s, n));
+	if (value_role(p, V_NUM) < 0)
+		return 0;
+	kind = numtext_int(s, n, &iv);
+	if (kind == NUMTEXT_BIG)
+		return fail(p, path_of(p, p->depth, 1),
+		            "integer does not fit a signed 64-bit integer");
+	if (kind == NUMTEXT_REAL && numtext_real(s, n, &d))
+		return fail(p, path_of(p, p->depth, 1), "number out of range");
+	if (!attach(p, kind == NUMTEXT_INT ? json_integer(iv) : json_real(d)))
+		return 0;
+	advance(p);
+	return 1;
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	struct evparse *p = ctx;
+
+	if (in_row(p)) {
+		return row_result(p, evrow_string(&p->row, (const char *)s, n));
+	}
+	if (!evrow_text_ok((const char *)s, n))
+		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
+	if (p->depth == 1 && key_is(p, "schema")) {
+		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
+			char q[80];
+			quoted(q, sizeof q, (const char *)s, n);
+			return fail(p, "schema", "expected \"%s\", got \"%s\"", SCHEMA, q);
+		}
+		p->have_schema = 1;
+	}
+	return scalar(p, V_STR, json_stringn_nocheck((const char *)s, n));
+}
+
+static int push(struct evparse *p, enum role role, int is_obj, json_t *node)
+{
+	struct frame *f;
+	int64_t ord = -1;
+
+	if (p->depth == MAX_DEPTH)
+		return fail(p, path_of(p, p->depth, 1), "nesting deeper than %d levels",
+		            MAX_DEPTH);
+	if (p->depth) {
+		const struct frame *parent = &p->fr[p->depth - 1];
+		ord = role == R_SOURCE || role == R_REQUEST || role == R_SERIES ||
+		      role == R_PROFILE ? parent->index : parent->ord;
+	}
+	f = &p->fr[p->depth++];
+	f->role = role;
+	f->is_obj = is_obj;
+	f->node = node;
+	f->index = 0;
+	f->ord = ord;
+	f->seen = 0;
+	if (is_obj)
+		buf_reset(&p->keys[p->depth - 1]);
+	return 1;
+}
+
+static int start_container(struct evparse *p, int is_obj)
+{
+	int role;
+	json_t *node;
+
+	if (in_row(p))
+		return row_shape_error(p);
+	role = value_role(p, is_obj ? V_OBJ : V_ARR);
+	if (role < 0)
+		return 0;
+	if (role >= R_EVENT) { /* a row: decoded by evrow, no node */
+		evrow_begin(&p->row, row_kind((enum role)role));
+		return push(p, role, 0, NULL);
+	}
+	node = is_obj ? json_object() : json_array();
+	if (!attach(p, node))
+		return 0;
+	if (!push(p, role, is_obj, role == R_EVENTS || role == R_SAMPLES ||
+	          role == R_POINTS ? NULL : node))
+		return 0;
+	switch (role) {
+	case R_PROFILE:
+		if (note_profile(p, p->fr[p->depth - 1].ord))
+			return nomem(p);
+		evrow_bounds_reset(&p->names, -1);
+		evrow_bounds_reset(&p->stacks, -1);
+		break;
+	case R_SERIES:
+		if (note_series(p, p->fr[p->depth - 1].ord))
+			return nomem(p);
+		break;
+	case R_EVENTS:
+		evrow_bounds_reset(&p->names, array_size_of(p->fr[p->depth - 2].node, "names"));
+		break;
+	case R_SAMPLES:
+		evrow_bounds_reset(&p->stacks, array_size_of(p->fr[p->depth - 2].node, "stacks"));
+		break;
+	case R_META:
+		p->have_meta = 1;
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+	return start_container(ctx, 1);
+}
+
+static int cb_start_array(void *ctx)
+{
+	return start_container(ctx, 0);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+	struct evparse *p = ctx;
+	struct buf *b = &p->keys[p->depth - 1];
+
+	buf_reset(b);
+	buf_append(b, k, n);
+	if (b->failed)
+		return nomem(p);
+	if (!evrow_text_ok((const char *)k, n))
+		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
+	return 1;
+}
+
+/* ---- checks when an object ends ---------------------------------------- */
+
+static int check_id(struct evparse *p, const struct frame *f)
+{
+	json_t *id = json_object_get(f->node, "id");
+	if (json_is_integer(id) && json_integer_value(id) == f->ord)
+		return 1;
+	return fail(p, path_of(p, p->depth, 0), ".id: %s (must equal the array index %lld)",
+	            id ? "wrong" : "missing", (long long)f->ord);
+}
+
+static int check_request(struct evparse *p, const struct frame *f)
+{
+	json_t *id = json_object_get(f->node, "id");
+	char q[120];
+
+	if (!json_is_string(id))
+		return fail(p, path_of(p, p->depth, 0), ".id: expected a string, got %s",
+		            id ? "another type" : "nothing");
+	const char *s = json_string_value(id);
+	size_t n = json_string_length(id);
+	if (json_object_getn(p->req_ids, s, n)) {
+		quoted(q, sizeof q, s, n);
+		return fail(p, path_of(p, p->depth, 0), ".id: duplicate request id '%s'", q);
+	}
+	if (json_object_setn_new_nocheck(p->req_ids, s, n, json_true()))
+		return nomem(p);
+	/* the engine windows requests by these times */
+	static const char *const times[] = { "start", "end", "first" };
+	for (int k = 0; k < 3; k++) {
+		json_t *t = json_object_get(f->node, times[k]);
+		if (t && !json_is_number(t) && !(k == 2 && json_is_null(t)))
+			return fail(p, path_of(p, p->depth, 0), ".%s: expected a number%s",
+			            times[k], k == 2 ? " or null" : "");
+	}
+	return 1;
+}
+
+/* A dictionary (`names`) must hold strings: the engine prints them. */
+static int check_names(struct evparse *p, json_t *obj)
+{
+	json_t *names = json_object_get(obj, "names"), *x;
+	size_t i;
+
+	json_array_foreach(names, i, x)
+		if (!json_is_string(x))
+			return fail(p, path_of(p, p->depth, 0), ".names[%zu]: expected a string", i);
+	return 1;
+}
+
+static int check_bounds(struct evparse *p, const struct evrow_bounds *b, int64_t size,
+                        const char *rows, const char *what, const char *dict)
+{
+	int64_t v, row = evrow_bounds_first_bad(b, size < 0 ? 0 : size, &v);
+	if (row < 0)
+		return 1;
+	return fail(p, path_of(p, p->depth, 0), ".%s[%lld]: %s %lld outside %s (%lld entries)",
+	            rows, (long long)row, what, (long long)v, dict,
+	            (long long)(size < 0 ? 0 : size));
+}
+
+static int check_stack_entries(struct evparse *p, json_t *cpu)
+{
+	json_t *stacks = json_object_get(cpu, "stacks"), *st, *x;
+	int64_t nn = array_size_of(cpu, "names");
+	size_t i, j;
+
+	json_array_foreach(stacks, i, st) {
+		if (!json_is_array(st))
+			return fail(p, path_of(p, p->depth, 0),
+			            ".stacks[%zu]: expected an array of name indexes", i);
+		json_array_foreach(st, j, x) {
+			if (!json_is_integer(x))
+				return fail(p, path_of(p, p->depth, 0),
+				            ".stacks[%zu][%zu]: expected a name index", i, j);
+			if (json_integer_value(x) < 0 || json_integer_value(x) >= (nn < 0 ? 0 : nn))
+				return fail(p, path_of(p, p->depth, 0),
+				            ".stacks[%zu][%zu]: name_index %lld outside names (%lld entries)",
+				            i, j, (long long)json_integer_value(x),
+				            (long long)(nn < 0 ? 0 : nn));
+		}
+	}
+	return 1;
+}
+
+static int check_meta(struct evparse *p, json_t *meta, const char *path)
+{
+	json_t *d = json_object_get(meta, "duration");
+	if (!d)
+		return fail(p, path, "missing");
+	if (!json_is_number(d) || !(json_number_value(d) > 0) ||
+	    !isfinite(json_number_value(d)))
+		return fail(p, path, "expected a finite number > 0");
+	return 1;
+}
+
+static int end_object(struct evparse *p)
+{
+	struct frame *f = &p->fr[p->depth - 1];
+	int64_t c;
+
+	switch (f->role) {
+	case R_TOP:
+		if (!p->have_schema)
+			return fail(p, "schema", "missing (expected \"%s\")", SCHEMA);
+		if (!p->have_meta)
+			return fail(p, "meta", "missing");
+		p->done = 1;
+		break;
+	case R_META:
+		if (!check_meta(p, f->node, "meta.duration"))
+			return 0;
+		break;
+	case R_SOURCE:
+	case R_SERIES:
+		if (!check_id(p, f))
+			return 0;
+		break;
+	case R_REQUEST:
+		if (!check_request(p, f))
+			return 0;
+		break;
+	case R_PROFILE:
+		if (!check_id(p, f) || !check_names(p, f->node) ||
+		    !check_bounds(p, &p->names, array_size_of(f->node, "names"),
+		                  "events", "name_index", "names"))
+			return 0;
+		c = (int64_t)p->st.profile_events[f->ord];
+		if (json_object_set_new(f->node, "event_count", json_integer(c)))
+			return nomem(p);
+		break;
+	case R_CPU:
+		if (!check_bounds(p, &p->stacks, array_size_of(f->node, "stacks"),
+		                  "samples", "stack_index", "stacks") ||
+		    !check_names(p, f->node) || !check_stack_entries(p, f->node))
+			return 0;
+		c = (int64_t)p->st.profile_samples[f->ord];
+		if (json_object_set_new(f->node, "sample_count", json_integer(c)))
+			return nomem(p);
+		break;
+	default:
+		break;
+	}
+	p->depth--;
+	advance(p);
+	return 1;
+}
+
+static int cb_end_map(void *ctx)
+{
+	return end_object(ctx);
+}
+
+static int cb_end_array(void *ctx)
+{
+	struct evparse *p = ctx;
+	if (in_row(p))
+		return row_end(p);
+	p->depth--;
+	advance(p);
+	return 1;
+}
+
+const yajl_callbacks evparse_callbacks = {
+	cb_null, cb_boolean, NULL, NULL, cb_number, cb_string,
+	cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
+};
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
+                            struct err *e)
+{
+	struct evparse *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->file = file;
+	p->sink = sink;
+	p->e = e;
+	p->req_ids = json_object();
+	if (!p->req_ids) {
+		free(p);
+		return NULL;
+	}
+	for (int i = 0; i < MAX_DEPTH; i++)
+		buf_init(&p->keys[i], 0);
+	buf_init(&p->path, 0);
+	evrow_init(&p->row);
+	return p;
+}
+
+int evparse_error(const struct evparse *p)
+{
+	return p->rc;
+}
+
+int evparse_finish(struct evparse *p, json_t **catalog,
+                   struct evidence_stats *stats)
+{
+	if (!p->done || !p->root)
+		return err_set(p->e, ERR_DATA, "%s: invalid JSON: unexpected end of document",
+		               p->file);
+	if (!json_object_get(p->root, "capabilities")) {
+		json_t *caps = evidence_capabilities(p->root, p->st.series_points,
+		                                     p->st.nseries);
+		if (!caps || json_object_set_new(p->root, "capabilities", caps))
+			return err_set(p->e, ERR_NOMEM, "%s: out of memory", p->file);
+	}
+	*catalog = p->root;
+	p->root = NULL;
+	if (stats) {
+		*stats = p->st;
+		memset(&p->st, 0, sizeof p->st);
+	}
+	return 0;
+}
+
+void evparse_free(struct evparse *p)
+{
+	if (!p)
+		return;
+	json_decref(p->root);
+	json_decref(p->req_ids);
+	for (int i = 0; i < MAX_DEPTH; i++)
+		buf_free(&p->keys[i]);
+	buf_free(&p->path);
+	evrow_free(&p->row);
+	evrow_bounds_free(&p->names);
+	evrow_bounds_free(&p->stacks);
+	evidence_stats_free(&p->st);
+	free(p);
+}

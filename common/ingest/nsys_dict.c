@@ -1,0 +1,137 @@
+/* nsys_dict: insertion-ordered byte-string dictionary (see nsys_dict.h). */
+#include "ingest/nsys_dict.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t dict_hash(const void *key, size_t len)
+{
+	const unsigned char *p = key;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h ^ (h >> 29);
+}
+
+void nsys_dict_init(struct nsys_dict *d)
+{
+	memset(d, 0, sizeof *d);
+}
+
+void nsys_dict_free(struct nsys_dict *d)
+{
+	for (size_t i = 0; i < d->count; i++)
+		free(d->entries[i].key);
+	free(d->entries);
+	free(d->slots);
+	nsys_dict_init(d);
+}
+
+/* The slot holding key, or the empty slot where it belongs. */
+static size_t dict_find(const struct nsys_dict *d, const void *key,
+                        size_t len, uint64_t h)
+{
+	size_t mask = d->nslots - 1, i = (size_t)h & mask;
+	for (;;) {
+		size_t s = d->slots[i];
+		if (!s)
+			return i;
+		const struct nsys_dict_entry *en = &d->entries[s - 1];
+		if (en->hash == h && en->len == len &&
+		    memcmp(en->key, key, len) == 0)
+			return i;
+		i = (i + 1) & mask;
+	}
+}
+
+static int dict_grow(struct nsys_dict *d)
+{
+	size_t n = d->nslots ? d->nslots * 2 : 64;
+	size_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return -1;
+	free(d->slots);
+	d->slots = slots;
+	d->nslots = n;
+	for (size_t k = 0; k < d->count; k++) {
+		size_t i = (size_t)d->entries[k].hash & (n - 1);
+		while (slots[i])
+			i = (i + 1) & (n - 1);
+		slots[i] = k + 1;
+	}
+	return 0;
+}
+
+int nsys_dict_get(const struct nsys_dict *d, const void *key, size_t len,
+                  int64_t *value)
+{
+	if (!d->nslots)
+		return 0;
+	size_t s = d->slots[dict_find(d, key, len, dict_hash(key, len))];
+	if (!s)
+		return 0;
+	*value = d->entries[s - 1].value;
+	return 1;
+}
+
+/* Adds an absent key; returns its entry index or -1. */
+static int64_t dict_add(struct nsys_dict *d, const void *key, size_t len,
+                        uint64_t h, int64_t value)
+{
+	if ((d->count + 1) * 2 > d->nslots && dict_grow(d) != 0)
+		return -1;
+	if (d->count == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 32;
+		struct nsys_dict_entry *en =
+			realloc(d->entries, cap * sizeof *en);
+		if (!en)
+			return -1;
+		d->entries = en;
+		d->cap = cap;
+	}
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -1;
+	if (len)
+		memcpy(copy, key, len);
+	copy[len] = '\0';
+	struct nsys_dict_entry *en = &d->entries[d->count];
+	en->key = copy;
+	en->len = len;
+	en->hash = h;
+	en->value = value;
+	d->slots[dict_find(d, key, len, h)] = d->count + 1;
+	return (int64_t)d->count++;
+}
+
+int64_t nsys_dict_intern(struct nsys_dict *d, const void *key, size_t len,
+                         int *added)
+{
+	uint64_t h = dict_hash(key, len);
+	if (added)
+		*added = 0;
+	if (d->nslots) {
+		size_t s = d->slots[dict_find(d, key, len, h)];
+		if (s)
+			return (int64_t)(s - 1);
+	}
+	if (added)
+		*added = 1;
+	return dict_add(d, key, len, h, (int64_t)d->count);
+}
+
+int nsys_dict_put(struct nsys_dict *d, const void *key, size_t len,
+                  int64_t value)
+{
+	uint64_t h = dict_hash(key, len);
+	if (d->nslots) {
+		size_t s = d->slots[dict_find(d, key, len, h)];
+		if (s) {
+			d->entries[s - 1].value = value;
+			return 0;
+		}
+	}
+	return dict_add(d, key, len, h, value) < 0 ? -1 : 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * nsys_profile: stream one opened Nsight export into one profile.
+ *
+ * Owns the range selection and ordering, the clock conversion to run
+ * seconds, the first-seen name dictionary, the thread list (with names),
+ * the CPU samples (stacks and names dictionaries) and the profile object of
+ * the catalog (nsight.md, trace-format.md).  Ranges and samples go to the
+ * sink as they are read; only the dictionaries are held.
+ */
+#ifndef DSIGHT_NSYS_PROFILE_H
+#define DSIGHT_NSYS_PROFILE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "ingest/evidence.h"
+#include "ingest/nsys_export.h"
+
+struct nsys_profile_in {
+	struct nsys_export *x;  /* opened export (borrowed) */
+	const char *file;       /* its base file name */
+	int64_t origin_ns;      /* the run origin (epoch ns) */
+	int64_t max_events;     /* < 0: no cap */
+	int64_t profile_id, source_id;
+	/* Progress in bytes (sink->progress): this export's size and the
+	 * bytes of the exports before it, out of progress_total. */
+	uint64_t file_bytes, progress_base, progress_total;
+	const struct evidence_sink *sink;
+};
+
+struct nsys_profile_out {
+	json_t *profile;        /* new reference: the catalog profile object */
+	uint64_t events, samples;
+	uint64_t without_end, invalid, scanned;
+	int truncated;
+};
+
+/* Streams the export's ranges and samples to in->sink and builds the
+ * profile object (events: [] + event_count; cpu.samples: [] +
+ * sample_count).  On success out->profile is owned by the caller. */
+int nsys_profile_import(const struct nsys_profile_in *in,
+                        struct nsys_profile_out *out, struct err *e);
+
+/* A JSON string of n bytes; invalid UTF-8 sequences become U+FFFD.
+ * New reference, NULL only when out of memory. */
+json_t *nsys_json_string(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,74 @@
+/* sink_tee: fan one row stream out to several sinks (see sink_tee.h). */
+#include "ingest/sink_tee.h"
+
+#include <string.h>
+
+void sink_tee_init(struct sink_tee *t)
+{
+	memset(t, 0, sizeof *t);
+}
+
+int sink_tee_add(struct sink_tee *t, const struct evidence_sink *sink)
+{
+	if (t->n >= SINK_TEE_MAX)
+		return -1;
+	t->sinks[t->n++] = *sink;
+	return 0;
+}
+
+static int tee_event(void *ctx, int64_t profile, int64_t ordinal,
+                     const struct evidence_event *row, struct err *e)
+{
+	struct sink_tee *t = ctx;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct evidence_sink *s = &t->sinks[i];
+		int rc = s->event ? s->event(s->ctx, profile, ordinal, row, e) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int tee_sample(void *ctx, int64_t profile, int64_t ordinal,
+                      const struct evidence_sample *row, struct err *e)
+{
+	struct sink_tee *t = ctx;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct evidence_sink *s = &t->sinks[i];
+		int rc = s->sample ? s->sample(s->ctx, profile, ordinal, row, e) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int tee_point(void *ctx, int64_t series, int64_t ordinal,
+                     const struct evidence_point *row, struct err *e)
+{
+	struct sink_tee *t = ctx;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct evidence_sink *s = &t->sinks[i];
+		int rc = s->point ? s->point(s->ctx, series, ordinal, row, e) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void tee_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct sink_tee *t = ctx;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->sinks[i].progress)
+			t->sinks[i].progress(t->sinks[i].ctx, done, total);
+}
+
+void sink_tee_sink(struct sink_tee *t, struct evidence_sink *out)
+{
+	memset(out, 0, sizeof *out);
+	out->ctx = t;
+	out->event = tee_event;
+	out->sample = tee_sample;
+	out->point = tee_point;
+	out->progress = tee_progress;
+}

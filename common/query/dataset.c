@@ -1,0 +1,317 @@
+/* dataset: open any dataset behind one backend interface (see dataset.h). */
+#include "query/dataset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fileid.h"
+#include "base/hash.h"
+#include "query/memrows.h"
+#include "store/store.h"
+
+enum { DS_SQLITE = 1, DS_DOCUMENT };
+
+/* What all handles of one dataset share (refcounted, read-only). */
+struct ds_core {
+	atomic_int refs;
+	int kind;
+	char *data_path;
+	char generation[STORE_GENERATION_MAX + 1];
+	json_t *catalog;
+	struct memrows *rows; /* DS_DOCUMENT */
+	struct fileid id;     /* of data_path, unchanged across the open */
+};
+
+struct dataset {
+	struct ds_core *core;
+	struct store *store; /* DS_SQLITE: this handle's connection */
+};
+
+static void core_release(struct ds_core *c)
+{
+	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	json_decref(c->catalog);
+	memrows_free(c->rows);
+	free(c->data_path);
+	free(c);
+}
+
+/* Reads up to 16 leading bytes of path into hdr; returns the count or -1. */
+static ssize_t read_header(const char *path, unsigned char hdr[16])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -1;
+	while (got < 16 && (n = read(fd, hdr + got, (size_t)(16 - got))) > 0)
+		got += n;
+	close(fd);
+	return got;
+}
+
+/* generation = first 32 hex digits of the SHA-256 of the file. */
+static int file_generation(const char *path, char *out, struct err *e)
+{
+	char hex[HASH_HEX_LEN + 1];
+	int rc = hash_sha256_file(path, hex, NULL, e);
+
+	if (rc)
+		return rc;
+	memcpy(out, hex, 32);
+	out[32] = '\0';
+	return 0;
+}
+
+/* Finds the data file that path names.  *file is malloc'd. */
+static int resolve(const char *path, char **file, int *kind, struct err *e)
+{
+	struct stat st;
+	unsigned char hdr[16];
+	ssize_t n;
+	char *p = NULL;
+
+	*file = NULL;
+	if (stat(path, &st) != 0)
+		return err_sys(e, ERR_DATA, "Cannot open dataset %s", path);
+	if (S_ISDIR(st.st_mode)) {
+		static const char *const names[] = {"trace-data.sqlite",
+		                                    "trace-data.json.gz"};
+		for (int k = 0; k < 2 && !p; k++) {
+			struct stat fs;
+			size_t len = strlen(path) + strlen(names[k]) + 2;
+			char *c = malloc(len);
+			if (!c)
+				return err_set(e, ERR_NOMEM, "out of memory");
+			snprintf(c, len, "%s/%s", path, names[k]);
+			if (stat(c, &fs) == 0 && S_ISREG(fs.st_mode))
+				p = c;
+			else
+				free(c);
+		}
+		if (!p)
+			return err_set(e, ERR_DATA,
+			               "%s is not a DSight report: it holds neither "
+			               "trace-data.sqlite nor trace-data.json.gz",
+			               path);
+	} else {
+		p = strdup(path);
+		if (!p)
+			return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	memset(hdr, 0, sizeof hdr);
+	n = read_header(p, hdr);
+	if (n < 0) {
+		err_sys(e, ERR_DATA, "Cannot open dataset %s", p);
+		free(p);
+		return ERR_DATA;
+	}
+	if (n == 16 && store_is_sqlite_header(hdr)) {
+		*kind = DS_SQLITE;
+	} else if ((n >= 2 && hdr[0] == 0x1f && hdr[1] == 0x8b) ||
+	           (n >= 3 && hdr[0] == 0xef && hdr[1] == 0xbb && hdr[2] == 0xbf)) {
+		/* gzip, or a UTF-8 BOM that the evidence reader names */
+		*kind = DS_DOCUMENT;
+	} else {
+		ssize_t k = 0;
+		while (k < n && (hdr[k] == ' ' || hdr[k] == '\n' ||
+		                 hdr[k] == '\r' || hdr[k] == '\t'))
+			k++;
+		if (k == n || hdr[k] != '{') {
+			err_set(e, ERR_DATA,
+			        "%s is neither a DSight SQLite cache nor an evidence "
+			        "document (JSON or gzip)",
+			        p);
+			free(p);
+			return ERR_DATA;
+		}
+		*kind = DS_DOCUMENT;
+	}
+	*file = realpath(p, NULL);
+	free(p);
+	if (!*file)
+		return err_sys(e, ERR_DATA, "Cannot resolve %s", path);
+	return 0;
+}
+
+/* Opens the data file once; *out owned by the caller. */
+static int open_once(const char *path, struct dataset **out, struct err *e)
+{
+	struct ds_core *c;
+	struct dataset *ds;
+	struct fileid after;
+	char *file;
+	int kind = 0, rc;
+
+	*out = NULL;
+	rc = resolve(path, &file, &kind, e);
+	if (rc)
+		return rc;
+	c = calloc(1, sizeof *c);
+	ds = calloc(1, sizeof *ds);
+	if (!c || !ds) {
+		free(c);
+		free(ds);
+		free(file);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	atomic_init(&c->refs, 1);
+	c->kind = kind;
+	c->data_path = file;
+	ds->core = c;
+	rc = fileid_get(file, &c->id, e);
+	if (!rc && kind == DS_SQLITE) {
+		rc = store_open(file, &ds->store, e);
+		if (!rc)
+			rc = store_read_catalog(ds->store, &c->catalog,
+			                        c->generation, e);
+	} else if (!rc) {
+		rc = memrows_load(file, &c->catalog, &c->rows, e);
+		if (!rc)
+			rc = file_generation(file, c->generation, e);
+	}
+	if (!rc && !json_is_object(c->catalog))
+		rc = err_set(e, ERR_DATA, "%s: the catalog is not a JSON object",
+		             file);
+	/* A rebuild that replaced the file while we read it: say so, and let
+	 * dataset_open try again. */
+	if (!rc && (fileid_get(file, &after, e) != 0 ||
+	            !fileid_equal(&after, &c->id)))
+		rc = err_set(e, ERR_REBUILT, "%s changed while it was opened", file);
+	if (rc) {
+		dataset_close(ds);
+		return rc;
+	}
+	*out = ds;
+	return 0;
+}
+
+int dataset_open(const char *path, struct dataset **out, struct err *e)
+{
+	int rc;
+
+	/* The identity recorded is that of the very file read: it is taken
+	 * before opening and checked after, and a report rebuilt in between
+	 * is opened again (a few times at most). */
+	for (int tries = 0;; tries++) {
+		rc = open_once(path, out, e);
+		if (rc != ERR_REBUILT || tries == 4)
+			return rc;
+	}
+}
+
+const struct fileid *dataset_fileid(const struct dataset *ds)
+{
+	return &ds->core->id;
+}
+
+int dataset_clone(struct dataset *ds, struct dataset **out, struct err *e)
+{
+	struct dataset *n = calloc(1, sizeof *n);
+
+	*out = NULL;
+	if (!n)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (ds->core->kind == DS_SQLITE) {
+		int rc = store_open(ds->core->data_path, &n->store, e);
+		if (rc) {
+			free(n);
+			return rc;
+		}
+	}
+	atomic_fetch_add(&ds->core->refs, 1);
+	n->core = ds->core;
+	*out = n;
+	return 0;
+}
+
+void dataset_close(struct dataset *ds)
+{
+	if (!ds)
+		return;
+	store_close(ds->store);
+	core_release(ds->core);
+	free(ds);
+}
+
+const json_t *dataset_catalog(const struct dataset *ds)
+{
+	return ds->core->catalog;
+}
+
+const char *dataset_generation(const struct dataset *ds)
+{
+	return ds->core->generation;
+}
+
+const char *dataset_data_path(const struct dataset *ds)
+{
+	return ds->core->data_path;
+}
+
+int dataset_check_generation(struct dataset *ds, struct err *e)
+{
+	if (ds->core->kind != DS_SQLITE)
+		return 0;
+	return store_check_generation(ds->store, ds->core->generation, e);
+}
+
+int dataset_events(struct dataset *ds, int64_t profile,
+                   const struct dataset_window *w, dataset_event_fn fn,
+                   void *ctx, struct err *e)
+{
+	double ws = w ? w->start : 0, we = w ? w->end : 0;
+	if (ds->store)
+		return store_events(ds->store, profile, w != NULL, w && w->wide,
+		                    ws, we, fn, ctx, e);
+	return memrows_events(ds->core->rows, profile, w != NULL, ws, we, fn,
+	                      ctx);
+}
+
+int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
+                     dataset_event_fn fn, void *ctx, struct err *e)
+{
+	if (ds->store)
+		return store_event_at(ds->store, profile, ordinal, fn, ctx, e);
+	return memrows_event_at(ds->core->rows, profile, ordinal, fn, ctx);
+}
+
+int dataset_samples(struct dataset *ds, int64_t profile,
+                    const struct dataset_window *w, dataset_sample_fn fn,
+                    void *ctx, struct err *e)
+{
+	double ws = w ? w->start : 0, we = w ? w->end : 0;
+	if (ds->store)
+		return store_samples(ds->store, profile, w != NULL,
+		                     w && w->wide, ws, we, fn, ctx, e);
+	return memrows_samples(ds->core->rows, profile, w != NULL, ws, we, fn,
+	                       ctx);
+}
+
+int dataset_points(struct dataset *ds, int64_t series,
+                   const struct dataset_window *w, dataset_point_fn fn,
+                   void *ctx, struct err *e)
+{
+	double ws = w ? w->start : 0, we = w ? w->end : 0;
+	if (ds->store)
+		return store_points(ds->store, series, w != NULL, w && w->wide,
+		                    ws, we, fn, ctx, e);
+	return memrows_points(ds->core->rows, series, w != NULL, ws, we, fn,
+	                      ctx);
+}
+
+int dataset_points_before(struct dataset *ds, int64_t series, double t,
+                          dataset_point_fn fn, void *ctx, struct err *e)
+{
+	if (ds->store)
+		return store_points_before(ds->store, series, t, fn, ctx, e);
+	return memrows_points_before(ds->core->rows, series, t, fn, ctx);
+}

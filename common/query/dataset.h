@@ -1,0 +1,97 @@
+/*
+ * dataset: open any dataset behind one backend interface.
+ *
+ * A dataset is a report directory (prefers trace-data.sqlite, else
+ * trace-data.json.gz), an explicit SQLite cache (recognised by its header),
+ * or an evidence document (plain JSON or gzip, by magic).  Two backends:
+ * SQLite (read-only URI; only the catalog row is loaded; rows come from the
+ * indexes) and in-memory (the document's rows held in compact arrays).
+ * Both hand the query engine the same catalog tree and the same rows.
+ */
+#ifndef DSIGHT_DATASET_H
+#define DSIGHT_DATASET_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "ingest/evidence.h"
+#include "base/fileid.h"
+
+struct dataset;
+
+/* A time window; rows are selected inclusively (see each function). */
+struct dataset_window {
+	double start, end;
+	/* Hint: the window covers much of the run, so a backend may walk the
+	 * rows sequentially rather than through its window index (same rows,
+	 * same order guarantees either way). */
+	int wide;
+};
+
+/* Opens path.  On success *out is owned by the caller (dataset_close).
+ * ERR_DATA with a clear message for a missing/unknown/corrupt file, and
+ * "Unsupported DSight SQLite version: N; expected 1" for a wrong cache. */
+int dataset_open(const char *path, struct dataset **out, struct err *e);
+
+/* Opens a second handle on the same data that shares the catalog (and, for
+ * the in-memory backend, the rows): for worker threads, one handle per
+ * thread.  Owned by the caller; may outlive ds. */
+int dataset_clone(struct dataset *ds, struct dataset **out, struct err *e);
+
+void dataset_close(struct dataset *ds);
+
+/* The catalog tree (borrowed; valid while the handle is open). */
+const json_t *dataset_catalog(const struct dataset *ds);
+/* The generation id: the cache's, or the first 32 hex digits of the
+ * SHA-256 of the document file for a dataset without a cache. */
+const char *dataset_generation(const struct dataset *ds);
+/* The absolute path of the data file actually read (whose file identity
+ * tells a rebuild). */
+const char *dataset_data_path(const struct dataset *ds);
+
+/* The identity (device, inode, size, mtime, ctime) of the data file as it
+ * was when opened: compare it with fileid_get(dataset_data_path(ds)) to
+ * notice a rebuild (the daemon and the MCP server do).  Borrowed. */
+const struct fileid *dataset_fileid(const struct dataset *ds);
+
+/* Re-reads the stored generation (SQLite) and fails with ERR_REBUILT
+ * "DSight dataset was rebuilt; reopen it before querying" if it changed.
+ * Always 0 for the in-memory backend. */
+int dataset_check_generation(struct dataset *ds, struct err *e);
+
+/* Row callbacks: return 0 to continue, anything else stops the scan and is
+ * returned by the iterating function. Row pointers live during the call. */
+typedef int (*dataset_event_fn)(void *ctx, int64_t ordinal,
+                                const struct evidence_event *row);
+typedef int (*dataset_sample_fn)(void *ctx, int64_t ordinal,
+                                 const struct evidence_sample *row);
+typedef int (*dataset_point_fn)(void *ctx, int64_t ordinal,
+                                const struct evidence_point *row);
+
+/* Events of one profile overlapping w (start <= w.end && end >= w.start),
+ * in no particular order; w == NULL: every event in ordinal order.  The
+ * SQLite backend uses the durations lower-bound scan of queries.md. */
+int dataset_events(struct dataset *ds, int64_t profile,
+                   const struct dataset_window *w, dataset_event_fn fn,
+                   void *ctx, struct err *e);
+/* The one event (profile, ordinal), if it exists (fn not called
+ * otherwise). */
+int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
+                     dataset_event_fn fn, void *ctx, struct err *e);
+/* Samples of one profile with w.start <= time <= w.end, ordinal order
+ * (w == NULL: all). */
+int dataset_samples(struct dataset *ds, int64_t profile,
+                    const struct dataset_window *w, dataset_sample_fn fn,
+                    void *ctx, struct err *e);
+/* Points of one series with w.start <= time <= w.end, ordinal order
+ * (w == NULL: all). */
+int dataset_points(struct dataset *ds, int64_t series,
+                   const struct dataset_window *w, dataset_point_fn fn,
+                   void *ctx, struct err *e);
+/* Every point of the series at the latest timestamp strictly before t, in
+ * ordinal order (none when there is no earlier point). */
+int dataset_points_before(struct dataset *ds, int64_t series, double t,
+                          dataset_point_fn fn, void *ctx, struct err *e);
+
+#endif

@@ -1,0 +1,465 @@
+/* query_catalog: the kinds answered from the catalog tree alone: summary,
+ * request, lifecycle, requests, server_spans, sources, sessions, workers,
+ * families, iterations, profiles (queries.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonout.h"
+#include "query/query_impl.h"
+#include "base/text.h"
+
+static void emit_member(struct buf *b, const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	if (v)
+		jsonout_tree(b, v, 0);
+	else
+		buf_puts(b, "null");
+}
+
+int query_summary(struct qctx *q)
+{
+	static const char *const top[] = {"schema", "meta", "audit",
+	                                  "capabilities"};
+	static const char *const counted[] = {"requests", "sessions", "workers",
+	                                      "metrics", "profiles",
+	                                      "iterations"};
+	struct buf *b = q->out;
+
+	buf_putc(b, '{');
+	for (size_t k = 0; k < 4; k++) {
+		jsonout_cstr(b, top[k]);
+		buf_putc(b, ':');
+		emit_member(b, q->cat, top[k]);
+		buf_putc(b, ',');
+	}
+	buf_puts(b, "\"counts\":{");
+	for (size_t k = 0; k < 6; k++) {
+		if (k)
+			buf_putc(b, ',');
+		jsonout_cstr(b, counted[k]);
+		buf_putc(b, ':');
+		jsonout_int(b, (int64_t)json_array_size(q_array(q->cat,
+		                                                counted[k])));
+	}
+	buf_puts(b, "}}");
+	return 0;
+}
+
+int query_request(struct qctx *q, int lifecycle_only)
+{
+	const json_t *reqs = q_array(q->cat, "requests"), *r;
+	size_t k;
+
+	if (q->p->request_id) {
+		json_array_foreach(reqs, k, r) {
+			if (!q_str_eq(r, "id", q->p->request_id))
+				continue;
+			if (lifecycle_only)
+				emit_member(q->out, r, "lifecycle");
+			else
+				jsonout_tree(q->out, r, 0);
+			return 0;
+		}
+	}
+	return err_set(q->e, ERR_USAGE, "Unknown client request: %s",
+	               q->p->request_id ? q->p->request_id : "None");
+}
+
+/* Collects the indexes of arr's elements for which keep() is true. */
+static int collect(struct qctx *q, const json_t *arr,
+                   int (*keep)(struct qctx *, const json_t *, void *),
+                   void *arg, size_t **idx, size_t *n)
+{
+	size_t total = json_array_size(arr), k;
+	const json_t *v;
+
+	*n = 0;
+	*idx = malloc((total ? total : 1) * sizeof **idx);
+	if (!*idx)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	json_array_foreach(arr, k, v) {
+		if (keep(q, v, arg))
+			(*idx)[(*n)++] = k;
+	}
+	return 0;
+}
+
+/* Emits a plain list: matching elements of arr, whole. */
+static int plain_list(struct qctx *q, const json_t *arr,
+                      int (*keep)(struct qctx *, const json_t *, void *),
+                      void *arg)
+{
+	size_t *idx, n, from, to;
+	int rc = collect(q, arr, keep, arg, &idx, &n);
+	if (rc)
+		return rc;
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
+	for (size_t k = from; k < to; k++) {
+		if (k > from)
+			buf_putc(q->out, ',');
+		jsonout_tree(q->out, json_array_get(arr, idx[k]), 0);
+	}
+	q_list_tail(q);
+	buf_putc(q->out, '}');
+	free(idx);
+	return 0;
+}
+
+/* ---- requests ---- */
+
+struct search {
+	char *needle;
+	size_t len;
+};
+
+static int str_matches(const json_t *v, const struct search *s)
+{
+	return json_is_string(v) &&
+	       text_contains(json_string_value(v), json_string_length(v),
+	                     s->needle, s->len);
+}
+
+static int any_matches(const json_t *arr, const struct search *s)
+{
+	size_t k;
+	const json_t *v;
+	json_array_foreach(arr, k, v) {
+		if (str_matches(v, s))
+			return 1;
+	}
+	return 0;
+}
+
+static int contains_string(const json_t *arr, const char *s)
+{
+	size_t k, n = strlen(s);
+	const json_t *v;
+	json_array_foreach(arr, k, v) {
+		if (json_is_string(v) && json_string_length(v) == n &&
+		    !memcmp(json_string_value(v), s, n))
+			return 1;
+	}
+	return 0;
+}
+
+static int keep_request(struct qctx *q, const json_t *r, void *arg)
+{
+	const struct query_params *p = q->p;
+	const struct search *s = arg;
+	const json_t *ttft;
+	double t = 0;
+
+	if (!json_is_object(r) || !q_overlaps(q, r, "start", "end"))
+		return 0;
+	if (p->session && !q_str_eq(r, "session", p->session))
+		return 0;
+	if (p->agent && !q_str_eq(r, "agent", p->agent))
+		return 0;
+	if (q_given(p->worker) &&
+	    !contains_string(json_object_get(r, "workers"), p->worker))
+		return 0;
+	ttft = json_object_get(r, "ttft_ms");
+	if (json_is_number(ttft))
+		t = json_number_value(ttft);
+	if (!(t >= p->min_ttft_ms))
+		return 0;
+	if (s) {
+		if (!str_matches(json_object_get(r, "id"), s) &&
+		    !str_matches(json_object_get(r, "session"), s) &&
+		    !str_matches(json_object_get(r, "agent"), s) &&
+		    !str_matches(json_object_get(r, "conversation"), s) &&
+		    !any_matches(json_object_get(r, "server_ids"), s) &&
+		    !any_matches(json_object_get(r, "workers"), s))
+			return 0;
+	}
+	return 1;
+}
+
+int query_requests(struct qctx *q)
+{
+	static const char *const skip[] = {"spans", "lifecycle", NULL};
+	const json_t *reqs = q_array(q->cat, "requests");
+	struct search s = {NULL, 0};
+	size_t *idx, n, from, to;
+	int rc;
+
+	if (q_given(q->p->search)) {
+		s.needle = text_lower(q->p->search, strlen(q->p->search), &s.len);
+		if (!s.needle)
+			return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	rc = collect(q, reqs, keep_request, s.needle ? &s : NULL, &idx, &n);
+	free(s.needle);
+	if (rc)
+		return rc;
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
+	for (size_t k = from; k < to; k++) {
+		const json_t *r = json_array_get(reqs, idx[k]);
+		const json_t *spans = json_object_get(r, "spans");
+		if (k > from)
+			buf_putc(q->out, ',');
+		if (q_obj_open_except(q->out, r, skip))
+			buf_putc(q->out, ',');
+		buf_puts(q->out, "\"span_count\":");
+		jsonout_int(q->out, (int64_t)json_array_size(spans));
+		buf_putc(q->out, '}');
+	}
+	q_list_tail(q);
+	buf_putc(q->out, '}');
+	free(idx);
+	return 0;
+}
+
+/* ---- server_spans, sources, sessions, workers ---- */
+
+static int keep_overlap(struct qctx *q, const json_t *v, void *arg)
+{
+	(void)arg;
+	return json_is_object(v) && q_overlaps(q, v, "start", "end");
+}
+
+static int keep_all(struct qctx *q, const json_t *v, void *arg)
+{
+	(void)q;
+	(void)v;
+	(void)arg;
+	return 1;
+}
+
+int query_server_spans(struct qctx *q)
+{
+	return plain_list(q, q_array(q->cat, "server_spans"), keep_overlap,
+	                  NULL);
+}
+
+int query_sources(struct qctx *q)
+{
+	return plain_list(q, q_array(q->cat, "sources"), keep_all, NULL);
+}
+
+static int keep_session(struct qctx *q, const json_t *v, void *arg)
+{
+	(void)arg;
+	if (!json_is_object(v) || !q_overlaps(q, v, "start", "end"))
+		return 0;
+	if (q->p->agent &&
+	    !contains_string(json_object_get(v, "agents"), q->p->agent))
+		return 0;
+	if (q->p->session && !q_str_eq(v, "id", q->p->session))
+		return 0;
+	return 1;
+}
+
+int query_sessions(struct qctx *q)
+{
+	return plain_list(q, q_array(q->cat, "sessions"), keep_session, NULL);
+}
+
+static int keep_worker(struct qctx *q, const json_t *v, void *arg)
+{
+	(void)arg;
+	return !q_given(q->p->worker) || q_str_eq(v, "id", q->p->worker);
+}
+
+int query_workers(struct qctx *q)
+{
+	return plain_list(q, q_array(q->cat, "workers"), keep_worker, NULL);
+}
+
+/* ---- families ---- */
+
+static int keep_family(struct qctx *q, const json_t *v, void *arg)
+{
+	(void)q;
+	return !arg || str_matches(json_object_get(v, "name"), arg);
+}
+
+struct fam {
+	const char *name;
+	size_t len;
+	int64_t count;
+};
+
+static int cmp_fam(const void *a, const void *b)
+{
+	const struct fam *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Without a stored catalog: one {"name", "series_count"} per distinct
+ * series name, in name order. */
+static int derived_families(struct qctx *q, const struct search *s)
+{
+	const json_t *series = q_array(q->cat, "metrics"), *v;
+	size_t n = 0, m = 0, k, from, to;
+	struct fam *f = malloc((json_array_size(series) + 1) * sizeof *f);
+
+	if (!f)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	json_array_foreach(series, k, v) {
+		const json_t *name = json_object_get(v, "name");
+		if (!json_is_string(name))
+			continue;
+		f[n].name = json_string_value(name);
+		f[n].len = json_string_length(name);
+		f[n].count = 1;
+		n++;
+	}
+	qsort(f, n, sizeof *f, cmp_fam);
+	for (k = 0; k < n; k++) {
+		if (m && !cmp_fam(&f[m - 1], &f[k])) {
+			f[m - 1].count++;
+			continue;
+		}
+		f[m++] = f[k];
+	}
+	n = 0;
+	for (k = 0; k < m; k++)
+		if (!s || text_contains(f[k].name, f[k].len, s->needle, s->len))
+			f[n++] = f[k];
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
+	for (k = from; k < to; k++) {
+		if (k > from)
+			buf_putc(q->out, ',');
+		buf_puts(q->out, "{\"name\":");
+		jsonout_str(q->out, f[k].name, f[k].len);
+		buf_puts(q->out, ",\"series_count\":");
+		jsonout_int(q->out, f[k].count);
+		buf_putc(q->out, '}');
+	}
+	q_list_tail(q);
+	buf_putc(q->out, '}');
+	free(f);
+	return 0;
+}
+
+int query_families(struct qctx *q)
+{
+	const json_t *cat = q_array(q->cat, "metric_catalog");
+	struct search s = {NULL, 0};
+	int rc;
+
+	if (q_given(q->p->name)) {
+		s.needle = text_lower(q->p->name, strlen(q->p->name), &s.len);
+		if (!s.needle)
+			return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	if (json_array_size(cat)) /* an empty catalog counts as none */
+		rc = plain_list(q, cat, keep_family, s.needle ? &s : NULL);
+	else
+		rc = derived_families(q, s.needle ? &s : NULL);
+	free(s.needle);
+	return rc;
+}
+
+/* ---- iterations ---- */
+
+static int iteration_rank_ok(const struct qctx *q, const json_t *row)
+{
+	if (!q->p->has_rank)
+		return 1;
+	if (!json_object_get(row, "rank_kind"))
+		return q_int_eq(json_object_get(row, "global_rank"), q->p->rank);
+	return q_int_eq(json_object_get(row, "rank"), q->p->rank);
+}
+
+int query_iterations(struct qctx *q)
+{
+	const json_t *rows = q_array(q->cat, "iterations"), *row;
+	size_t total = json_array_size(rows), n = 0, k, from, to;
+	int64_t unaligned = 0;
+	size_t *idx = malloc((total ? total : 1) * sizeof *idx);
+
+	if (!idx)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	json_array_foreach(rows, k, row) {
+		const json_t *start;
+		int ok;
+		double a, b;
+		if (!json_is_object(row))
+			continue;
+		if (q_given(q->p->worker) && !q_str_eq(row, "worker", q->p->worker))
+			continue;
+		if (!iteration_rank_ok(q, row))
+			continue;
+		start = json_object_get(row, "start");
+		if (!start || json_is_null(start)) {
+			unaligned++;
+			continue;
+		}
+		a = q_number(row, "start", &ok);
+		if (!ok)
+			continue;
+		b = q_number(row, "end", &ok);
+		if (!ok)
+			b = a;
+		if (a <= q->end && b >= q->start)
+			idx[n++] = k;
+	}
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
+	for (k = from; k < to; k++) {
+		if (k > from)
+			buf_putc(q->out, ',');
+		jsonout_tree(q->out, json_array_get(rows, idx[k]), 0);
+	}
+	q_list_tail(q);
+	buf_puts(q->out, ",\"unaligned_rows\":");
+	jsonout_int(q->out, unaligned);
+	buf_puts(q->out, ",\"attribution\":\"Shared batch observations with "
+	                 "recorded timestamp precision and rank scope; not "
+	                 "per-request execution time.\"}");
+	free(idx);
+	return 0;
+}
+
+/* ---- profiles ---- */
+
+int query_profiles(struct qctx *q)
+{
+	static const char *const skip[] = {"events", "names", "cpu",
+	                                   "event_count", NULL};
+	const json_t *profiles = q_array(q->cat, "profiles");
+	size_t *idx, n, from, to;
+	int rc = q_select_profiles(q, &idx, &n);
+
+	if (rc)
+		return rc;
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
+	for (size_t k = from; k < to; k++) {
+		const json_t *pr = json_array_get(profiles, idx[k]);
+		const json_t *ec = json_object_get(pr, "event_count");
+		const json_t *cpu = json_object_get(pr, "cpu");
+		const json_t *sc = json_object_get(cpu, "sample_count");
+		if (k > from)
+			buf_putc(q->out, ',');
+		if (q_obj_open_except(q->out, pr, skip))
+			buf_putc(q->out, ',');
+		buf_puts(q->out, "\"event_count\":");
+		if (json_is_integer(ec))
+			jsonout_int(q->out, (int64_t)json_integer_value(ec));
+		else
+			jsonout_int(q->out, (int64_t)json_array_size(
+			                            json_object_get(pr, "events")));
+		buf_puts(q->out, ",\"cpu_samples\":");
+		if (json_is_integer(sc))
+			jsonout_int(q->out, (int64_t)json_integer_value(sc));
+		else
+			jsonout_int(q->out, (int64_t)json_array_size(
+			                            json_object_get(cpu, "samples")));
+		buf_putc(q->out, '}');
+	}
+	q_list_tail(q);
+	buf_putc(q->out, '}');
+	free(idx);
+	return 0;
+}

@@ -1,0 +1,320 @@
+/* query_nsys: NVTX ranges overlapping the window, ordered by (start,
+ * profile, source_row), paged (queries.md "nsys"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonout.h"
+#include "query/query_impl.h"
+#include "base/text.h"
+
+/* One match; the page's rows are re-read by ordinal at the end. */
+struct hit {
+	double start;
+	int64_t profile; /* the profile's id */
+	int64_t source_row;
+	int64_t ordinal;
+	size_t pindex;   /* index into catalog.profiles */
+};
+
+static int hit_cmp(const struct hit *a, const struct hit *b)
+{
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->profile != b->profile)
+		return a->profile < b->profile ? -1 : 1;
+	if (a->source_row != b->source_row)
+		return a->source_row < b->source_row ? -1 : 1;
+	if (a->pindex != b->pindex)
+		return a->pindex < b->pindex ? -1 : 1;
+	return a->ordinal < b->ordinal ? -1 : a->ordinal > b->ordinal;
+}
+
+static int hit_qsort(const void *a, const void *b)
+{
+	return hit_cmp(a, b);
+}
+
+/* The keep smallest hits in a max-heap (heap[0] is the largest kept). */
+struct scan {
+	struct hit *heap;
+	size_t n, cap, keep;
+	size_t total;
+	int oom;
+	/* current profile */
+	int64_t profile;
+	size_t pindex;
+	const unsigned char *name_ok; /* NULL = no name filter */
+	size_t nnames;
+};
+
+static void sift_down(struct hit *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && hit_cmp(&h[l], &h[m]) > 0)
+			m = l;
+		if (r < n && hit_cmp(&h[r], &h[m]) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct hit t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void sift_up(struct hit *h, size_t i)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (hit_cmp(&h[i], &h[parent]) <= 0)
+			return;
+		struct hit t = h[i];
+		h[i] = h[parent];
+		h[parent] = t;
+		i = parent;
+	}
+}
+
+static int on_event(void *ctx, int64_t ordinal,
+                    const struct evidence_event *row)
+{
+	struct scan *s = ctx;
+	struct hit h;
+
+	if (s->name_ok &&
+	    (row->name < 0 || (uint64_t)row->name >= s->nnames ||
+	     !s->name_ok[row->name]))
+		return 0;
+	s->total++;
+	if (!s->keep)
+		return 0;
+	h.start = row->start;
+	h.profile = s->profile;
+	h.source_row = row->source_row;
+	h.ordinal = ordinal;
+	h.pindex = s->pindex;
+	if (s->n < s->keep) {
+		if (s->n == s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 256;
+			struct hit *nh;
+			if (nc > s->keep)
+				nc = s->keep;
+			nh = realloc(s->heap, nc * sizeof *nh);
+			if (!nh) {
+				s->oom = 1;
+				return 1;
+			}
+			s->heap = nh;
+			s->cap = nc;
+		}
+		s->heap[s->n] = h;
+		sift_up(s->heap, s->n++);
+	} else if (hit_cmp(&h, &s->heap[0]) < 0) {
+		s->heap[0] = h;
+		sift_down(s->heap, s->n, 0);
+	}
+	return 0;
+}
+
+struct emit {
+	struct qctx *q;
+	const json_t *pr;
+	int64_t profile;
+	int done;
+};
+
+/* pid/tid of a decimal global thread id of any length and sign:
+ * (g >> 24) & 0xFFFFFF and g & 0xFFFFFF with Python's two's-complement
+ * semantics, which need only g mod 2^48.  0 when the text is not
+ * decimal. */
+static int gtid_parts(const char *s, size_t n, int64_t *pid, int64_t *tid)
+{
+	const uint64_t mask = ((uint64_t)1 << 48) - 1;
+	uint64_t m = 0;
+	size_t k = 0;
+	int neg = 0;
+
+	if (n && s[0] == '-') {
+		neg = 1;
+		k = 1;
+	}
+	if (k == n)
+		return 0;
+	for (; k < n; k++) {
+		if (s[k] < '0' || s[k] > '9')
+			return 0;
+		m = (m * 10 + (uint64_t)(s[k] - '0')) & mask;
+	}
+	if (neg)
+		m = (mask + 1 - m) & mask;
+	*pid = (int64_t)(m >> 24);
+	*tid = (int64_t)(m & 0xFFFFFF);
+	return 1;
+}
+
+static int emit_event(void *ctx, int64_t ordinal,
+                      const struct evidence_event *row)
+{
+	struct emit *em = ctx;
+	struct buf *b = em->q->out;
+	const json_t *names = json_object_get(em->pr, "names");
+	const json_t *defs = json_object_get(em->pr, "name_definitions");
+	const json_t *name = NULL, *def = NULL;
+	int64_t pid, tid;
+
+	(void)ordinal;
+	if (row->name >= 0) {
+		name = json_array_get(names, (size_t)row->name);
+		if (json_array_size(defs))
+			def = json_array_get(defs, (size_t)row->name);
+	}
+	buf_puts(b, "{\"profile\":");
+	jsonout_int(b, em->profile);
+	buf_puts(b, ",\"worker\":");
+	jsonout_tree(b, json_object_get(em->pr, "worker")
+	                        ? json_object_get(em->pr, "worker")
+	                        : json_null(),
+	             0);
+	buf_puts(b, ",\"rank\":");
+	jsonout_tree(b, json_object_get(em->pr, "rank")
+	                        ? json_object_get(em->pr, "rank")
+	                        : json_null(),
+	             0);
+	buf_puts(b, ",\"start\":");
+	jsonout_real(b, row->start);
+	buf_puts(b, ",\"end\":");
+	jsonout_real(b, row->end);
+	buf_puts(b, ",\"name\":");
+	jsonout_tree(b, name ? name : json_null(), 0);
+	buf_puts(b, ",\"global_tid\":");
+	jsonout_str(b, row->tid, row->tid_len);
+	if (gtid_parts(row->tid, row->tid_len, &pid, &tid)) {
+		buf_puts(b, ",\"pid\":");
+		jsonout_int(b, pid);
+		buf_puts(b, ",\"tid\":");
+		jsonout_int(b, tid);
+	} else {
+		buf_puts(b, ",\"pid\":null,\"tid\":null");
+	}
+	buf_puts(b, ",\"definition\":");
+	jsonout_tree(b, def ? def : json_null(), 0);
+	buf_puts(b, ",\"rowid\":");
+	jsonout_int(b, row->source_row);
+	buf_puts(b, ",\"evidence_source\":");
+	jsonout_tree(b, json_object_get(em->pr, "evidence_source")
+	                        ? json_object_get(em->pr, "evidence_source")
+	                        : json_null(),
+	             0);
+	buf_putc(b, '}');
+	em->done = 1;
+	return 0;
+}
+
+/* name_ok[k] = the dictionary name k contains the needle. */
+static unsigned char *match_names(const json_t *names, const char *needle,
+                                  size_t nlen)
+{
+	size_t n = json_array_size(names), k;
+	unsigned char *ok = calloc(n ? n : 1, 1);
+	const json_t *v;
+
+	if (!ok)
+		return NULL;
+	json_array_foreach(names, k, v) {
+		ok[k] = json_is_string(v) &&
+		        text_contains(json_string_value(v), json_string_length(v),
+		                      needle, nlen);
+	}
+	return ok;
+}
+
+int query_nsys(struct qctx *q)
+{
+	const json_t *profiles = q_array(q->cat, "profiles");
+	/* short windows use the durations lower bound on event_window; a
+	 * window over at least half the run reads every row anyway */
+	struct dataset_window w = {q->start, q->end,
+	                           q->end - q->start >= q->duration / 2};
+	struct scan s;
+	char *needle = NULL;
+	size_t nlen = 0, *idx = NULL, n, from, to;
+	int partial = 0, rc;
+
+	memset(&s, 0, sizeof s);
+	rc = dataset_check_generation(q->ds, q->e);
+	if (rc)
+		return rc;
+	rc = q_select_profiles(q, &idx, &n);
+	if (rc)
+		return rc;
+	if (q_given(q->p->name)) {
+		needle = text_lower(q->p->name, strlen(q->p->name), &nlen);
+		if (!needle) {
+			free(idx);
+			return err_set(q->e, ERR_NOMEM, "out of memory");
+		}
+	}
+	s.keep = (size_t)q->p->offset + (size_t)q->p->limit;
+	if (q->p->limit == 0)
+		s.keep = 0;
+	for (size_t k = 0; k < n && !rc; k++) {
+		const json_t *pr = json_array_get(profiles, idx[k]);
+		unsigned char *name_ok = NULL;
+		if (json_is_true(json_object_get(pr, "truncated")))
+			partial = 1;
+		if (needle) {
+			const json_t *names = json_object_get(pr, "names");
+			name_ok = match_names(names, needle, nlen);
+			if (!name_ok) {
+				rc = err_set(q->e, ERR_NOMEM, "out of memory");
+				break;
+			}
+			s.nnames = json_array_size(names);
+		}
+		s.name_ok = name_ok;
+		s.profile = q_id(pr, idx[k]);
+		s.pindex = idx[k];
+		rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_event, &s,
+		                    q->e);
+		free(name_ok);
+		if (s.oom)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	free(needle);
+	free(idx);
+	if (rc) {
+		free(s.heap);
+		return rc;
+	}
+	if (s.n > 1)
+		qsort(s.heap, s.n, sizeof *s.heap, hit_qsort);
+	q_page(q, s.total, &from, &to);
+	if (to > s.n)
+		to = s.n;
+	q_list_head(q, s.total);
+	for (size_t k = from; k < to && !rc; k++) {
+		struct emit em = {q, json_array_get(profiles, s.heap[k].pindex),
+		                  s.heap[k].profile, 0};
+		if (k > from)
+			buf_putc(q->out, ',');
+		rc = dataset_event_at(q->ds, (int64_t)s.heap[k].pindex,
+		                      s.heap[k].ordinal, emit_event, &em, q->e);
+		if (!rc && !em.done)
+			rc = err_set(q->e, ERR_DATA,
+			             "Event %lld of profile %lld vanished while "
+			             "reading",
+			             (long long)s.heap[k].ordinal,
+			             (long long)s.heap[k].profile);
+	}
+	free(s.heap);
+	if (rc)
+		return rc;
+	q_list_tail(q);
+	buf_puts(q->out, ",\"attribution\":\"Shared worker/rank activity; "
+	                 "overlap does not establish request ownership.\","
+	                 "\"partial\":");
+	buf_puts(q->out, partial ? "true}" : "false}");
+	return 0;
+}

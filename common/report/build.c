@@ -1,0 +1,334 @@
+/* build: the report pipeline (see build.h). */
+#include "report/build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/docwrite.h"
+#include "ingest/evidence.h"
+#include "base/fswalk.h"
+#include "report/manifest.h"
+#include "ingest/nsys.h"
+#include "report/publish.h"
+#include "ingest/sink_tee.h"
+#include "store/store_write.h"
+#include "report/webreport.h"
+
+#define DATA_SQLITE "trace-data.sqlite"
+#define DATA_DOCUMENT "trace-data.json.gz"
+#define DOCUMENT_GZIP_LEVEL 6
+
+/* Everything one build holds; released by build_state_free. */
+struct build_state {
+	const struct build_options *o;
+	struct publish *pub;
+	struct store_writer *store;
+	struct webreport *web; /* detail shards + index.html */
+	struct webreport_stats webstats;
+	struct sink_tee tee;
+	json_t *catalog;
+	json_t *warnings; /* added by this build, for the user */
+	struct evidence_stats stats;
+	char generation[STORE_GENERATION_LEN + 1];
+	char path[4096]; /* scratch for staging paths */
+};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(const struct build_options *o, enum build_phase ph,
+                     uint64_t done, uint64_t total)
+{
+	if (o->progress)
+		o->progress(o->progress_ctx, ph, done, total);
+}
+
+static void on_read_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	progress(ctx, BUILD_READ, done, total);
+}
+
+static int check_cancel(const struct build_options *o, struct err *e)
+{
+	if (o->cancel && *o->cancel)
+		return err_set(e, ERR_DATA,
+		               "interrupted; the previous report is unchanged");
+	return 0;
+}
+
+static int cancel_event(void *ctx, int64_t p, int64_t k,
+                        const struct evidence_event *row, struct err *e)
+{
+	(void)p;
+	(void)k;
+	(void)row;
+	return check_cancel(ctx, e);
+}
+
+static int cancel_sample(void *ctx, int64_t p, int64_t k,
+                         const struct evidence_sample *row, struct err *e)
+{
+	(void)p;
+	(void)k;
+	(void)row;
+	return check_cancel(ctx, e);
+}
+
+static int cancel_point(void *ctx, int64_t p, int64_t k,
+                        const struct evidence_point *row, struct err *e)
+{
+	(void)p;
+	(void)k;
+	(void)row;
+	return check_cancel(ctx, e);
+}
+
+static const char *staged(struct build_state *s, const char *rel)
+{
+	snprintf(s->path, sizeof s->path, "%s/%s", publish_staging(s->pub), rel);
+	return s->path;
+}
+
+/*
+ * The row writers: every sink added to the tee receives each event, sample
+ * and point once, in document order.  A new per-row output (e.g. detail
+ * shards) adds its sink here.
+ */
+static int open_row_writers(struct build_state *s, struct err *e)
+{
+	struct evidence_sink sink;
+
+	if (store_write_open(staged(s, DATA_SQLITE), &s->store, e))
+		return e->code;
+	store_write_sink(s->store, &sink);
+	sink_tee_add(&s->tee, &sink);
+
+	if (webreport_open(&s->web, publish_staging(s->pub), s->o->single_file,
+	                   0, e))
+		return e->code;
+	webreport_sink(s->web, &sink);
+	sink_tee_add(&s->tee, &sink);
+
+	memset(&sink, 0, sizeof sink);
+	sink.ctx = (void *)s->o;
+	sink.progress = on_read_progress;
+	if (s->o->cancel) {
+		sink.event = cancel_event;
+		sink.sample = cancel_sample;
+		sink.point = cancel_point;
+	}
+	sink_tee_add(&s->tee, &sink);
+	return 0;
+}
+
+/* Appends the --nsys-sqlite exports (nsight.md) to the catalog, or makes
+ * an Nsight-only one. */
+static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
+                       struct err *e)
+{
+	const struct build_options *o = s->o;
+	struct nsys_options no;
+	char job[256];
+	size_t n = strlen(o->output);
+
+	while (n > 1 && o->output[n - 1] == '/')
+		n--;
+	const char *base = o->output + n;
+	while (base > o->output && base[-1] != '/')
+		base--;
+	snprintf(job, sizeof job, "%.*s", (int)(o->output + n - base), base);
+	no.max_events = o->max_profile_events;
+	no.job = o->job ? o->job : job;
+	size_t before = json_array_size(json_object_get(
+		json_object_get(s->catalog, "meta"), "warnings"));
+	if (nsys_import_all(o->nsys_paths, o->nnsys, &s->catalog, &no, tee,
+	                    &s->stats, e))
+		return e->code;
+	json_t *all = json_object_get(json_object_get(s->catalog, "meta"),
+	                              "warnings");
+	s->warnings = json_array();
+	for (size_t i = before; s->warnings && i < json_array_size(all); i++)
+		json_array_append(s->warnings, json_array_get(all, i));
+	return 0;
+}
+
+/* Streams every source into the row writers and leaves the catalog in
+ * s->catalog. */
+static int read_sources(struct build_state *s, struct err *e)
+{
+	const struct build_options *o = s->o;
+	struct evidence_sink tee;
+
+	sink_tee_sink(&s->tee, &tee);
+	if (o->input &&
+	    evidence_read(o->input, &tee, &s->catalog, &s->stats, e))
+		return e->code;
+	if (o->nnsys && import_nsys(s, &tee, e))
+		return e->code;
+	if (!s->catalog)
+		return err_set(e, ERR_USAGE, "no evidence to build from");
+	return 0;
+}
+
+/*
+ * Files derived from the finished store and catalog, written into the
+ * staging directory before the manifest lists them: the detail shards
+ * (already streamed into detail/) are flushed, and index.html written
+ * (webreport).
+ */
+static int write_extra_files(struct build_state *s, struct err *e)
+{
+	if (webreport_finish(s->web, s->catalog, staged(s, DATA_SQLITE),
+	                     &s->webstats, e))
+		return e->code;
+	if (s->webstats.oversized) {
+		if (!s->warnings)
+			s->warnings = json_array();
+		json_array_append_new(s->warnings,
+		                      json_string(s->webstats.warning));
+	}
+	return 0;
+}
+
+/* --single-file: the whole document replaces the SQLite cache. */
+static int write_single_file(struct build_state *s, struct err *e)
+{
+	char db[4096];
+
+	snprintf(db, sizeof db, "%s", staged(s, DATA_SQLITE));
+	if (docwrite_gzip(db, s->catalog, staged(s, DATA_DOCUMENT),
+	                  DOCUMENT_GZIP_LEVEL, NULL, e))
+		return e->code;
+	if (unlink(db))
+		return err_sys(e, ERR_DATA, "cannot remove %s", db);
+	return 0;
+}
+
+struct size_ctx {
+	const char *root;
+	uint64_t bytes;
+	size_t files;
+};
+
+static int add_size(void *ctx, const char *rel, enum fswalk_type type,
+                    struct err *e)
+{
+	struct size_ctx *c = ctx;
+	char path[4096];
+	struct stat st;
+
+	(void)e;
+	if (type != FSWALK_FILE)
+		return 0;
+	snprintf(path, sizeof path, "%s/%s", c->root, rel);
+	if (lstat(path, &st) == 0)
+		c->bytes += (uint64_t)st.st_size;
+	c->files++;
+	return 0;
+}
+
+static void build_state_free(struct build_state *s)
+{
+	store_write_close(s->store);
+	webreport_free(s->web);
+	publish_end(s->pub);
+	json_decref(s->catalog);
+	json_decref(s->warnings);
+	evidence_stats_free(&s->stats);
+}
+
+int build_run(const struct build_options *o, struct build_result *r,
+              struct err *e)
+{
+	struct build_state s;
+	struct manifest_info mi;
+	struct size_ctx sz;
+	const char *inputs[64];
+	size_t ninputs = 0;
+	double t0 = now_seconds();
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	memset(&s, 0, sizeof s);
+	s.o = o;
+	sink_tee_init(&s.tee);
+	if (!o->input && !o->nnsys)
+		return err_set(e, ERR_USAGE, "no evidence given: name an evidence document or --nsys-sqlite exports");
+	if (o->input)
+		inputs[ninputs++] = o->input;
+	for (size_t i = 0; i < o->nnsys && ninputs < 64; i++)
+		inputs[ninputs++] = o->nsys_paths[i];
+	if (o->nnsys >= 64)
+		return err_set(e, ERR_USAGE, "too many --nsys-sqlite paths (at most 63)");
+
+	if ((rc = publish_begin(o->output, inputs, ninputs, &s.pub, e)) ||
+	    (rc = store_generation_new(s.generation, e)) ||
+	    (rc = open_row_writers(&s, e)) || (rc = read_sources(&s, e)) ||
+	    (rc = check_cancel(o, e)))
+		goto out;
+
+	progress(o, BUILD_INDEX, 0, 0);
+	if ((rc = store_write_finish(s.store, s.catalog, s.generation, e)) ||
+	    (rc = check_cancel(o, e)))
+		goto out;
+	struct store_write_stats ws;
+	store_write_get_stats(s.store, &ws);
+	store_write_close(s.store);
+	s.store = NULL;
+
+	progress(o, BUILD_WRITE, 0, 0);
+	if ((rc = write_extra_files(&s, e)) ||
+	    (o->single_file && (rc = write_single_file(&s, e))))
+		goto out;
+	mi.delivery = o->single_file ? MANIFEST_DELIVERY_EMBEDDED
+	                             : MANIFEST_DELIVERY_STATIC;
+	mi.generation = s.generation;
+	mi.data_file = o->single_file ? DATA_DOCUMENT : DATA_SQLITE;
+	if ((rc = manifest_write(publish_staging(s.pub), s.catalog, &mi, e)))
+		goto out;
+	sz.root = publish_staging(s.pub);
+	sz.bytes = 0;
+	sz.files = 0;
+	if ((rc = fswalk(sz.root, add_size, &sz, e)))
+		goto out;
+
+	progress(o, BUILD_PUBLISH, 0, 0);
+	if ((rc = check_cancel(o, e)) || (rc = publish_commit(s.pub, e)))
+		goto out;
+
+	r->output = strdup(publish_output(s.pub));
+	memcpy(r->generation, s.generation, sizeof r->generation);
+	r->counts = manifest_counts(s.catalog);
+	r->events = ws.events;
+	r->samples = ws.samples;
+	r->points = ws.points;
+	r->bytes = sz.bytes;
+	r->files = sz.files;
+	r->shards = s.webstats.shards;
+	r->html_bytes = s.webstats.html_bytes;
+	r->seconds = now_seconds() - t0;
+	r->warnings = s.warnings ? json_incref(s.warnings) : json_array();
+	if (!r->output || !r->counts) {
+		build_result_free(r);
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	}
+out:
+	build_state_free(&s);
+	return rc;
+}
+
+void build_result_free(struct build_result *r)
+{
+	free(r->output);
+	json_decref(r->counts);
+	json_decref(r->warnings);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,340 @@
+/* docwrite: rebuild the evidence document from catalog + rows (see
+ * docwrite.h). */
+#include "report/docwrite.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base/buf.h"
+#include "base/jsonout.h"
+
+#define FLUSH_AT (256u << 10)
+#define OUT_CHUNK (256u << 10)
+
+struct docw {
+	sqlite3 *db;
+	sqlite3_stmt *ev, *sa, *pt;
+	struct buf text;
+	z_stream z;
+	int z_ready;
+	unsigned char *out;
+	int fd;
+	const char *path;
+	uint64_t bytes;
+};
+
+static int write_all(struct docw *w, const unsigned char *p, size_t n,
+                     struct err *e)
+{
+	while (n) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return err_sys(e, ERR_DATA, "cannot write %s", w->path);
+		p += k;
+		n -= (size_t)k;
+		w->bytes += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* Compresses the pending text (finish: and ends the stream). */
+static int flush_text(struct docw *w, int finish, struct err *e)
+{
+	if (w->text.failed)
+		return err_set(e, w->text.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
+		               "cannot encode the document");
+	w->z.next_in = (unsigned char *)w->text.data;
+	w->z.avail_in = (uInt)w->text.len;
+	for (;;) {
+		w->z.next_out = w->out;
+		w->z.avail_out = OUT_CHUNK;
+		int rc = deflate(&w->z, finish ? Z_FINISH : Z_NO_FLUSH);
+		if (rc == Z_STREAM_ERROR)
+			return err_set(e, ERR_DATA, "gzip compression failed");
+		if (write_all(w, w->out, OUT_CHUNK - w->z.avail_out, e))
+			return e->code;
+		if (finish ? rc == Z_STREAM_END : w->z.avail_in == 0)
+			break;
+	}
+	buf_reset(&w->text);
+	return 0;
+}
+
+static int maybe_flush(struct docw *w, struct err *e)
+{
+	return w->text.len >= FLUSH_AT ? flush_text(w, 0, e) : 0;
+}
+
+static int db_err(struct docw *w, struct err *e)
+{
+	return err_set(e, ERR_DATA, "cannot read rows back: %s",
+	               sqlite3_errmsg(w->db));
+}
+
+static int emit_events(struct docw *w, int64_t profile, struct err *e)
+{
+	sqlite3_stmt *st = w->ev;
+	int rc, first = 1;
+
+	sqlite3_bind_int64(st, 1, profile);
+	buf_putc(&w->text, '[');
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!first)
+			buf_putc(&w->text, ',');
+		first = 0;
+		buf_putc(&w->text, '[');
+		jsonout_real(&w->text, sqlite3_column_double(st, 0));
+		buf_putc(&w->text, ',');
+		jsonout_real(&w->text, sqlite3_column_double(st, 1));
+		buf_putc(&w->text, ',');
+		jsonout_int(&w->text, sqlite3_column_int64(st, 2));
+		buf_putc(&w->text, ',');
+		jsonout_str(&w->text, (const char *)sqlite3_column_text(st, 3),
+		            (size_t)sqlite3_column_bytes(st, 3));
+		buf_putc(&w->text, ',');
+		jsonout_int(&w->text, sqlite3_column_int64(st, 4));
+		buf_putc(&w->text, ']');
+		if (maybe_flush(w, e)) {
+			sqlite3_reset(st);
+			return e->code;
+		}
+	}
+	sqlite3_reset(st);
+	buf_putc(&w->text, ']');
+	return rc == SQLITE_DONE ? 0 : db_err(w, e);
+}
+
+/* Samples and points: the payload column is already the row's JSON. */
+static int emit_payloads(struct docw *w, sqlite3_stmt *st, int64_t key,
+                         struct err *e)
+{
+	int rc, first = 1;
+
+	sqlite3_bind_int64(st, 1, key);
+	buf_putc(&w->text, '[');
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!first)
+			buf_putc(&w->text, ',');
+		first = 0;
+		buf_append(&w->text, sqlite3_column_text(st, 0),
+		           (size_t)sqlite3_column_bytes(st, 0));
+		if (maybe_flush(w, e)) {
+			sqlite3_reset(st);
+			return e->code;
+		}
+	}
+	sqlite3_reset(st);
+	buf_putc(&w->text, ']');
+	return rc == SQLITE_DONE ? 0 : db_err(w, e);
+}
+
+static void emit_key(struct docw *w, const char *key, int *first)
+{
+	if (!*first)
+		buf_putc(&w->text, ',');
+	*first = 0;
+	jsonout_cstr(&w->text, key);
+	buf_putc(&w->text, ':');
+}
+
+static int emit_cpu(struct docw *w, const json_t *cpu, int64_t profile,
+                    struct err *e)
+{
+	const char *k;
+	json_t *v;
+	int first = 1;
+
+	buf_putc(&w->text, '{');
+	json_object_foreach((json_t *)cpu, k, v) {
+		if (!strcmp(k, "sample_count"))
+			continue;
+		emit_key(w, k, &first);
+		if (!strcmp(k, "samples")) {
+			if (emit_payloads(w, w->sa, profile, e))
+				return e->code;
+		} else {
+			jsonout_tree(&w->text, v, 0);
+		}
+	}
+	buf_putc(&w->text, '}');
+	return 0;
+}
+
+static int emit_profile(struct docw *w, const json_t *p, int64_t index,
+                        struct err *e)
+{
+	const char *k;
+	json_t *v;
+	int first = 1;
+
+	if (!json_is_object(p)) {
+		jsonout_tree(&w->text, p, 0);
+		return 0;
+	}
+	buf_putc(&w->text, '{');
+	json_object_foreach((json_t *)p, k, v) {
+		if (!strcmp(k, "event_count"))
+			continue;
+		emit_key(w, k, &first);
+		if (!strcmp(k, "events")) {
+			if (emit_events(w, index, e))
+				return e->code;
+		} else if (!strcmp(k, "cpu") && json_is_object(v)) {
+			if (emit_cpu(w, v, index, e))
+				return e->code;
+		} else {
+			jsonout_tree(&w->text, v, 0);
+		}
+		if (maybe_flush(w, e))
+			return e->code;
+	}
+	buf_putc(&w->text, '}');
+	return 0;
+}
+
+static int emit_series(struct docw *w, const json_t *s, int64_t index,
+                       struct err *e)
+{
+	const char *k;
+	json_t *v;
+	int first = 1;
+
+	if (!json_is_object(s)) {
+		jsonout_tree(&w->text, s, 0);
+		return 0;
+	}
+	buf_putc(&w->text, '{');
+	json_object_foreach((json_t *)s, k, v) {
+		emit_key(w, k, &first);
+		if (!strcmp(k, "points")) {
+			if (emit_payloads(w, w->pt, index, e))
+				return e->code;
+		} else {
+			jsonout_tree(&w->text, v, 0);
+		}
+		if (maybe_flush(w, e))
+			return e->code;
+	}
+	buf_putc(&w->text, '}');
+	return 0;
+}
+
+static int emit_document(struct docw *w, const json_t *catalog,
+                         struct err *e)
+{
+	const char *k;
+	json_t *v;
+	int first = 1;
+
+	buf_putc(&w->text, '{');
+	json_object_foreach((json_t *)catalog, k, v) {
+		int prof = !strcmp(k, "profiles"), met = !strcmp(k, "metrics");
+		emit_key(w, k, &first);
+		if ((prof || met) && json_is_array(v)) {
+			size_t i;
+			json_t *item;
+			buf_putc(&w->text, '[');
+			json_array_foreach(v, i, item) {
+				if (i)
+					buf_putc(&w->text, ',');
+				if (prof ? emit_profile(w, item, (int64_t)i, e)
+				         : emit_series(w, item, (int64_t)i, e))
+					return e->code;
+			}
+			buf_putc(&w->text, ']');
+		} else {
+			jsonout_tree(&w->text, v, 0);
+		}
+		if (maybe_flush(w, e))
+			return e->code;
+	}
+	buf_putc(&w->text, '}');
+	return flush_text(w, 1, e);
+}
+
+static int prepare(struct docw *w, const char *sql, sqlite3_stmt **st,
+                   struct err *e)
+{
+	if (sqlite3_prepare_v2(w->db, sql, -1, st, NULL) != SQLITE_OK)
+		return db_err(w, e);
+	return 0;
+}
+
+int docwrite_gzip(const char *db_path, const json_t *catalog,
+                  const char *out_path, int level, uint64_t *bytes,
+                  struct err *e)
+{
+	struct docw w;
+	char *uri;
+	int rc;
+
+	memset(&w, 0, sizeof w);
+	w.fd = -1;
+	w.path = out_path;
+	buf_init(&w.text, 0);
+	uri = sqlite3_mprintf("file:%s?mode=ro", db_path);
+	if (!uri)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	rc = sqlite3_open_v2(uri, &w.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+	                     NULL);
+	sqlite3_free(uri);
+	if (rc != SQLITE_OK) {
+		rc = err_set(e, ERR_DATA, "cannot open %s: %s", db_path,
+		             w.db ? sqlite3_errmsg(w.db) : "out of memory");
+		goto out;
+	}
+	if ((rc = prepare(&w, "SELECT start, end, name, tid, source_row FROM events"
+	                      " WHERE profile = ?1 ORDER BY ordinal", &w.ev, e)) ||
+	    (rc = prepare(&w, "SELECT payload FROM samples WHERE profile = ?1"
+	                      " ORDER BY ordinal", &w.sa, e)) ||
+	    (rc = prepare(&w, "SELECT payload FROM points WHERE series = ?1"
+	                      " ORDER BY ordinal", &w.pt, e)))
+		goto out;
+	w.out = malloc(OUT_CHUNK);
+	if (!w.out) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	/* windowBits 15 + 16: a gzip wrapper; zlib writes a zero mtime and no
+	 * file name. */
+	if (deflateInit2(&w.z, level, Z_DEFLATED, 15 + 16, 8,
+	                 Z_DEFAULT_STRATEGY) != Z_OK) {
+		rc = err_set(e, ERR_NOMEM, "cannot start gzip compression");
+		goto out;
+	}
+	w.z_ready = 1;
+	w.fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (w.fd < 0) {
+		rc = err_sys(e, ERR_DATA, "cannot create %s", out_path);
+		goto out;
+	}
+	if ((rc = emit_document(&w, catalog, e)))
+		goto out;
+	if (fsync(w.fd)) {
+		rc = err_sys(e, ERR_DATA, "cannot write %s", out_path);
+		goto out;
+	}
+	if (bytes)
+		*bytes = w.bytes;
+out:
+	if (w.fd >= 0 && close(w.fd) && !rc)
+		rc = err_sys(e, ERR_DATA, "cannot write %s", out_path);
+	if (w.z_ready)
+		deflateEnd(&w.z);
+	free(w.out);
+	buf_free(&w.text);
+	sqlite3_finalize(w.ev);
+	sqlite3_finalize(w.sa);
+	sqlite3_finalize(w.pt);
+	if (w.db)
+		sqlite3_close(w.db);
+	return rc;
+}

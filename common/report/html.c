@@ -1,0 +1,459 @@
+/*
+ * html: index.html assembly from the embedded viewer + core catalog (see
+ * html.h).
+ *
+ * Contract with the viewer (web/README.md "Assembly contract"; keep both in
+ * step):
+ *
+ *   Template: web/index.html is the page; html_write copies it, replacing
+ *     <!--dsight:css-->   by <style> + every web/NAME.css (by file name, joined
+ *                         with "\n") + </style>
+ *     <!--dsight:data-->  by the data elements below (required, once)
+ *     <!--dsight:js-->    by <script> + every web/NAME.js (by file name, joined
+ *                         with "\n;\n") + </script>
+ *   Any other <!--dsight:...--> marker, a repeated marker, or an asset
+ *   containing "</script" or "</style" (any case) fails the build.
+ *
+ *   Data elements (never executed: type application/octet-stream):
+ *     <script type="application/octet-stream" id="dsight-catalog">BASE64</script>
+ *         the core catalog JSON, gzip-compressed, base64 (no line breaks).
+ *     <script type="application/octet-stream" id="dsight-shard-SHA">BASE64</script>
+ *         single-file only: one per distinct shard, SHA = the descriptor's
+ *         sha256; BASE64 encodes exactly the bytes of detail/SHA.json.gz.
+ *   The core catalog's delivery.kind is "static", or "embedded" in a
+ *   single-file page (there is no detail/ directory then).
+ */
+#include "report/html.h"
+#include "base/hash.h"
+#include "base/jsonout.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+/* ---- core catalog ------------------------------------------------------ */
+
+static json_t *density_json(const uint64_t *bins)
+{
+	json_t *a = json_array();
+	for (int i = 0; i < SHARD_DENSITY_BINS; i++)
+		json_array_append_new(a, json_integer(bins ? (json_int_t)bins[i] : 0));
+	return a;
+}
+
+json_t *html_core_catalog(const json_t *catalog, const struct shard_writer *w,
+                          const uint64_t *density, size_t nprofiles,
+                          int embedded, struct err *e)
+{
+	json_t *root, *profiles, *metrics, *delivery;
+
+	if (!json_is_object(catalog)) {
+		err_set(e, ERR_DATA, "The catalog is not an object");
+		return NULL;
+	}
+	root = json_copy((json_t *)catalog);
+	if (!root)
+		goto nomem;
+
+	profiles = json_object_get(catalog, "profiles");
+	if (json_is_array(profiles)) {
+		json_t *np = json_array();
+		for (size_t i = 0; i < json_array_size(profiles); i++) {
+			json_t *p = json_array_get(profiles, i), *c, *cpu;
+			if (!json_is_object(p)) {
+				json_decref(np);
+				json_decref(root);
+				err_set(e, ERR_DATA, "profiles[%zu] is not an object", i);
+				return NULL;
+			}
+			c = json_copy(p);
+			json_object_set_new(c, "event_chunks",
+			                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
+			json_object_set_new(c, "event_density",
+			                    density_json(density && i < nprofiles
+			                                 ? density + i * SHARD_DENSITY_BINS
+			                                 : NULL));
+			cpu = json_object_get(p, "cpu");
+			if (json_is_object(cpu)) {
+				json_t *cc = json_copy(cpu);
+				json_object_set_new(cc, "chunks",
+				                    shard_writer_descs_json(w, SHARD_SAMPLES,
+				                                            (int64_t)i));
+				json_object_set_new(c, "cpu", cc);
+			}
+			json_array_append_new(np, c);
+		}
+		json_object_set_new(root, "profiles", np);
+	}
+
+	metrics = json_object_get(catalog, "metrics");
+	if (json_is_array(metrics)) {
+		json_t *nm = json_array();
+		for (size_t i = 0; i < json_array_size(metrics); i++) {
+			json_t *s = json_array_get(metrics, i), *c;
+			if (!json_is_object(s)) {
+				json_decref(nm);
+				json_decref(root);
+				err_set(e, ERR_DATA, "metrics[%zu] is not an object", i);
+				return NULL;
+			}
+			c = json_copy(s);
+			json_object_set_new(c, "chunks",
+			                    shard_writer_descs_json(w, SHARD_POINTS, (int64_t)i));
+			json_array_append_new(nm, c);
+		}
+		json_object_set_new(root, "metrics", nm);
+	}
+
+	delivery = json_object();
+	json_object_set_new(delivery, "version", json_integer(1));
+	json_object_set_new(delivery, "kind", json_string(embedded ? "embedded" : "static"));
+	json_object_set_new(delivery, "cache_bytes", json_integer(HTML_CACHE_BYTES));
+	if (json_object_set_new(root, "delivery", delivery) != 0)
+		goto nomem;
+	return root;
+nomem:
+	json_decref(root);
+	err_set(e, ERR_NOMEM, "Out of memory building the core catalog");
+	return NULL;
+}
+
+/* ---- assets ------------------------------------------------------------ */
+
+static const char *find_ci(const unsigned char *p, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (size_t i = 0; i + k <= n; i++)
+		if (strncasecmp((const char *)p + i, needle, k) == 0)
+			return (const char *)p + i;
+	return NULL;
+}
+
+int html_check_assets(const struct html_asset *assets, size_t n, struct err *e)
+{
+	static const char *bad[] = {"</script", "</style"};
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < 2; k++)
+			if (find_ci(assets[i].data, assets[i].len, bad[k]))
+				return err_set(e, ERR_DATA,
+				               "Viewer asset %s contains \"%s\", which would end "
+				               "its inlined element early; rebuild the viewer "
+				               "without it", assets[i].name, bad[k]);
+	return 0;
+}
+
+static const struct html_asset *asset_get(const struct html_asset *assets,
+                                          size_t n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(assets[i].name) == len &&
+		    memcmp(assets[i].name, name, len) == 0)
+			return &assets[i];
+	return NULL;
+}
+
+/* ---- output with a running SHA-256 ------------------------------------- */
+
+struct out {
+	const struct html_asset *assets; /* the viewer files */
+	size_t nassets;
+	FILE *f;
+	struct hash_sha256 md;
+	uint64_t bytes;
+	int failed;
+};
+
+static void out_write(struct out *o, const void *p, size_t n)
+{
+	if (o->failed || n == 0)
+		return;
+	if (fwrite(p, 1, n, o->f) != n) {
+		o->failed = 1;
+		return;
+	}
+	hash_sha256_update(&o->md, p, n);
+	o->bytes += n;
+}
+
+static void out_puts(struct out *o, const char *s)
+{
+	out_write(o, s, strlen(s));
+}
+
+/* Writes base64 of n bytes (streaming: n may be any size). */
+static void out_base64(struct out *o, const unsigned char *p, size_t n)
+{
+	unsigned char enc[4 * 1024 + 4];
+	while (n > 0) {
+		size_t k = n > 3 * 1024 ? 3 * 1024 : n;
+		int m = EVP_EncodeBlock(enc, p, (int)k);
+		out_write(o, enc, (size_t)m);
+		p += k;
+		n -= k;
+	}
+}
+
+static uint64_t b64_len(uint64_t n)
+{
+	return (n + 2) / 3 * 4;
+}
+
+/* ---- data elements ----------------------------------------------------- */
+
+static int gzip_buf(const char *data, size_t len, unsigned char **out,
+                    size_t *outlen, struct err *e)
+{
+	z_stream z;
+	gz_header h;
+	int rc;
+
+	memset(&z, 0, sizeof z);
+	memset(&h, 0, sizeof h);
+	h.os = 255;
+	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return err_set(e, ERR_NOMEM, "Cannot start gzip compression");
+	deflateSetHeader(&z, &h);
+	size_t cap = deflateBound(&z, (uLong)len) + 64;
+	*out = malloc(cap);
+	if (!*out) {
+		deflateEnd(&z);
+		return err_set(e, ERR_NOMEM, "Out of memory compressing the catalog");
+	}
+	z.next_in = (Bytef *)data;
+	z.avail_in = (uInt)len;
+	z.next_out = *out;
+	z.avail_out = (uInt)cap;
+	rc = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(*out);
+		*out = NULL;
+		return err_set(e, ERR_DATA, "Cannot compress the catalog (%d)", rc);
+	}
+	*outlen = cap - z.avail_out;
+	return 0;
+}
+
+static void collect_shas(const json_t *chunks, json_t *set)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(chunks, i, d) {
+		const char *sha = json_string_value(json_object_get(d, "sha256"));
+		if (sha)
+			json_object_set_new(set, sha, json_integer(
+				json_integer_value(json_object_get(d, "bytes"))));
+	}
+}
+
+/* Every distinct shard of the core catalog: sha -> bytes. */
+static json_t *shard_set(const json_t *core)
+{
+	json_t *set = json_object(), *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(core, "profiles"), i, v) {
+		collect_shas(json_object_get(v, "event_chunks"), set);
+		collect_shas(json_object_get(json_object_get(v, "cpu"), "chunks"), set);
+	}
+	json_array_foreach(json_object_get(core, "metrics"), i, v)
+		collect_shas(json_object_get(v, "chunks"), set);
+	return set;
+}
+
+static int embed_shard(struct out *o, const char *dir, const char *sha,
+                       uint64_t bytes, struct err *e)
+{
+	char path[4096];
+	unsigned char blk[3 * 4096];
+	uint64_t total = 0;
+	size_t n;
+	FILE *f;
+
+	if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64)
+		return err_set(e, ERR_DATA, "Malformed shard name in the catalog: %s", sha);
+	snprintf(path, sizeof path, "%s/%s.json.gz", dir, sha);
+	f = fopen(path, "rb");
+	if (!f)
+		return err_sys(e, ERR_DATA, "Cannot open shard %s", path);
+	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-shard-");
+	out_puts(o, sha);
+	out_puts(o, "\">");
+	while ((n = fread(blk, 1, sizeof blk, f)) > 0) {
+		out_base64(o, blk, n);
+		total += n;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (bad)
+		return err_sys(e, ERR_DATA, "Cannot read shard %s", path);
+	if (total != bytes)
+		return err_set(e, ERR_DATA, "Shard %s has %llu bytes, expected %llu",
+		               path, (unsigned long long)total, (unsigned long long)bytes);
+	out_puts(o, "</script>\n");
+	return 0;
+}
+
+static int write_data(struct out *o, const json_t *core, const char *shard_dir,
+                      struct html_stats *st, struct err *e)
+{
+	struct buf b;
+	unsigned char *gz = NULL;
+	size_t gzlen = 0;
+	int rc;
+
+	buf_init(&b, 0);
+	jsonout_tree(&b, core, 0);
+	if (b.failed) {
+		buf_free(&b);
+		return err_set(e, b.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
+		               "Cannot serialize the core catalog");
+	}
+	rc = gzip_buf(b.data, b.len, &gz, &gzlen, e);
+	buf_free(&b);
+	if (rc)
+		return rc;
+	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
+	out_base64(o, gz, gzlen);
+	out_puts(o, "</script>\n");
+	st->catalog_bytes = b64_len(gzlen);
+	free(gz);
+
+	if (!shard_dir)
+		return 0;
+	json_t *set = shard_set(core), *v;
+	const char *sha;
+	json_object_foreach(set, sha, v) {
+		uint64_t before = o->bytes;
+		if ((rc = embed_shard(o, shard_dir, sha,
+		                      (uint64_t)json_integer_value(v), e)))
+			break;
+		st->embedded_bytes += o->bytes - before;
+		st->shards++;
+	}
+	json_decref(set);
+	return rc;
+}
+
+/* ---- template ---------------------------------------------------------- */
+
+static int has_suffix(const char *name, const char *suf)
+{
+	size_t n = strlen(name), k = strlen(suf);
+	return n >= k && strcmp(name + n - k, suf) == 0;
+}
+
+/* Every asset with the suffix, in table (file name) order, joined by sep. */
+static void out_assets(struct out *o, const char *suf, const char *sep)
+{
+	int first = 1;
+	for (size_t i = 0; i < o->nassets; i++) {
+		if (!has_suffix(o->assets[i].name, suf))
+			continue;
+		if (!first)
+			out_puts(o, sep);
+		first = 0;
+		out_write(o, o->assets[i].data, o->assets[i].len);
+	}
+}
+
+static int expand(struct out *o, const struct html_asset *tpl, const json_t *core,
+                  const char *shard_dir, struct html_stats *st, struct err *e)
+{
+	const char *p = (const char *)tpl->data, *end = p + tpl->len;
+	static const char open[] = "<!--dsight:";
+	int seen[3] = {0, 0, 0}, rc;
+	static const char *names[3] = {"css", "data", "js"};
+
+	for (;;) {
+		const char *m = memmem(p, (size_t)(end - p), open, sizeof open - 1);
+		if (!m) {
+			out_write(o, p, (size_t)(end - p));
+			break;
+		}
+		out_write(o, p, (size_t)(m - p));
+		const char *q = m + sizeof open - 1;
+		const char *close = memmem(q, (size_t)(end - q), "-->", 3);
+		if (!close)
+			return err_set(e, ERR_DATA, "Viewer template: unterminated marker");
+		size_t kl = (size_t)(close - q);
+		int which = -1;
+		for (int k = 0; k < 3; k++)
+			if (kl == strlen(names[k]) && memcmp(q, names[k], kl) == 0)
+				which = k;
+		if (which < 0)
+			return err_set(e, ERR_DATA, "Viewer template: unknown marker "
+			               "\"<!--dsight:%.*s-->\"", (int)(kl > 40 ? 40 : kl), q);
+		if (seen[which]++)
+			return err_set(e, ERR_DATA, "Viewer template: marker "
+			               "<!--dsight:%s--> appears twice", names[which]);
+		if (which == 0) {
+			out_puts(o, "<style>");
+			out_assets(o, ".css", "\n");
+			out_puts(o, "</style>");
+		} else if (which == 1) {
+			if ((rc = write_data(o, core, shard_dir, st, e)))
+				return rc;
+		} else {
+			out_puts(o, "<script>");
+			out_assets(o, ".js", "\n;\n");
+			out_puts(o, "</script>");
+		}
+		p = close + 3;
+	}
+	if (!seen[1])
+		return err_set(e, ERR_DATA, "Viewer template has no <!--dsight:data--> marker");
+	return 0;
+}
+
+int html_write_assets(const struct html_asset *assets, size_t nassets,
+                      const char *path, const json_t *core,
+                      const char *shard_dir, struct html_stats *st,
+                      struct err *e)
+{
+	const struct html_asset *tpl = asset_get(assets, nassets, "index.html", 10);
+	struct out o = {0};
+	int rc;
+
+	memset(st, 0, sizeof *st);
+	o.assets = assets;
+	o.nassets = nassets;
+	if ((rc = html_check_assets(assets, nassets, e)))
+		return rc;
+	if (!tpl)
+		return err_set(e, ERR_DATA, "The embedded viewer has no index.html");
+	o.f = fopen(path, "wb");
+	if (!o.f)
+		return err_sys(e, ERR_DATA, "Cannot create %s", path);
+	if ((rc = hash_sha256_begin(&o.md, e))) {
+		fclose(o.f);
+		return rc;
+	}
+	rc = expand(&o, tpl, core, shard_dir, st, e);
+	if (fclose(o.f) != 0 && !rc && !o.failed)
+		o.failed = 1;
+	if (!rc && o.failed) {
+		errno = errno ? errno : EIO;
+		rc = err_sys(e, ERR_DATA, "Cannot write %s", path);
+	}
+	if (rc) {
+		hash_sha256_abort(&o.md);
+		return rc;
+	}
+	hash_sha256_end(&o.md, st->sha256);
+	st->bytes = o.bytes;
+	return 0;
+}
+
+int html_write(const char *path, const json_t *core, const char *shard_dir,
+               struct html_stats *st, struct err *e)
+{
+	return html_write_assets(html_assets, html_asset_count, path, core,
+	                         shard_dir, st, e);
+}

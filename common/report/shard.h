@@ -1,0 +1,147 @@
+/*
+ * shard: the detail shards of a report (report.md, "Detail shards") and the
+ * 512-bin density overviews.
+ *
+ * A shard writer is an evidence sink: the build tees the streamed rows
+ * (NVTX events and CPU samples per profile, points per series) into it.
+ * Rows are formatted as compact JSON (the same text as the SQLite payloads),
+ * cut into shards by the rule below, gzip-compressed (zero mtime, so equal
+ * content gives equal bytes), hashed (SHA-256 of the compressed and of the
+ * decoded bytes) and written as <dir>/<sha256-of-compressed>.json.gz.
+ * Compression, hashing and writing run on a second thread fed through a
+ * bounded queue, so the parsing thread keeps going.
+ *
+ * Cut rule: at most SHARD_MAX_ROWS rows and SHARD_MAX_DECODED bytes of
+ * decoded JSON, counted as 2 (brackets) + the sum over rows of (UTF-8
+ * length + 1).  Before appending a row, the shard is flushed when it is
+ * non-empty and either limit would be exceeded; a single row over the budget
+ * is kept whole in a shard of its own.  A stream's last shard is flushed
+ * when the next stream starts (document order never resumes a stream) or at
+ * shard_writer_finish.
+ *
+ * Density: for profile p, 512 bins over [0, duration]; every event with
+ * start <= duration and end >= 0 adds 1 to each bin from
+ * floor(start*512/duration) to floor(end*512/duration), both clamped to
+ * [0, 511].  Computed while events stream when the duration is known before
+ * the first event (shard_writer_set_duration), else afterwards by
+ * shard_density_from_db over the staged SQLite events table.
+ */
+#ifndef DSIGHT_SHARD_H
+#define DSIGHT_SHARD_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "ingest/evidence.h"
+
+#define SHARD_MAX_ROWS 8192u
+#define SHARD_MAX_DECODED (512u * 1024u)
+#define SHARD_DENSITY_BINS 512
+/* zlib level 2.  Measured on synthetic shard rows (zlib 1.2.13, CPU time
+ * of one core): level 1 deflates ~100 MB/s to 34.3% of the decoded size,
+ * 2 ~86 MB/s to 33.4%, 4 ~55 MB/s to 31.6%, 6 ~20 MB/s to 30.0%.  The large
+ * capture has ~530 MB of decoded rows and the build runs three busy threads
+ * (parser, SQLite writer, this one) on two cores, so deflate CPU is build
+ * time: at level 4 it was a third of the build's CPU.  Level 2 takes ~6 s
+ * for 6% more bytes than level 4 (shards are fetched a few at a time, so
+ * the bytes matter less than the build).  Fixed: shard names depend on it. */
+#define SHARD_GZIP_LEVEL 2
+
+enum shard_kind { SHARD_EVENTS = 0, SHARD_SAMPLES = 1, SHARD_POINTS = 2 };
+
+struct shard_desc {
+	char sha256[65];         /* of the compressed bytes; also the name */
+	char decoded_sha256[65]; /* of the decoded JSON text */
+	uint64_t bytes;          /* compressed size */
+	uint64_t decoded_bytes;  /* decoded size */
+	uint64_t count;          /* rows */
+	double bounds[4];        /* min_start, min_end, max_start, max_end */
+};
+
+struct shard_writer;
+
+struct shard_writer_opts {
+	const char *dir; /* existing directory the shard files go to */
+	int threads;     /* 0: compress on the caller's thread; 1: a worker */
+	int level;       /* gzip level; 0 means SHARD_GZIP_LEVEL */
+};
+
+/*
+ * Creates a writer (caller frees it with shard_writer_free).  The
+ * directory path is copied.  Starts the worker thread when asked.
+ */
+int shard_writer_open(struct shard_writer **out,
+                      const struct shard_writer_opts *opts, struct err *e);
+
+/*
+ * The run duration (meta.duration, > 0).  When given before the first event
+ * the density is computed while events stream; otherwise
+ * shard_writer_has_density stays 0.
+ */
+void shard_writer_set_duration(struct shard_writer *w, double duration);
+
+/* Fills *sink with the writer's event/sample/point callbacks (ctx = w,
+ * progress NULL). */
+void shard_writer_sink(struct shard_writer *w, struct evidence_sink *sink);
+
+/* The sink callbacks, callable directly (a tee calls them in turn). */
+int shard_writer_event(void *w, int64_t profile, int64_t ordinal,
+                       const struct evidence_event *row, struct err *e);
+int shard_writer_sample(void *w, int64_t profile, int64_t ordinal,
+                        const struct evidence_sample *row, struct err *e);
+int shard_writer_point(void *w, int64_t series, int64_t ordinal,
+                       const struct evidence_point *row, struct err *e);
+
+/*
+ * Flushes every open shard, waits for the worker and reports its first
+ * error.  After it, the query functions below may be called.
+ */
+int shard_writer_finish(struct shard_writer *w, struct err *e);
+
+/* Stops the worker (if running) and frees everything.  NULL is fine. */
+void shard_writer_free(struct shard_writer *w);
+
+/*
+ * The descriptors of one stream (kind, profile/series index), in row
+ * order; *n = 0 for a stream that had no rows.  Valid until free.
+ */
+const struct shard_desc *const *shard_writer_descs(const struct shard_writer *w,
+                                                   enum shard_kind kind,
+                                                   int64_t index, size_t *n);
+
+/* One descriptor as a new JSON object (report.md field order). */
+json_t *shard_desc_json(const struct shard_desc *d);
+
+/* A stream's descriptors as a new JSON array (empty when none). */
+json_t *shard_writer_descs_json(const struct shard_writer *w,
+                                enum shard_kind kind, int64_t index);
+
+/* Total shards, and the sorted, de-duplicated relative paths
+ * ("detail/<sha>.json.gz") of every shard file, as a new JSON array. */
+size_t shard_writer_total(const struct shard_writer *w);
+json_t *shard_writer_files(const struct shard_writer *w);
+/* Sum of compressed sizes over distinct files. */
+uint64_t shard_writer_bytes(const struct shard_writer *w);
+
+/* 1 when the density was computed in-stream (duration known in time). */
+int shard_writer_has_density(const struct shard_writer *w);
+/* Copies profile p's bins (zeros for a profile without events). */
+void shard_writer_density(const struct shard_writer *w, int64_t profile,
+                          uint64_t out[SHARD_DENSITY_BINS]);
+
+/* Adds one event to bins per the rule above (duration > 0). */
+void shard_density_add(uint64_t bins[SHARD_DENSITY_BINS], double duration,
+                       double start, double end);
+
+/*
+ * Computes every profile's density from the `events` table of an open
+ * store: bins holds nprofiles * SHARD_DENSITY_BINS counters, zeroed here.
+ * Rows of profiles >= nprofiles are an error.
+ */
+int shard_density_from_db(sqlite3 *db, double duration, size_t nprofiles,
+                          uint64_t *bins, struct err *e);
+
+#endif

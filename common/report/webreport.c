@@ -1,0 +1,207 @@
+/* webreport: shards + density + index.html for a build (see webreport.h). */
+#include "report/webreport.h"
+#include "report/html.h"
+#include "report/shard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DETAIL_DIR "detail"
+#define SCRATCH_DIR ".shards" /* single-file: shards before embedding */
+
+struct webreport {
+	char *staging;
+	char *shard_dir;
+	int single_file;
+	struct shard_writer *w;
+};
+
+int webreport_open(struct webreport **out, const char *staging, int single_file,
+                   double duration, struct err *e)
+{
+	struct webreport *wr = calloc(1, sizeof *wr);
+	struct shard_writer_opts o = {0};
+	size_t n;
+
+	*out = NULL;
+	if (!wr)
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	n = strlen(staging) + sizeof SCRATCH_DIR + 2;
+	wr->staging = strdup(staging);
+	wr->shard_dir = malloc(n);
+	if (!wr->staging || !wr->shard_dir) {
+		webreport_free(wr);
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	}
+	wr->single_file = single_file;
+	snprintf(wr->shard_dir, n, "%s/%s", staging,
+	         single_file ? SCRATCH_DIR : DETAIL_DIR);
+	if (mkdir(wr->shard_dir, 0755) != 0) {
+		err_sys(e, ERR_DATA, "Cannot create %s", wr->shard_dir);
+		webreport_free(wr);
+		return ERR_DATA;
+	}
+	o.dir = wr->shard_dir;
+	o.threads = 1; /* the second core: compress while the main thread parses */
+	if (shard_writer_open(&wr->w, &o, e)) {
+		webreport_free(wr);
+		return e->code;
+	}
+	if (duration > 0)
+		shard_writer_set_duration(wr->w, duration);
+	*out = wr;
+	return 0;
+}
+
+void webreport_set_duration(struct webreport *wr, double duration)
+{
+	shard_writer_set_duration(wr->w, duration);
+}
+
+void webreport_sink(struct webreport *wr, struct evidence_sink *sink)
+{
+	shard_writer_sink(wr->w, sink);
+}
+
+/* Every profile's bins, nprofiles x SHARD_DENSITY_BINS (caller frees). */
+static int density(struct webreport *wr, const json_t *catalog,
+                   const char *sqlite_path, size_t nprofiles, uint64_t **out,
+                   struct err *e)
+{
+	uint64_t *bins = calloc(nprofiles ? nprofiles : 1,
+	                        SHARD_DENSITY_BINS * sizeof *bins);
+	sqlite3 *db = NULL;
+	double duration;
+	int rc;
+
+	*out = NULL;
+	if (!bins)
+		return err_set(e, ERR_NOMEM, "Out of memory for density bins");
+	if (shard_writer_has_density(wr->w)) {
+		for (size_t i = 0; i < nprofiles; i++)
+			shard_writer_density(wr->w, (int64_t)i, bins + i * SHARD_DENSITY_BINS);
+		*out = bins;
+		return 0;
+	}
+	duration = json_number_value(json_object_get(json_object_get(catalog, "meta"),
+	                                             "duration"));
+	if (!(duration > 0)) {
+		free(bins);
+		return err_set(e, ERR_DATA, "meta.duration: expected a finite number > 0");
+	}
+	if (sqlite3_open_v2(sqlite_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		err_set(e, ERR_DATA, "Cannot open %s for density: %s", sqlite_path,
+		        db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		free(bins);
+		return ERR_DATA;
+	}
+	rc = shard_density_from_db(db, duration, nprofiles, bins, e);
+	sqlite3_close(db);
+	if (rc) {
+		free(bins);
+		return rc;
+	}
+	*out = bins;
+	return 0;
+}
+
+/* Removes the flat scratch directory of single-file mode. */
+static int remove_scratch(const char *dir, struct err *e)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return err_sys(e, ERR_DATA, "Cannot open %s", dir);
+	while ((de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) != 0) {
+			err_sys(e, ERR_DATA, "Cannot remove %s/%s", dir, de->d_name);
+			closedir(d);
+			return ERR_DATA;
+		}
+	}
+	closedir(d);
+	if (rmdir(dir) != 0)
+		return err_sys(e, ERR_DATA, "Cannot remove %s", dir);
+	return 0;
+}
+
+int webreport_finish(struct webreport *wr, const json_t *catalog,
+                     const char *sqlite_path, struct webreport_stats *st,
+                     struct err *e)
+{
+	struct html_stats hs;
+	uint64_t *bins = NULL;
+	json_t *core = NULL;
+	size_t nprofiles = json_array_size(json_object_get(catalog, "profiles"));
+	char *page = NULL;
+	int rc;
+
+	memset(st, 0, sizeof *st);
+	if ((rc = shard_writer_finish(wr->w, e)) ||
+	    (rc = density(wr, catalog, sqlite_path, nprofiles, &bins, e)))
+		goto out;
+	core = html_core_catalog(catalog, wr->w, bins, nprofiles, wr->single_file, e);
+	if (!core) {
+		rc = e->code ? e->code : ERR_NOMEM;
+		goto out;
+	}
+	size_t n = strlen(wr->staging) + sizeof "/index.html";
+	page = malloc(n);
+	if (!page) {
+		rc = err_set(e, ERR_NOMEM, "Out of memory");
+		goto out;
+	}
+	snprintf(page, n, "%s/index.html", wr->staging);
+	if ((rc = html_write(page, core, wr->single_file ? wr->shard_dir : NULL,
+	                     &hs, e)))
+		goto out;
+	if (wr->single_file && (rc = remove_scratch(wr->shard_dir, e)))
+		goto out;
+
+	json_t *files = shard_writer_files(wr->w);
+	st->shards = shard_writer_total(wr->w);
+	st->shard_files = json_array_size(files);
+	json_decref(files);
+	st->shard_bytes = shard_writer_bytes(wr->w);
+	st->html_bytes = hs.bytes;
+	st->catalog_bytes = hs.catalog_bytes;
+	st->embedded_bytes = hs.embedded_bytes;
+	memcpy(st->html_sha256, hs.sha256, sizeof st->html_sha256);
+	if (wr->single_file && hs.bytes > HTML_SINGLE_FILE_WARN_BYTES) {
+		st->oversized = 1;
+		snprintf(st->warning, sizeof st->warning,
+		         "the single-file index.html is %.1f MB (%.1f MB of "
+		         "embedded detail for %llu shards, %.1f MB of catalog and "
+		         "viewer), over 100 MB: browsers may be slow or fail to open "
+		         "it; the default progressive report (without --single-file) "
+		         "loads only the detail on screen",
+		         hs.bytes / 1e6, hs.embedded_bytes / 1e6,
+		         (unsigned long long)hs.shards,
+		         (hs.bytes - hs.embedded_bytes) / 1e6);
+	}
+out:
+	free(page);
+	free(bins);
+	json_decref(core);
+	return rc;
+}
+
+void webreport_free(struct webreport *wr)
+{
+	if (!wr)
+		return;
+	shard_writer_free(wr->w);
+	free(wr->staging);
+	free(wr->shard_dir);
+	free(wr);
+}

@@ -1,0 +1,725 @@
+/* store: the read-only SQLite v1 cache reader (see store.h). */
+#include "store/store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "base/buf.h"
+#include "base/num.h"
+
+enum {
+	ST_GEN,
+	ST_DURATIONS,
+	ST_EVENTS_WIN,
+	ST_EVENTS_ALL,
+	ST_EVENTS_WIDE,
+	ST_EVENT_AT,
+	ST_SAMPLES_WIN,
+	ST_SAMPLES_ALL,
+	ST_POINTS_WIN,
+	ST_POINTS_ALL,
+	ST_POINTS_WIDE,
+	ST_SAMPLES_WIDE,
+	ST_POINTS_MAXBEFORE,
+	ST_POINTS_AT,
+	ST_COUNT
+};
+
+static const char *const sql_text[ST_COUNT] = {
+	[ST_GEN] = "SELECT generation FROM catalog",
+	[ST_DURATIONS] = "SELECT bucket, maximum FROM durations WHERE profile = ?1",
+	[ST_EVENTS_WIN] =
+		"SELECT ordinal, start, end, name, tid, source_row FROM events "
+		"INDEXED BY event_window WHERE profile = ?1 AND bucket = ?2 "
+		"AND start >= ?3 AND start <= ?4 AND end >= ?5",
+	[ST_EVENTS_ALL] =
+		"SELECT ordinal, start, end, name, tid, source_row FROM events "
+		"WHERE profile = ?1 ORDER BY ordinal",
+	[ST_EVENTS_WIDE] =
+		"SELECT ordinal, start, end, name, tid, source_row FROM events "
+		"NOT INDEXED WHERE profile = ?1 AND start <= ?2 AND end >= ?3",
+	[ST_EVENT_AT] =
+		"SELECT ordinal, start, end, name, tid, source_row FROM events "
+		"WHERE profile = ?1 AND ordinal = ?2",
+	[ST_SAMPLES_WIN] =
+		"SELECT ordinal, payload, time FROM samples INDEXED BY sample_window "
+		"WHERE profile = ?1 AND time >= ?2 AND time <= ?3 ORDER BY ordinal",
+	[ST_SAMPLES_ALL] =
+		"SELECT ordinal, payload, time FROM samples WHERE profile = ?1 "
+		"ORDER BY ordinal",
+	[ST_POINTS_WIN] =
+		"SELECT ordinal, payload, time FROM points INDEXED BY point_window "
+		"WHERE series = ?1 AND time >= ?2 AND time <= ?3 ORDER BY ordinal",
+	[ST_POINTS_ALL] =
+		"SELECT ordinal, payload, time FROM points WHERE series = ?1 "
+		"ORDER BY ordinal",
+	[ST_POINTS_WIDE] =
+		"SELECT ordinal, payload, time FROM points NOT INDEXED "
+		"WHERE series = ?1 AND time >= ?2 AND time <= ?3 ORDER BY ordinal",
+	[ST_SAMPLES_WIDE] =
+		"SELECT ordinal, payload, time FROM samples NOT INDEXED "
+		"WHERE profile = ?1 AND time >= ?2 AND time <= ?3 ORDER BY ordinal",
+	[ST_POINTS_MAXBEFORE] =
+		"SELECT max(time) FROM points INDEXED BY point_window "
+		"WHERE series = ?1 AND time < ?2",
+	[ST_POINTS_AT] =
+		"SELECT ordinal, payload, time FROM points INDEXED BY point_window "
+		"WHERE series = ?1 AND time = ?2 ORDER BY ordinal",
+};
+
+struct payload {
+	struct store *s;  /* for its scratch buffers */
+	int depth;
+	int index;      /* element index within the row array */
+	int bad;
+	int done;
+	int is_point;   /* element 1: number/null (point) or string (sample) */
+	double time;
+	int value_kind; /* 0 null, 1 number */
+	int64_t ints[2];
+};
+
+struct store {
+	sqlite3 *db;
+	yajl_handle ph;        /* payload parser, reused (multiple values) */
+	struct payload *pctx;  /* its context */
+	char *path;
+	sqlite3_stmt *st[ST_COUNT];
+	struct buf num_text; /* payload parsing scratch */
+	struct buf str_text;
+};
+
+int store_is_sqlite_header(const unsigned char hdr[16])
+{
+	return memcmp(hdr, "SQLite format 3", 16) == 0;
+}
+
+/* Appends path percent-encoded for a file: URI. */
+static void uri_path(struct buf *b, const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		unsigned char c = *p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '/' || c == '.' || c == '-' ||
+		    c == '_' || c == '~') {
+			buf_putc(b, (char)c);
+		} else {
+			buf_putc(b, '%');
+			buf_putc(b, hex[c >> 4]);
+			buf_putc(b, hex[c & 15]);
+		}
+	}
+}
+
+static int db_err(struct store *s, struct err *e, const char *what)
+{
+	return err_set(e, ERR_DATA, "%s: %s: %s", s->path, what,
+	               s->db ? sqlite3_errmsg(s->db) : "cannot open");
+}
+
+int store_open(const char *path, struct store **out, struct err *e)
+{
+	struct store *s = calloc(1, sizeof *s);
+	struct buf uri;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	buf_init(&s->num_text, 0);
+	buf_init(&s->str_text, 0);
+	s->pctx = calloc(1, sizeof *s->pctx);
+	if (!s->pctx) {
+		free(s);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	s->pctx->s = s;
+	s->path = realpath(path, NULL);
+	if (!s->path) {
+		err_sys(e, ERR_DATA, "Cannot open DSight SQLite cache %s", path);
+		free(s->pctx);
+		free(s);
+		return ERR_DATA;
+	}
+	buf_init(&uri, 0);
+	buf_puts(&uri, "file:");
+	uri_path(&uri, s->path);
+	buf_puts(&uri, "?mode=ro");
+	if (uri.failed) {
+		buf_free(&uri);
+		store_close(s);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	rc = sqlite3_open_v2(uri.data, &s->db,
+	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+	                             SQLITE_OPEN_NOMUTEX,
+	                     NULL);
+	buf_free(&uri);
+	if (rc != SQLITE_OK) {
+		err_set(e, ERR_DATA, "Cannot open DSight SQLite cache %s: %s",
+		        s->path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		store_close(s);
+		return ERR_DATA;
+	}
+	sqlite3_busy_timeout(s->db, 2000);
+	sqlite3_exec(s->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
+	            SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		err_set(e, ERR_DATA,
+		        "%s is not a readable DSight SQLite cache: %s", s->path,
+		        sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		store_close(s);
+		return ERR_DATA;
+	}
+	{
+		sqlite3_int64 v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (v != 1) {
+			err_set(e, ERR_DATA,
+			        "Unsupported DSight SQLite version: %lld; expected 1 "
+			        "(%s); rebuild the report from its preserved inputs "
+			        "with dsight build",
+			        (long long)v, s->path);
+			store_close(s);
+			return ERR_DATA;
+		}
+	}
+	for (int k = 0; k < ST_COUNT; k++) {
+		if (sqlite3_prepare_v3(s->db, sql_text[k], -1,
+		                       SQLITE_PREPARE_PERSISTENT, &s->st[k],
+		                       NULL) != SQLITE_OK) {
+			err_set(e, ERR_DATA,
+			        "%s is not a DSight SQLite cache (schema 1): %s",
+			        s->path, sqlite3_errmsg(s->db));
+			store_close(s);
+			return ERR_DATA;
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int k = 0; k < ST_COUNT; k++)
+		sqlite3_finalize(s->st[k]);
+	if (s->db)
+		sqlite3_close(s->db);
+	if (s->ph)
+		yajl_free(s->ph);
+	free(s->pctx);
+	buf_free(&s->num_text);
+	buf_free(&s->str_text);
+	free(s->path);
+	free(s);
+}
+
+/* Reads the single generation value into gen; returns 0 or ERR_DATA. */
+static int read_generation(struct store *s, char *gen, struct err *e)
+{
+	sqlite3_stmt *st = s->st[ST_GEN];
+	int rc, rows = 0;
+
+	sqlite3_reset(st);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *g = sqlite3_column_text(st, 0);
+		int n = sqlite3_column_bytes(st, 0);
+		if (!g || n <= 0 || n > STORE_GENERATION_MAX) {
+			sqlite3_reset(st);
+			return err_set(e, ERR_DATA,
+			               "%s: catalog generation is missing or too long",
+			               s->path);
+		}
+		memcpy(gen, g, (size_t)n);
+		gen[n] = '\0';
+		rows++;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, e, "cannot read the catalog");
+	if (rows != 1)
+		return err_set(e, ERR_DATA,
+		               "%s: the catalog table must hold exactly one row "
+		               "(found %d)",
+		               s->path, rows);
+	return 0;
+}
+
+int store_read_catalog(struct store *s, json_t **catalog,
+                       char generation[STORE_GENERATION_MAX + 1],
+                       struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	json_error_t je;
+	json_t *j;
+	int rc;
+
+	*catalog = NULL;
+	rc = read_generation(s, generation, e);
+	if (rc)
+		return rc;
+	if (sqlite3_prepare_v2(s->db, "SELECT json FROM catalog", -1, &st,
+	                       NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return db_err(s, e, "cannot read the catalog");
+	}
+	{
+		const char *text = (const char *)sqlite3_column_text(st, 0);
+		int n = sqlite3_column_bytes(st, 0);
+		if (!text) {
+			sqlite3_finalize(st);
+			return err_set(e, ERR_DATA, "%s: catalog json is NULL",
+			               s->path);
+		}
+		j = json_loadb(text, (size_t)n, JSON_DECODE_ANY, &je);
+	}
+	sqlite3_finalize(st);
+	if (!j)
+		return err_set(e, ERR_DATA,
+		               "%s: catalog json is invalid (line %d, column %d): %s",
+		               s->path, je.line, je.column, je.text);
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return err_set(e, ERR_DATA,
+		               "%s: catalog json is not a JSON object", s->path);
+	}
+	*catalog = j;
+	return 0;
+}
+
+int store_check_generation(struct store *s, const char *generation,
+                           struct err *e)
+{
+	char now[STORE_GENERATION_MAX + 1];
+	int rc = read_generation(s, now, e);
+	if (rc)
+		return rc;
+	if (strcmp(now, generation) != 0)
+		return err_set(e, ERR_REBUILT,
+		               "DSight dataset was rebuilt; reopen it before "
+		               "querying");
+	return 0;
+}
+
+/* ---- events ---- */
+
+static int is_number_col(sqlite3_stmt *st, int col)
+{
+	int t = sqlite3_column_type(st, col);
+	return t == SQLITE_FLOAT || t == SQLITE_INTEGER;
+}
+
+/* Reads one events row (ordinal, start, end, name, tid, source_row) and
+ * calls fn.  Returns fn's value, or ERR_DATA for a malformed row. */
+static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
+                     store_event_fn fn, void *ctx, struct err *e)
+{
+	struct evidence_event ev;
+	int64_t ordinal = sqlite3_column_int64(st, 0);
+
+	if (!is_number_col(st, 1) || !is_number_col(st, 2) ||
+	    sqlite3_column_type(st, 3) != SQLITE_INTEGER ||
+	    sqlite3_column_type(st, 5) != SQLITE_INTEGER ||
+	    sqlite3_column_type(st, 4) == SQLITE_NULL)
+		return err_set(e, ERR_DATA,
+		               "%s: events row (profile %lld, ordinal %lld) is "
+		               "malformed",
+		               s->path, (long long)profile, (long long)ordinal);
+	ev.start = sqlite3_column_double(st, 1);
+	ev.end = sqlite3_column_double(st, 2);
+	ev.name = sqlite3_column_int64(st, 3);
+	ev.tid = (const char *)sqlite3_column_text(st, 4);
+	ev.tid_len = (size_t)sqlite3_column_bytes(st, 4);
+	ev.source_row = sqlite3_column_int64(st, 5);
+	if (!ev.tid)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	return fn(ctx, ordinal, &ev);
+}
+
+static int run_events(struct store *s, int64_t profile, sqlite3_stmt *st,
+                      store_event_fn fn, void *ctx, struct err *e)
+{
+	int rc, r;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = event_row(s, profile, st, fn, ctx, e);
+		if (r) {
+			sqlite3_reset(st);
+			return r;
+		}
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return db_err(s, e, "cannot read events");
+	return 0;
+}
+
+struct bucket_max {
+	int64_t bucket;
+	double maximum;
+};
+
+int store_events(struct store *s, int64_t profile, int has_window, int wide,
+                 double wstart, double wend, store_event_fn fn, void *ctx,
+                 struct err *e)
+{
+	struct bucket_max *bm = NULL;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!has_window) {
+		st = s->st[ST_EVENTS_ALL];
+		sqlite3_bind_int64(st, 1, profile);
+		return run_events(s, profile, st, fn, ctx, e);
+	}
+	if (wide) {
+		/* Most rows match: one pass over the profile's rows beats an
+		 * index lookup per row. */
+		st = s->st[ST_EVENTS_WIDE];
+		sqlite3_bind_int64(st, 1, profile);
+		sqlite3_bind_double(st, 2, wend);
+		sqlite3_bind_double(st, 3, wstart);
+		return run_events(s, profile, st, fn, ctx, e);
+	}
+	/* Collect the (bucket, maximum) rows first: one statement at a time. */
+	st = s->st[ST_DURATIONS];
+	sqlite3_bind_int64(st, 1, profile);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct bucket_max *nb = realloc(bm, nc * sizeof *nb);
+			if (!nb) {
+				sqlite3_reset(st);
+				free(bm);
+				return err_set(e, ERR_NOMEM, "out of memory");
+			}
+			bm = nb;
+			cap = nc;
+		}
+		bm[n].bucket = sqlite3_column_int64(st, 0);
+		bm[n].maximum = sqlite3_column_double(st, 1);
+		n++;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		free(bm);
+		return db_err(s, e, "cannot read durations");
+	}
+	st = s->st[ST_EVENTS_WIN];
+	rc = 0;
+	for (size_t k = 0; k < n && !rc; k++) {
+		double lower = nextafter(wstart - nextafter(bm[k].maximum, INFINITY),
+		                         -INFINITY);
+		if (isnan(lower))
+			lower = -INFINITY;
+		sqlite3_bind_int64(st, 1, profile);
+		sqlite3_bind_int64(st, 2, bm[k].bucket);
+		sqlite3_bind_double(st, 3, lower);
+		sqlite3_bind_double(st, 4, wend);
+		sqlite3_bind_double(st, 5, wstart);
+		rc = run_events(s, profile, st, fn, ctx, e);
+	}
+	free(bm);
+	return rc;
+}
+
+int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
+                   store_event_fn fn, void *ctx, struct err *e)
+{
+	sqlite3_stmt *st = s->st[ST_EVENT_AT];
+	sqlite3_bind_int64(st, 1, profile);
+	sqlite3_bind_int64(st, 2, ordinal);
+	return run_events(s, profile, st, fn, ctx, e);
+}
+
+/* ---- payloads: [time, x, int, int] parsed with yajl ---- */
+
+
+static int pl_null(void *ctx)
+{
+	struct payload *p = ctx;
+	if (p->depth != 1 || p->index != 1 || !p->is_point)
+		p->bad = 1;
+	else
+		p->value_kind = 0;
+	p->index++;
+	return !p->bad;
+}
+
+static int pl_bool(void *ctx, int v)
+{
+	struct payload *p = ctx;
+	(void)v;
+	p->bad = 1;
+	return 0;
+}
+
+static int pl_number(void *ctx, const char *t, size_t n)
+{
+	struct payload *p = ctx;
+	struct num v;
+
+	if (p->depth != 1) {
+		p->bad = 1;
+		return 0;
+	}
+	if (p->index == 0) {
+		/* the time: yajl checked the token; its value is the row's
+		 * REAL time column (the same double), read by the caller */
+		(void)t;
+		(void)n;
+	} else if (p->index == 1) {
+		if (!p->is_point) {
+			p->bad = 1;
+			return 0;
+		}
+		buf_reset(&p->s->num_text);
+		buf_append(&p->s->num_text, t, n);
+		p->value_kind = 1;
+	} else if (p->index <= 3) {
+		if (num_parse(t, n, &v) || v.kind != NUM_INT) {
+			p->bad = 1;
+			return 0;
+		}
+		p->ints[p->index - 2] = v.i;
+	} else {
+		p->bad = 1;
+		return 0;
+	}
+	p->index++;
+	return 1;
+}
+
+static int pl_string(void *ctx, const unsigned char *t, size_t n)
+{
+	struct payload *p = ctx;
+	if (p->depth != 1 || p->index != 1 || p->is_point) {
+		p->bad = 1;
+		return 0;
+	}
+	buf_reset(&p->s->str_text);
+	buf_append(&p->s->str_text, t, n);
+	p->index++;
+	return 1;
+}
+
+static int pl_start_array(void *ctx)
+{
+	struct payload *p = ctx;
+	if (p->depth != 0 || p->done) {
+		p->bad = 1;
+		return 0;
+	}
+	p->depth = 1;
+	p->index = 0;
+	return 1;
+}
+
+static int pl_end_array(void *ctx)
+{
+	struct payload *p = ctx;
+	p->depth = 0;
+	if (p->index != 4) {
+		p->bad = 1;
+		return 0;
+	}
+	p->done = 1;
+	return 1;
+}
+
+static int pl_map(void *ctx)
+{
+	struct payload *p = ctx;
+	p->bad = 1;
+	return 0;
+}
+
+static int pl_key(void *ctx, const unsigned char *t, size_t n)
+{
+	(void)t;
+	(void)n;
+	return pl_map(ctx);
+}
+
+static const yajl_callbacks pl_callbacks = {
+	pl_null, pl_bool, NULL, NULL, pl_number, pl_string,
+	pl_map, pl_key, pl_map, pl_start_array, pl_end_array,
+};
+
+/* Parses one payload with the store's reusable parser (a handle that
+ * accepts consecutive values); returns 0 with s->pctx filled, or -1 when
+ * the payload is malformed (the handle is then dropped). */
+static int parse_payload(struct store *s, const unsigned char *text,
+                         size_t n)
+{
+	struct payload *p;
+	yajl_status st;
+
+	p = s->pctx;
+	if (!s->ph) {
+		s->ph = yajl_alloc(&pl_callbacks, NULL, p);
+		if (!s->ph)
+			return -1;
+		yajl_config(s->ph, yajl_allow_multiple_values, 1);
+	}
+	p->depth = 0;
+	p->index = 0;
+	p->bad = 0;
+	p->done = 0;
+	p->value_kind = 0;
+	st = yajl_parse(s->ph, text, n);
+	if (st != yajl_status_ok || p->bad || !p->done || p->depth != 0) {
+		yajl_free(s->ph);
+		s->ph = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+struct row_sink {
+	store_sample_fn sample;
+	store_point_fn point;
+	void *ctx;
+};
+
+static int run_payloads(struct store *s, const char *table, int64_t key,
+                        sqlite3_stmt *st, const struct row_sink *sink,
+                        struct err *e)
+{
+	struct payload p;
+	int rc, r = 0, is_point = sink->point != NULL;
+
+	memset(&p, 0, sizeof p);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ordinal = sqlite3_column_int64(st, 0);
+		const unsigned char *text = sqlite3_column_text(st, 1);
+		size_t n = (size_t)sqlite3_column_bytes(st, 1);
+		s->pctx->is_point = is_point;
+		if (!text || parse_payload(s, text, n) ||
+		    s->num_text.failed || s->str_text.failed) {
+			r = err_set(e, ERR_DATA,
+			            "%s: %s row (%lld, ordinal %lld): payload is not "
+			            "%s",
+			            s->path, table, (long long)key,
+			            (long long)ordinal,
+			            is_point ? "[time, value, source_id, source_row]"
+			                       : "[time, global_tid, stack_index, "
+			                         "source_row]");
+			break;
+		}
+		p = *s->pctx;
+		if (sqlite3_column_type(st, 2) != SQLITE_FLOAT &&
+		    sqlite3_column_type(st, 2) != SQLITE_INTEGER) {
+			r = err_set(e, ERR_DATA,
+			            "%s: %s row (%lld, ordinal %lld): time is not a "
+			            "number",
+			            s->path, table, (long long)key,
+			            (long long)ordinal);
+			break;
+		}
+		p.time = sqlite3_column_double(st, 2);
+		if (is_point) {
+			struct evidence_point pt;
+			pt.time = p.time;
+			pt.source_id = p.ints[0];
+			pt.source_row = p.ints[1];
+			if (p.value_kind == 0) {
+				memset(&pt.value, 0, sizeof pt.value);
+			} else if (num_parse(s->num_text.data, s->num_text.len,
+			                     &pt.value)) {
+				r = err_set(e, ERR_DATA,
+				            "%s: %s row (%lld, ordinal %lld): bad value",
+				            s->path, table, (long long)key,
+				            (long long)ordinal);
+				break;
+			}
+			r = sink->point(sink->ctx, ordinal, &pt);
+		} else {
+			struct evidence_sample sm;
+			sm.time = p.time;
+			sm.tid = s->str_text.data ? s->str_text.data : "";
+			sm.tid_len = s->str_text.len;
+			sm.stack = p.ints[0];
+			sm.source_row = p.ints[1];
+			r = sink->sample(sink->ctx, ordinal, &sm);
+		}
+		if (r)
+			break;
+	}
+	sqlite3_reset(st);
+	if (!r && rc != SQLITE_DONE)
+		return db_err(s, e, "cannot read rows");
+	return r;
+}
+
+int store_samples(struct store *s, int64_t profile, int has_window,
+                  int wide, double wstart, double wend, store_sample_fn fn,
+                  void *ctx, struct err *e)
+{
+	struct row_sink sink = {fn, NULL, ctx};
+	sqlite3_stmt *st = s->st[!has_window ? ST_SAMPLES_ALL
+	                         : wide      ? ST_SAMPLES_WIDE
+	                                     : ST_SAMPLES_WIN];
+	sqlite3_bind_int64(st, 1, profile);
+	if (has_window) {
+		sqlite3_bind_double(st, 2, wstart);
+		sqlite3_bind_double(st, 3, wend);
+	}
+	return run_payloads(s, "samples", profile, st, &sink, e);
+}
+
+int store_points(struct store *s, int64_t series, int has_window, int wide,
+                 double wstart, double wend, store_point_fn fn, void *ctx,
+                 struct err *e)
+{
+	struct row_sink sink = {NULL, fn, ctx};
+	sqlite3_stmt *st = s->st[!has_window ? ST_POINTS_ALL
+	                         : wide      ? ST_POINTS_WIDE
+	                                     : ST_POINTS_WIN];
+	sqlite3_bind_int64(st, 1, series);
+	if (has_window) {
+		sqlite3_bind_double(st, 2, wstart);
+		sqlite3_bind_double(st, 3, wend);
+	}
+	return run_payloads(s, "points", series, st, &sink, e);
+}
+
+int store_points_before(struct store *s, int64_t series, double t,
+                        store_point_fn fn, void *ctx, struct err *e)
+{
+	struct row_sink sink = {NULL, fn, ctx};
+	sqlite3_stmt *st = s->st[ST_POINTS_MAXBEFORE];
+	double at;
+	int rc;
+
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_double(st, 2, t);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return db_err(s, e, "cannot read points");
+	}
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+		sqlite3_reset(st);
+		return 0;
+	}
+	at = sqlite3_column_double(st, 0);
+	sqlite3_reset(st);
+	st = s->st[ST_POINTS_AT];
+	sqlite3_bind_int64(st, 1, series);
+	sqlite3_bind_double(st, 2, at);
+	return run_payloads(s, "points", series, st, &sink, e);
+}

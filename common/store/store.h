@@ -1,0 +1,81 @@
+/*
+ * store: the reader of the SQLite query cache, schema version 1
+ * (report.md).  It opens the file read-only by URI (never changing it, not
+ * even its mtime), checks `PRAGMA user_version`, reads the one catalog row
+ * and re-checks the generation on demand; rows come from the contract's
+ * indexes (event_window, sample_window, point_window) and the durations
+ * table.  One struct store is one connection: use it from one thread.
+ */
+#ifndef DSIGHT_STORE_H
+#define DSIGHT_STORE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "ingest/evidence.h"
+
+#define STORE_GENERATION_MAX 64
+
+struct store;
+
+typedef int (*store_event_fn)(void *ctx, int64_t ordinal,
+                              const struct evidence_event *row);
+typedef int (*store_sample_fn)(void *ctx, int64_t ordinal,
+                               const struct evidence_sample *row);
+typedef int (*store_point_fn)(void *ctx, int64_t ordinal,
+                              const struct evidence_point *row);
+
+/* True when the 16 bytes at hdr are the SQLite file header. */
+int store_is_sqlite_header(const unsigned char hdr[16]);
+
+/*
+ * Opens the cache at path (made absolute here) read-only and checks its
+ * user_version ("Unsupported DSight SQLite version: N; expected 1 ...").
+ * On success *out is owned by the caller (store_close).
+ */
+int store_open(const char *path, struct store **out, struct err *e);
+void store_close(struct store *s);
+
+/*
+ * Reads the catalog row: *catalog is a new reference to the parsed JSON
+ * object (caller json_decref's it) and generation receives the stored id.
+ */
+int store_read_catalog(struct store *s, json_t **catalog,
+                       char generation[STORE_GENERATION_MAX + 1],
+                       struct err *e);
+
+/* ERR_REBUILT "DSight dataset was rebuilt; reopen it before querying" when
+ * the stored generation differs from generation. */
+int store_check_generation(struct store *s, const char *generation,
+                           struct err *e);
+
+/*
+ * Row scans.  A callback returning non-zero stops the scan; that value is
+ * returned.  Data errors return ERR_DATA with e filled.
+ *  store_events: has_window 0 = every event of the profile in ordinal
+ *    order; else the durations lower-bound scan of queries.md on
+ *    event_window, keeping start <= wend && end >= wstart (no order);
+ *    wide != 0 (a window over most of the run) filters the profile's
+ *    rows in one primary-key pass instead.
+ *  store_event_at: the one event (profile, ordinal), if any.
+ *  store_samples / store_points: wstart <= time <= wend (has_window) in
+ *    ordinal order; wide != 0 walks the primary key instead of the
+ *    time index (cheaper when the window holds most rows).
+ *  store_points_before: every point at the latest time strictly before t.
+ */
+int store_events(struct store *s, int64_t profile, int has_window, int wide,
+                 double wstart, double wend, store_event_fn fn, void *ctx,
+                 struct err *e);
+int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
+                   store_event_fn fn, void *ctx, struct err *e);
+int store_samples(struct store *s, int64_t profile, int has_window,
+                  int wide, double wstart, double wend, store_sample_fn fn,
+                  void *ctx, struct err *e);
+int store_points(struct store *s, int64_t series, int has_window, int wide,
+                 double wstart, double wend, store_point_fn fn, void *ctx,
+                 struct err *e);
+int store_points_before(struct store *s, int64_t series, double t,
+                        store_point_fn fn, void *ctx, struct err *e);
+
+#endif

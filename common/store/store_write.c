@@ -1,0 +1,731 @@
+/* store_write: the SQLite v1 writer (see store_write.h). */
+#include "store/store_write.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/jsonout.h"
+#include "base/num.h"
+
+#define BUCKET_MIN (-29)
+#define BUCKET_MAX 1025
+#define NBUCKETS (BUCKET_MAX - BUCKET_MIN + 1)
+
+#define BATCH_ROWS 16384
+#define BATCH_TEXT (2u << 20)
+#define QUEUE_MAX 4 /* full batches waiting for the writer thread */
+#define MULTI_ROWS 32 /* rows per multi-row INSERT */
+
+static const char schema_sql[] =
+	"CREATE TABLE catalog   (json TEXT NOT NULL, generation TEXT NOT NULL);"
+	"CREATE TABLE events    (profile INTEGER, ordinal INTEGER, bucket INTEGER,"
+	" start REAL, end REAL, name INTEGER, tid TEXT, source_row INTEGER,"
+	" PRIMARY KEY (profile, ordinal)) WITHOUT ROWID;"
+	"CREATE TABLE durations (profile INTEGER, bucket INTEGER, maximum REAL,"
+	" PRIMARY KEY (profile, bucket)) WITHOUT ROWID;"
+	"CREATE TABLE samples   (profile INTEGER, ordinal INTEGER, time REAL,"
+	" payload TEXT, PRIMARY KEY (profile, ordinal)) WITHOUT ROWID;"
+	"CREATE TABLE points    (series INTEGER, ordinal INTEGER, time REAL,"
+	" payload TEXT, PRIMARY KEY (series, ordinal)) WITHOUT ROWID;";
+
+static const char index_sql[] =
+	"CREATE INDEX event_window  ON events  (profile, bucket, start);"
+	"CREATE INDEX sample_window ON samples (profile, time);"
+	"CREATE INDEX point_window  ON points  (series, time);";
+
+enum rec_kind { REC_EVENT, REC_SAMPLE, REC_POINT };
+
+/* One row waiting to be inserted; its text (tid or payload) lives in the
+ * batch's text buffer. */
+struct rec {
+	int64_t key, ordinal;
+	int64_t name;       /* event: name index; sample: stack; point: source id */
+	int64_t source_row;
+	double t0, t1;      /* event: start, end; sample/point: time, - */
+	size_t off, len;    /* event/sample: tid; point: big integer digits */
+	struct num value;   /* point value (big: digits at off/len) */
+	int kind;
+};
+
+struct batch {
+	struct rec *recs;
+	size_t n;
+	struct buf text;
+	struct batch *next;
+};
+
+/* Per-profile maximum duration by bucket. */
+struct prof_dur {
+	double max[NBUCKETS];
+	unsigned char seen[NBUCKETS];
+};
+
+struct store_writer {
+	char *path;
+	sqlite3 *db;
+	sqlite3_stmt *ins[3];   /* one row, by rec_kind */
+	sqlite3_stmt *multi[3]; /* MULTI_ROWS rows, by rec_kind */
+
+	/* touched by the writer thread only until it is joined */
+	struct buf payload; /* payload JSON of the rows being inserted */
+	struct prof_dur **dur;
+	size_t ndur;
+
+	/* producer side */
+	struct batch *cur;
+	struct store_write_stats stats;
+
+	/* queue between producer and writer thread */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *full_head, *full_tail;
+	size_t nfull;
+	struct batch *free_list;
+	int done;       /* producer finished (or aborts) */
+	int failed;     /* writer thread hit an error (err in thread_err) */
+	struct err thread_err;
+	int thread_started;
+	pthread_t thread;
+};
+
+int store_bucket(double start, double end)
+{
+	double d = end - start;
+
+	if (!(d > 1e-9))
+		return BUCKET_MIN; /* also end < start */
+	if (!isfinite(d))
+		return BUCKET_MAX;
+	double b = ceil(log2(d));
+	if (b < BUCKET_MIN)
+		return BUCKET_MIN;
+	if (b > BUCKET_MAX)
+		return BUCKET_MAX;
+	return (int)b;
+}
+
+int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e)
+{
+	unsigned char raw[STORE_GENERATION_LEN / 2];
+	size_t got = 0;
+
+	while (got < sizeof raw) {
+		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_sys(e, ERR_DATA,
+			               "cannot read random bytes for the generation id");
+		}
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	out[STORE_GENERATION_LEN] = '\0';
+	return 0;
+}
+
+static int db_fail(struct store_writer *w, struct err *e, const char *what)
+{
+	int sys = w->db ? sqlite3_system_errno(w->db) : 0;
+
+	if (sys)
+		return err_set(e, ERR_DATA, "cannot write %s (%s): %s (%s)",
+		               w->path, what, sqlite3_errmsg(w->db), strerror(sys));
+	return err_set(e, ERR_DATA, "cannot write %s (%s): %s", w->path, what,
+	               w->db ? sqlite3_errmsg(w->db) : "out of memory");
+}
+
+static int exec(struct store_writer *w, const char *sql, const char *what,
+                struct err *e)
+{
+	if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(w, e, what);
+	return 0;
+}
+
+/* ---- writer thread ---- */
+
+static int note_duration(struct store_writer *w, int64_t profile, double d,
+                         int bucket, struct err *e)
+{
+	if (profile < 0)
+		return err_set(e, ERR_DATA, "negative profile index %lld",
+		               (long long)profile);
+	if ((uint64_t)profile >= w->ndur) {
+		size_t n = w->ndur ? w->ndur : 8;
+		while (n <= (uint64_t)profile)
+			n *= 2;
+		struct prof_dur **p = realloc(w->dur, n * sizeof *p);
+		if (!p)
+			return err_set(e, ERR_NOMEM, "out of memory");
+		memset(p + w->ndur, 0, (n - w->ndur) * sizeof *p);
+		w->dur = p;
+		w->ndur = n;
+	}
+	struct prof_dur *pd = w->dur[profile];
+	if (!pd) {
+		pd = calloc(1, sizeof *pd);
+		if (!pd)
+			return err_set(e, ERR_NOMEM, "out of memory");
+		w->dur[profile] = pd;
+	}
+	int k = bucket - BUCKET_MIN;
+	if (!pd->seen[k] || d > pd->max[k]) {
+		pd->max[k] = d;
+		pd->seen[k] = 1;
+	}
+	return 0;
+}
+
+/* Appends the JSON payload of a sample or point row to out. */
+static void format_payload(struct buf *out, const struct batch *b,
+                           const struct rec *r)
+{
+	const char *text = b->text.data + r->off;
+
+	buf_putc(out, '[');
+	jsonout_real(out, r->t0);
+	buf_putc(out, ',');
+	if (r->kind == REC_SAMPLE) {
+		jsonout_str(out, text, r->len);
+	} else {
+		struct num v = r->value;
+		if (v.kind == NUM_BIG) {
+			v.big = text;
+			v.big_len = r->len;
+		}
+		num_emit(out, &v);
+	}
+	buf_putc(out, ',');
+	jsonout_int(out, r->name);
+	buf_putc(out, ',');
+	jsonout_int(out, r->source_row);
+	buf_putc(out, ']');
+}
+
+/* Binds rec r as the row starting at parameter base of st; a payload was
+ * formatted at payload[poff, poff + plen). */
+static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
+                    const struct batch *b, const struct rec *r,
+                    const char *payload, size_t plen, struct err *e)
+{
+	sqlite3_bind_int64(st, base, r->key);
+	sqlite3_bind_int64(st, base + 1, r->ordinal);
+	if (r->kind == REC_EVENT) {
+		int bucket = store_bucket(r->t0, r->t1);
+		if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
+			return e->code;
+		sqlite3_bind_int(st, base + 2, bucket);
+		sqlite3_bind_double(st, base + 3, r->t0);
+		sqlite3_bind_double(st, base + 4, r->t1);
+		sqlite3_bind_int64(st, base + 5, r->name);
+		sqlite3_bind_text(st, base + 6, b->text.data + r->off, (int)r->len,
+		                  SQLITE_STATIC);
+		sqlite3_bind_int64(st, base + 7, r->source_row);
+	} else {
+		sqlite3_bind_double(st, base + 2, r->t0);
+		sqlite3_bind_text(st, base + 3, payload, (int)plen, SQLITE_STATIC);
+	}
+	return 0;
+}
+
+/* Inserts a batch: runs of MULTI_ROWS rows of one kind with the multi-row
+ * statement, the rest one by one.  Payloads are formatted here, on the
+ * writer thread, to balance the work with the parsing thread. */
+static int insert_batch(struct store_writer *w, struct batch *b,
+                        struct err *e)
+{
+	static const char *const what[3] = {"events", "samples", "points"};
+	size_t i = 0, poff[MULTI_ROWS], plen[MULTI_ROWS];
+
+	while (i < b->n) {
+		const struct rec *r = &b->recs[i];
+		size_t run = 1;
+		while (run < MULTI_ROWS && i + run < b->n &&
+		       b->recs[i + run].kind == r->kind)
+			run++;
+		int multi = run == MULTI_ROWS;
+		sqlite3_stmt *st = multi ? w->multi[r->kind] : w->ins[r->kind];
+		int ncols = r->kind == REC_EVENT ? 8 : 4;
+		if (!multi)
+			run = 1;
+		buf_reset(&w->payload);
+		for (size_t k = 0; r->kind != REC_EVENT && k < run; k++) {
+			poff[k] = w->payload.len;
+			format_payload(&w->payload, b, &b->recs[i + k]);
+			plen[k] = w->payload.len - poff[k];
+		}
+		if (w->payload.failed)
+			return err_set(e, w->payload.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
+			               "%s of %s %lld: cannot encode the row (ordinal %lld)",
+			               what[r->kind],
+			               r->kind == REC_POINT ? "series" : "profile",
+			               (long long)r->key, (long long)r->ordinal);
+		for (size_t k = 0; k < run; k++)
+			if (bind_rec(w, st, 1 + (int)k * ncols, b, &b->recs[i + k],
+			             r->kind == REC_EVENT ? NULL : w->payload.data + poff[k],
+			             r->kind == REC_EVENT ? 0 : plen[k], e))
+				return e->code;
+		int rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return db_fail(w, e, what[r->kind]);
+		i += run;
+	}
+	return 0;
+}
+
+static void *writer_thread(void *arg)
+{
+	struct store_writer *w = arg;
+	struct err e;
+
+	err_clear(&e);
+	for (;;) {
+		pthread_mutex_lock(&w->mu);
+		while (!w->full_head && !w->done)
+			pthread_cond_wait(&w->cv, &w->mu);
+		struct batch *b = w->full_head;
+		if (!b) {
+			pthread_mutex_unlock(&w->mu);
+			break;
+		}
+		w->full_head = b->next;
+		if (!w->full_head)
+			w->full_tail = NULL;
+		w->nfull--;
+		int skip = w->failed;
+		pthread_mutex_unlock(&w->mu);
+
+		int rc = skip ? 0 : insert_batch(w, b, &e);
+
+		pthread_mutex_lock(&w->mu);
+		if (rc && !w->failed) {
+			w->failed = rc;
+			w->thread_err = e;
+		}
+		b->n = 0;
+		buf_reset(&b->text);
+		b->next = w->free_list;
+		w->free_list = b;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	return NULL;
+}
+
+/* ---- producer side ---- */
+
+static struct batch *batch_new(void)
+{
+	struct batch *b = calloc(1, sizeof *b);
+	if (!b)
+		return NULL;
+	b->recs = malloc(BATCH_ROWS * sizeof *b->recs);
+	if (!b->recs) {
+		free(b);
+		return NULL;
+	}
+	buf_init(&b->text, 0);
+	return b;
+}
+
+static void batch_free(struct batch *b)
+{
+	if (!b)
+		return;
+	free(b->recs);
+	buf_free(&b->text);
+	free(b);
+}
+
+/* Hands the current batch to the writer thread and takes an empty one. */
+static int push_batch(struct store_writer *w, struct err *e)
+{
+	struct batch *b = w->cur;
+
+	if (b->text.failed)
+		return err_set(e, b->text.failed, "out of memory buffering rows");
+	pthread_mutex_lock(&w->mu);
+	while (w->nfull >= QUEUE_MAX && !w->failed)
+		pthread_cond_wait(&w->cv, &w->mu);
+	if (w->failed) {
+		*e = w->thread_err;
+		pthread_mutex_unlock(&w->mu);
+		return e->code;
+	}
+	b->next = NULL;
+	if (w->full_tail)
+		w->full_tail->next = b;
+	else
+		w->full_head = b;
+	w->full_tail = b;
+	w->nfull++;
+	struct batch *nb = w->free_list;
+	if (nb)
+		w->free_list = nb->next;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	if (!nb)
+		nb = batch_new();
+	w->cur = nb;
+	if (!nb)
+		return err_set(e, ERR_NOMEM, "out of memory buffering rows");
+	return 0;
+}
+
+static struct rec *next_rec(struct store_writer *w, struct err *e)
+{
+	if (!w->cur) {
+		err_set(e, ERR_NOMEM, "out of memory buffering rows");
+		return NULL;
+	}
+	if ((w->cur->n >= BATCH_ROWS || w->cur->text.len >= BATCH_TEXT) &&
+	    push_batch(w, e))
+		return NULL;
+	return &w->cur->recs[w->cur->n++];
+}
+
+static int on_event(void *ctx, int64_t profile, int64_t ordinal,
+                    const struct evidence_event *row, struct err *e)
+{
+	struct store_writer *w = ctx;
+	struct rec *r = next_rec(w, e);
+
+	if (!r)
+		return e->code;
+	r->kind = REC_EVENT;
+	r->key = profile;
+	r->ordinal = ordinal;
+	r->t0 = row->start;
+	r->t1 = row->end;
+	r->name = row->name;
+	r->source_row = row->source_row;
+	r->off = w->cur->text.len;
+	r->len = row->tid_len;
+	buf_append(&w->cur->text, row->tid, row->tid_len);
+	w->stats.events++;
+	return 0;
+}
+
+static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
+                     const struct evidence_sample *row, struct err *e)
+{
+	struct store_writer *w = ctx;
+	struct rec *r = next_rec(w, e);
+
+	if (!r)
+		return e->code;
+	r->kind = REC_SAMPLE;
+	r->key = profile;
+	r->ordinal = ordinal;
+	r->t0 = row->time;
+	r->name = row->stack;
+	r->source_row = row->source_row;
+	r->off = w->cur->text.len;
+	r->len = row->tid_len;
+	buf_append(&w->cur->text, row->tid, row->tid_len);
+	w->stats.samples++;
+	return 0;
+}
+
+static int on_point(void *ctx, int64_t series, int64_t ordinal,
+                    const struct evidence_point *row, struct err *e)
+{
+	struct store_writer *w = ctx;
+	struct rec *r = next_rec(w, e);
+
+	if (!r)
+		return e->code;
+	r->kind = REC_POINT;
+	r->key = series;
+	r->ordinal = ordinal;
+	r->t0 = row->time;
+	r->name = row->source_id;
+	r->source_row = row->source_row;
+	r->value = row->value;
+	r->value.big = NULL;
+	r->off = w->cur->text.len;
+	r->len = 0;
+	if (row->value.kind == NUM_BIG) {
+		r->len = row->value.big_len;
+		buf_append(&w->cur->text, row->value.big, row->value.big_len);
+	}
+	w->stats.points++;
+	return 0;
+}
+
+void store_write_sink(struct store_writer *w, struct evidence_sink *sink)
+{
+	memset(sink, 0, sizeof *sink);
+	sink->ctx = w;
+	sink->event = on_event;
+	sink->sample = on_sample;
+	sink->point = on_point;
+}
+
+void store_write_get_stats(const struct store_writer *w,
+                           struct store_write_stats *st)
+{
+	*st = w->stats;
+}
+
+/* ---- open / finish / close ---- */
+
+static int prepare_multi(struct store_writer *w, int kind, struct err *e)
+{
+	static const char *const table[3] = {"events", "samples", "points"};
+	int ncols = kind == REC_EVENT ? 8 : 4;
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql, 0);
+	buf_printf(&sql, "INSERT INTO %s VALUES ", table[kind]);
+	for (int r = 0; r < MULTI_ROWS; r++) {
+		buf_puts(&sql, r ? ",(" : "(");
+		for (int c = 0; c < ncols; c++)
+			buf_puts(&sql, c ? ",?" : "?");
+		buf_putc(&sql, ')');
+	}
+	if (sql.failed) {
+		buf_free(&sql);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	rc = sqlite3_prepare_v3(w->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT,
+	                        &w->multi[kind], NULL);
+	buf_free(&sql);
+	return rc == SQLITE_OK ? 0 : db_fail(w, e, "prepare");
+}
+
+int store_write_open(const char *path, struct store_writer **out,
+                     struct err *e)
+{
+	static const char *const ins_sql[3] = {
+		"INSERT INTO events VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+		"INSERT INTO samples VALUES (?1,?2,?3,?4)",
+		"INSERT INTO points VALUES (?1,?2,?3,?4)",
+	};
+	struct store_writer *w;
+	int rc;
+
+	*out = NULL;
+	w = calloc(1, sizeof *w);
+	if (!w || !(w->path = strdup(path))) {
+		free(w);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	buf_init(&w->payload, 0);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	err_clear(&w->thread_err);
+	/* Memory statistics take a global mutex per allocation; the bulk load
+	 * does not need them.  Only possible before SQLite is initialised. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+
+	rc = sqlite3_open_v2(path, &w->db,
+	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	                     SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+	                     NULL);
+	if (rc != SQLITE_OK) {
+		db_fail(w, e, "open");
+		goto fail;
+	}
+	/* Memory stays bounded whatever the row count: a 32 MiB page cache
+	 * during the load (appends touch only the right edge of each b-tree),
+	 * 64 MiB while indexing; the index sorter keeps at most two lists of
+	 * cache size in memory (threads=1: one helper thread, both cores). */
+	if (exec(w, "PRAGMA page_size=8192; PRAGMA journal_mode=OFF;"
+	            " PRAGMA synchronous=OFF; PRAGMA cache_size=-32768;"
+	            " PRAGMA temp_store=FILE; PRAGMA locking_mode=EXCLUSIVE;"
+	            " PRAGMA threads=1;",
+	         "settings", e) ||
+	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e))
+		goto fail;
+	for (int i = 0; i < 3; i++)
+		if (sqlite3_prepare_v3(w->db, ins_sql[i], -1,
+		                       SQLITE_PREPARE_PERSISTENT, &w->ins[i],
+		                       NULL) != SQLITE_OK) {
+			db_fail(w, e, "prepare");
+			goto fail;
+		}
+	for (int i = 0; i < 3; i++) {
+		if (prepare_multi(w, i, e))
+			goto fail;
+	}
+	w->cur = batch_new();
+	if (!w->cur) {
+		err_set(e, ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (pthread_create(&w->thread, NULL, writer_thread, w)) {
+		err_set(e, ERR_NOMEM, "cannot start the store writer thread");
+		goto fail;
+	}
+	w->thread_started = 1;
+	*out = w;
+	return 0;
+fail:
+	store_write_close(w);
+	return e->code;
+}
+
+/* Signals the end of rows and waits for the writer thread; returns its
+ * error, if any. */
+static int stop_thread(struct store_writer *w, struct err *e)
+{
+	int rc = 0;
+
+	if (!w->thread_started)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	w->done = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	w->thread_started = 0;
+	if (w->failed) {
+		if (e)
+			*e = w->thread_err;
+		rc = w->failed;
+	}
+	return rc;
+}
+
+static int write_durations(struct store_writer *w, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO durations VALUES (?1,?2,?3)",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(w, e, "durations");
+	for (size_t p = 0; p < w->ndur; p++) {
+		if (!w->dur[p])
+			continue;
+		for (int k = 0; k < NBUCKETS; k++) {
+			if (!w->dur[p]->seen[k])
+				continue;
+			sqlite3_bind_int64(st, 1, (int64_t)p);
+			sqlite3_bind_int(st, 2, k + BUCKET_MIN);
+			sqlite3_bind_double(st, 3, w->dur[p]->max[k]);
+			int rc = sqlite3_step(st);
+			sqlite3_reset(st);
+			if (rc != SQLITE_DONE) {
+				sqlite3_finalize(st);
+				return db_fail(w, e, "durations");
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int write_catalog(struct store_writer *w, const json_t *catalog,
+                         const char *generation, struct err *e)
+{
+	struct buf b;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	buf_init(&b, 0);
+	jsonout_tree(&b, catalog, 0);
+	if (b.failed) {
+		buf_free(&b);
+		return err_set(e, b.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
+		               "cannot encode the catalog as JSON");
+	}
+	if (b.len > 0x7fffffff) {
+		buf_free(&b);
+		return err_set(e, ERR_LIMIT, "the catalog JSON is larger than 2 GiB");
+	}
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO catalog VALUES (?1,?2)", -1,
+	                       &st, NULL) != SQLITE_OK) {
+		buf_free(&b);
+		return db_fail(w, e, "catalog");
+	}
+	sqlite3_bind_text(st, 1, b.data ? b.data : "", (int)b.len, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, generation, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	buf_free(&b);
+	return rc == SQLITE_DONE ? 0 : db_fail(w, e, "catalog");
+}
+
+int store_write_finish(struct store_writer *w, const json_t *catalog,
+                       const char *generation, struct err *e)
+{
+	if (w->cur && w->cur->n && push_batch(w, e)) {
+		stop_thread(w, NULL);
+		return e->code;
+	}
+	if (stop_thread(w, e))
+		return e->code;
+	for (int i = 0; i < 3; i++) {
+		sqlite3_finalize(w->ins[i]);
+		sqlite3_finalize(w->multi[i]);
+		w->ins[i] = w->multi[i] = NULL;
+	}
+	if (write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
+	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
+	    exec(w, "COMMIT", "commit", e) ||
+	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||
+	    exec(w, index_sql, "indexes", e) ||
+	    exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
+	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
+		return e->code;
+	/* In NORMAL locking mode the exclusive lock is released with the next
+	 * access; close the connection so every page reaches the file. */
+	if (sqlite3_close(w->db) != SQLITE_OK)
+		return db_fail(w, e, "close");
+	w->db = NULL;
+	int fd = open(w->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) != 0) {
+		err_sys(e, ERR_DATA, "cannot sync %s", w->path);
+		if (fd >= 0)
+			close(fd);
+		return e->code;
+	}
+	close(fd);
+	return 0;
+}
+
+void store_write_close(struct store_writer *w)
+{
+	if (!w)
+		return;
+	stop_thread(w, NULL);
+	for (int i = 0; i < 3; i++) {
+		sqlite3_finalize(w->ins[i]);
+		sqlite3_finalize(w->multi[i]);
+	}
+	if (w->db)
+		sqlite3_close(w->db);
+	batch_free(w->cur);
+	while (w->full_head) {
+		struct batch *b = w->full_head;
+		w->full_head = b->next;
+		batch_free(b);
+	}
+	while (w->free_list) {
+		struct batch *b = w->free_list;
+		w->free_list = b->next;
+		batch_free(b);
+	}
+	for (size_t p = 0; p < w->ndur; p++)
+		free(w->dur[p]);
+	free(w->dur);
+	buf_free(&w->payload);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w->path);
+	free(w);
+}
