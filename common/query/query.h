@@ -1,5 +1,5 @@
 /*
- * query: the one query engine (queries.md) behind the CLI, the daemon and
+ * query: the one query engine (doc/query-semantics.md) behind the CLI, the daemon and
  * the MCP server.  It validates parameters, runs one query kind against a
  * dataset and returns the response as compact JSON text.  It never prints.
  */
@@ -43,8 +43,8 @@ int query_params_from_json(const json_t *j, struct query_params *p,
 
 /*
  * Runs one query and appends its compact JSON response to out.  Validation
- * (queries.md order) fails with ERR_USAGE and the exact message; data
- * errors with ERR_DATA or ERR_REBUILT.  On failure out's content is
+ * (doc/query-semantics.md "Validation") fails with ERR_USAGE and the exact
+ * message; data errors with ERR_DATA or ERR_REBUILT.  On failure out's content is
  * unspecified.
  */
 int query_run(struct dataset *ds, const struct query_params *p,
