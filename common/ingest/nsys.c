@@ -1,4 +1,4 @@
-/* nsys: import Nsight Systems SQLite exports (see nsys.h, nsight.md).
+/* nsys: import Nsight Systems SQLite exports (see nsys.h, doc/nsight-import.md).
  *
  * This file owns the orchestration: expanding the given paths (directories
  * walked recursively for *.sqlite in byte order of relative paths), the
