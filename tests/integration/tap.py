@@ -4,6 +4,7 @@
     t = tap.T()
     t.ok(cond, "name", detail)
     t.eq(got, want, "name")
+    t.skip("name", "why this machine cannot run it")
     sys.exit(t.done())
 """
 import os
@@ -46,6 +47,14 @@ class T:
                 for line in str(detail).splitlines()[:40]:
                     print("#   %s" % line, flush=True)
         return bool(cond)
+
+    def skip(self, name, why):
+        """A test that cannot run here: "ok - NAME # SKIP WHY".  tests/run
+        counts it as skipped (a failure under DSIGHT_NO_SKIP=1, and a skip
+        without a reason is a failure)."""
+        if not why or not str(why).strip():
+            raise ValueError("a skip must say why")
+        print("ok - %s # SKIP %s" % (name, why), flush=True)
 
     def eq(self, got, want, name):
         return self.ok(got == want, name, "got:  %r\nwant: %r" % (got, want))
