@@ -81,6 +81,10 @@ $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 	@mkdir -p $(dir $@)
 	scripts/embed-web $@ $(WEB_FILES)
 
+# Exact arithmetic (correctly rounded sums, timeline bucket edges
+# start + i*width): no fused multiply-add may change a rounding.
+$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o: CFLAGS += -ffp-contract=off
+
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
