@@ -3,6 +3,8 @@
 #   make            build/ : bin/dsight, bin/dsightd, tools, unit tests, man pages
 #   make asan       build-asan/ : the same with AddressSanitizer + UBSan
 #   make check      both builds, then every test suite (tests/run)
+#   make fuzz       build-fuzz/ : libFuzzer harnesses (clang), each run for
+#                   FUZZ_SECONDS (default 60) from tests/fuzz/corpus/<harness>
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
 #   make uninstall  removes what install put there
 #   make clean
@@ -88,6 +90,13 @@ ifeq ($(SAN),1)
 OPT      := -O1
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
+# libFuzzer build (make fuzz): every object instrumented, harnesses linked
+# with the fuzzer runtime.
+ifeq ($(SAN),fuzz)
+OPT      := -O1
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CPPFLAGS += -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
+endif
 CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen $(PKG_CFLAGS)
 CFLAGS   += $(WARN) $(OPT) -g $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
@@ -124,6 +133,7 @@ CLIENT_SRC   := $(wildcard client/*.c)
 DAEMON_SRC   := $(wildcard daemon/*.c)
 TOOL_SRC     := $(wildcard scripts/*.c)
 UNIT_SRC     := $(wildcard tests/unit/test_*.c)
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 WEB_FILES    := $(sort $(wildcard web/*.html web/*.css web/*.js))
 
 # Generated sources (the embedded viewer) join libdsight when present.
@@ -141,10 +151,13 @@ UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 MAN_SRC   := $(wildcard man/*.[1-8])
 MANS      := $(patsubst man/%,$(B)/man/%,$(MAN_SRC))
 ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC) \
-                        $(wildcard scripts/*.c scripts/*/*.c) $(UNIT_SRC)) \
+                        $(wildcard scripts/*.c scripts/*/*.c) $(UNIT_SRC) $(FUZZ_SRC)) \
              $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 
-.PHONY: all asan check install uninstall clean
+FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 60
+
+.PHONY: all asan check install uninstall clean fuzz fuzz-build fuzzers
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
 all: $(BINS) $(TOOLS) $(UNITS) $(MANS)
@@ -154,6 +167,15 @@ asan:
 
 check: all asan
 	tests/run
+
+# The harnesses of tests/fuzz/ (clang: libFuzzer + ASan + UBSan).
+fuzz-build:
+	$(Q)$(MAKE) B=build-fuzz SAN=fuzz CC=clang fuzzers
+
+fuzzers: $(FUZZERS)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run
 
 $(B)/obj/%.o: %.c $(CFLAGS_STAMP)
 	$(call say,CC,$<)
@@ -165,6 +187,10 @@ $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 	$(call say,EMBED,$@)
 	@mkdir -p $(dir $@)
 	$(Q)scripts/embed-web $@ $(WEB_FILES)
+
+# Exact arithmetic (correctly rounded sums, timeline bucket edges
+# start + i*width): no fused multiply-add may change a rounding.
+$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o: CFLAGS += -ffp-contract=off
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(CFLAGS_STAMP)
 	$(call say,CC,$<)
@@ -207,6 +233,12 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call link,$<)
 
+# A harness links the client's modules (not its main) for the CLI parser.
+$(B)/fuzz/%: $(B)/obj/tests/fuzz/%.o $(call obj,$(filter-out client/main.c,$(CLIENT_SRC))) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
 # Man pages carry @VERSION@ in their sources; the built copies the version.
 $(B)/man/%: man/% Makefile
 	$(call say,MAN,$@)
@@ -226,6 +258,6 @@ uninstall:
 	rm -f $(foreach m,$(MAN_SRC),$(MANDIR)/man$(patsubst .%,%,$(suffix $(m)))/$(notdir $(m)))
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(ALL_OBJS:.o=.d)

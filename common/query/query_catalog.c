@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 #include "base/text.h"
 
 static void emit_member(struct buf *b, const json_t *obj, const char *key)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 struct sym {
 	const char *name;

@@ -7,7 +7,7 @@
 
 #include "base/jsonout.h"
 #include "base/num.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 #define POINTS_MAX 1000
 

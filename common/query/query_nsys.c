@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 #include "base/text.h"
 
 /* One match; the page's rows are re-read by ordinal at the end. */
