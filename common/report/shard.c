@@ -1,6 +1,8 @@
 /* shard: detail shard cutting, gzip, SHA-256 names, descriptors; density
  * bins (see shard.h). */
 #include "report/shard.h"
+#include "base/fdio.h"
+#include "base/gz.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
 
@@ -12,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define QUEUE_SLOTS 4
 
@@ -40,7 +41,6 @@ struct streams {
 
 struct shard_writer {
 	char *dir;
-	int level;
 	struct streams kinds[3];
 	struct stream *active; /* the stream rows went to last */
 	struct buf row;        /* scratch: one formatted row */
@@ -52,8 +52,7 @@ struct shard_writer {
 	size_t ndensity;
 
 	/* compression: the worker's state, or the caller's when no thread */
-	z_stream z;
-	int z_ready;
+	struct gz gz;
 	unsigned char *zout;
 	size_t zcap;
 
@@ -71,46 +70,6 @@ struct shard_writer {
 
 /* ---- hashing, compression, writing ------------------------------------ */
 
-/* Compresses data into w->zout as a gzip member with mtime 0, OS 255. */
-static int gzip_data(struct shard_writer *w, const char *data, size_t len,
-                     size_t *outlen, struct err *e)
-{
-	gz_header h;
-	int rc;
-
-	if (!w->z_ready) {
-		memset(&w->z, 0, sizeof w->z);
-		if (deflateInit2(&w->z, w->level, Z_DEFLATED, 15 + 16, 8,
-		                 Z_DEFAULT_STRATEGY) != Z_OK)
-			return err_set(e, ERR_NOMEM, "Cannot start gzip compression");
-		w->z_ready = 1;
-	} else if (deflateReset(&w->z) != Z_OK) {
-		return err_set(e, ERR_DATA, "Cannot reset gzip compression");
-	}
-	memset(&h, 0, sizeof h);
-	h.time = 0;
-	h.os = 255;
-	if (deflateSetHeader(&w->z, &h) != Z_OK)
-		return err_set(e, ERR_DATA, "Cannot set the gzip header");
-	size_t need = deflateBound(&w->z, (uLong)len) + 64;
-	if (need > w->zcap) {
-		unsigned char *p = realloc(w->zout, need);
-		if (!p)
-			return err_set(e, ERR_NOMEM, "Out of memory compressing a shard");
-		w->zout = p;
-		w->zcap = need;
-	}
-	w->z.next_in = (Bytef *)data;
-	w->z.avail_in = (uInt)len;
-	w->z.next_out = w->zout;
-	w->z.avail_out = (uInt)w->zcap;
-	rc = deflate(&w->z, Z_FINISH);
-	if (rc != Z_STREAM_END)
-		return err_set(e, ERR_DATA, "gzip compression of a shard failed (%d)", rc);
-	*outlen = w->zcap - w->z.avail_out;
-	return 0;
-}
-
 static int write_file(const char *dir, const char *sha, const unsigned char *p,
                       size_t n, struct err *e)
 {
@@ -125,18 +84,11 @@ static int write_file(const char *dir, const char *sha, const unsigned char *p,
 			return 0;
 		return err_sys(e, ERR_DATA, "Cannot create %s", path);
 	}
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			err_sys(e, ERR_DATA, "Cannot write %s", path);
-			close(fd);
-			unlink(path);
-			return ERR_DATA;
-		}
-		p += k;
-		n -= (size_t)k;
+	if (fdio_write_all(fd, p, n) != 0) {
+		err_sys(e, ERR_DATA, "Cannot write %s", path);
+		close(fd);
+		unlink(path);
+		return ERR_DATA;
 	}
 	if (close(fd) != 0) {
 		err_sys(e, ERR_DATA, "Cannot write %s", path);
@@ -150,7 +102,8 @@ static int write_file(const char *dir, const char *sha, const unsigned char *p,
 static int process_job(struct shard_writer *w, struct job *j, struct err *e)
 {
 	size_t zlen = 0;
-	int rc = gzip_data(w, j->data, j->len, &zlen, e);
+	int rc = gz_member(&w->gz, j->data, j->len, &w->zout, &w->zcap, &zlen,
+	                   "a shard", e);
 
 	if (rc)
 		return rc;
@@ -503,7 +456,7 @@ int shard_writer_open(struct shard_writer **out,
 		free(w);
 		return err_set(e, ERR_NOMEM, "Out of memory starting the shard writer");
 	}
-	w->level = opts->level ? opts->level : SHARD_GZIP_LEVEL;
+	gz_init(&w->gz, opts->level ? opts->level : SHARD_GZIP_LEVEL);
 	buf_init(&w->row, 0);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->not_empty, NULL);
@@ -580,8 +533,7 @@ void shard_writer_free(struct shard_writer *w)
 		}
 		free(w->kinds[k].v);
 	}
-	if (w->z_ready)
-		deflateEnd(&w->z);
+	gz_free(&w->gz);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->not_empty);
 	pthread_cond_destroy(&w->not_full);
