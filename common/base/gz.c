@@ -1,5 +1,6 @@
 /* gz: gzip members with mtime 0 and OS 255 (see gz.h). */
 #include "base/gz.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,9 @@ int gz_member(struct gz *g, const void *data, size_t len, unsigned char **out,
 		return rc;
 	size_t need = deflateBound(&g->z, (uLong)len) + 64;
 	if (need > *cap) {
-		unsigned char *p = realloc(*out, need);
-		if (!p)
+		if (vec_resize(out, need, 1))
 			return err_set(e, ERR_NOMEM, "Out of memory compressing %s",
 			               what);
-		*out = p;
 		*cap = need;
 	}
 	g->z.next_in = (Bytef *)data;

@@ -5,6 +5,7 @@
 #include "base/gz.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
+#include "base/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -188,18 +189,9 @@ static struct stream *stream_get(struct shard_writer *w, int kind,
 		        (long long)index);
 		return NULL;
 	}
-	if ((size_t)index >= s->n) {
-		size_t n = s->n ? s->n : 8;
-		while (n <= (size_t)index)
-			n *= 2;
-		struct stream **v = realloc(s->v, n * sizeof *v);
-		if (!v) {
-			err_set(e, ERR_NOMEM, "Out of memory cutting shards");
-			return NULL;
-		}
-		memset(v + s->n, 0, (n - s->n) * sizeof *v);
-		s->v = v;
-		s->n = n;
+	if (vec_reserve_zero(&s->v, &s->n, (size_t)index + 1, sizeof *s->v)) {
+		err_set(e, ERR_NOMEM, "Out of memory cutting shards");
+		return NULL;
 	}
 	if (!s->v[index]) {
 		struct stream *st = calloc(1, sizeof *st);
@@ -225,14 +217,8 @@ static int stream_flush(struct shard_writer *w, struct stream *st, struct err *e
 	buf_putc(&st->rows, ']');
 	if (st->rows.failed)
 		return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
-	if (st->ndescs == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 4;
-		struct shard_desc **v = realloc(st->descs, cap * sizeof *v);
-		if (!v)
-			return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
-		st->descs = v;
-		st->cap = cap;
-	}
+	if (vec_reserve(&st->descs, &st->cap, st->ndescs + 1, sizeof *st->descs))
+		return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
 	d = calloc(1, sizeof *d);
 	if (!d)
 		return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
@@ -316,18 +302,10 @@ void shard_density_add(uint64_t bins[SHARD_DENSITY_BINS], double duration,
 static int density_add_live(struct shard_writer *w, int64_t profile,
                             double start, double end, struct err *e)
 {
-	if ((size_t)profile >= w->ndensity) {
-		size_t n = w->ndensity ? w->ndensity : 8;
-		while (n <= (size_t)profile)
-			n *= 2;
-		uint64_t *v = realloc(w->density, n * SHARD_DENSITY_BINS * sizeof *v);
-		if (!v)
-			return err_set(e, ERR_NOMEM, "Out of memory for density bins");
-		memset(v + w->ndensity * SHARD_DENSITY_BINS, 0,
-		       (n - w->ndensity) * SHARD_DENSITY_BINS * sizeof *v);
-		w->density = v;
-		w->ndensity = n;
-	}
+	/* one element = one profile's bins */
+	if (vec_reserve_zero(&w->density, &w->ndensity, (size_t)profile + 1,
+	                     SHARD_DENSITY_BINS * sizeof *w->density))
+		return err_set(e, ERR_NOMEM, "Out of memory for density bins");
 	shard_density_add(w->density + (size_t)profile * SHARD_DENSITY_BINS,
 	                  w->duration, start, end);
 	return 0;
