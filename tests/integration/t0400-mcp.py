@@ -57,9 +57,14 @@ tools = c.call("tools/list")["result"]["tools"]
 t.eq([x["name"] for x in tools], ["query_trace"], "one tool, query_trace")
 schema = tools[0]["inputSchema"]
 props = schema["properties"]
-want = ["dataset", "kind", "start", "end", "request_id", "session", "agent", "worker",
-        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points"]
-t.eq(sorted(props), sorted(want), "schema lists every query parameter by its RPC name")
+want = ["dataset", "kind", "start", "end", "request_id", "phase", "session", "agent", "worker",
+        "rank", "profile", "name", "search", "min_ttft_ms", "sort", "fields", "offset", "limit",
+        "points"]
+t.ok(set(want) <= set(props), "schema lists every query parameter by its RPC name", sorted(props))
+t.eq(props["phase"]["enum"], ["prefill", "decode", "whole"], "phase is a closed enum")
+t.eq([a.get("type") for a in props["worker"]["anyOf"]], ["string", "array"],
+     "worker takes one string or a list of strings")
+t.ok("-ttft_ms" in props["sort"]["anyOf"][1]["items"]["enum"], "sort keys are an enum")
 t.eq(schema["required"], ["dataset"], "dataset is required")
 t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
       props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
@@ -93,7 +98,7 @@ t.ok(res.get("isError") is True and "limit must be an integer" in res["content"]
      "wrong parameter type is a tool error with the validation message", res)
 res = c.tool({"dataset": report, "kind": "nsys", "start": 5, "end": 3})["result"]
 t.ok(res.get("isError") is True and res["content"][0]["text"] ==
-     "Require 0 <= start < end <= run duration (seconds from origin_ns)",
+     "Require 0 <= start < end <= 12.0 (run duration in seconds from origin_ns)",
      "range validation message", res)
 res = c.tool({"dataset": report, "kind": "request", "request_id": "nope"})["result"]
 t.ok(res.get("isError") is True and "Unknown client request: nope" in res["content"][0]["text"],
