@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "dscache.h"
 #include "base/jsonout.h"
+#include "base/utf8.h"
 #include "query/qdoc.h"
 #include "query/query.h"
 
@@ -159,7 +160,10 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 
 	if (!name || strcmp(name, "query_trace") != 0) {
 		char msg[256];
-		snprintf(msg, sizeof msg, "Unknown tool: %.200s", name ? name : "(none)");
+		if (!name)
+			name = "(none)";
+		snprintf(msg, sizeof msg, "Unknown tool: %.*s",
+		         (int)utf8_cut(name, strlen(name), 200), name);
 		reply_error(m, id, -32602, msg);
 		return;
 	}
@@ -234,7 +238,8 @@ static void handle_line(struct mcp *m, const char *line, size_t len)
 	else if (!strcmp(method, "tools/call"))
 		on_tools_call(m, id, params);
 	else {
-		snprintf(text, sizeof text, "Method not found: %.200s", method);
+		snprintf(text, sizeof text, "Method not found: %.*s",
+		         (int)utf8_cut(method, strlen(method), 200), method);
 		reply_error(m, id, -32601, text);
 	}
 done:

@@ -1,5 +1,5 @@
 /* cmd_query: `dsight query DATASET [KIND] [flags]` and `--remote ADDR`:
- * parses the flags of queries.md into query parameters, runs the engine
+ * parses the flags of doc/query-semantics.md into query parameters, runs the engine
  * (or hands them to the remote client) and prints one JSON document. */
 #include <stdio.h>
 #include <stdlib.h>

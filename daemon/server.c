@@ -2,6 +2,7 @@
 #include "server.h"
 #include "frame.h"
 #include "base/jsonout.h"
+#include "base/utf8.h"
 #include "rpc.h"
 #include "status.h"
 
@@ -492,8 +493,8 @@ static void handle_frame(struct conn *c, const char *msg, size_t len)
 		}
 	} else if (strcmp(rq.method, "status") && strcmp(rq.method, "shutdown")) {
 		char m[160];
-		snprintf(m, sizeof m, "Unknown method '%.100s'; use hello, query, status or shutdown",
-		         rq.method);
+		snprintf(m, sizeof m, "Unknown method '%.*s'; use hello, query, status or shutdown",
+		         (int)utf8_cut(rq.method, strlen(rq.method), 100), rq.method);
 		reply_error(c, rq.id, RPC_METHOD_NOT_FOUND, m);
 		rpc_request_free(&rq);
 		return;

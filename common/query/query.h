@@ -36,7 +36,7 @@ const struct qkind *query_kind_find(const char *name);
 
 /*
  * Runs one query and appends its compact JSON response to out.  Validation
- * (the documented order) fails with ERR_USAGE and the exact message; data
+ * (doc/query-semantics.md "Validation") fails with ERR_USAGE and the exact message; data
  * errors with ERR_DATA or ERR_REBUILT.  On failure out's content is
  * unspecified.
  */

@@ -1,6 +1,6 @@
 /* query_catalog: the kinds answered from the catalog tree alone: summary,
  * request, lifecycle, requests, server_spans, sources, sessions, workers,
- * families, iterations, profiles (queries.md). */
+ * families, iterations, profiles (doc/query-semantics.md). */
 #include <stdlib.h>
 #include <string.h>
 

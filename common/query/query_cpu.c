@@ -1,5 +1,5 @@
 /* query_cpu: inclusive CPU hotspots over the samples in the window
- * (queries.md "cpu"). */
+ * (doc/query-semantics.md "cpu"). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* query_metrics: series windows with statistics, raw points and carried
- * settings; paging selects series (queries.md "metrics"). */
+ * settings; paging selects series (doc/query-semantics.md "metrics"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

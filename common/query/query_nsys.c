@@ -1,5 +1,5 @@
 /* query_nsys: NVTX ranges overlapping the window, ordered by (start,
- * profile, source_row), paged (queries.md "nsys"). */
+ * profile, source_row), paged (doc/query-semantics.md "nsys"). */
 #include <stdlib.h>
 #include <string.h>
 
