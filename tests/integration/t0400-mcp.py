@@ -113,6 +113,29 @@ for kind in kinds:
     t.ok(ok, "tools/call %s equals dsight query" % kind,
          "mcp: %r\ncli: %r %r" % (res, local.stdout[:300], local.stderr))
 
+# the analysis parameters: JSON arrays and typed values equal repeated flags
+for args, cli in (
+        ({"kind": "requests", "worker": ["decode-0", "nobody"], "sort": ["-ttft_ms", "id"],
+          "fields": ["id", "ttft_ms"]},
+         ["requests", "--worker", "decode-0", "--worker", "nobody", "--sort", "-ttft_ms,id",
+          "--fields", "id,ttft_ms"]),
+        ({"kind": "nsys", "request_id": rid, "phase": "prefill", "fields": "name,start"},
+         ["nsys", "--request", rid, "--phase", "prefill", "--fields", "name,start"]),
+        ({"kind": "metrics", "name": ["nope"]}, ["metrics", "--name", "nope"])):
+    res = c.tool(dict(args, dataset=report))["result"]
+    local = tap.run([dsight, "query", report] + cli)
+    t.ok(res.get("isError") is False and res["content"][0]["text"] == local.stdout.rstrip("\n"),
+         "tools/call %s equals dsight query %s" % (json.dumps(args), " ".join(cli)),
+         "mcp: %r\ncli: %r %r" % (res, local.stdout[:300], local.stderr))
+for args, want in (({"kind": "requests", "worker": []}, "worker must not be an empty list"),
+                   ({"kind": "requests", "agent": ["a", ""]}, "agent values must not be empty"),
+                   ({"kind": "nsys", "phase": "decode"}, "--phase needs --request"),
+                   ({"kind": "nsys", "sort": "-foo"},
+                    "Unknown sort key 'foo' for nsys; choose from start, end, duration, name, profile")):
+    res = c.tool(dict(args, dataset=report))["result"]
+    t.ok(res.get("isError") is True and res["content"][0]["text"] == want,
+         "tools/call %s: %s" % (json.dumps(args), want), res)
+
 res = c.tool({"dataset": report, "kind": "nsys", "limit": "5"})["result"]
 t.ok(res.get("isError") is True and "limit must be an integer" in res["content"][0]["text"],
      "wrong parameter type is a tool error with the validation message", res)
