@@ -41,7 +41,9 @@ static char *slurp(const char *path, size_t *n)
 }
 
 /* The base64 text of the element with the given id, decoded and gunzipped. */
-static char *element_payload(const char *page, const char *id)
+/* The base64-decoded bytes of the <script> element with this id (malloc'd,
+ * *len set), or NULL. */
+static unsigned char *element_raw(const char *page, const char *id, size_t *len)
 {
 	char needle[160];
 	snprintf(needle, sizeof needle, "id=\"%s\"", id);
@@ -53,12 +55,25 @@ static char *element_payload(const char *page, const char *id)
 	size_t n = (size_t)(q - p);
 	unsigned char *raw = malloc(n + 4);
 	int m = EVP_DecodeBlock(raw, (const unsigned char *)p, (int)n);
-	if (m < 0)
+	if (m < 0) {
+		free(raw);
 		return NULL;
+	}
 	while (n > 0 && p[n - 1] == '=') { /* DecodeBlock keeps padding zeros */
 		m--;
 		n--;
 	}
+	*len = (size_t)m;
+	return raw;
+}
+
+/* The gunzipped payload of that element, NUL-terminated (malloc'd). */
+static char *element_payload(const char *page, const char *id)
+{
+	size_t m;
+	unsigned char *raw = element_raw(page, id, &m);
+	if (!raw)
+		return NULL;
 	size_t cap = 1 << 22;
 	char *out = malloc(cap);
 	z_stream z;
@@ -225,7 +240,12 @@ TEST(single_file_page_embeds_every_shard)
 		/* the embedded bytes are the shard file's bytes */
 		snprintf(zpath, sizeof zpath, "%s/%s", tmpdir, f + 7);
 		char *z = slurp(zpath, &zn);
-		CHECK(z != NULL);
+		size_t en = 0;
+		unsigned char *emb = element_raw(page, id, &en);
+		CHECK(z != NULL && emb != NULL);
+		CHECK_EQ(en, zn);
+		CHECK(z && emb && en == zn && memcmp(emb, z, zn) == 0);
+		free(emb);
 		free(z);
 		free(rows);
 	}
