@@ -30,7 +30,7 @@ try:
     s = sl.Server(doc, env=env)
     rec = s.record
     t.ok(re.fullmatch(r"pid=\d+ session=\S+ socket-path=\S+ idle-timeout=1800s report=\S+ generation=[0-9a-f]{32}", s.line),
-         "startup record has the fields of sessions.md in order", s.line)
+         "startup record has the fields of doc/sessions-protocol.md in order", s.line)
     t.ok(re.fullmatch(r"[a-z]+-[a-z]+-[a-z]+", rec.get("session", "")), "generated three-word name", rec)
     t.eq(rec.get("socket-path"), os.path.join(xdg, "dsight", rec.get("session", "") + ".sock"), "convention path under XDG_RUNTIME_DIR")
     t.eq(rec.get("report"), os.path.realpath(doc), "report is absolute")
