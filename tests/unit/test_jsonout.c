@@ -35,7 +35,7 @@ TEST(repr_fixed_and_scientific)
 	CHECK_STR(real(5e-324), "5e-324");
 	CHECK_STR(real(0.1 + 0.2), "0.30000000000000004");
 	CHECK_STR(real(1e100), "1e+100");
-	CHECK(jsonout_format_real((char[32]){0}, NAN) == -1);
+	CHECK_EQ(jsonout_format_real((char[32]){0}, NAN), -1);
 }
 
 /* Python's repr of v (finite, non-zero), built without dtoa: the shortest
@@ -140,7 +140,7 @@ TEST(tree_compact_and_pretty)
 	buf_init(&p, 0);
 	buf_reset(&b);
 	jsonout_tree(&b, j, 0);
-	CHECK(jsonout_pretty(b.data, b.len, &p) == 0);
+	CHECK_EQ(jsonout_pretty(b.data, b.len, &p), 0);
 	struct buf q;
 	buf_init(&q, 0);
 	jsonout_tree(&q, j, 1);
@@ -154,16 +154,16 @@ TEST(pretty_keeps_number_text)
 	struct buf p;
 	buf_init(&p, 0);
 	const char *in = "[100000000000000000000,2.0,{\"k\":[]}]";
-	CHECK(jsonout_pretty(in, strlen(in), &p) == 0);
+	CHECK_EQ(jsonout_pretty(in, strlen(in), &p), 0);
 	CHECK_STR(p.data, "[\n  100000000000000000000,\n  2.0,\n  {\n    \"k\": []\n  }\n]");
-	CHECK(jsonout_pretty("[1,", 3, &p) == -1);
+	CHECK_EQ(jsonout_pretty("[1,", 3, &p), -1);
 	buf_free(&p);
 }
 
 static struct num N(const char *s)
 {
 	struct num n;
-	CHECK(num_parse(s, strlen(s), &n) == 0);
+	CHECK_EQ(num_parse(s, strlen(s), &n), 0);
 	return n;
 }
 
@@ -173,14 +173,14 @@ TEST(num_exact_compare)
 	struct num c = N("18446744073709551616.0"), d = N("3"), e = N("3.0");
 	struct num f = N("9007199254740993"), g = N("9007199254740992.0");
 	CHECK(a.kind == NUM_BIG && d.kind == NUM_INT && e.kind == NUM_REAL);
-	CHECK(num_cmp(&a, &b) < 0);
-	CHECK(num_cmp(&a, &c) < 0);
-	CHECK(num_cmp(&c, &a) > 0);
-	CHECK(num_cmp(&d, &e) == 0);
-	CHECK(num_cmp(&f, &g) > 0); /* 2^53+1 > 2^53 exactly */
+	CHECK_LT(num_cmp(&a, &b), 0);
+	CHECK_LT(num_cmp(&a, &c), 0);
+	CHECK_GT(num_cmp(&c, &a), 0);
+	CHECK_EQ(num_cmp(&d, &e), 0);
+	CHECK_GT(num_cmp(&f, &g), 0); /* 2^53+1 > 2^53 exactly */
 	struct num h = N("-100000000000000000000"), i = N("-1e300");
-	CHECK(num_cmp(&h, &i) > 0);
-	CHECK(num_cmp(&h, &d) < 0);
+	CHECK_GT(num_cmp(&h, &i), 0);
+	CHECK_LT(num_cmp(&h, &d), 0);
 	struct buf bb;
 	buf_init(&bb, 0);
 	num_emit(&bb, &b);
@@ -189,7 +189,7 @@ TEST(num_exact_compare)
 	CHECK_STR(bb.data, "100000000000000000000,3.0");
 	buf_free(&bb);
 	struct num bad;
-	CHECK(num_parse("1e999", 5, &bad) == -1);
+	CHECK_EQ(num_parse("1e999", 5, &bad), -1);
 }
 
 int main(void)
