@@ -265,7 +265,7 @@ int dataset_check_generation(struct dataset *ds, struct err *e)
 }
 
 int dataset_events(struct dataset *ds, int64_t profile,
-                   const struct dataset_window *w, dataset_event_fn fn,
+                   const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e)
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
@@ -277,7 +277,7 @@ int dataset_events(struct dataset *ds, int64_t profile,
 }
 
 int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
-                     dataset_event_fn fn, void *ctx, struct err *e)
+                     row_event_fn fn, void *ctx, struct err *e)
 {
 	if (ds->store)
 		return store_event_at(ds->store, profile, ordinal, fn, ctx, e);
@@ -285,7 +285,7 @@ int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
 }
 
 int dataset_samples(struct dataset *ds, int64_t profile,
-                    const struct dataset_window *w, dataset_sample_fn fn,
+                    const struct dataset_window *w, row_sample_fn fn,
                     void *ctx, struct err *e)
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
@@ -297,7 +297,7 @@ int dataset_samples(struct dataset *ds, int64_t profile,
 }
 
 int dataset_points(struct dataset *ds, int64_t series,
-                   const struct dataset_window *w, dataset_point_fn fn,
+                   const struct dataset_window *w, row_point_fn fn,
                    void *ctx, struct err *e)
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
@@ -309,7 +309,7 @@ int dataset_points(struct dataset *ds, int64_t series,
 }
 
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
-                          dataset_point_fn fn, void *ctx, struct err *e)
+                          row_point_fn fn, void *ctx, struct err *e)
 {
 	if (ds->store)
 		return store_points_before(ds->store, series, t, fn, ctx, e);

@@ -106,7 +106,7 @@ static void sift_up(struct hit *h, size_t i, const struct qorder *o)
 }
 
 static int on_event(void *ctx, int64_t ordinal,
-                    const struct evidence_event *row)
+                    const struct row_event *row)
 {
 	struct scan *s = ctx;
 	struct hit h;
@@ -192,7 +192,7 @@ static void put_member(struct buf *b, const json_t *obj, const char *key)
 }
 
 static int emit_event(void *ctx, int64_t ordinal,
-                      const struct evidence_event *row)
+                      const struct row_event *row)
 {
 	struct emit *em = ctx;
 	struct buf *b = em->q->out;

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 struct webreport;
 
@@ -48,7 +48,7 @@ int webreport_open(struct webreport **out, const char *staging, int single_file,
 void webreport_set_duration(struct webreport *wr, double duration);
 
 /* Fills *sink with the shard writer's callbacks. */
-void webreport_sink(struct webreport *wr, struct evidence_sink *sink);
+void webreport_sink(struct webreport *wr, struct row_sink *sink);
 
 /*
  * Finishes: catalog is the build's catalog (borrowed, not modified);
