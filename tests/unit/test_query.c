@@ -543,7 +543,7 @@ TEST(params_from_json_types)
 	               "\"profile\":null,\"limit\":0,\"points\":true,"
 	               "\"other\":[1]}",
 	               0, NULL);
-	CHECK(query_params_from_json(j, &p, &e) == 0);
+	CHECK_EQ(query_params_from_json(j, &p, &e), 0);
 	CHECK_STR(p.kind, "nsys");
 	CHECK(p.has_start && p.start == 1.0 && p.has_end && p.end == 2.5);
 	CHECK(p.has_rank && p.rank == 0 && !p.has_profile);
