@@ -134,7 +134,8 @@ static const struct flag flags[] = {
 	{"--session", F_STR},   {"--agent", F_STR},      {"--worker", F_STR},
 	{"--rank", F_INT},      {"--profile", F_INT},    {"--name", F_STR},
 	{"--search", F_STR},    {"--min-ttft-ms", F_NUM}, {"--offset", F_INT},
-	{"--limit", F_INT},     {"--remote", F_STR},
+	{"--limit", F_INT},     {"--remote", F_STR},     {"--group-by", F_STR},
+	{"--bucket", F_NUM},    {"--of", F_STR},
 };
 
 static void set_flag(struct query_params *p, const char *name,
@@ -173,6 +174,13 @@ static void set_flag(struct query_params *p, const char *name,
 		p->limit = i;
 	else if (!strcmp(name, "--remote"))
 		*remote = sval;
+	else if (!strcmp(name, "--group-by"))
+		p->group_by = sval;
+	else if (!strcmp(name, "--bucket")) {
+		p->has_bucket = 1;
+		p->bucket = d;
+	} else if (!strcmp(name, "--of"))
+		p->of = sval;
 }
 
 int cmd_query_main(int argc, char **argv)

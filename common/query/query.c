@@ -11,7 +11,7 @@
 const char *const query_kinds[] = {
 	"summary", "requests", "request", "lifecycle", "metrics",
 	"profiles", "nsys", "cpu", "iterations", "sources",
-	"server_spans", "sessions", "workers", "families", NULL,
+	"server_spans", "sessions", "workers", "families", "timeline", NULL,
 };
 
 void query_params_init(struct query_params *p)
@@ -101,6 +101,12 @@ int query_params_from_json(const json_t *j, struct query_params *p,
 			rc = want_integer(v, key, NULL, &p->offset, e);
 		else if (!strcmp(key, "limit"))
 			rc = want_integer(v, key, NULL, &p->limit, e);
+		else if (!strcmp(key, "group_by"))
+			rc = want_string(v, key, &p->group_by, e);
+		else if (!strcmp(key, "bucket"))
+			rc = want_number(v, key, &p->has_bucket, &p->bucket, e);
+		else if (!strcmp(key, "of"))
+			rc = want_string(v, key, &p->of, e);
 		else if (!strcmp(key, "points")) {
 			if (json_is_null(v))
 				continue;
@@ -217,6 +223,15 @@ void q_list_head(struct qctx *q, size_t total)
 	buf_puts(q->out, ",\"items\":[");
 }
 
+void q_groups_head(struct qctx *q, size_t total, size_t groups)
+{
+	buf_puts(q->out, "{\"total\":");
+	jsonout_int(q->out, (int64_t)total);
+	buf_puts(q->out, ",\"groups\":");
+	jsonout_int(q->out, (int64_t)groups);
+	buf_puts(q->out, ",\"items\":[");
+}
+
 void q_list_tail(struct qctx *q)
 {
 	buf_puts(q->out, "],\"offset\":");
@@ -259,7 +274,7 @@ size_t q_obj_open_except(struct buf *b, const json_t *obj,
 static const char unknown_kind[] =
 	"Unknown query kind '%s'; choose from summary, requests, request, "
 	"lifecycle, metrics, profiles, nsys, cpu, iterations, sources, "
-	"server_spans, sessions, workers, families";
+	"server_spans, sessions, workers, families, timeline";
 
 int query_run(struct dataset *ds, const struct query_params *p,
               struct buf *out, struct err *e)
@@ -297,6 +312,10 @@ int query_run(struct dataset *ds, const struct query_params *p,
 		return err_set(e, ERR_USAGE,
 		               "min_ttft_ms must be finite and nonnegative");
 
+	if (!strcmp(kind, "timeline") && (rc = q_timeline_check(&q)))
+		return rc;
+	if ((rc = q_group_check(&q, kind)))
+		return rc;
 	if (!strcmp(kind, "summary"))
 		rc = query_summary(&q);
 	else if (!strcmp(kind, "requests"))
@@ -325,6 +344,8 @@ int query_run(struct dataset *ds, const struct query_params *p,
 		rc = query_workers(&q);
 	else if (!strcmp(kind, "families"))
 		rc = query_families(&q);
+	else if (!strcmp(kind, "timeline"))
+		rc = query_timeline(&q);
 	else
 		return err_set(e, ERR_USAGE, unknown_kind, kind);
 	if (!rc && out->failed)

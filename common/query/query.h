@@ -23,6 +23,13 @@ struct query_params {
 	double min_ttft_ms;     /* default 0 */
 	int64_t offset, limit;  /* defaults 0 and 100 */
 	int points;             /* metrics only */
+	/* analysis: grouping and time buckets */
+	const char *group_by;   /* nsys, requests, timeline; NULL = none */
+	int has_bucket;         /* timeline: bucket width required */
+	double bucket;
+	const char *of;         /* timeline source; NULL = "requests" */
+	const char *const *sort; /* sort keys ("-" prefix: descending) */
+	size_t nsort;
 };
 
 /* The kinds, in the order of the "Unknown query kind" message; NULL-ended. */

@@ -177,12 +177,9 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 	return 1;
 }
 
-int query_requests(struct qctx *q)
+int q_match_requests(struct qctx *q, size_t **idx, size_t *n)
 {
-	static const char *const skip[] = {"spans", "lifecycle", NULL};
-	const json_t *reqs = q_array(q->cat, "requests");
 	struct search s = {NULL, 0};
-	size_t *idx, n, from, to;
 	int rc;
 
 	if (q_given(q->p->search)) {
@@ -190,8 +187,22 @@ int query_requests(struct qctx *q)
 		if (!s.needle)
 			return err_set(q->e, ERR_NOMEM, "out of memory");
 	}
-	rc = collect(q, reqs, keep_request, s.needle ? &s : NULL, &idx, &n);
+	rc = collect(q, q_array(q->cat, "requests"), keep_request,
+	             s.needle ? &s : NULL, idx, n);
 	free(s.needle);
+	return rc;
+}
+
+int query_requests(struct qctx *q)
+{
+	static const char *const skip[] = {"spans", "lifecycle", NULL};
+	const json_t *reqs = q_array(q->cat, "requests");
+	size_t *idx, n, from, to;
+	int rc;
+
+	if (q->p->group_by)
+		return query_requests_grouped(q);
+	rc = q_match_requests(q, &idx, &n);
 	if (rc)
 		return rc;
 	q_page(q, n, &from, &to);

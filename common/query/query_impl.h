@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "query/dataset.h"
 #include "base/err.h"
+#include "query/qgroup.h"
 #include "query/query.h"
 
 struct qctx {
@@ -48,10 +49,20 @@ int64_t q_id(const json_t *obj, size_t k);
  * into catalog.profiles).  0 or ERR_NOMEM. */
 int q_select_profiles(struct qctx *q, size_t **idx, size_t *n);
 
+/* name_ok[k] = the dictionary name k (of names) contains the lowercased
+ * needle (text_contains); malloc'd, NULL out of memory. */
+unsigned char *q_match_names(const json_t *names, const char *needle,
+                             size_t nlen);
+/* The indexes (into catalog.requests, stored order) of the requests the
+ * requests kind's filters keep; *idx malloc'd.  0 or ERR_NOMEM. */
+int q_match_requests(struct qctx *q, size_t **idx, size_t *n);
+
 /* The page [from, to) of a list of total matches. */
 void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
 /* `{"total":T,"items":[` */
 void q_list_head(struct qctx *q, size_t total);
+/* `{"total":T,"groups":G,"items":[` (a grouped list) */
+void q_groups_head(struct qctx *q, size_t total, size_t groups);
 /* `],"offset":O,"limit":L,"range":[s,e]` (the caller adds extras and `}`) */
 void q_list_tail(struct qctx *q);
 /* Writes obj's members except those named in skip (NULL-ended) as
@@ -73,5 +84,37 @@ int query_profiles(struct qctx *q);
 int query_nsys(struct qctx *q);
 int query_cpu(struct qctx *q);
 int query_metrics(struct qctx *q);
+/* --group-by (query_group.c) and the timeline kind (query_timeline.c) */
+int query_nsys_grouped(struct qctx *q);
+int query_requests_grouped(struct qctx *q);
+int query_timeline(struct qctx *q);
+/* timeline validation: the bucket (given, > 0, at most 10000 buckets over
+ * the resolved window), then the source `of` (usage errors). */
+int q_timeline_check(struct qctx *q);
+/* group_by validation on kind (nsys, requests; timeline of nsys): an
+ * unknown field is a usage error naming the choices. */
+int q_group_check(struct qctx *q, const char *kind);
+/* The NVTX groups (by "name", "worker", "profile" or "tid") of the rows
+ * the nsys kind matches, unpaged; free with q_nvtx_groups_free. */
+struct q_nvtx_groups {
+	struct qkeys keys; /* group k has key keys.keys[k] */
+	struct qnvtx *g;   /* n used, cap allocated */
+	size_t n, cap;
+	int partial;       /* a selected profile was truncated */
+};
+int q_nsys_groups(struct qctx *q, const char *field,
+                  struct q_nvtx_groups *out);
+void q_nvtx_groups_free(struct q_nvtx_groups *g);
+/* The groups' order (the default order, then the caller's sort keys when
+ * with_sort) in *order, and their sort values; both malloc'd. */
+int q_nvtx_groups_order(struct qctx *q, const struct q_nvtx_groups *gs,
+                        int with_sort, size_t **order, struct num **vals);
+/* The metrics kind's series filter (worker, exact name, rank as text). */
+int q_keep_series(const struct qctx *q, const json_t *s);
+
+/* The group-by fields of kind, and the sort keys of its groups (NULL-ended
+ * lists in message order), or NULL when kind does not group. */
+const char *const *query_group_fields(const char *kind);
+const char *const *query_group_sort_keys(const char *kind);
 
 #endif

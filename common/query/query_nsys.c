@@ -212,8 +212,7 @@ static int emit_event(void *ctx, int64_t ordinal,
 	return 0;
 }
 
-/* name_ok[k] = the dictionary name k contains the needle. */
-static unsigned char *match_names(const json_t *names, const char *needle,
+unsigned char *q_match_names(const json_t *names, const char *needle,
                                   size_t nlen)
 {
 	size_t n = json_array_size(names), k;
@@ -242,6 +241,8 @@ int query_nsys(struct qctx *q)
 	size_t nlen = 0, *idx = NULL, n, from, to;
 	int partial = 0, rc;
 
+	if (q->p->group_by)
+		return query_nsys_grouped(q);
 	memset(&s, 0, sizeof s);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
@@ -266,7 +267,7 @@ int query_nsys(struct qctx *q)
 			partial = 1;
 		if (needle) {
 			const json_t *names = json_object_get(pr, "names");
-			name_ok = match_names(names, needle, nlen);
+			name_ok = q_match_names(names, needle, nlen);
 			if (!name_ok) {
 				rc = err_set(q->e, ERR_NOMEM, "out of memory");
 				break;
