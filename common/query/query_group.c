@@ -8,7 +8,7 @@
 #include "base/text.h"
 #include "query/qgroup.h"
 #include "query/qstat.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 static const char *const nsys_fields[] = {"name", "worker", "profile", "tid",
                                           NULL};

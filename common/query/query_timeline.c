@@ -9,7 +9,7 @@
 #include "base/text.h"
 #include "query/qbucket.h"
 #include "query/qstat.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 static const char *const sources[] = {"requests", "nsys", "cpu", "metrics",
                                       NULL};

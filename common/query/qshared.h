@@ -1,10 +1,11 @@
 /*
- * query_impl: what the query_*.c files share: the per-query context, the
- * list response shape, catalog access and the common filters.  Private to
- * the engine (query.h is the public face).
+ * qshared: what the query kinds (query_*.c) share: the per-query context,
+ * the list response shape, catalog access and the common filters.  Private
+ * to the engine (query.h is the public face); it calls no kind and no
+ * dispatcher, so the kinds depend on it and never on query.c.
  */
-#ifndef DSIGHT_QUERY_IMPL_H
-#define DSIGHT_QUERY_IMPL_H
+#ifndef DSIGHT_QSHARED_H
+#define DSIGHT_QSHARED_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 #include "query/dataset.h"
 #include "base/err.h"
 #include "query/qgroup.h"
-#include "query/query.h"
+#include "query/qparams.h"
 
 struct qctx {
 	struct dataset *ds;
@@ -56,46 +57,12 @@ unsigned char *q_match_names(const json_t *names, const char *needle,
 /* The indexes (into catalog.requests, stored order) of the requests the
  * requests kind's filters keep; *idx malloc'd.  0 or ERR_NOMEM. */
 int q_match_requests(struct qctx *q, size_t **idx, size_t *n);
+/* The metrics kind's series filter (worker, exact name, rank as text). */
+int q_keep_series(const struct qctx *q, const json_t *s);
 
-/* The page [from, to) of a list of total matches. */
-void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
-/* `{"total":T,"items":[` */
-void q_list_head(struct qctx *q, size_t total);
-/* `{"total":T,"groups":G,"items":[` (a grouped list) */
-void q_groups_head(struct qctx *q, size_t total, size_t groups);
-/* `],"offset":O,"limit":L,"range":[s,e]` (the caller adds extras and `}`) */
-void q_list_tail(struct qctx *q);
-/* Writes obj's members except those named in skip (NULL-ended) as
- * `{k:v,...` without the closing brace; returns the number written. */
-size_t q_obj_open_except(struct buf *b, const json_t *obj,
-                         const char *const *skip);
-
-/* The kinds (each returns 0 or an ERR_* code with q->e filled). */
-int query_summary(struct qctx *q);
-int query_request(struct qctx *q, int lifecycle_only);
-int query_requests(struct qctx *q);
-int query_server_spans(struct qctx *q);
-int query_sources(struct qctx *q);
-int query_sessions(struct qctx *q);
-int query_workers(struct qctx *q);
-int query_families(struct qctx *q);
-int query_iterations(struct qctx *q);
-int query_profiles(struct qctx *q);
-int query_nsys(struct qctx *q);
-int query_cpu(struct qctx *q);
-int query_metrics(struct qctx *q);
-/* --group-by (query_group.c) and the timeline kind (query_timeline.c) */
-int query_nsys_grouped(struct qctx *q);
-int query_requests_grouped(struct qctx *q);
-int query_timeline(struct qctx *q);
-/* timeline validation: the bucket (given, > 0, at most 10000 buckets over
- * the resolved window), then the source `of` (usage errors). */
-int q_timeline_check(struct qctx *q);
-/* group_by validation on kind (nsys, requests; timeline of nsys): an
- * unknown field is a usage error naming the choices. */
-int q_group_check(struct qctx *q, const char *kind);
 /* The NVTX groups (by "name", "worker", "profile" or "tid") of the rows
- * the nsys kind matches, unpaged; free with q_nvtx_groups_free. */
+ * the nsys kind matches, unpaged (query_group.c); free with
+ * q_nvtx_groups_free. */
 struct q_nvtx_groups {
 	struct qkeys keys; /* group k has key keys.keys[k] */
 	struct qnvtx *g;   /* n used, cap allocated */
@@ -109,12 +76,29 @@ void q_nvtx_groups_free(struct q_nvtx_groups *g);
  * with_sort) in *order, and their sort values; both malloc'd. */
 int q_nvtx_groups_order(struct qctx *q, const struct q_nvtx_groups *gs,
                         int with_sort, size_t **order, struct num **vals);
-/* The metrics kind's series filter (worker, exact name, rank as text). */
-int q_keep_series(const struct qctx *q, const json_t *s);
 
 /* The group-by fields of kind, and the sort keys of its groups (NULL-ended
  * lists in message order), or NULL when kind does not group. */
 const char *const *query_group_fields(const char *kind);
 const char *const *query_group_sort_keys(const char *kind);
+/* group_by validation on kind (nsys, requests; timeline of nsys): an
+ * unknown field is a usage error naming the choices. */
+int q_group_check(struct qctx *q, const char *kind);
+/* timeline validation: the bucket (given, > 0, at most 10000 buckets over
+ * the resolved window), then the source `of` (usage errors). */
+int q_timeline_check(struct qctx *q);
+
+/* The page [from, to) of a list of total matches. */
+void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
+/* `{"total":T,"items":[` */
+void q_list_head(struct qctx *q, size_t total);
+/* `{"total":T,"groups":G,"items":[` (a grouped list) */
+void q_groups_head(struct qctx *q, size_t total, size_t groups);
+/* `],"offset":O,"limit":L,"range":[s,e]` (the caller adds extras and `}`) */
+void q_list_tail(struct qctx *q);
+/* Writes obj's members except those named in skip (NULL-ended) as
+ * `{k:v,...` without the closing brace; returns the number written. */
+size_t q_obj_open_except(struct buf *b, const json_t *obj,
+                         const char *const *skip);
 
 #endif
