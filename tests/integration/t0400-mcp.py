@@ -78,11 +78,14 @@ t.eq([x["name"] for x in tools], ["query_trace"], "one tool, query_trace")
 schema = tools[0]["inputSchema"]
 props = schema["properties"]
 want = ["dataset", "kind", "start", "end", "request_id", "session", "agent", "worker",
-        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points"]
+        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points",
+        "group_by", "bucket", "of"]
 t.eq(sorted(props), sorted(want), "schema lists every query parameter by its RPC name")
 t.eq(schema["required"], ["dataset"], "dataset is required")
 t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
       props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
+t.eq((props["bucket"]["type"], props["bucket"]["exclusiveMinimum"], props["of"]["enum"]),
+     ("number", 0, ["requests", "nsys", "cpu", "metrics"]), "timeline parameters typed, of closed")
 t.eq((props["rank"]["type"], props["start"]["type"], props["points"]["type"]),
      ("integer", "number", "boolean"), "schema types")
 ann = tools[0]["annotations"]
