@@ -172,22 +172,29 @@ static int64_t profile_group(struct nscan *s)
 	return s->profile_group;
 }
 
-/* The group of key index gi exists in s->g (grown as keys appear). */
-static int ensure_group(struct nscan *s, int64_t gi)
+/* Grows the array *arr of *cap elements of size elem (new ones zeroed)
+ * until index gi exists; -1 for gi < 0 or out of memory. */
+static int grow_zeroed(void **arr, size_t *cap, int64_t gi, size_t elem)
 {
 	if (gi < 0)
 		return -1;
-	while ((size_t)gi >= s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct qnvtx *n = realloc(s->g, cap * sizeof *n);
+	while ((size_t)gi >= *cap) {
+		size_t c = *cap ? *cap * 2 : 32;
+		char *n = realloc(*arr, c * elem);
 		if (!n)
 			return -1;
-		for (size_t k = s->cap; k < cap; k++)
-			qnvtx_init(&n[k]);
-		s->g = n;
-		s->cap = cap;
+		memset(n + *cap * elem, 0, (c - *cap) * elem);
+		*arr = n;
+		*cap = c;
 	}
 	return 0;
+}
+
+/* The group of key index gi exists in s->g (grown as keys appear; a
+ * zeroed qnvtx is an empty group). */
+static int ensure_group(struct nscan *s, int64_t gi)
+{
+	return grow_zeroed((void **)&s->g, &s->cap, gi, sizeof *s->g);
 }
 
 static int64_t name_key(struct qkeys *keys, const json_t *names, int64_t i)
@@ -456,17 +463,8 @@ static int add_to_group(struct rscan *s, int64_t gi, const json_t *r,
 	struct num out = qnum_of(json_object_get(r, "output_tokens"));
 	struct rgroup *g;
 
-	if (gi < 0)
+	if (grow_zeroed((void **)&s->g, &s->cap, gi, sizeof *s->g))
 		return -1;
-	while ((size_t)gi >= s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct rgroup *n = realloc(s->g, cap * sizeof *n);
-		if (!n)
-			return -1;
-		memset(n + s->cap, 0, (cap - s->cap) * sizeof *n);
-		s->g = n;
-		s->cap = cap;
-	}
 	g = &s->g[gi];
 	g->count++;
 	if (ttft.kind != NUM_NULL &&

@@ -41,13 +41,19 @@ int q_timeline_check(struct qctx *q)
 	return 0;
 }
 
-static void int_array(struct buf *b, const char *name, const int64_t *v,
-                      size_t n, int first)
+/* `"name":[` after a `,` unless it is the first member. */
+static void array_open(struct buf *b, const char *name, int first)
 {
 	if (!first)
 		buf_putc(b, ',');
 	jsonout_cstr(b, name);
 	buf_puts(b, ":[");
+}
+
+static void int_array(struct buf *b, const char *name, const int64_t *v,
+                      size_t n, int first)
+{
+	array_open(b, name, first);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			buf_putc(b, ',');
@@ -62,9 +68,7 @@ static void quotient_array(struct buf *b, const char *name,
                            const struct qsum *sums, const double *div,
                            size_t n)
 {
-	buf_putc(b, ',');
-	jsonout_cstr(b, name);
-	buf_puts(b, ":[");
+	array_open(b, name, 0);
 	for (size_t i = 0; i < n; i++) {
 		double v = div[i] > 0 ? qsum_value(&sums[i]) / div[i] : NAN;
 		if (i)
@@ -80,9 +84,7 @@ static void quotient_array(struct buf *b, const char *name,
 static void sum_array(struct buf *b, const char *name,
                       const struct qsum *sums, size_t n)
 {
-	buf_putc(b, ',');
-	jsonout_cstr(b, name);
-	buf_puts(b, ":[");
+	array_open(b, name, 0);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			buf_putc(b, ',');
@@ -529,9 +531,7 @@ static void held_array(struct buf *b, const char *name,
                        const struct held *h, const int64_t *samples,
                        size_t n)
 {
-	buf_putc(b, ',');
-	jsonout_cstr(b, name);
-	buf_puts(b, ":[");
+	array_open(b, name, 0);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			buf_putc(b, ',');
