@@ -53,8 +53,9 @@ const char *const *query_group_sort_keys(const char *kind)
 	return NULL;
 }
 
-int q_group_check(struct qctx *q, const char *kind)
+int q_group_check(struct qctx *q)
 {
+	const char *kind = q->kind;
 	const char *const *fields;
 	struct buf list;
 	int rc;
@@ -104,25 +105,23 @@ static int key_index(const char *const *table, const char *name,
 	return -2;
 }
 
-/* The caller's sort keys ("-" = descending) as qgroup_by; *n 0 without
- * sort keys.  Unknown keys were refused by validation; any left are
- * skipped. */
+/* The sort keys validation parsed into q->order (group keys: see
+ * query.c check_sort) as qgroup_by; *n 0 without sort keys. */
 static int sort_spec(struct qctx *q, const char *const *table,
                      struct qgroup_by **out, size_t *n)
 {
-	size_t cap = q->p->nsort;
+	size_t cap = q->order.n;
 	*n = 0;
 	*out = malloc((cap ? cap : 1) * sizeof **out);
 	if (!*out)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
 	for (size_t k = 0; k < cap; k++) {
-		const char *s = q->p->sort[k];
-		int desc = s[0] == '-';
-		int v = key_index(table, s + desc, strlen(s + desc));
+		const char *s = q->order.keys[k].name;
+		int v = key_index(table, s, strlen(s));
 		if (v == -2)
 			continue;
 		(*out)[*n].val = v;
-		(*out)[(*n)++].desc = desc;
+		(*out)[(*n)++].desc = q->order.keys[k].desc;
 	}
 	return 0;
 }
@@ -244,7 +243,7 @@ static int on_group_event(void *ctx, int64_t ordinal,
 
 /* Sets up s for profile pr (index pi); 0 or -1 out of memory. */
 static int nscan_profile(struct nscan *s, const json_t *pr, size_t pi,
-                         const char *needle, size_t nlen)
+                         const struct q_needle *nd, size_t nn)
 {
 	s->pr = pr;
 	s->pi = pi;
@@ -253,7 +252,7 @@ static int nscan_profile(struct nscan *s, const json_t *pr, size_t pi,
 	s->nnames = json_array_size(s->names);
 	s->name_ok = NULL;
 	s->name_group = NULL;
-	if (needle && !(s->name_ok = q_match_names(s->names, needle, nlen)))
+	if (nd && !(s->name_ok = q_match_names(s->names, nd, nn)))
 		return -1;
 	if (s->by == BY_NAME) {
 		s->name_group = malloc((s->nnames ? s->nnames : 1) *
@@ -272,8 +271,8 @@ int q_nsys_groups(struct qctx *q, const char *field, struct q_nvtx_groups *out)
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct nscan s;
-	char *needle = NULL;
-	size_t nlen = 0, *idx = NULL, n;
+	struct q_needle *nd = NULL;
+	size_t nn = 0, *idx = NULL, n = 0;
 	int rc;
 
 	memset(out, 0, sizeof *out);
@@ -287,16 +286,13 @@ int q_nsys_groups(struct qctx *q, const char *field, struct q_nvtx_groups *out)
 	rc = dataset_check_generation(q->ds, q->e);
 	if (!rc)
 		rc = q_select_profiles(q, &idx, &n);
-	if (!rc && q_given(q->p->name)) {
-		needle = text_lower(q->p->name, strlen(q->p->name), &nlen);
-		if (!needle)
-			rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	}
+	if (!rc)
+		rc = q_name_needles(q, &nd, &nn);
 	for (size_t k = 0; !rc && k < n; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
 		if (json_is_true(json_object_get(pr, "truncated")))
 			out->partial = 1;
-		if (nscan_profile(&s, pr, idx[k], needle, nlen))
+		if (nscan_profile(&s, pr, idx[k], nd, nn))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		if (!rc)
 			rc = dataset_events(q->ds, (int64_t)idx[k], &w,
@@ -311,7 +307,7 @@ int q_nsys_groups(struct qctx *q, const char *field, struct q_nvtx_groups *out)
 	for (int64_t k = 0; !rc && k < s.keys.count; k++)
 		if (qsum_failed(&s.g[k].clipped) || qsum_failed(&s.g[k].duration))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	free(needle);
+	q_name_needles_free(nd, nn);
 	free(idx);
 	out->keys = s.keys;
 	out->g = s.g;
@@ -394,28 +390,31 @@ int query_nsys_grouped(struct qctx *q)
 	q_groups_head(q, (size_t)total, gs.n);
 	for (size_t k = from; k < to; k++) {
 		const struct num *v = &vals[order[k] * NV_N];
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		buf_puts(q->out, "{\"key\":");
-		qkey_emit(q->out, &gs.keys.keys[order[k]]);
-		buf_puts(q->out, ",\"count\":");
-		jsonout_int(q->out, v[NV_COUNT].i);
-		buf_puts(q->out, ",\"duration_total\":");
-		jsonout_real(q->out, v[NV_TOTAL].d);
-		buf_puts(q->out, ",\"duration_max\":");
-		jsonout_real(q->out, v[NV_MAX].d);
-		buf_puts(q->out, ",\"duration_mean\":");
-		jsonout_real(q->out, v[NV_MEAN].d);
-		buf_puts(q->out, ",\"clipped_total\":");
-		jsonout_real(q->out, v[NV_CLIPPED].d);
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		if (qi_key(&it, "key"))
+			qkey_emit(q->out, &gs.keys.keys[order[k]]);
+		if (qi_key(&it, "count"))
+			jsonout_int(q->out, v[NV_COUNT].i);
+		if (qi_key(&it, "duration_total"))
+			jsonout_real(q->out, v[NV_TOTAL].d);
+		if (qi_key(&it, "duration_max"))
+			jsonout_real(q->out, v[NV_MAX].d);
+		if (qi_key(&it, "duration_mean"))
+			jsonout_real(q->out, v[NV_MEAN].d);
+		if (qi_key(&it, "clipped_total"))
+			jsonout_real(q->out, v[NV_CLIPPED].d);
+		qi_end(&it);
 	}
 	q_list_tail(q);
 	group_by_member(q);
 	buf_puts(q->out, ",\"attribution\":\"Shared worker/rank activity; "
 	                 "overlap does not establish request ownership.\","
 	                 "\"partial\":");
-	buf_puts(q->out, gs.partial ? "true}" : "false}");
+	buf_puts(q->out, gs.partial ? "true" : "false");
+	q_list_close(q, (size_t)total);
 	free(vals);
 	free(order);
 	q_nvtx_groups_free(&gs);
@@ -426,17 +425,17 @@ int query_nsys_grouped(struct qctx *q)
 
 struct rgroup {
 	int64_t count;
-	struct qval *ttft, *dur;
+	struct qobs *ttft, *dur;
 	size_t nttft, ndur, capttft, capdur;
 	struct qnsum in, out;
 };
 
-static int push(struct qval **v, size_t *n, size_t *cap, struct num x,
+static int push(struct qobs **v, size_t *n, size_t *cap, struct num x,
                 size_t order)
 {
 	if (*n == *cap) {
 		size_t c = *cap ? *cap * 2 : 8;
-		struct qval *nv = realloc(*v, c * sizeof *nv);
+		struct qobs *nv = realloc(*v, c * sizeof *nv);
 		if (!nv)
 			return -1;
 		*v = nv;
@@ -520,40 +519,41 @@ static int group_request(struct rscan *s, const char *field, const json_t *r,
 	return 0;
 }
 
-static void emit_request_group(struct buf *b, const struct qkey *key,
+static void emit_request_group(struct qctx *q, const struct qkey *key,
                                const struct num *v)
 {
-	buf_puts(b, "{\"key\":");
-	qkey_emit(b, key);
-	buf_puts(b, ",\"count\":");
-	num_emit(b, &v[RV_COUNT]);
-	buf_puts(b, ",\"ttft_ms\":");
-	qstat_emit(b, &v[RV_TTFT]);
-	buf_puts(b, ",\"duration\":");
-	qstat_emit(b, &v[RV_DUR]);
-	buf_puts(b, ",\"input_tokens\":");
-	num_emit(b, &v[RV_IN]);
-	buf_puts(b, ",\"output_tokens\":");
-	num_emit(b, &v[RV_OUT]);
-	buf_putc(b, '}');
+	struct qitem it;
+	qi_begin(&it, q);
+	if (qi_key(&it, "key"))
+		qkey_emit(q->out, key);
+	if (qi_key(&it, "count"))
+		num_emit(q->out, &v[RV_COUNT]);
+	if (qi_key(&it, "ttft_ms"))
+		qstat_emit(q->out, &v[RV_TTFT]);
+	if (qi_key(&it, "duration"))
+		qstat_emit(q->out, &v[RV_DUR]);
+	if (qi_key(&it, "input_tokens"))
+		num_emit(q->out, &v[RV_IN]);
+	if (qi_key(&it, "output_tokens"))
+		num_emit(q->out, &v[RV_OUT]);
+	qi_end(&it);
 }
 
 int query_requests_grouped(struct qctx *q)
 {
 	static const struct qgroup_by def[] = {{RV_COUNT, 1}, {QGROUP_KEY, 0}};
-	const json_t *reqs = q_array(q->cat, "requests");
+	const json_t **el = NULL;
 	struct rscan s;
 	struct qgroup_by *sort = NULL;
 	struct num *vals = NULL;
-	size_t *idx = NULL, *order = NULL, n = 0, ng, nsort, from, to;
+	size_t *order = NULL, n = 0, ng, nsort, from, to;
 	int rc;
 
 	memset(&s, 0, sizeof s);
 	qkeys_init(&s.keys);
-	rc = q_match_requests(q, &idx, &n);
+	rc = q_match_requests(q, &el, &n);
 	for (size_t k = 0; !rc && k < n; k++)
-		if (group_request(&s, q->p->group_by,
-		                  json_array_get(reqs, idx[k]), k))
+		if (group_request(&s, q->p->group_by, el[k], k))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	ng = (size_t)s.keys.count;
 	if (!rc) {
@@ -569,9 +569,9 @@ int query_requests_grouped(struct qctx *q)
 		                           NULL, 0};
 		v[RV_IN] = qnsum_value(&g->in);
 		v[RV_OUT] = qnsum_value(&g->out);
-		qval_sort(g->ttft, g->nttft);
+		qobs_sort(g->ttft, g->nttft);
 		qstat_compute(g->ttft, g->nttft, &v[RV_TTFT]);
-		qval_sort(g->dur, g->ndur);
+		qobs_sort(g->dur, g->ndur);
 		qstat_compute(g->dur, g->ndur, &v[RV_DUR]);
 	}
 	if (!rc)
@@ -584,12 +584,12 @@ int query_requests_grouped(struct qctx *q)
 		for (size_t k = from; k < to; k++) {
 			if (k > from)
 				buf_putc(q->out, ',');
-			emit_request_group(q->out, &s.keys.keys[order[k]],
+			emit_request_group(q, &s.keys.keys[order[k]],
 			                   &vals[order[k] * RV_N]);
 		}
 		q_list_tail(q);
 		group_by_member(q);
-		buf_putc(q->out, '}');
+		q_list_close(q, n);
 	}
 	for (size_t k = 0; k < ng && k < s.cap; k++) {
 		free(s.g[k].ttft);
@@ -602,6 +602,6 @@ int query_requests_grouped(struct qctx *q)
 	free(sort);
 	free(vals);
 	free(order);
-	free(idx);
+	free(el);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "query/qbucket.h"
 #include "query/qstat.h"
+#include "query/qjoin.h"
 #include "query/qkinds.h"
 
 static const char *const sources[] = {"requests", "nsys", "cpu", "metrics",
@@ -18,19 +19,15 @@ int q_timeline_check(struct qctx *q)
 {
 	const struct query_params *p = q->p;
 	const char *of = p->of ? p->of : "requests";
-	struct qbucket bk;
 	int rc, known = 0;
 
 	if (!p->has_bucket || !isfinite(p->bucket) || !(p->bucket > 0))
 		return err_set(q->e, ERR_USAGE,
 		               "timeline needs --bucket SECONDS > 0");
-	rc = qbucket_init(&bk, q->start, q->end, p->bucket);
-	qbucket_free(&bk);
-	if (rc == 1)
-		return err_set(q->e, ERR_USAGE,
-		               "Too many buckets; the most is %d", QBUCKET_MAX);
-	if (rc)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
+	/* without a join the window is known: count the buckets now */
+	if (!(p->request_id && qjoin_applies(q->kind)) &&
+	    (rc = q_timeline_count(q)))
+		return rc;
 	for (size_t k = 0; sources[k]; k++)
 		known |= !strcmp(sources[k], of);
 	if (!known)
@@ -41,19 +38,35 @@ int q_timeline_check(struct qctx *q)
 	return 0;
 }
 
-/* `"name":[` after a `,` unless it is the first member. */
-static void array_open(struct buf *b, const char *name, int first)
+int q_timeline_count(struct qctx *q)
 {
-	if (!first)
-		buf_putc(b, ',');
-	jsonout_cstr(b, name);
-	buf_puts(b, ":[");
+	struct qbucket bk;
+	int rc = qbucket_init(&bk, q->start, q->end, q->p->bucket);
+	qbucket_free(&bk);
+	if (rc == 1)
+		return err_set(q->e, ERR_USAGE,
+		               "Too many buckets; the most is %d", QBUCKET_MAX);
+	if (rc)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	return 0;
 }
 
-static void int_array(struct buf *b, const char *name, const int64_t *v,
-                      size_t n, int first)
+/* `"name":[` through the item (--fields picks the keys of values); 0 when
+ * the key is left out. */
+static int array_open(struct qitem *it, const char *name)
 {
-	array_open(b, name, first);
+	if (!qi_key(it, name))
+		return 0;
+	buf_putc(it->b, '[');
+	return 1;
+}
+
+static void int_array(struct qitem *it, const char *name, const int64_t *v,
+                      size_t n)
+{
+	struct buf *b = it->b;
+	if (!array_open(it, name))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			buf_putc(b, ',');
@@ -64,11 +77,13 @@ static void int_array(struct buf *b, const char *name, const int64_t *v,
 
 /* sums[i] / div[i] (div a count or a length); null where div is 0 or the
  * quotient is not finite. */
-static void quotient_array(struct buf *b, const char *name,
+static void quotient_array(struct qitem *it, const char *name,
                            const struct qsum *sums, const double *div,
                            size_t n)
 {
-	array_open(b, name, 0);
+	struct buf *b = it->b;
+	if (!array_open(it, name))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		double v = div[i] > 0 ? qsum_value(&sums[i]) / div[i] : NAN;
 		if (i)
@@ -81,10 +96,12 @@ static void quotient_array(struct buf *b, const char *name,
 	buf_putc(b, ']');
 }
 
-static void sum_array(struct buf *b, const char *name,
+static void sum_array(struct qitem *it, const char *name,
                       const struct qsum *sums, size_t n)
 {
-	array_open(b, name, 0);
+	struct buf *b = it->b;
+	if (!array_open(it, name))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			buf_putc(b, ',');
@@ -117,8 +134,9 @@ static int sums_failed(const struct qsum *s, size_t n)
 
 /* `"total":T,"offset":O,"limit":L,"series":[` once the number of series
  * is known, before the first series. */
-static void series_head(struct qctx *q, size_t total)
+static void series_head(struct qctx *q, size_t total, size_t *out)
 {
+	*out = total;
 	buf_puts(q->out, "\"total\":");
 	jsonout_int(q->out, (int64_t)total);
 	buf_puts(q->out, ",\"offset\":");
@@ -126,6 +144,19 @@ static void series_head(struct qctx *q, size_t total)
 	buf_puts(q->out, ",\"limit\":");
 	jsonout_int(q->out, q->p->limit);
 	buf_puts(q->out, ",\"series\":[");
+}
+
+/* `{"key":` + key, `,"values":` and the values item begun. */
+static void series_open(struct qctx *q, struct qitem *it)
+{
+	buf_puts(q->out, ",\"values\":");
+	qi_begin(it, q);
+}
+
+static void series_close(struct qitem *it)
+{
+	qi_end(it);
+	buf_putc(it->b, '}');
 }
 
 /* ---- requests ---- */
@@ -141,8 +172,8 @@ static int number(const json_t *r, const char *key, double *out)
 
 static int requests_series(struct qctx *q, const struct qbucket *bk)
 {
-	const json_t *reqs = q_array(q->cat, "requests");
-	size_t n = bk->n, *idx = NULL, nr = 0;
+	const json_t **el = NULL;
+	size_t n = bk->n, nr = 0;
 	int64_t *cnt = calloc(3 * (n ? n : 1), sizeof *cnt);
 	int64_t *arr = cnt, *done = cnt + n, *first = cnt + 2 * n;
 	struct qsum *flight = new_sums(n), *ttft = new_sums(n);
@@ -153,9 +184,9 @@ static int requests_series(struct qctx *q, const struct qbucket *bk)
 	if (!cnt || !flight || !ttft || !len || !nttft)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	if (!rc)
-		rc = q_match_requests(q, &idx, &nr);
+		rc = q_match_requests(q, &el, &nr);
 	for (size_t k = 0; !rc && k < nr; k++) {
-		const json_t *r = json_array_get(reqs, idx[k]);
+		const json_t *r = el[k];
 		double a, z, f, t;
 		long i;
 		if (!number(r, "start", &a) || !number(r, "end", &z))
@@ -182,18 +213,19 @@ static int requests_series(struct qctx *q, const struct qbucket *bk)
 	if (!rc && (sums_failed(flight, n) || sums_failed(ttft, n)))
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	if (!rc) {
-		struct buf *b = q->out;
+		struct qitem it;
 		for (size_t i = 0; i < n; i++)
 			len[i] = qbucket_length(bk, i);
-		buf_puts(b, "{\"key\":null,\"values\":{");
-		int_array(b, "arrivals", arr, n, 1);
-		int_array(b, "completions", done, n, 0);
-		int_array(b, "first_tokens", first, n, 0);
-		quotient_array(b, "in_flight", flight, len, n);
-		quotient_array(b, "ttft_ms_mean", ttft, nttft, n);
-		buf_puts(b, "}}");
+		buf_puts(q->out, "{\"key\":null");
+		series_open(q, &it);
+		int_array(&it, "arrivals", arr, n);
+		int_array(&it, "completions", done, n);
+		int_array(&it, "first_tokens", first, n);
+		quotient_array(&it, "in_flight", flight, len, n);
+		quotient_array(&it, "ttft_ms_mean", ttft, nttft, n);
+		series_close(&it);
 	}
-	free(idx);
+	free(el);
 	free(cnt);
 	free_sums(flight, n);
 	free_sums(ttft, n);
@@ -248,8 +280,11 @@ static int on_range(void *ctx, int64_t ordinal,
 static void emit_cells(struct qctx *q, const struct cells *c, size_t slot)
 {
 	size_t n = c->bk->n;
-	int_array(q->out, "overlapping", &c->count[slot * n], n, 1);
-	sum_array(q->out, "active", &c->active[slot * n], n);
+	struct qitem it;
+	series_open(q, &it);
+	int_array(&it, "overlapping", &c->count[slot * n], n);
+	sum_array(&it, "active", &c->active[slot * n], n);
+	series_close(&it);
 }
 
 static int cells_init(struct qctx *q, struct cells *c,
@@ -271,29 +306,22 @@ static void cells_free(struct cells *c)
 	free_sums(c->active, c->nseries * c->bk->n);
 }
 
-static char *name_needle(struct qctx *q, size_t *nlen)
-{
-	*nlen = 0;
-	if (!q_given(q->p->name))
-		return NULL;
-	return text_lower(q->p->name, strlen(q->p->name), nlen);
-}
 
 /* One series per selected profile. */
-static int nsys_by_profile(struct qctx *q, const struct qbucket *bk)
+static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
+                           size_t *total)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
-	size_t *idx = NULL, n = 0, from, to, nlen;
-	char *needle = name_needle(q, &nlen);
-	int rc = 0;
+	size_t *idx = NULL, n = 0, from, to, nn = 0;
+	struct q_needle *nd = NULL;
+	int rc = q_name_needles(q, &nd, &nn);
 
-	if (q_given(q->p->name) && !needle)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	rc = q_select_profiles(q, &idx, &n);
 	if (!rc)
-		series_head(q, n);
+		rc = q_select_profiles(q, &idx, &n);
+	if (!rc)
+		series_head(q, n, total);
 	q_page(q, n, &from, &to);
 	for (size_t k = from; !rc && k < to; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
@@ -302,8 +330,7 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk)
 		struct cells c;
 		rc = cells_init(q, &c, bk, 1);
 		c.nnames = json_array_size(names);
-		if (!rc && needle &&
-		    !(ok = q_match_names(names, needle, nlen)))
+		if (!rc && nd && !(ok = q_match_names(names, nd, nn)))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		c.name_ok = ok;
 		if (!rc)
@@ -316,15 +343,13 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk)
 				buf_putc(q->out, ',');
 			buf_puts(q->out, "{\"key\":");
 			jsonout_int(q->out, q_id(pr, idx[k]));
-			buf_puts(q->out, ",\"values\":{");
 			emit_cells(q, &c, 0);
-			buf_puts(q->out, "}}");
 		}
 		free(ok);
 		cells_free(&c);
 	}
 	free(idx);
-	free(needle);
+	q_name_needles_free(nd, nn);
 	return rc;
 }
 
@@ -333,31 +358,32 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk)
 #define CELLS_MAX ((size_t)1 << 20)
 
 /* One series per name, names ranked by time inside the window. */
-static int nsys_by_name(struct qctx *q, const struct qbucket *bk)
+static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
+                        size_t *total)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct q_nvtx_groups gs;
 	struct num *vals = NULL;
-	size_t *order = NULL, *idx = NULL, np = 0, from, to, chunk, nlen;
+	size_t *order = NULL, *idx = NULL, np = 0, from, to, chunk, nn = 0;
 	int64_t *rank_of = NULL; /* group index -> page position, or -1 */
-	char *needle = NULL;
+	struct q_needle *nd = NULL;
 	int rc = q_nsys_groups(q, "name", &gs);
 
 	if (rc)
 		return rc;
 	rc = q_nvtx_groups_order(q, &gs, 0, &order, &vals);
 	if (!rc)
-		series_head(q, gs.n);
+		series_head(q, gs.n, total);
 	q_page(q, gs.n, &from, &to);
 	chunk = CELLS_MAX / bk->n;
 	if (!chunk)
 		chunk = 1;
 	if (!rc)
 		rc = q_select_profiles(q, &idx, &np);
-	if (!rc && q_given(q->p->name) && !(needle = name_needle(q, &nlen)))
-		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	if (!rc)
+		rc = q_name_needles(q, &nd, &nn);
 	if (!rc && !(rank_of = malloc((gs.n + 1) * sizeof *rank_of)))
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	for (size_t c0 = from; !rc && c0 < to; c0 += chunk) {
@@ -371,19 +397,18 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk)
 		for (size_t k = 0; !rc && k < np; k++) {
 			const json_t *pr = json_array_get(profiles, idx[k]);
 			const json_t *names = json_object_get(pr, "names");
-			size_t nn = json_array_size(names);
-			int64_t *slot = malloc((nn + 1) * sizeof *slot);
+			size_t nnm = json_array_size(names);
+			int64_t *slot = malloc((nnm + 1) * sizeof *slot);
 			unsigned char *ok = NULL;
-			if (!slot || (needle && !(ok = q_match_names(names, needle,
-			                                             nlen)))) {
+			if (!slot || (nd && !(ok = q_match_names(names, nd, nn)))) {
 				free(slot);
 				rc = err_set(q->e, ERR_NOMEM, "out of memory");
 				break;
 			}
 			/* a name's group: its key's dictionary entry */
-			for (size_t i = 0; i <= nn; i++) {
+			for (size_t i = 0; i <= nnm; i++) {
 				const json_t *v = json_array_get(names, i);
-				int64_t g = i < nn && json_is_string(v)
+				int64_t g = i < nnm && json_is_string(v)
 				        ? qkeys_find_str(&gs.keys,
 				                         json_string_value(v),
 				                         json_string_length(v))
@@ -391,7 +416,7 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk)
 				slot[i] = g >= 0 ? rank_of[g] : -1;
 			}
 			c.slot_of_name = slot;
-			c.nnames = nn;
+			c.nnames = nnm;
 			c.name_ok = ok;
 			rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_range,
 			                    &c, q->e);
@@ -405,14 +430,12 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk)
 				buf_putc(q->out, ',');
 			buf_puts(q->out, "{\"key\":");
 			qkey_emit(q->out, &gs.keys.keys[order[k]]);
-			buf_puts(q->out, ",\"values\":{");
 			emit_cells(q, &c, k - c0);
-			buf_puts(q->out, "}}");
 		}
 		cells_free(&c);
 	}
 	free(rank_of);
-	free(needle);
+	q_name_needles_free(nd, nn);
 	free(idx);
 	free(order);
 	free(vals);
@@ -438,7 +461,8 @@ static int on_sample(void *ctx, int64_t ordinal,
 	return 0;
 }
 
-static int cpu_series(struct qctx *q, const struct qbucket *bk)
+static int cpu_series(struct qctx *q, const struct qbucket *bk,
+                      size_t *total)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
 	struct dataset_window w = {q->start, q->end, q_wide(q)};
@@ -450,7 +474,7 @@ static int cpu_series(struct qctx *q, const struct qbucket *bk)
 			    json_array_get(profiles, idx[k]), "cpu")))
 			idx[m++] = idx[k];
 	if (!rc)
-		series_head(q, m);
+		series_head(q, m, total);
 	q_page(q, m, &from, &to);
 	for (size_t k = from; !rc && k < to; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
@@ -465,10 +489,11 @@ static int cpu_series(struct qctx *q, const struct qbucket *bk)
 			if (k > from)
 				buf_putc(q->out, ',');
 			buf_puts(q->out, "{\"key\":");
+			struct qitem it;
 			jsonout_int(q->out, q_id(pr, idx[k]));
-			buf_puts(q->out, ",\"values\":{");
-			int_array(q->out, "samples", c.samples, bk->n, 1);
-			buf_puts(q->out, "}}");
+			series_open(q, &it);
+			int_array(&it, "samples", c.samples, bk->n);
+			series_close(&it);
 		}
 		free(c.samples);
 	}
@@ -527,11 +552,13 @@ static int on_point(void *ctx, int64_t ordinal,
 	return c->oom;
 }
 
-static void held_array(struct buf *b, const char *name,
+static void held_array(struct qitem *it, const char *name,
                        const struct held *h, const int64_t *samples,
                        size_t n)
 {
-	array_open(b, name, 0);
+	struct buf *b = it->b;
+	if (!array_open(it, name))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			buf_putc(b, ',');
@@ -565,14 +592,15 @@ static int one_metric(struct qctx *q, const struct qbucket *bk,
 		for (size_t i = 0; i < n; i++)
 			div[i] = (double)c.samples[i];
 		buf_puts(q->out, "{\"key\":");
+		struct qitem it;
 		jsonout_int(q->out, q_id(series, index));
-		buf_puts(q->out, ",\"values\":{");
-		int_array(q->out, "samples", c.samples, n, 1);
-		held_array(q->out, "min", c.min, c.samples, n);
-		held_array(q->out, "max", c.max, c.samples, n);
+		series_open(q, &it);
+		int_array(&it, "samples", c.samples, n);
+		held_array(&it, "min", c.min, c.samples, n);
+		held_array(&it, "max", c.max, c.samples, n);
 		/* a mean beyond the double range is null, as in metrics */
-		quotient_array(q->out, "mean", c.sum, div, n);
-		buf_puts(q->out, "}}");
+		quotient_array(&it, "mean", c.sum, div, n);
+		series_close(&it);
 	}
 	for (size_t i = 0; i < n && c.min && c.max; i++) {
 		free(c.min[i].big);
@@ -586,7 +614,8 @@ static int one_metric(struct qctx *q, const struct qbucket *bk,
 	return rc;
 }
 
-static int metrics_series(struct qctx *q, const struct qbucket *bk)
+static int metrics_series(struct qctx *q, const struct qbucket *bk,
+                          size_t *total)
 {
 	const json_t *all = q_array(q->cat, "metrics"), *s;
 	size_t *idx = malloc((json_array_size(all) + 1) * sizeof *idx);
@@ -599,7 +628,7 @@ static int metrics_series(struct qctx *q, const struct qbucket *bk)
 		if (q_keep_series(q, s))
 			idx[n++] = k;
 	}
-	series_head(q, n);
+	series_head(q, n, total);
 	q_page(q, n, &from, &to);
 	for (k = from; !rc && k < to; k++) {
 		if (k > from)
@@ -617,6 +646,7 @@ int query_timeline(struct qctx *q)
 	const char *of = q->p->of ? q->p->of : "requests";
 	struct qbucket bk;
 	struct buf *b = q->out;
+	size_t total = 0;
 	int rc;
 
 	rc = dataset_check_generation(q->ds, q->e);
@@ -643,27 +673,28 @@ int query_timeline(struct qctx *q)
 	}
 	buf_puts(b, "],");
 	if (!strcmp(of, "requests")) {
-		series_head(q, 1);
+		series_head(q, 1, &total);
 		if (q->p->offset == 0 && q->p->limit > 0)
 			rc = requests_series(q, &bk);
 	} else if (!strcmp(of, "nsys")) {
 		if (q->p->group_by && !strcmp(q->p->group_by, "name"))
-			rc = nsys_by_name(q, &bk);
+			rc = nsys_by_name(q, &bk, &total);
 		else
-			rc = nsys_by_profile(q, &bk);
+			rc = nsys_by_profile(q, &bk, &total);
 	} else if (!strcmp(of, "cpu")) {
-		rc = cpu_series(q, &bk);
+		rc = cpu_series(q, &bk, &total);
 	} else {
-		rc = metrics_series(q, &bk);
+		rc = metrics_series(q, &bk, &total);
 	}
 	qbucket_free(&bk);
 	if (rc)
 		return rc;
 	buf_putc(b, ']');
+	qjoin_emit(q);
 	if (q->p->group_by && !strcmp(of, "nsys")) {
 		buf_puts(b, ",\"group_by\":");
 		jsonout_cstr(b, q->p->group_by);
 	}
-	buf_putc(b, '}');
+	q_list_close(q, total);
 	return 0;
 }
