@@ -304,6 +304,25 @@ r = q(FIX, "timeline", "--bucket", "1", "--limit", "0")
 t.ok(json.loads(r.stdout)["series"] == [] and json.loads(r.stdout)["total"] == 1,
      "timeline --limit 0: the series count only")
 
+# a zero-length joined window: one bucket of length 0, in_flight null
+zdoc = os.path.join(t.tmp, "zero.json")
+z = json.load(open(FIX))
+z["requests"][0]["first"] = z["requests"][0]["start"]
+json.dump(z, open(zdoc, "w"))
+r = q(zdoc, "timeline", "--bucket", "1", "--request", z["requests"][0]["id"], "--phase", "prefill")
+j = json.loads(r.stdout) if r.returncode == 0 else {}
+t.ok(j.get("buckets") == [0.0] and j["series"][0]["values"]["in_flight"] == [None]
+     and j["series"][0]["values"]["arrivals"] == [1] and j["request"]["window"] == [0.0, 0.0]
+     and list(j)[-1] == "request", "zero-length joined window: one bucket, in_flight null",
+     r.stdout + r.stderr)
+# 12000 buckets over the run, 5750 over req-002's [3.5, 9.25]
+r = q(zdoc, "timeline", "--bucket", "0.001", "--request", z["requests"][1]["id"], "--limit", "0")
+t.ok(r.returncode == 0 and len(json.loads(r.stdout)["buckets"]) == 5750,
+     "buckets are counted over the joined window", r.stderr)
+r = q(zdoc, "timeline", "--bucket", "0.0005", "--request", z["requests"][1]["id"])
+t.ok(r.returncode == 2 and err_of(r)["error"] == "Too many buckets; the most is 10000",
+     "too many buckets over the joined window", r.stderr)
+
 # ---- validation ----
 
 
