@@ -15,6 +15,7 @@
 #ifndef DSIGHT_ROW_H
 #define DSIGHT_ROW_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,10 @@ struct row_sink {
 	/* Progress: compressed/input bytes consumed so far and the input size
 	 * (0 when unknown). */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	/* Optional: the read stops (ERR_DATA "interrupted") soon after *cancel
+	 * becomes non-zero, also where no row arrives for a while (between
+	 * chunks of the document, inside long SQL scans of an export). */
+	const volatile sig_atomic_t *cancel;
 };
 
 /* A query backend's row callback (one profile or series at a time):

@@ -385,7 +385,7 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 		return rc;
 	}
 	if ((rc = nsys_export_file_facts(it->path, it->display, &bytes, &mtime,
-	                                 sha, e)) != 0) {
+	                                 sha, sink ? sink->cancel : NULL, e)) != 0) {
 		nsys_export_close(&x);
 		return rc;
 	}

@@ -1,6 +1,7 @@
 /* nsys_profile: one export -> one streamed profile (see nsys_profile.h). */
 #include "ingest/nsys_profile.h"
 #include "base/utf8.h"
+#include "base/cancel.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -539,6 +540,8 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 	memset(&cpu, 0, sizeof cpu);
 	ps.in = in;
 	cpu.pid = -1;
+	if (in->sink)
+		cancel_sqlite(in->x->db, in->sink->cancel);
 	nsys_dict_init(&ps.names);
 	nsys_dict_init(&ps.text_ids);
 	nsys_dict_init(&ps.threads);

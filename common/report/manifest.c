@@ -85,14 +85,15 @@ nomem:
 }
 
 static json_t *hash_or_null(const char *dir, const char *rel, int required,
-                            struct err *e, int *rc)
+                            const volatile sig_atomic_t *cancel, struct err *e,
+                            int *rc)
 {
 	char path[4096], hex[HASH_HEX_LEN + 1];
 
 	snprintf(path, sizeof path, "%s/%s", dir, rel);
 	if (access(path, F_OK) && errno == ENOENT && !required)
 		return json_null();
-	if ((*rc = hash_sha256_file(path, hex, NULL, e)))
+	if ((*rc = hash_sha256_file_cancel(path, hex, NULL, cancel, e)))
 		return NULL;
 	return json_string(hex);
 }
@@ -121,11 +122,11 @@ int manifest_write(const char *dir, const json_t *catalog,
 	json_object_set_new(m, "counts", manifest_counts(catalog));
 	json_object_set_new(m, "delivery", json_string(info->delivery));
 	json_object_set_new(m, "generation", json_string(info->generation));
-	data = hash_or_null(dir, info->data_file, 1, e, &rc);
+	data = hash_or_null(dir, info->data_file, 1, info->cancel, e, &rc);
 	if (rc)
 		goto out;
 	json_object_set_new(m, "data_sha256", data);
-	html = hash_or_null(dir, "index.html", 0, e, &rc);
+	html = hash_or_null(dir, "index.html", 0, info->cancel, e, &rc);
 	if (rc)
 		goto out;
 	json_object_set_new(m, "html_sha256", html);

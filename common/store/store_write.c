@@ -1,5 +1,6 @@
 /* store_write: the SQLite v1 writer (see store_write.h). */
 #include "store/store_write.h"
+#include "base/cancel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -633,6 +634,11 @@ static int write_catalog(struct store_writer *w, const json_t *catalog,
 	sqlite3_finalize(st);
 	buf_free(&b);
 	return rc == SQLITE_DONE ? 0 : db_fail(w, e, "catalog");
+}
+
+void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *cancel)
+{
+	cancel_sqlite(w->db, cancel);
 }
 
 int store_write_finish(struct store_writer *w, const json_t *catalog,
