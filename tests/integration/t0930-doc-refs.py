@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The repository cites only itself: no file names a document outside it
 (the old specification's file names or a shared/ folder), and every doc/
-file a comment, test, script or page points to exists."""
+file a comment, test, script or page points to exists, with the section it
+names (doc/query-semantics.md "nsys", also across a comment's line break)."""
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ me = os.path.relpath(os.path.abspath(__file__), tap.TOP)
 
 FOREIGN = re.compile(r"shared/|\b(overview|queries|report|sessions|trace-format|"
                      r"nsight|analysis|catalog|browser|layout)\.md\b")
-CITE = re.compile(r"doc/[a-z-]+\.md")
+CITE = re.compile(r'(doc/[a-z-]+\.md),?((?:[ \t]|\n[ \t]*(?:\*|#|//)?)+"([^"\n]+)")?')
 
 heads = {}
 for f in os.listdir("doc"):
@@ -27,7 +28,7 @@ for f in os.listdir("doc"):
         with open(os.path.join("doc", f), encoding="utf-8") as fh:
             heads["doc/" + f] = [l.lstrip("#").strip() for l in fh if l.startswith("#")]
 
-foreign, missing_file, cites = [], [], 0
+foreign, missing_file, missing_section, cites = [], [], [], 0
 for f in files:
     if f == me:
         continue
@@ -41,12 +42,17 @@ for f in files:
             foreign.append("%s:%d: %s" % (f, n, line.strip()))
     for m in CITE.finditer(text):
         cites += 1
-        if m.group(0) not in heads:
-            missing_file.append("%s: %s" % (f, m.group(0)))
+        d, sec = m.group(1), m.group(3)
+        if d not in heads:
+            missing_file.append("%s: %s" % (f, d))
+        elif sec and not any(sec == h or sec in h for h in heads[d]):
+            missing_section.append('%s: %s "%s"' % (f, d, sec))
 
 t.ok(not foreign, "no file cites a document outside the repository", "\n".join(foreign))
 t.ok(cites > 30, "comments and pages cite doc/ (%d citations)" % cites)
 t.ok(not missing_file, "every cited doc/ file exists", "\n".join(missing_file))
+t.ok(not missing_section, "every cited section exists in its doc/ file",
+     "\n".join(missing_section))
 t.ok(set(heads) >= {"doc/README.md", "doc/evidence-document.md", "doc/report-files.md",
                     "doc/query-semantics.md", "doc/sessions-protocol.md",
                     "doc/nsight-import.md", "doc/viewer-api.md", "doc/architecture.md"},
