@@ -8,8 +8,11 @@
  * trace-data.sqlite (a report directory works too); without it a cache is
  * written to a temporary file with store_write.  Runs the fixed parameter
  * sets of the query issue, each kind's own filters, then N (default 250)
- * random windows and filters.  Prints TAP lines (one per kind and group)
- * and exits 1 on any difference.
+ * random windows and filters, among them sort keys (valid and not),
+ * request joins with every phase, fields, and several values per worker,
+ * session, agent and name (some naming nothing, so notes are compared
+ * too).  Prints TAP lines (one per kind and group) and exits 1 on any
+ * difference.
  */
 #include <math.h>
 #include <stdio.h>
