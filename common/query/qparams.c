@@ -32,7 +32,8 @@ const struct qparam qparam_table[] = {
 	{"request_id", "--request", "ID", QP_STRING, NULL,
 	 "request lifecycle " JOINED,
 	 "Request id: required by request and lifecycle; on nsys, metrics, "
-	 "iterations and cpu it sets the window and the workers (see --phase).",
+	 "iterations, cpu and timeline it sets the window and the workers "
+	 "(see --phase).",
 	 NULL, NULL, 0, NULL, OFF(request_id), -1, -1},
 	{"phase", "--phase", "PHASE", QP_STRING, "\"whole\"", JOINED,
 	 "With --request: the request's prefill [start, first], decode "
