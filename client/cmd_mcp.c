@@ -28,7 +28,7 @@ static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18"}
 static const char tool_schema[] =
 	"{\"type\":\"object\",\"properties\":{"
 	"\"dataset\":{\"type\":\"string\",\"description\":\"A report directory, a trace-data.sqlite cache or an evidence document (.json or gzip) on the server's filesystem.\"},"
-	"\"kind\":{\"type\":\"string\",\"default\":\"summary\",\"enum\":[\"summary\",\"requests\",\"request\",\"lifecycle\",\"metrics\",\"profiles\",\"nsys\",\"cpu\",\"iterations\",\"sources\",\"server_spans\",\"sessions\",\"workers\",\"families\"],\"description\":\"What to ask.\"},"
+	"\"kind\":{\"type\":\"string\",\"default\":\"summary\",\"enum\":[\"summary\",\"requests\",\"request\",\"lifecycle\",\"metrics\",\"profiles\",\"nsys\",\"cpu\",\"iterations\",\"sources\",\"server_spans\",\"sessions\",\"workers\",\"families\",\"sql\"],\"description\":\"What to ask.\"},"
 	"\"start\":{\"type\":\"number\",\"default\":0,\"description\":\"Window start, seconds from meta.origin_ns.\"},"
 	"\"end\":{\"type\":\"number\",\"description\":\"Window end, seconds; default the run duration.\"},"
 	"\"request_id\":{\"type\":\"string\",\"description\":\"Required by request and lifecycle.\"},"
@@ -42,7 +42,9 @@ static const char tool_schema[] =
 	"\"min_ttft_ms\":{\"type\":\"number\",\"default\":0,\"minimum\":0},"
 	"\"offset\":{\"type\":\"integer\",\"default\":0,\"minimum\":0},"
 	"\"limit\":{\"type\":\"integer\",\"default\":100,\"minimum\":0,\"maximum\":1000,\"description\":\"Page size; 0 returns exact totals only.\"},"
-	"\"points\":{\"type\":\"boolean\",\"default\":false,\"description\":\"metrics: include up to 1,000 raw points per series.\"}"
+	"\"points\":{\"type\":\"boolean\",\"default\":false,\"description\":\"metrics: include up to 1,000 raw points per series.\"},"
+	"\"sql\":{\"type\":\"string\",\"description\":\"sql: one read-only SELECT on the report's SQLite cache; views nvtx, cpu_samples, cpu_frames, metric_points, series, requests, request_workers, lifecycle_stages, server_spans, profiles, workers, sessions, iterations, sources. At most 10,000 rows / 16 MiB (then truncated: true).\"},"
+	"\"timeout\":{\"type\":\"number\",\"default\":10,\"exclusiveMinimum\":0,\"maximum\":30,\"description\":\"sql: time limit in seconds.\"}"
 	"},\"required\":[\"dataset\"],\"additionalProperties\":false}";
 
 static const char tool_description[] =
@@ -51,7 +53,9 @@ static const char tool_description[] =
 	"(client requests); sessions, workers, families (discover exact filter "
 	"values); metrics (series statistics in a window, optional points, carried "
 	"settings); profiles, nsys (Nsight NVTX ranges overlapping a window), cpu "
-	"(inclusive CPU hotspots); iterations, server_spans, sources. Times are "
+	"(inclusive CPU hotspots); iterations, server_spans, sources; sql (one "
+	"read-only SELECT over the report's SQL views, e.g. SELECT name, "
+	"count(*) FROM nvtx GROUP BY name). Times are "
 	"seconds from the run origin; lists are paged (offset, limit <= 1000; "
 	"limit 0 gives exact totals). The result is the same JSON as "
 	"`dsight query`.";
@@ -252,8 +256,9 @@ static const char usage[] =
 	"are `dataset` (a report directory, SQLite cache or evidence document),\n"
 	"`kind` (default summary) and the query parameters by their RPC names\n"
 	"(start, end, request_id, session, agent, worker, rank, profile, name,\n"
-	"search, min_ttft_ms, offset, limit, points).  Datasets stay open between\n"
-	"calls; a rebuilt report is reopened.  Exits 0 at end of input.\n"
+	"search, min_ttft_ms, offset, limit, points, sql, timeout).  Datasets stay\n"
+	"open between calls; a rebuilt report is reopened.  Exits 0 at end of\n"
+	"input.\n"
 	"\n"
 	"Client configuration example (e.g. .mcp.json):\n"
 	"  {\"mcpServers\": {\"dsight\": {\"command\": \"dsight\", \"args\": [\"mcp\"]}}}\n";

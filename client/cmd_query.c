@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "base/jsonout.h"
 #include "query/query.h"
+#include "query/query_sql.h"
 
 static const char usage_text[] =
 	"usage: dsight query DATASET [KIND] [flags]\n"
@@ -43,6 +44,11 @@ static const char usage_text[] =
 	"  sessions      sessions (--session, --agent)\n"
 	"  workers       the worker catalog (--worker)\n"
 	"  families      metric families (--name substring)\n"
+	"  sql           one read-only SQL statement on the report's SQLite cache\n"
+	"                (--sql, --timeout); views nvtx, cpu_samples, cpu_frames,\n"
+	"                metric_points, series, requests, request_workers,\n"
+	"                lifecycle_stages, server_spans, profiles, workers,\n"
+	"                sessions, iterations, sources (see dsight-report(5))\n"
 	"\n"
 	"Flags:\n"
 	"  --from SECONDS       window start (default 0)\n"
@@ -59,6 +65,9 @@ static const char usage_text[] =
 	"  --offset N           first item of the page (default 0)\n"
 	"  --limit N            page size, 0..1000 (default 100; 0 = counts only)\n"
 	"  --points             metrics: include the first 1000 raw points\n"
+	"  --sql STATEMENT      sql: the statement (one SELECT; at most 10000 rows\n"
+	"                       and 16 MiB are returned, then truncated: true)\n"
+	"  --timeout SECONDS    sql: time limit, > 0 and <= 30 (default 10)\n"
 	"  --pretty             indent the JSON\n"
 	"  --remote ADDR        query the warm session ADDR instead of DATASET\n"
 	"  -h, --help           this text\n"
@@ -78,6 +87,8 @@ static const char usage_text[] =
 	"  dsight query ./report sessions --agent planner\n"
 	"  dsight query ./report workers\n"
 	"  dsight query ./report families --name queue\n"
+	"  dsight query ./report sql --sql 'SELECT name, count(*) AS n FROM nvtx\n"
+	"      GROUP BY name ORDER BY n DESC LIMIT 5'\n"
 	"  dsight query --remote myrun summary\n"
 	"\n"
 	"See dsight-query(1).\n";
@@ -134,7 +145,8 @@ static const struct flag flags[] = {
 	{"--session", F_STR},   {"--agent", F_STR},      {"--worker", F_STR},
 	{"--rank", F_INT},      {"--profile", F_INT},    {"--name", F_STR},
 	{"--search", F_STR},    {"--min-ttft-ms", F_NUM}, {"--offset", F_INT},
-	{"--limit", F_INT},     {"--remote", F_STR},
+	{"--limit", F_INT},     {"--remote", F_STR},      {"--sql", F_STR},
+	{"--timeout", F_NUM},
 };
 
 static void set_flag(struct query_params *p, const char *name,
@@ -173,6 +185,12 @@ static void set_flag(struct query_params *p, const char *name,
 		p->limit = i;
 	else if (!strcmp(name, "--remote"))
 		*remote = sval;
+	else if (!strcmp(name, "--sql"))
+		p->sql = sval;
+	else if (!strcmp(name, "--timeout")) {
+		p->has_timeout = 1;
+		p->timeout = d;
+	}
 }
 
 int cmd_query_main(int argc, char **argv)
@@ -244,6 +262,10 @@ int cmd_query_main(int argc, char **argv)
 				         f->name);
 				return fail(ERR_USAGE, msg);
 			}
+			if (!strcmp(f->name, "--timeout") &&
+			    !(d > 0 && d <= QUERY_SQL_TIMEOUT_MAX))
+				return fail(ERR_USAGE,
+				            "--timeout must be > 0 and <= 30");
 			if (f->type == F_INT && parse_int(val, &i)) {
 				snprintf(msg, sizeof msg, "%s must be an integer",
 				         f->name);

@@ -14,6 +14,9 @@
 #include "remote.h"
 #include "rpc.h"
 
+/* The read timeout of an sql query: above its largest time limit (30 s). */
+#define SQL_READ_TIMEOUT_MS 40000
+
 /* Prints {"ok": false, "error": msg} on stderr like the local CLI. */
 static void print_error(const char *msg)
 {
@@ -87,6 +90,9 @@ static void params_json(const struct query_params *p, struct buf *b)
 		put_key(b, "points");
 		buf_puts(b, "true");
 	}
+	put_str(b, "sql", p->sql);
+	if (p->has_timeout)
+		put_real(b, "timeout", p->timeout);
 	buf_puts(b, b->len ? "}" : "{}");
 }
 
@@ -130,6 +136,9 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 		print_error(e.msg);
 		return 1;
 	}
+	/* An sql statement may run up to its 30 s limit: wait longer. */
+	if (p->kind && !strcmp(p->kind, "sql") && r.timeout_ms < SQL_READ_TIMEOUT_MS)
+		r.timeout_ms = SQL_READ_TIMEOUT_MS;
 	buf_init(&params, FRAME_REQUEST_MAX);
 	buf_init(&frames, 0);
 	buf_init(&out, 0);

@@ -252,6 +252,11 @@ const char *dataset_generation(const struct dataset *ds)
 	return ds->core->generation;
 }
 
+int dataset_has_cache(const struct dataset *ds)
+{
+	return ds->core->kind == DS_SQLITE;
+}
+
 const char *dataset_data_path(const struct dataset *ds)
 {
 	return ds->core->data_path;

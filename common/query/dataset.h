@@ -50,6 +50,9 @@ const char *dataset_generation(const struct dataset *ds);
  * tells a rebuild). */
 const char *dataset_data_path(const struct dataset *ds);
 
+/* True when the data file is a SQLite cache (the sql kind needs one). */
+int dataset_has_cache(const struct dataset *ds);
+
 /* The identity (device, inode, size, mtime, ctime) of the data file as it
  * was when opened: compare it with fileid_get(dataset_data_path(ds)) to
  * notice a rebuild (the daemon and the MCP server do).  Borrowed. */

@@ -7,11 +7,12 @@
 
 #include "base/jsonout.h"
 #include "query/query_impl.h"
+#include "query/query_sql.h"
 
 const char *const query_kinds[] = {
 	"summary", "requests", "request", "lifecycle", "metrics",
 	"profiles", "nsys", "cpu", "iterations", "sources",
-	"server_spans", "sessions", "workers", "families", NULL,
+	"server_spans", "sessions", "workers", "families", "sql", NULL,
 };
 
 void query_params_init(struct query_params *p)
@@ -91,6 +92,10 @@ int query_params_from_json(const json_t *j, struct query_params *p,
 			rc = want_string(v, key, &p->name, e);
 		else if (!strcmp(key, "search"))
 			rc = want_string(v, key, &p->search, e);
+		else if (!strcmp(key, "sql"))
+			rc = want_string(v, key, &p->sql, e);
+		else if (!strcmp(key, "timeout"))
+			rc = want_number(v, key, &p->has_timeout, &p->timeout, e);
 		else if (!strcmp(key, "rank"))
 			rc = want_integer(v, key, &p->has_rank, &p->rank, e);
 		else if (!strcmp(key, "profile"))
@@ -254,12 +259,34 @@ size_t q_obj_open_except(struct buf *b, const json_t *obj,
 	return n;
 }
 
+/* ---- the sql kind ---- */
+
+/* Validates the sql parameters (the statement, the time limit) and runs the
+ * statement on the dataset's cache (query_sql). */
+static int query_sql(struct qctx *q)
+{
+	double t = q->p->has_timeout ? q->p->timeout : QUERY_SQL_TIMEOUT_DEFAULT;
+	const char *sql = q->p->sql;
+	int rc;
+
+	if (!sql || !*sql)
+		return err_set(q->e, ERR_USAGE, "sql needs --sql STATEMENT");
+	if (!isfinite(t) || !(t > 0) || t > QUERY_SQL_TIMEOUT_MAX)
+		return err_set(q->e, ERR_USAGE, "timeout must be > 0 and <= 30");
+	if (!dataset_has_cache(q->ds))
+		return err_set(q->e, ERR_USAGE, QUERY_SQL_NO_CACHE);
+	rc = dataset_check_generation(q->ds, q->e);
+	if (rc)
+		return rc;
+	return query_sql_run(dataset_data_path(q->ds), sql, t, q->out, q->e);
+}
+
 /* ---- validation and dispatch ---- */
 
 static const char unknown_kind[] =
 	"Unknown query kind '%s'; choose from summary, requests, request, "
 	"lifecycle, metrics, profiles, nsys, cpu, iterations, sources, "
-	"server_spans, sessions, workers, families";
+	"server_spans, sessions, workers, families, sql";
 
 int query_run(struct dataset *ds, const struct query_params *p,
               struct buf *out, struct err *e)
@@ -325,6 +352,8 @@ int query_run(struct dataset *ds, const struct query_params *p,
 		rc = query_workers(&q);
 	else if (!strcmp(kind, "families"))
 		rc = query_families(&q);
+	else if (!strcmp(kind, "sql"))
+		rc = query_sql(&q);
 	else
 		return err_set(e, ERR_USAGE, unknown_kind, kind);
 	if (!rc && out->failed)

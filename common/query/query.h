@@ -23,6 +23,9 @@ struct query_params {
 	double min_ttft_ms;     /* default 0 */
 	int64_t offset, limit;  /* defaults 0 and 100 */
 	int points;             /* metrics only */
+	const char *sql;        /* sql only: the statement */
+	int has_timeout;        /* sql only: absent = 10 s */
+	double timeout;
 };
 
 /* The kinds, in the order of the "Unknown query kind" message; NULL-ended. */

@@ -117,6 +117,28 @@ static void uri_path(struct buf *b, const char *path)
 	}
 }
 
+int store_open_ro(const char *abs_path, sqlite3 **db)
+{
+	struct buf uri;
+	int rc;
+
+	*db = NULL;
+	buf_init(&uri, 0);
+	buf_puts(&uri, "file:");
+	uri_path(&uri, abs_path);
+	buf_puts(&uri, "?mode=ro");
+	if (uri.failed) {
+		buf_free(&uri);
+		return SQLITE_NOMEM;
+	}
+	rc = sqlite3_open_v2(uri.data, db,
+	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+	                             SQLITE_OPEN_NOMUTEX,
+	                     NULL);
+	buf_free(&uri);
+	return rc;
+}
+
 static int db_err(struct store *s, struct err *e, const char *what)
 {
 	return err_set(e, ERR_DATA, "%s: %s: %s", s->path, what,
@@ -126,7 +148,6 @@ static int db_err(struct store *s, struct err *e, const char *what)
 int store_open(const char *path, struct store **out, struct err *e)
 {
 	struct store *s = calloc(1, sizeof *s);
-	struct buf uri;
 	sqlite3_stmt *st = NULL;
 	int rc;
 
@@ -148,20 +169,11 @@ int store_open(const char *path, struct store **out, struct err *e)
 		free(s);
 		return ERR_DATA;
 	}
-	buf_init(&uri, 0);
-	buf_puts(&uri, "file:");
-	uri_path(&uri, s->path);
-	buf_puts(&uri, "?mode=ro");
-	if (uri.failed) {
-		buf_free(&uri);
+	rc = store_open_ro(s->path, &s->db);
+	if (rc == SQLITE_NOMEM && !s->db) {
 		store_close(s);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
-	rc = sqlite3_open_v2(uri.data, &s->db,
-	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-	                             SQLITE_OPEN_NOMUTEX,
-	                     NULL);
-	buf_free(&uri);
 	if (rc != SQLITE_OK) {
 		err_set(e, ERR_DATA, "Cannot open DSight SQLite cache %s: %s",
 		        s->path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));

@@ -10,6 +10,7 @@
 #define DSIGHT_STORE_H
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -36,6 +37,12 @@ int store_is_sqlite_header(const unsigned char hdr[16]);
  */
 int store_open(const char *path, struct store **out, struct err *e);
 void store_close(struct store *s);
+
+/* Opens a plain read-only connection to the file at abs_path (an absolute
+ * path; by URI with mode=ro, so the file is never changed).  Returns the
+ * SQLite result code; *db is set whenever SQLite allocated a handle (the
+ * caller sqlite3_close's it, also after a failure). */
+int store_open_ro(const char *abs_path, sqlite3 **db);
 
 /*
  * Reads the catalog row: *catalog is a new reference to the parsed JSON

@@ -15,6 +15,7 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/num.h"
+#include "store/store_views.h"
 
 #define BUCKET_MIN (-29)
 #define BUCKET_MAX 1025
@@ -675,6 +676,7 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 		w->ins[i] = w->multi[i] = NULL;
 	}
 	if (write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
+	    store_views_write(w->db, catalog, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
 	    exec(w, "COMMIT", "commit", e) ||
 	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||

@@ -58,7 +58,8 @@ t.eq([x["name"] for x in tools], ["query_trace"], "one tool, query_trace")
 schema = tools[0]["inputSchema"]
 props = schema["properties"]
 want = ["dataset", "kind", "start", "end", "request_id", "session", "agent", "worker",
-        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points"]
+        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points",
+        "sql", "timeout"]
 t.eq(sorted(props), sorted(want), "schema lists every query parameter by its RPC name")
 t.eq(schema["required"], ["dataset"], "dataset is required")
 t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
