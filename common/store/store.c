@@ -333,10 +333,14 @@ static int is_number_col(sqlite3_stmt *st, int col)
 	return t == SQLITE_FLOAT || t == SQLITE_INTEGER;
 }
 
-/* Reads one events row (ordinal, start, end, name, tid, source_row) and
- * calls fn.  Returns fn's value, or ERR_DATA for a malformed row. */
-static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
-                     store_event_fn fn, void *ctx, struct err *e)
+sqlite3 *store_db(struct store *s)
+{
+	return s->db;
+}
+
+int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
+                       int64_t *ordinal_out, struct evidence_event *out,
+                       struct err *e)
 {
 	struct evidence_event ev;
 	int64_t ordinal = sqlite3_column_int64(st, 0);
@@ -357,7 +361,21 @@ static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
 	ev.source_row = sqlite3_column_int64(st, 5);
 	if (!ev.tid)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	return fn(ctx, ordinal, &ev);
+	*ordinal_out = ordinal;
+	*out = ev;
+	return 0;
+}
+
+/* Reads one events row and calls fn.  Returns fn's value, or ERR_DATA for
+ * a malformed row. */
+static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
+                     store_event_fn fn, void *ctx, struct err *e)
+{
+	struct evidence_event ev;
+	int64_t ordinal;
+	int rc = store_event_decode(s, profile, st, &ordinal, &ev, e);
+
+	return rc ? rc : fn(ctx, ordinal, &ev);
 }
 
 static int run_events(struct store *s, int64_t profile, sqlite3_stmt *st,

@@ -44,6 +44,17 @@ void store_close(struct store *s);
  * caller sqlite3_close's it, also after a failure). */
 int store_open_ro(const char *abs_path, sqlite3 **db);
 
+/* The connection (borrowed; for the summary and ordered readers that
+ * share it). */
+sqlite3 *store_db(struct store *s);
+
+/* Decodes the current row of st, whose columns are (ordinal, start, end,
+ * name, tid, source_row) from the events table; the tid points into st's
+ * row.  ERR_DATA for a malformed row. */
+int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
+                       int64_t *ordinal, struct evidence_event *out,
+                       struct err *e);
+
 /*
  * Reads the catalog row: *catalog is a new reference to the parsed JSON
  * object (caller json_decref's it) and generation receives the stored id.
