@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unicase.h>
-#include <unistr.h>
 
 char *text_lower(const char *s, size_t n, size_t *outlen)
 {
@@ -47,28 +46,4 @@ int text_contains(const char *hay, size_t hay_len, const char *needle_lower,
 	hit = memmem(low, len, needle_lower, needle_len) != NULL;
 	free(low);
 	return hit;
-}
-
-int text_is_utf8(const char *s, size_t n)
-{
-	return u8_check((const uint8_t *)s, n) == NULL;
-}
-
-void text_append_utf8(struct buf *b, const char *s, size_t n)
-{
-	if (text_is_utf8(s, n)) {
-		buf_append(b, s, n);
-		return;
-	}
-	for (size_t i = 0; i < n;) {
-		ucs4_t uc;
-		int k = u8_mbtoucr(&uc, (const uint8_t *)s + i, n - i);
-		if (k < 0) {
-			buf_puts(b, "\xEF\xBF\xBD");
-			i++;
-		} else {
-			buf_append(b, s + i, (size_t)k);
-			i += (size_t)k;
-		}
-	}
 }

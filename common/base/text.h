@@ -1,14 +1,11 @@
 /*
  * text: case-insensitive matching with full Unicode lowercase mapping
- * (libunistring), as every query filter that says "case-insensitive" uses,
- * and UTF-8 repair (invalid sequences become U+FFFD).
+ * (libunistring), as every query filter that says "case-insensitive" uses.
  */
 #ifndef DSIGHT_TEXT_H
 #define DSIGHT_TEXT_H
 
 #include <stddef.h>
-
-#include "base/buf.h"
 
 /* Lowercases s (n bytes of UTF-8) with the full Unicode mapping.  Returns a
  * new NUL-terminated string (caller frees) and its length in *outlen; for
@@ -20,12 +17,5 @@ char *text_lower(const char *s, size_t n, size_t *outlen);
  * of the lowercased hay. */
 int text_contains(const char *hay, size_t hay_len, const char *needle_lower,
                   size_t needle_len);
-
-/* True when s (n bytes) is valid UTF-8. */
-int text_is_utf8(const char *s, size_t n);
-
-/* Appends s (n bytes) to b with every invalid UTF-8 sequence replaced by
- * U+FFFD (one per offending byte). */
-void text_append_utf8(struct buf *b, const char *s, size_t n);
 
 #endif

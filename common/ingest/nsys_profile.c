@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistr.h>
 
 #include "base/buf.h"
-#include "base/text.h"
 #include "ingest/nsys_dict.h"
 #include "ingest/nsys_name.h"
 
@@ -20,11 +20,21 @@
 
 json_t *nsys_json_string(const char *s, size_t n)
 {
-	if (text_is_utf8(s, n))
+	if (!u8_check((const uint8_t *)s, n))
 		return json_stringn(s, n);
 	struct buf b;
 	buf_init(&b, 0);
-	text_append_utf8(&b, s, n);
+	for (size_t i = 0; i < n;) {
+		ucs4_t uc;
+		int k = u8_mbtoucr(&uc, (const uint8_t *)s + i, n - i);
+		if (k < 0) {
+			buf_puts(&b, "\xEF\xBF\xBD");
+			i++;
+		} else {
+			buf_append(&b, s + i, (size_t)k);
+			i += (size_t)k;
+		}
+	}
 	json_t *j = b.failed ? NULL : json_stringn(b.data ? b.data : "", b.len);
 	buf_free(&b);
 	return j;

@@ -10,7 +10,8 @@
 #include <time.h>
 
 #include "base/jsonout.h"
-#include "base/text.h"
+#include "base/utf8.h"
+#include "query/qkinds.h"
 #include "store/store.h"
 #include "store/store_views.h"
 
@@ -239,13 +240,13 @@ static size_t skip_blank(const char *s)
 /* Appends text as a JSON string, invalid UTF-8 replaced by U+FFFD. */
 static void put_text(struct buf *out, const char *s, size_t n)
 {
-	if (text_is_utf8(s, n)) {
+	if (utf8_valid(s, n)) {
 		jsonout_str(out, s, n);
 		return;
 	}
 	struct buf fixed;
 	buf_init(&fixed, 0);
-	text_append_utf8(&fixed, s, n);
+	utf8_repair(&fixed, s, n);
 	if (fixed.failed)
 		out->failed = fixed.failed;
 	else
@@ -476,4 +477,22 @@ done:
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return rc;
+}
+
+int query_sql(struct qctx *q)
+{
+	double t = q->p->has_timeout ? q->p->timeout : QUERY_SQL_TIMEOUT_DEFAULT;
+	const char *sql = q->p->sql;
+	int rc;
+
+	if (!sql || !*sql)
+		return err_set(q->e, ERR_USAGE, "sql needs --sql STATEMENT");
+	if (!isfinite(t) || !(t > 0) || t > QUERY_SQL_TIMEOUT_MAX)
+		return err_set(q->e, ERR_USAGE, "timeout must be > 0 and <= 30");
+	if (!dataset_has_cache(q->ds))
+		return err_set(q->e, ERR_USAGE, QUERY_SQL_NO_CACHE);
+	rc = dataset_check_generation(q->ds, q->e);
+	if (rc)
+		return rc;
+	return query_sql_run(dataset_data_path(q->ds), sql, t, q->out, q->e);
 }
