@@ -97,7 +97,7 @@ static int compare_summaries(struct dataset *ds, const char *text, int repeat)
 	struct buf out[2];
 	struct err e;
 	double *t = malloc(sizeof(double) * (size_t)repeat), med[2];
-	int runs[2] = {repeat, repeat < 5 ? repeat : 5}, rc = 0;
+	int runs[2] = {repeat, repeat < 3 ? repeat : 3}, rc = 0;
 
 	if (!j || !t || query_params_from_json(j, &p, &e)) {
 		printf("%-58s  invalid parameters: %s\n", text,
