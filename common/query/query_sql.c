@@ -309,7 +309,10 @@ static int connect(const char *abs_path, sqlite3 **db, struct err *e)
 	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
 	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_limit(*db, SQLITE_LIMIT_ATTACHED, 0);
-	sqlite3_limit(*db, SQLITE_LIMIT_LENGTH, (int)QUERY_SQL_MAX_BYTES);
+	/* Bounds what one value may cost (randomblob, zeroblob, group_concat)
+	 * while leaving room for the catalog row the views read (at most
+	 * 32 MiB when dsight builds it). */
+	sqlite3_limit(*db, SQLITE_LIMIT_LENGTH, QUERY_SQL_VALUE_MAX);
 	sqlite3_limit(*db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
 	sqlite3_busy_timeout(*db, 2000);
 	/* Sorts and temporary b-trees of a statement spill to temporary files,
@@ -401,7 +404,20 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 		if (rows)
 			buf_putc(out, ',');
 		buf_putc(out, '[');
-		for (int k = 0; k < ncol; k++) {
+		int cut = 0;
+		for (int k = 0; k < ncol && !cut; k++) {
+			/* stop before a value that cannot fit (bounds memory);
+			 * the size of text and blobs only: asking a number for
+			 * its size would convert it */
+			int type = sqlite3_column_type(st, k);
+			size_t nb = type == SQLITE_TEXT || type == SQLITE_BLOB
+			                    ? (size_t)sqlite3_column_bytes(st, k)
+			                    : 0;
+			if (out->len - base + 64 > QUERY_SQL_MAX_BYTES ||
+			    nb > QUERY_SQL_MAX_BYTES) {
+				cut = 1;
+				break;
+			}
 			if (k)
 				buf_putc(out, ',');
 			put_value(out, st, k);
@@ -411,7 +427,7 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 			return err_set(e, ERR_NOMEM,
 			               "out of memory writing the rows");
 		/* 64 bytes left for the closing members */
-		if (out->len - base + 64 > QUERY_SQL_MAX_BYTES) {
+		if (cut || out->len - base + 64 > QUERY_SQL_MAX_BYTES) {
 			out->len = mark;
 			truncated = 1;
 			break;

@@ -20,6 +20,7 @@
 
 #define QUERY_SQL_MAX_ROWS 10000
 #define QUERY_SQL_MAX_BYTES (16u << 20)
+#define QUERY_SQL_VALUE_MAX (128 << 20) /* the largest string or blob */
 #define QUERY_SQL_TIMEOUT_DEFAULT 10.0
 #define QUERY_SQL_TIMEOUT_MAX 30.0
 

@@ -188,6 +188,11 @@ j = json.loads(r.stdout) if r.returncode == 0 else {}
 t.ok(j.get("truncated") is True and 0 < j["row_count"] < 40 and len(r.stdout) <= 16 << 20,
      "a result over 16 MiB is cut at whole rows (truncated: true)", r.stderr[:300])
 
+r = q(rep, "sql", "--sql", "SELECT 1 AS a UNION ALL SELECT zeroblob(20000000)")
+j = json.loads(r.stdout) if r.returncode == 0 else {}
+t.ok(j.get("rows") == [[1]] and j.get("truncated") is True,
+     "a single value larger than 16 MiB ends the rows (truncated: true)", r.stderr[:300])
+
 # SELECT * over every range of a capture with more rows than the cap
 small = os.path.join(t.tmp, "small.json")
 r = tap.run([tap.binpath("gen-capture"), "--preset", "medium", "--scale", "0.2", "-o", small])
