@@ -99,6 +99,19 @@ static int compare_summaries(struct dataset *ds, const char *text, int repeat)
 	double *t = malloc(sizeof(double) * (size_t)repeat), med[2];
 	int runs[2] = {repeat, repeat < 3 ? repeat : 3}, rc = 0;
 
+	if (json_is_object(j)) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(j, key, v) {
+			if (!qparam_by_name(key)) {
+				printf("%-58s  fails: this build has no parameter "
+				       "%s\n", text, key);
+				json_decref(j);
+				free(t);
+				return 1;
+			}
+		}
+	}
 	if (!j || !t || query_params_from_json(j, &p, &e)) {
 		printf("%-58s  invalid parameters: %s\n", text,
 		       j ? e.msg : je.text);
@@ -131,6 +144,7 @@ static int compare_summaries(struct dataset *ds, const char *text, int repeat)
 	printf("%-58s  %9.3f ms  without summaries %9.3f ms  (%.1fx)\n",
 	       text, med[0] * 1e3, med[1] * 1e3, med[1] / med[0]);
 out:
+	query_params_free(&p);
 	dataset_set_summaries(ds, 1);
 	buf_free(&out[0]);
 	buf_free(&out[1]);
