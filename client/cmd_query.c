@@ -65,16 +65,27 @@ static int fail(int code, const char *msg)
 	return err_exit_status(code);
 }
 
-int cmd_query_main(int argc, char **argv)
+/* A positional argument after the kind: the message says the fix. */
+static int extra_argument(const char *kind, const char *arg)
 {
-	struct query_params p;
+	char msg[ERR_MSG_MAX];
+	if (kind && (!strcmp(kind, "request") || !strcmp(kind, "lifecycle")))
+		snprintf(msg, sizeof msg, "Give the request as --request %s",
+		         arg);
+	else
+		snprintf(msg, sizeof msg, "Unexpected argument '%s'", arg);
+	return fail(ERR_USAGE, msg);
+}
+
+/* Parses argv into *p (owned by the caller) and runs the query. */
+static int query_main(int argc, char **argv, struct query_params *p)
+{
 	const char *pos[3] = {NULL, NULL, NULL};
 	const char *remote = NULL;
 	int npos = 0, pretty = 0, only_pos = 0;
 	char msg[ERR_MSG_MAX];
 	struct err pe;
 
-	query_params_init(&p);
 	for (int k = 1; k < argc; k++) {
 		const char *a = argv[k];
 		const struct qparam *f;
@@ -83,9 +94,7 @@ int cmd_query_main(int argc, char **argv)
 
 		if (only_pos || a[0] != '-' || !a[1]) {
 			if (npos == 3)
-				return fail(ERR_USAGE, "dsight query: too many "
-				                       "arguments (see dsight query "
-				                       "--help)");
+				return extra_argument(pos[1], a);
 			pos[npos++] = a;
 			continue;
 		}
@@ -115,7 +124,7 @@ int cmd_query_main(int argc, char **argv)
 		f = qparam_by_flag(a, nlen);
 		if (f && f->type == QP_BOOLEAN && !a[nlen]) {
 			err_clear(&pe);
-			query_params_set_cli(&p, f, NULL, &pe);
+			query_params_set_cli(p, f, NULL, &pe);
 			continue;
 		}
 		if (!f || f->type == QP_BOOLEAN) {
@@ -136,28 +145,29 @@ int cmd_query_main(int argc, char **argv)
 			val = argv[++k];
 		}
 		err_clear(&pe);
-		if (query_params_set_cli(&p, f, val, &pe))
+		if (query_params_set_cli(p, f, val, &pe))
 			return fail(pe.code, pe.msg);
 	}
 	/* The CLI names the flag (RPC and MCP name the parameter); checked
 	 * here so that a local and a remote query fail alike. */
-	if (p.has_timeout && !(p.timeout > 0 && p.timeout <= QUERY_SQL_TIMEOUT_MAX))
+	if (p->has_timeout && !(p->timeout > 0 && p->timeout <= QUERY_SQL_TIMEOUT_MAX))
 		return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
 	if (remote) {
-		if (npos > 1)
+		if (npos > 1 && !query_kind_find(pos[0]))
 			return fail(ERR_USAGE,
 			            "dsight query: give either DATASET or --remote "
 			            "ADDR, not both");
-		p.kind = pos[0];
-		return cmd_query_remote(remote, &p, pretty);
+		if (npos > 1)
+			return extra_argument(pos[0], pos[1]);
+		p->kind = pos[0];
+		return cmd_query_remote(remote, p, pretty);
 	}
 	if (npos == 0)
 		return fail(ERR_USAGE, "dsight query: missing DATASET (see dsight "
 		                       "query --help)");
 	if (npos > 2)
-		return fail(ERR_USAGE, "dsight query: too many arguments (see "
-		                       "dsight query --help)");
-	p.kind = pos[1];
+		return extra_argument(pos[1], pos[2]);
+	p->kind = pos[1];
 	{
 		struct dataset *ds = NULL;
 		struct err e;
@@ -169,7 +179,7 @@ int cmd_query_main(int argc, char **argv)
 		if (rc)
 			return fail(rc, e.msg);
 		buf_init(&out, 0);
-		rc = query_run(ds, &p, &out, &e);
+		rc = query_run(ds, p, &out, &e);
 		dataset_close(ds);
 		if (rc) {
 			buf_free(&out);
@@ -200,4 +210,14 @@ int cmd_query_main(int argc, char **argv)
 		buf_free(&out);
 		return 0;
 	}
+}
+int cmd_query_main(int argc, char **argv)
+{
+	struct query_params p;
+	int rc;
+
+	query_params_init(&p);
+	rc = query_main(argc, argv, &p);
+	query_params_free(&p);
+	return rc;
 }

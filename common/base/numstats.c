@@ -55,52 +55,49 @@ int numstats_failed(const struct numstats *s)
 	return s->min.big.failed || s->max.big.failed || s->last.big.failed;
 }
 
-/* The mean: integers beyond the double range make the sum infinite, which
- * has no meaningful real mean (and JSON has no Infinity): null. */
-static void put_mean(struct buf *b, int64_t samples, double sum)
+void numstats_member(const struct numstats *s, const char *member,
+                     struct buf *b)
 {
-	double mean = sum / (double)samples;
-	if (isfinite(mean))
-		jsonout_real(b, mean);
-	else
+	if (!strcmp(member, "samples")) {
+		jsonout_int(b, s->samples);
+	} else if (!s->samples) {
 		buf_puts(b, "null");
+	} else if (!strcmp(member, "min")) {
+		num_emit(b, &s->min.n);
+	} else if (!strcmp(member, "max")) {
+		num_emit(b, &s->max.n);
+	} else if (!strcmp(member, "last")) {
+		num_emit(b, &s->last.n);
+	} else {
+		/* integers beyond the double range make the sum infinite: no
+		 * meaningful real mean, and JSON has no Infinity */
+		double mean = s->sum / (double)s->samples;
+		if (isfinite(mean))
+			jsonout_real(b, mean);
+		else
+			buf_puts(b, "null");
+	}
 }
 
-void numstats_emit(const struct numstats *s, struct buf *b)
+static int set_held(struct numstats_held *h, const char *text)
 {
-	buf_puts(b, "\"samples\":");
-	jsonout_int(b, s->samples);
-	if (!s->samples) {
-		buf_puts(b, ",\"min\":null,\"max\":null,\"mean\":null,"
-		            "\"last\":null");
-		return;
-	}
-	buf_puts(b, ",\"min\":");
-	num_emit(b, &s->min.n);
-	buf_puts(b, ",\"max\":");
-	num_emit(b, &s->max.n);
-	buf_puts(b, ",\"mean\":");
-	put_mean(b, s->samples, s->sum);
-	buf_puts(b, ",\"last\":");
-	num_emit(b, &s->last.n);
+	struct num n;
+
+	if (!text || num_parse(text, strlen(text), &n))
+		return -1;
+	hold(h, &n); /* copies big digits out of text */
+	return h->big.failed ? -1 : 0;
 }
 
-void numstats_emit_parts(struct buf *b, int64_t samples, const char *min,
-                         const char *max, const char *last, double sum)
+int numstats_set(struct numstats *s, int64_t samples, int64_t points_total,
+                 const char *min, const char *max, const char *last,
+                 double sum)
 {
-	buf_puts(b, "\"samples\":");
-	jsonout_int(b, samples);
-	if (!samples || !min || !max || !last) {
-		buf_puts(b, ",\"min\":null,\"max\":null,\"mean\":null,"
-		            "\"last\":null");
-		return;
-	}
-	buf_puts(b, ",\"min\":");
-	buf_puts(b, min);
-	buf_puts(b, ",\"max\":");
-	buf_puts(b, max);
-	buf_puts(b, ",\"mean\":");
-	put_mean(b, samples, sum);
-	buf_puts(b, ",\"last\":");
-	buf_puts(b, last);
+	s->samples = samples;
+	s->points_total = points_total;
+	s->sum = sum;
+	if (!samples)
+		return 0;
+	return set_held(&s->min, min) || set_held(&s->max, max) ||
+	       set_held(&s->last, last) ? -1 : 0;
 }

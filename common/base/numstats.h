@@ -36,13 +36,17 @@ void numstats_add(struct numstats *s, const struct num *v);
 /* True when a held number could not be copied (out of memory). */
 int numstats_failed(const struct numstats *s);
 
-/* Appends `"samples":N,"min":..,"max":..,"mean":..,"last":..` (nulls when
- * there are no samples; a non-finite mean prints null). */
-void numstats_emit(const struct numstats *s, struct buf *b);
+/* Appends the value of one member: "samples", "min", "max", "mean" or
+ * "last" (min, max, mean and last are null without samples; a non-finite
+ * mean is null). */
+void numstats_member(const struct numstats *s, const char *member,
+                     struct buf *b);
 
-/* The same members from stored parts: min, max and last as their printed
- * JSON (NULL when samples is 0) and the sum. */
-void numstats_emit_parts(struct buf *b, int64_t samples, const char *min,
-                         const char *max, const char *last, double sum);
+/* Sets s (initialised) from stored parts: the counts, min, max and last as
+ * their printed JSON (ignored when samples is 0) and the sum.  -1 when a
+ * text is not a number or memory runs out. */
+int numstats_set(struct numstats *s, int64_t samples, int64_t points_total,
+                 const char *min, const char *max, const char *last,
+                 double sum);
 
 #endif

@@ -49,6 +49,7 @@ struct evparse {
 	struct evrow_bounds names, stacks;
 	struct evidence_stats st;
 	size_t series_cap, profiles_cap;
+	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
 };
 
 /* ---- paths and errors ---------------------------------------------- */
@@ -467,15 +468,31 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	return 1;
 }
 
+/* Text checks every string token passes (values, keys, row fields). */
+static int text_ok(struct evparse *p, const unsigned char *s, size_t n)
+{
+	const char *what;
+
+	if (++p->nstr == p->lone_str)
+		what = "a lone surrogate \\u escape";
+	else if (utf8_valid((const char *)s, n))
+		return 1;
+	else
+		what = utf8_problem((const char *)s, n);
+	if (in_row(p))
+		return fail(p, path_of(p, p->depth, 0), "[%d]: invalid UTF-8 (%s)", p->row.k, what);
+	return fail(p, path_of(p, p->depth, 1), "invalid UTF-8 (%s)", what);
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct evparse *p = ctx;
 
+	if (!text_ok(p, s, n))
+		return 0;
 	if (in_row(p)) {
 		return row_result(p, evrow_string(&p->row, (const char *)s, n));
 	}
-	if (!evrow_text_ok((const char *)s, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
 			char q[80];
@@ -577,9 +594,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	buf_append(b, k, n);
 	if (b->failed)
 		return nomem(p);
-	if (!evrow_text_ok((const char *)k, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
-	return 1;
+	return text_ok(p, k, n);
 }
 
 /* ---- checks when an object ends ---------------------------------------- */
@@ -771,6 +786,20 @@ struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
 	buf_init(&p->path, 0);
 	evrow_init(&p->row);
 	return p;
+}
+
+void evparse_lone_string(struct evparse *p, uint64_t index)
+{
+	p->lone_str = index;
+}
+
+int evparse_fail_here(struct evparse *p, const char *msg)
+{
+	if (in_row(p))
+		fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, msg);
+	else
+		fail(p, path_of(p, p->depth, 1), "%s", msg);
+	return p->rc;
 }
 
 int evparse_error(const struct evparse *p)

@@ -435,6 +435,8 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 	    audit_add(audit, "nsight_selected_events", out.events) != 0 ||
 	    audit_add(audit, "nvtx_without_end", out.without_end) != 0 ||
 	    audit_add(audit, "nvtx_invalid_or_boundary", out.invalid) != 0 ||
+	    (out.invalid_text &&
+	     audit_add(audit, "nsight_invalid_text", out.invalid_text) != 0) ||
 	    stats_add(stats, in.profile_id, out.events, out.samples,
 	              (uint64_t)bytes) != 0)
 		return err_set(e, ERR_NOMEM, "out of memory");

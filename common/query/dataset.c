@@ -393,14 +393,14 @@ int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
 }
 
 int dataset_run_series(struct dataset *ds, int64_t series, int *have,
-                       struct buf *out, int64_t *points_total, struct err *e)
+                       struct numstats *out, struct err *e)
 {
 	int rc;
 
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_summary_series(ds->sum, series, have, out, points_total, e);
+	return store_summary_series(ds->sum, series, have, out, e);
 }
 
 int dataset_events_by_start(struct dataset *ds, int64_t profile,

@@ -117,11 +117,11 @@ typedef void (*dataset_stack_fn)(void *ctx, int64_t stack, int64_t samples);
 int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
                         int64_t *total, dataset_stack_fn fn, void *ctx,
                         struct err *e);
-/* The metrics statistics of series over the run: appends `"samples":..,
- * "min":..,"max":..,"mean":..,"last":..` to out, and *points_total. */
+/* The metrics statistics of series over the run, into out (initialised
+ * with numstats_init). */
+struct numstats;
 int dataset_run_series(struct dataset *ds, int64_t series, int *have,
-                       struct buf *out, int64_t *points_total,
-                       struct err *e);
+                       struct numstats *out, struct err *e);
 /* The ranges of profile overlapping w in ascending start order (equal
  * starts in any order); fn's non-zero return stops the walk and is
  * returned.  Offered with the summaries (*have as above). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "query/qorder.h"
 #include "query/qparams.h"
 #include "query/query.h"
 
@@ -32,8 +33,10 @@ static void wrap(struct buf *out, const char *text, size_t col, size_t indent)
 	buf_putc(out, '\n');
 }
 
+/* Names for --help and qdoc_describe_json; "strings" is one string or a
+ * list, "keys" a comma-separated string or a list. */
 static const char *const type_names[] = {"string", "number", "integer",
-                                         "boolean"};
+                                         "boolean", "strings", "keys"};
 
 void qdoc_help(struct buf *out)
 {
@@ -137,8 +140,22 @@ static json_t *param_schema(const struct qparam *qp)
 	json_t *s = json_object();
 	int bad = !s;
 
-	bad |= json_object_set_new(s, "type",
-	                           json_string(type_names[qp->type]));
+	if (qp->type == QP_STRINGS || qp->type == QP_KEYS) {
+		json_t *item = json_pack("{s:s}", "type", "string");
+		if (qp->type == QP_STRINGS)
+			bad |= json_object_set_new(item, "minLength",
+			                           json_integer(1));
+		if (!strcmp(qp->name, "sort"))
+			bad |= json_object_set_new(item, "enum",
+			                           qorder_key_enum());
+		bad |= json_object_set_new(
+			s, "anyOf",
+			json_pack("[{s:s},{s:s,s:o,s:i}]", "type", "string",
+			          "type", "array", "items", item, "minItems", 1));
+	} else {
+		bad |= json_object_set_new(s, "type",
+		                           json_string(type_names[qp->type]));
+	}
 	if (qp->def)
 		bad |= json_object_set_new(s, "default",
 		                           json_loads(qp->def, JSON_DECODE_ANY,
@@ -148,6 +165,16 @@ static json_t *param_schema(const struct qparam *qp)
 		for (size_t k = 0; k < query_kind_count; k++)
 			bad |= json_array_append_new(
 				en, json_string(query_kind_table[k].name));
+		bad |= json_object_set_new(s, "enum", en);
+	}
+	if (qp->choices) {
+		json_t *en = json_array();
+		for (const char *c = qp->choices; *c;) {
+			size_t w = strcspn(c, " ");
+			bad |= json_array_append_new(en, json_stringn(c, w));
+			c += w;
+			c += strspn(c, " ");
+		}
 		bad |= json_object_set_new(s, "enum", en);
 	}
 	if (qp->schema) {

@@ -77,9 +77,8 @@ static int keep_series(const struct qctx *q, const json_t *s)
 {
 	if (!json_is_object(s))
 		return 0;
-	if (q_given(q->p->worker) && !q_str_eq(s, "worker", q->p->worker))
-		return 0;
-	if (q->p->name && !q_str_eq(s, "name", q->p->name))
+	if (!q_field_in(&q->workers, s, "worker") ||
+	    !q_field_in(&q->names, s, "name"))
 		return 0;
 	if (q->p->has_rank) {
 		const json_t *r = json_object_get(s, "rank");
@@ -103,36 +102,34 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
                       struct buf *points)
 {
 	static const char *const skip[] = {"points", NULL};
+	static const char *const stats[] = {"samples", "min", "max", "mean",
+	                                    "last"};
 	struct dataset_window w = {q->start, q->end, q_wide(q)};
 	struct buf *b = q->out;
 	struct stats s;
-	int rc;
-
-	int64_t ptotal = 0;
-	int have = 0;
+	struct qitem it;
+	int rc = 0, have = 0;
 
 	memset(&s, 0, sizeof s);
 	numstats_init(&s.n);
 	s.want_points = q->p->points;
 	s.points = points;
 	buf_reset(points);
-	if (q_obj_open_except(b, series, skip))
-		buf_putc(b, ',');
 	/* the whole run without raw points: the build-time summary */
-	if (!q->p->points && q_whole_run(q)) {
-		rc = dataset_run_series(q->ds, (int64_t)index, &have, b, &ptotal,
-		                        q->e);
-		if (rc)
-			goto out;
-	}
-	if (!have) {
+	if (!q->p->points && q_whole_run(q))
+		rc = dataset_run_series(q->ds, (int64_t)index, &have, &s.n, q->e);
+	if (!rc && !have)
 		rc = dataset_points(q->ds, (int64_t)index, &w, on_point, &s, q->e);
-		if (rc)
-			goto out;
-		numstats_emit(&s.n, b);
-	}
-	if (q_str_eq(series, "temporal", "setting")) {
-		buf_puts(b, ",\"carried_setting\":[");
+	if (rc)
+		goto out;
+	qi_begin(&it, q);
+	qi_members(&it, series, skip);
+	for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
+		if (qi_key(&it, stats[k]))
+			numstats_member(&s.n, stats[k], b);
+	if (q_str_eq(series, "temporal", "setting") &&
+	    qi_key(&it, "carried_setting")) {
+		buf_putc(b, '[');
 		rc = dataset_points_before(q->ds, (int64_t)index, q->start,
 		                           on_carried, b, q->e);
 		if (rc)
@@ -140,14 +137,19 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 		buf_putc(b, ']');
 	}
 	if (q->p->points) {
-		buf_puts(b, ",\"points\":[");
-		buf_append(b, points->data ? points->data : "", points->len);
-		buf_puts(b, "],\"points_total\":");
-		jsonout_int(b, s.n.points_total);
-		buf_puts(b, ",\"points_truncated\":");
-		buf_puts(b, s.n.points_total > POINTS_MAX ? "true" : "false");
+		if (qi_key(&it, "points")) {
+			buf_putc(b, '[');
+			buf_append(b, points->data ? points->data : "",
+			           points->len);
+			buf_putc(b, ']');
+		}
+		if (qi_key(&it, "points_total"))
+			jsonout_int(b, s.n.points_total);
+		if (qi_key(&it, "points_truncated"))
+			buf_puts(b, s.n.points_total > POINTS_MAX ? "true"
+			                                          : "false");
 	}
-	buf_putc(b, '}');
+	qi_end(&it);
 	if (numstats_failed(&s.n) || points->failed)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 out:
@@ -186,6 +188,6 @@ int query_metrics(struct qctx *q)
 	if (rc)
 		return rc;
 	q_list_tail(q);
-	buf_putc(q->out, '}');
+	q_list_close(q, n);
 	return 0;
 }

@@ -39,6 +39,10 @@ int publish_check_output(const char *output, const char *const *inputs,
 int publish_begin(const char *output, const char *const *inputs,
                   size_t ninputs, struct publish **out, struct err *e);
 
+/* Checks that the staged manifest.json is one a later build of the same
+ * output accepts (the check publish_begin makes on an existing report). */
+int publish_verify_staged(const struct publish *p, struct err *e);
+
 /* The staging directory (absolute) where every report file is written. */
 const char *publish_staging(const struct publish *p);
 /* The absolute path of the output. */

@@ -438,8 +438,7 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
 }
 
 int store_summary_series(struct store_summary *s, int64_t series,
-                         int *have, struct buf *out, int64_t *points_total,
-                         struct err *e)
+                         int *have, struct numstats *out, struct err *e)
 {
 	sqlite3_stmt *st = s->st[RD_SERIES];
 	int rc;
@@ -451,13 +450,15 @@ int store_summary_series(struct store_summary *s, int64_t series,
 		return -rc;
 	if (rc) {
 		*have = 1;
-		*points_total = sqlite3_column_int64(st, 0);
-		numstats_emit_parts(out, sqlite3_column_int64(st, 1),
-		                    (const char *)sqlite3_column_text(st, 2),
-		                    (const char *)sqlite3_column_text(st, 3),
-		                    (const char *)sqlite3_column_text(st, 4),
-		                    sqlite3_column_double(st, 5));
+		if (numstats_set(out, sqlite3_column_int64(st, 1),
+		                 sqlite3_column_int64(st, 0),
+		                 (const char *)sqlite3_column_text(st, 2),
+		                 (const char *)sqlite3_column_text(st, 3),
+		                 (const char *)sqlite3_column_text(st, 4),
+		                 sqlite3_column_double(st, 5)))
+			rc = -err_set(e, ERR_DATA, "the summary of series %lld is "
+			              "malformed", (long long)series);
 	}
 	sqlite3_reset(st);
-	return 0;
+	return rc < 0 ? -rc : 0;
 }

@@ -75,11 +75,10 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
                           store_summary_stack_fn fn, void *ctx,
                           struct err *e);
 
-/* Whole-run statistics of a series: appends the members `"samples":..,
- * "min":..,"max":..,"mean":..,"last":..` (numstats_emit's form) to out and
- * sets *points_total. */
+/* Whole-run statistics of a series into out (initialised by the caller
+ * with numstats_init). */
+struct numstats;
 int store_summary_series(struct store_summary *s, int64_t series,
-                         int *have, struct buf *out, int64_t *points_total,
-                         struct err *e);
+                         int *have, struct numstats *out, struct err *e);
 
 #endif
