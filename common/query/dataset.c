@@ -339,6 +339,17 @@ int dataset_points_before(struct dataset *ds, int64_t series, double t,
 	return memrows_points_before(ds->core->rows, series, t, fn, ctx);
 }
 
+int dataset_read_begin(struct dataset *ds, struct err *e)
+{
+	return ds->core->kind == DS_SQLITE ? store_read_begin(ds->store, e) : 0;
+}
+
+void dataset_read_end(struct dataset *ds)
+{
+	if (ds->core->kind == DS_SQLITE)
+		store_read_end(ds->store);
+}
+
 /* ---- build-time summaries and ordered reads (SQLite only) ---- */
 
 void dataset_set_summaries(struct dataset *ds, int on)

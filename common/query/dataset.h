@@ -99,6 +99,11 @@ int dataset_points(struct dataset *ds, int64_t series,
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
                           dataset_point_fn fn, void *ctx, struct err *e);
 
+/* Brackets one query's reads (SQLite: one read transaction, so the file is
+ * locked and checked once, not per statement; no-op in memory). */
+int dataset_read_begin(struct dataset *ds, struct err *e);
+void dataset_read_end(struct dataset *ds);
+
 /*
  * Build-time summaries (SQLite caches that have them; doc/report-files.md
  * "Summaries").  Each answers for the whole run [0, duration] and sets

@@ -226,7 +226,12 @@ int query_run(struct dataset *ds, const struct query_params *p,
 		rc = qjoin_resolve(&q);
 	if (!rc) {
 		k = query_kind_find(q.kind);
-		rc = k->run(&q);
+		/* one read transaction: the cache is locked and checked once */
+		rc = dataset_read_begin(ds, e);
+		if (!rc) {
+			rc = k->run(&q);
+			dataset_read_end(ds);
+		}
 	}
 	qorder_free(&q.order);
 	qjoin_free(&q.join);

@@ -48,6 +48,13 @@ int store_open_ro(const char *abs_path, sqlite3 **db);
  * share it). */
 sqlite3 *store_db(struct store *s);
 
+/* One read transaction around the statements of a query: the file is
+ * locked and checked once instead of once per statement, and every
+ * statement reads the same snapshot.  store_read_end ends it (no-op when
+ * none is open). */
+int store_read_begin(struct store *s, struct err *e);
+void store_read_end(struct store *s);
+
 /* Decodes the current row of st, whose columns are (ordinal, start, end,
  * name, tid, source_row) from the events table; the tid points into st's
  * row.  ERR_DATA for a malformed row. */
