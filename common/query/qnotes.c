@@ -56,6 +56,35 @@ static void names_from(struct names *s, const json_t *cat, const char *arr,
 	}
 }
 
+struct gather {
+	struct names *s;
+	const char *key;
+	int key_is_array;
+};
+
+static int gather_request(void *ctx, const json_t *req, size_t index)
+{
+	struct gather *g = ctx;
+	const json_t *m = json_object_get(req, g->key), *v;
+	size_t i;
+	(void)index;
+	if (!g->key_is_array)
+		names_add(g->s, m);
+	else
+		json_array_foreach(m, i, v) {
+			names_add(g->s, v);
+		}
+	return 0;
+}
+
+/* names_from for the requests, through the backend-neutral walk. */
+static void names_from_requests(struct qctx *q, struct names *s,
+                                const char *key, int key_is_array)
+{
+	struct gather g = {s, key, key_is_array};
+	q_request_foreach(q, gather_request, &g);
+}
+
 static int names_has(const struct names *s, const char *v)
 {
 	for (size_t k = 0; k < s->n; k++)
@@ -120,7 +149,7 @@ static void worker_notes(struct out *o, struct buf *t)
 	names_from(&known, q->cat, "workers", "id", 0);
 	names_from(&known, q->cat, "profiles", "worker", 0);
 	names_from(&known, q->cat, "metrics", "worker", 0);
-	names_from(&known, q->cat, "requests", "workers", 1);
+	names_from_requests(q, &known, "workers", 1);
 	for (size_t k = 0; k < vals.n && !known.oom; k++) {
 		if (names_has(&known, vals.v[k]))
 			continue;
@@ -148,10 +177,10 @@ static void session_agent_notes(struct out *o, struct buf *t, int agents)
 		return;
 	if (agents) {
 		names_from(&known, q->cat, "sessions", "agents", 1);
-		names_from(&known, q->cat, "requests", "agent", 0);
+		names_from_requests(q, &known, "agent", 0);
 	} else {
 		names_from(&known, q->cat, "sessions", "id", 0);
-		names_from(&known, q->cat, "requests", "session", 0);
+		names_from_requests(q, &known, "session", 0);
 	}
 	for (size_t k = 0; k < vals.n && !known.oom; k++) {
 		if (names_has(&known, vals.v[k]))

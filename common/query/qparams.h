@@ -38,6 +38,10 @@ struct query_params {
 	struct qlist sort;      /* keys, "-" prefix for descending */
 	struct qlist fields;    /* item keys to keep */
 	const char *phase;      /* with request_id: prefill, decode, whole */
+	const char *group_by;   /* nsys, requests, timeline; NULL = none */
+	int has_bucket;         /* timeline: the bucket width is required */
+	double bucket;
+	const char *of;         /* timeline source; NULL = "requests" */
 	const char *sql;        /* sql only: the statement */
 	int has_timeout;        /* sql only: absent = 10 s */
 	double timeout;

@@ -184,12 +184,10 @@ static int gather_request(void *ctx, const json_t *r, size_t index)
 	return 0;
 }
 
-int query_requests(struct qctx *q)
+int q_match_requests(struct qctx *q, const json_t ***el, size_t *n)
 {
-	static const char *const skip[] = {"spans", "lifecycle", NULL};
 	struct search s = {NULL, 0};
 	struct gather g = {q, NULL, NULL, 0};
-	size_t from, to;
 	int rc;
 
 	if (q_given(q->p->search)) {
@@ -203,6 +201,21 @@ int query_requests(struct qctx *q)
 	rc = g.el ? q_request_foreach(q, gather_request, &g)
 	          : err_set(q->e, ERR_NOMEM, "out of memory");
 	free(s.needle);
+	*el = g.el;
+	*n = g.n;
+	return rc;
+}
+
+int query_requests(struct qctx *q)
+{
+	static const char *const skip[] = {"spans", "lifecycle", NULL};
+	struct gather g = {q, NULL, NULL, 0};
+	size_t from, to;
+	int rc;
+
+	if (q->p->group_by)
+		return query_requests_grouped(q);
+	rc = q_match_requests(q, &g.el, &g.n);
 	if (!rc)
 		rc = qorder_sort_objects(&q->order, q->kind, g.el, g.n, q->e);
 	if (rc) {
