@@ -100,6 +100,9 @@ int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
                const char *kend);
 /* The window covers at least a quarter of the run (dataset_window.wide). */
 int q_wide(const struct qctx *q);
+/* The window is the whole run [0, duration]: build-time summaries apply
+ * (dataset_run_*). */
+int q_whole_run(const struct qctx *q);
 /* A worker filter (or a substring filter) is given: non-NULL and
  * non-empty; exact session/agent/name filters test non-NULL only. */
 int q_given(const char *s);
