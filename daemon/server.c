@@ -323,6 +323,7 @@ static void work_done(uv_work_t *req, int status)
 	srv->times[srv->ntimes++ % TIMES] = srv->last_us;
 	slot_done(c, w->slot);
 	session_release(w->g);
+	query_params_free(&w->p);
 	rpc_request_free(&w->rq);
 	free(w);
 	srv->works--;
@@ -418,11 +419,13 @@ static void start_query(struct conn *c, struct rpc_request *rq)
 	query_params_init(&w->p);
 	if (rq->params && query_params_from_json(rq->params, &w->p, &e)) {
 		reply_error(c, rq->id, rpc_code_for_err(e.code), e.msg);
+		query_params_free(&w->p);
 		free(w);
 		return;
 	}
 	w->slot = slot_new(c);
 	if (!w->slot) {
+		query_params_free(&w->p);
 		free(w);
 		conn_close(c);
 		return;

@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "ingest/nsys_dict.h"
 #include "ingest/nsys_name.h"
+#include "base/vec.h"
 
 #define ATTRIBUTION "shared worker/process/thread context; no per-request " \
                     "NVTX identity"
@@ -217,14 +218,8 @@ struct cpu {
 
 static int push_frame(struct cpu *c, int64_t idx)
 {
-	if (c->nframes == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		int64_t *f = realloc(c->frames, cap * sizeof *f);
-		if (!f)
-			return -1;
-		c->frames = f;
-		c->cap = cap;
-	}
+	if (vec_reserve(&c->frames, &c->cap, c->nframes + 1, sizeof *c->frames))
+		return -1;
 	c->frames[c->nframes++] = idx;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/fdio.h"
 #include "base/fswalk.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
@@ -103,20 +104,6 @@ static void copy_key(json_t *m, const json_t *catalog, const char *key)
 	json_object_set_new(m, key, v ? json_deep_copy(v) : json_null());
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int manifest_write(const char *dir, const json_t *catalog,
                    const struct manifest_info *info, struct err *e)
 {
@@ -159,7 +146,7 @@ int manifest_write(const char *dir, const json_t *catalog,
 	}
 	snprintf(path, sizeof path, "%s/manifest.json", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, b.data, b.len) || fsync(fd)) {
+	if (fd < 0 || fdio_write_all(fd, b.data, b.len) || fsync(fd)) {
 		rc = err_sys(e, ERR_DATA, "cannot write %s", path);
 	}
 	if (fd >= 0 && close(fd) && !rc)
