@@ -204,6 +204,18 @@ t.eq([x["name"] for x in thr], ["t\ufffd\ufffd\ufffd"], "thread name repaired")
 r = tap.run([DSIGHT, "build", "--nsys-sqlite", exp, "-o", nrep])
 t.ok(r.returncode == 0, "rebuilding the Nsight report works", r.stderr)
 
+# a corrupt export whose SQLite error quotes invalid UTF-8 (found by
+# tests/fuzz/fuzz_nsys): the message is repaired, never invalid UTF-8
+bad = os.path.join(t.tmp, "corrupt", "nodeA_decode_w0_profile_rank0.sqlite")
+os.makedirs(os.path.dirname(bad))
+with open(os.path.join(tap.TOP, "tests", "fuzz", "corpus", "nsys",
+                       "regress-corrupt-schema-invalid-utf8.sqlite"), "rb") as f:
+    write(bad, f.read())
+r = subprocess.run([DSIGHT, "build", "--nsys-sqlite", bad, "-o", os.path.join(base, "c")],
+                   capture_output=True, timeout=120)
+t.ok(r.returncode == 1 and valid_utf8(r.stderr) and b"corrupt SQLite export" in r.stderr
+     and b"\xef\xbf\xbd" in r.stderr, "corrupt export: a UTF-8 message with U+FFFD", r.stderr[:300])
+
 # ---- error messages cut inside a character stay UTF-8, local == remote ----
 LONG = "Ü" * 1000
 loc = subprocess.run([DSIGHT, "query", rep, "request", "--request", LONG],
