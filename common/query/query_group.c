@@ -6,6 +6,7 @@
 
 #include "base/jsonout.h"
 #include "base/text.h"
+#include "base/vec.h"
 #include "query/qgroup.h"
 #include "query/qstat.h"
 #include "query/qkinds.h"
@@ -171,29 +172,14 @@ static int64_t profile_group(struct nscan *s)
 	return s->profile_group;
 }
 
-/* Grows the array *arr of *cap elements of size elem (new ones zeroed)
- * until index gi exists; -1 for gi < 0 or out of memory. */
-static int grow_zeroed(void **arr, size_t *cap, int64_t gi, size_t elem)
-{
-	if (gi < 0)
-		return -1;
-	while ((size_t)gi >= *cap) {
-		size_t c = *cap ? *cap * 2 : 32;
-		char *n = realloc(*arr, c * elem);
-		if (!n)
-			return -1;
-		memset(n + *cap * elem, 0, (c - *cap) * elem);
-		*arr = n;
-		*cap = c;
-	}
-	return 0;
-}
-
 /* The group of key index gi exists in s->g (grown as keys appear; a
- * zeroed qnvtx is an empty group). */
+ * zeroed qnvtx is an empty group); -1 for gi < 0 or out of memory. */
 static int ensure_group(struct nscan *s, int64_t gi)
 {
-	return grow_zeroed((void **)&s->g, &s->cap, gi, sizeof *s->g);
+	return gi < 0 || vec_reserve_zero(&s->g, &s->cap, (size_t)gi + 1,
+	                                  sizeof *s->g)
+	               ? -1
+	               : 0;
 }
 
 static int64_t name_key(struct qkeys *keys, const json_t *names, int64_t i)
@@ -433,14 +419,8 @@ struct rgroup {
 static int push(struct qobs **v, size_t *n, size_t *cap, struct num x,
                 size_t order)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct qobs *nv = realloc(*v, c * sizeof *nv);
-		if (!nv)
-			return -1;
-		*v = nv;
-		*cap = c;
-	}
+	if (vec_reserve(v, cap, *n + 1, sizeof **v))
+		return -1;
 	(*v)[*n].v = x;
 	(*v)[(*n)++].order = order;
 	return 0;
@@ -462,7 +442,8 @@ static int add_to_group(struct rscan *s, int64_t gi, const json_t *r,
 	struct num out = qnum_of(json_object_get(r, "output_tokens"));
 	struct rgroup *g;
 
-	if (grow_zeroed((void **)&s->g, &s->cap, gi, sizeof *s->g))
+	if (gi < 0 ||
+	    vec_reserve_zero(&s->g, &s->cap, (size_t)gi + 1, sizeof *s->g))
 		return -1;
 	g = &s->g[gi];
 	g->count++;
