@@ -249,13 +249,27 @@ struct cells {
 	const unsigned char *name_ok; /* NULL: no name filter */
 };
 
+/* Adds range row to the buckets it overlaps in series slot. */
+static void add_range(struct cells *c, size_t slot,
+                      const struct evidence_event *row)
+{
+	const struct qbucket *bk = c->bk;
+	size_t n = bk->n;
+	for (size_t j = qbucket_first_overlap(bk, row->start, row->end);
+	     j < n && bk->b[j] <= row->end; j++) {
+		double lo = row->start > bk->b[j] ? row->start : bk->b[j];
+		double hi = row->end < bk->b[j + 1] ? row->end : bk->b[j + 1];
+		c->count[slot * n + j]++;
+		qsum_add(&c->active[slot * n + j], hi - lo);
+	}
+}
+
 static int on_range(void *ctx, int64_t ordinal,
                     const struct evidence_event *row)
 {
 	struct cells *c = ctx;
-	const struct qbucket *bk = c->bk;
 	int in_dict = row->name >= 0 && (uint64_t)row->name < c->nnames;
-	size_t n = bk->n, slot = 0;
+	size_t slot = 0;
 
 	(void)ordinal;
 	if (c->name_ok && (!in_dict || !c->name_ok[row->name]))
@@ -267,13 +281,18 @@ static int on_range(void *ctx, int64_t ordinal,
 			return 0;
 		slot = (size_t)s;
 	}
-	for (size_t j = qbucket_first_overlap(bk, row->start, row->end);
-	     j < n && bk->b[j] <= row->end; j++) {
-		double lo = row->start > bk->b[j] ? row->start : bk->b[j];
-		double hi = row->end < bk->b[j + 1] ? row->end : bk->b[j + 1];
-		c->count[slot * n + j]++;
-		qsum_add(&c->active[slot * n + j], hi - lo);
-	}
+	add_range(c, slot, row);
+	return 0;
+}
+
+/* q_nsys_groups_hook: a matching row of group (= its cells' slot). */
+static int on_grouped_range(void *ctx, int64_t group,
+                            const struct evidence_event *row)
+{
+	struct cells *c = ctx;
+	if (group < 0 || (size_t)group >= c->nseries)
+		return 0; /* cannot happen: slots cover every possible name */
+	add_range(c, (size_t)group, row);
 	return 0;
 }
 
@@ -358,6 +377,55 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
 #define CELLS_MAX ((size_t)1 << 20)
 
 /* One series per name, names ranked by time inside the window. */
+/* nsys_by_name in one scan, when the cells of every name the selected
+ * profiles can hold fit CELLS_MAX: the groups and their buckets together.
+ * *done 0 (nothing written) when they do not fit. */
+static int by_name_one_scan(struct qctx *q, const struct qbucket *bk,
+                            size_t *total, int *done)
+{
+	const json_t *profiles = q_array(q->cat, "profiles");
+	struct q_nvtx_groups gs;
+	struct num *vals = NULL;
+	size_t *order = NULL, *idx = NULL, np = 0, bound = 1, from, to;
+	struct cells c;
+	int rc = q_select_profiles(q, &idx, &np);
+
+	*done = 0;
+	for (size_t k = 0; !rc && k < np; k++)
+		bound += json_array_size(json_object_get(
+			json_array_get(profiles, idx[k]), "names"));
+	free(idx);
+	if (rc || bound > CELLS_MAX / bk->n)
+		return rc;
+	*done = 1;
+	rc = cells_init(q, &c, bk, bound);
+	if (!rc)
+		rc = q_nsys_groups_hook(q, "name", on_grouped_range, &c, &gs);
+	if (rc) {
+		cells_free(&c);
+		return rc;
+	}
+	rc = q_nvtx_groups_order(q, &gs, 0, &order, &vals);
+	if (!rc && sums_failed(c.active, c.nseries * bk->n))
+		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	if (!rc) {
+		series_head(q, gs.n, total);
+		q_page(q, gs.n, &from, &to);
+		for (size_t k = from; k < to; k++) {
+			if (k > from)
+				buf_putc(q->out, ',');
+			buf_puts(q->out, "{\"key\":");
+			qkey_emit(q->out, &gs.keys.keys[order[k]]);
+			emit_cells(q, &c, order[k]);
+		}
+	}
+	cells_free(&c);
+	free(order);
+	free(vals);
+	q_nvtx_groups_free(&gs);
+	return rc;
+}
+
 static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
                         size_t *total)
 {
@@ -369,8 +437,11 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 	size_t *order = NULL, *idx = NULL, np = 0, from, to, chunk, nn = 0;
 	int64_t *rank_of = NULL; /* group index -> page position, or -1 */
 	struct q_needle *nd = NULL;
-	int rc = q_nsys_groups(q, "name", &gs);
+	int done, rc = by_name_one_scan(q, bk, total, &done);
 
+	if (rc || done)
+		return rc;
+	rc = q_nsys_groups(q, "name", &gs);
 	if (rc)
 		return rc;
 	rc = q_nvtx_groups_order(q, &gs, 0, &order, &vals);
