@@ -51,28 +51,60 @@ int q_timeline_count(struct qctx *q)
 	return 0;
 }
 
-/* `"name":[` through the item (--fields picks the keys of values); 0 when
- * the key is left out. */
-static int array_open(struct qitem *it, const char *name)
+/* min / max of a bucket: the number, its big digits copied. */
+struct held {
+	struct num v;
+	char *big;
+};
+
+/* One values array through the item (--fields picks the keys of values):
+ * `"name":[e(0),...,e(n-1)]`, nothing when the key is left out. */
+struct elems {
+	const int64_t *ints;      /* integers */
+	const struct qsum *sums;  /* sums, or sums / div when div is set */
+	const double *div;        /* null where div is 0 or not finite */
+	const struct held *held;  /* numbers, null where ints (samples) is 0 */
+};
+
+static void elem(struct buf *b, const struct elems *e, size_t i)
+{
+	double v;
+	if (e->held) {
+		if (e->ints[i])
+			num_emit(b, &e->held[i].v);
+		else
+			buf_puts(b, "null");
+	} else if (e->ints) {
+		jsonout_int(b, e->ints[i]);
+	} else if (!e->div) {
+		jsonout_real(b, qsum_value(&e->sums[i]));
+	} else {
+		v = e->div[i] > 0 ? qsum_value(&e->sums[i]) / e->div[i] : NAN;
+		if (isfinite(v))
+			jsonout_real(b, v);
+		else
+			buf_puts(b, "null");
+	}
+}
+
+static void values_array(struct qitem *it, const char *name, size_t n,
+                         struct elems e)
 {
 	if (!qi_key(it, name))
-		return 0;
+		return;
 	buf_putc(it->b, '[');
-	return 1;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_putc(it->b, ',');
+		elem(it->b, &e, i);
+	}
+	buf_putc(it->b, ']');
 }
 
 static void int_array(struct qitem *it, const char *name, const int64_t *v,
                       size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_putc(b, ',');
-		jsonout_int(b, v[i]);
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){v, NULL, NULL, NULL});
 }
 
 /* sums[i] / div[i] (div a count or a length); null where div is 0 or the
@@ -81,33 +113,13 @@ static void quotient_array(struct qitem *it, const char *name,
                            const struct qsum *sums, const double *div,
                            size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		double v = div[i] > 0 ? qsum_value(&sums[i]) / div[i] : NAN;
-		if (i)
-			buf_putc(b, ',');
-		if (isfinite(v))
-			jsonout_real(b, v);
-		else
-			buf_puts(b, "null");
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){NULL, sums, div, NULL});
 }
 
 static void sum_array(struct qitem *it, const char *name,
                       const struct qsum *sums, size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_putc(b, ',');
-		jsonout_real(b, qsum_value(&sums[i]));
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){NULL, sums, NULL, NULL});
 }
 
 static struct qsum *new_sums(size_t n)
@@ -574,12 +586,6 @@ static int cpu_series(struct qctx *q, const struct qbucket *bk,
 
 /* ---- metrics ---- */
 
-/* min / max of a bucket: the number, its big digits copied. */
-struct held {
-	struct num v;
-	char *big;
-};
-
 struct point_cells {
 	const struct qbucket *bk;
 	int64_t *samples;
@@ -627,18 +633,7 @@ static void held_array(struct qitem *it, const char *name,
                        const struct held *h, const int64_t *samples,
                        size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_putc(b, ',');
-		if (samples[i])
-			num_emit(b, &h[i].v);
-		else
-			buf_puts(b, "null");
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){samples, NULL, NULL, h});
 }
 
 static int one_metric(struct qctx *q, const struct qbucket *bk,
