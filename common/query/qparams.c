@@ -94,7 +94,8 @@ const struct qparam qparam_table[] = {
 	 "Group the matches: nsys by name, worker, profile or tid; requests by "
 	 "session, agent, worker, status or client_kind; timeline (of nsys) "
 	 "by name.",
-	 NULL, NULL, 0, NULL, OFF(group_by), -1, -1},
+	 NULL, NULL, 0, "name worker profile tid session agent status client_kind",
+	 OFF(group_by), -1, -1},
 	{"bucket", "--bucket", "SECONDS", QP_NUMBER, NULL, "timeline",
 	 "timeline: bucket width in seconds (> 0; at most 10000 buckets).",
 	 "\"exclusiveMinimum\":0", NULL, 0, NULL, OFF(bucket),
