@@ -24,7 +24,8 @@ void qkeys_free(struct qkeys *k)
 
 static int64_t add_key(struct qkeys *k, struct qkey key)
 {
-	if (vec_reserve(&k->keys, &k->cap, (size_t)k->count + 1, sizeof *k->keys))
+	if (vec_reserve(&k->keys, &k->cap, (size_t)k->count + 1,
+	                sizeof *k->keys))
 		return -1;
 	k->keys[k->count] = key;
 	return k->count++;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "base/vec.h"
 #include "base/text.h"
+#include "base/vec.h"
 #include "query/qgroup.h"
 #include "query/qstat.h"
 #include "query/qkinds.h"
@@ -153,6 +153,8 @@ struct nscan {
 	int64_t profile_group;        /* BY_WORKER, BY_PROFILE; -2 unset */
 	const json_t *pr;
 	size_t pi;
+	q_group_row_fn hook; /* also sees each row with its group, or NULL */
+	void *hook_ctx;
 };
 
 /* The group of the current profile (its worker or id), created with its
@@ -173,12 +175,13 @@ static int64_t profile_group(struct nscan *s)
 }
 
 /* The group of key index gi exists in s->g (grown as keys appear; a
- * zeroed qnvtx is an empty group). */
+ * zeroed qnvtx is an empty group); -1 for gi < 0 or out of memory. */
 static int ensure_group(struct nscan *s, int64_t gi)
 {
-	if (gi < 0)
-		return -1;
-	return vec_reserve_zero(&s->g, &s->cap, (size_t)gi + 1, sizeof *s->g);
+	return gi < 0 || vec_reserve_zero(&s->g, &s->cap, (size_t)gi + 1,
+	                                  sizeof *s->g)
+	               ? -1
+	               : 0;
 }
 
 static int64_t name_key(struct qkeys *keys, const json_t *names, int64_t i)
@@ -223,7 +226,7 @@ static int on_group_event(void *ctx, int64_t ordinal,
 		return 1;
 	}
 	qnvtx_add(&s->g[gi], row->start, row->end, s->q->start, s->q->end);
-	return 0;
+	return s->hook ? s->hook(s->hook_ctx, gi, row) : 0;
 }
 
 /* Sets up s for profile pr (index pi); 0 or -1 out of memory. */
@@ -252,6 +255,12 @@ static int nscan_profile(struct nscan *s, const json_t *pr, size_t pi,
 
 int q_nsys_groups(struct qctx *q, const char *field, struct q_nvtx_groups *out)
 {
+	return q_nsys_groups_hook(q, field, NULL, NULL, out);
+}
+
+int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
+                       void *hook_ctx, struct q_nvtx_groups *out)
+{
 	const json_t *profiles = q_array(q->cat, "profiles");
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
@@ -263,6 +272,8 @@ int q_nsys_groups(struct qctx *q, const char *field, struct q_nvtx_groups *out)
 	memset(out, 0, sizeof *out);
 	memset(&s, 0, sizeof s);
 	s.q = q;
+	s.hook = hook;
+	s.hook_ctx = hook_ctx;
 	qkeys_init(&s.keys);
 	s.by = !strcmp(field, "name")      ? BY_NAME
 	       : !strcmp(field, "worker")  ? BY_WORKER
