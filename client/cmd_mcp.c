@@ -18,6 +18,7 @@
 #include "dscache.h"
 #include "base/jsonout.h"
 #include "query/query.h"
+#include "rpc.h"
 
 #define MCP_LINE_MAX (4u << 20)   /* longest request line accepted */
 #define MCP_DATASETS 8            /* datasets kept open */
@@ -70,31 +71,16 @@ static void send_buf(struct mcp *m)
 	buf_reset(&m->out);
 }
 
-static void begin_reply(struct mcp *m, const json_t *id)
-{
-	buf_puts(&m->out, "{\"jsonrpc\":\"2.0\",\"id\":");
-	if (id)
-		jsonout_tree(&m->out, id, 0);
-	else
-		buf_puts(&m->out, "null");
-}
-
 static void reply_error(struct mcp *m, const json_t *id, int code, const char *msg)
 {
-	begin_reply(m, id);
-	buf_printf(&m->out, ",\"error\":{\"code\":%d,\"message\":", code);
-	jsonout_cstr(&m->out, msg);
-	buf_puts(&m->out, "}}");
+	rpc_error(&m->out, id, code, msg);
 	send_buf(m);
 }
 
 /* Replies with result (stolen reference). */
 static void reply_tree(struct mcp *m, const json_t *id, json_t *result)
 {
-	begin_reply(m, id);
-	buf_puts(&m->out, ",\"result\":");
-	jsonout_tree(&m->out, result, 0);
-	buf_putc(&m->out, '}');
+	rpc_result_tree(&m->out, id, result);
 	json_decref(result);
 	send_buf(m);
 }
@@ -115,8 +101,15 @@ static void on_initialize(struct mcp *m, const json_t *id, const json_t *params)
 		"values."));
 }
 
-static void on_tools_list(struct mcp *m, const json_t *id)
+static void on_ping(struct mcp *m, const json_t *id, const json_t *params)
 {
+	(void)params;
+	reply_tree(m, id, json_object());
+}
+
+static void on_tools_list(struct mcp *m, const json_t *id, const json_t *params)
+{
+	(void)params;
 	json_t *schema = json_loads(tool_schema, 0, NULL);
 	reply_tree(m, id, json_pack("{s:[{s:s,s:s,s:s,s:o,s:{s:s,s:b,s:b,s:b,s:b}}]}",
 		"tools", "name", "query_trace", "title", "Query a dsight report",
@@ -128,10 +121,11 @@ static void on_tools_list(struct mcp *m, const json_t *id)
 
 static void tool_error(struct mcp *m, const json_t *id, const char *msg)
 {
-	begin_reply(m, id);
-	buf_puts(&m->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+	rpc_result_open(&m->out, id);
+	buf_puts(&m->out, "{\"content\":[{\"type\":\"text\",\"text\":");
 	jsonout_cstr(&m->out, msg);
-	buf_puts(&m->out, "}],\"isError\":true}}");
+	buf_puts(&m->out, "}],\"isError\":true}");
+	rpc_result_close(&m->out);
 	send_buf(m);
 }
 
@@ -165,7 +159,7 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 	if (!name || strcmp(name, "query_trace") != 0) {
 		char msg[256];
 		snprintf(msg, sizeof msg, "Unknown tool: %.200s", name ? name : "(none)");
-		reply_error(m, id, -32602, msg);
+		reply_error(m, id, RPC_INVALID_PARAMS, msg);
 		return;
 	}
 	if (args && !json_is_object(args)) {
@@ -189,59 +183,58 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 	} else if (data.failed) {
 		tool_error(m, id, "The result is larger than 64 MiB; narrow the window or lower the limit.");
 	} else {
-		begin_reply(m, id);
-		buf_puts(&m->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+		rpc_result_open(&m->out, id);
+		buf_puts(&m->out, "{\"content\":[{\"type\":\"text\",\"text\":");
 		jsonout_str(&m->out, data.data, data.len);
 		buf_puts(&m->out, "}]");
 		if (strcmp(m->version, "2025-06-18") >= 0) {
 			buf_puts(&m->out, ",\"structuredContent\":");
 			buf_append(&m->out, data.data, data.len);
 		}
-		buf_puts(&m->out, ",\"isError\":false}}");
+		buf_puts(&m->out, ",\"isError\":false}");
+		rpc_result_close(&m->out);
 		send_buf(m);
 	}
 	buf_free(&data);
 }
 
+static const struct method {
+	const char *name;
+	void (*handle)(struct mcp *m, const json_t *id, const json_t *params);
+} methods[] = {
+	{"initialize", on_initialize},
+	{"ping", on_ping},
+	{"tools/list", on_tools_list},
+	{"tools/call", on_tools_call},
+};
+
 static void handle_line(struct mcp *m, const char *line, size_t len)
 {
-	json_error_t jerr;
-	json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	char text[300];
+	struct rpc_request rq;
+	struct err e;
+	int code;
 
-	if (!msg) {
-		snprintf(text, sizeof text, "Parse error: %s", jerr.text);
-		reply_error(m, NULL, -32700, text);
-		return;
+	err_clear(&e);
+	code = rpc_parse_request(line, len, RPC_STRICT, &rq, &e);
+	if (code) {
+		/* a response of the client is not answered */
+		if (!rq.is_response)
+			reply_error(m, code == RPC_PARSE_ERROR ? NULL : rq.id, code, e.msg);
+		goto done;
 	}
-	const json_t *id = json_object_get(msg, "id");
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	const json_t *params = json_object_get(msg, "params");
-	const char *jsonrpc = json_string_value(json_object_get(msg, "jsonrpc"));
-
-	if (!json_is_object(msg) || !jsonrpc || strcmp(jsonrpc, "2.0") != 0 || !method) {
-		/* A response or garbage: answer only what carries an id. */
-		if (json_is_object(msg) && (json_object_get(msg, "result") || json_object_get(msg, "error")))
+	if (!rq.id) /* notification (notifications/initialized, cancelled, ...) */
+		goto done;
+	for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
+		if (!strcmp(rq.method, methods[k].name)) {
+			methods[k].handle(m, rq.id, rq.params);
 			goto done;
-		reply_error(m, id, -32600, "Invalid Request: expected a JSON-RPC 2.0 request object");
-		goto done;
+		}
 	}
-	if (!id) /* notification (notifications/initialized, cancelled, ...) */
-		goto done;
-	if (!strcmp(method, "initialize"))
-		on_initialize(m, id, params);
-	else if (!strcmp(method, "ping"))
-		reply_tree(m, id, json_object());
-	else if (!strcmp(method, "tools/list"))
-		on_tools_list(m, id);
-	else if (!strcmp(method, "tools/call"))
-		on_tools_call(m, id, params);
-	else {
-		snprintf(text, sizeof text, "Method not found: %.200s", method);
-		reply_error(m, id, -32601, text);
-	}
+	char text[300];
+	snprintf(text, sizeof text, "Method not found: %.200s", rq.method);
+	reply_error(m, rq.id, RPC_METHOD_NOT_FOUND, text);
 done:
-	json_decref(msg);
+	rpc_request_free(&rq);
 }
 
 static const char usage[] =
@@ -284,7 +277,7 @@ int cmd_mcp_main(int argc, char **argv)
 		if (len == 0)
 			continue;
 		if (len > MCP_LINE_MAX) {
-			reply_error(&m, NULL, -32600, "Invalid Request: message larger than 4 MiB");
+			reply_error(&m, NULL, RPC_INVALID_REQUEST, "Invalid Request: message larger than 4 MiB");
 			continue;
 		}
 		handle_line(&m, line, len);
