@@ -129,6 +129,52 @@ static void tool_error(struct mcp *m, const json_t *id, const char *msg)
 	send_buf(m);
 }
 
+/* The input schema declares additionalProperties: false: an argument it
+ * does not list is refused (not silently ignored). */
+static int check_arguments(const json_t *args, struct err *e)
+{
+	json_t *schema = json_loads(tool_schema, 0, NULL);
+	const json_t *props = json_object_get(schema, "properties");
+	const char *key;
+	json_t *v;
+	int rc = 0;
+
+	json_object_foreach((json_t *)args, key, v) {
+		if (!json_object_get(props, key)) {
+			rc = err_set(e, ERR_USAGE,
+			             "Unknown argument '%.64s%s': query_trace takes only the "
+			             "properties of its input schema (see tools/list)",
+			             key, strlen(key) > 64 ? "..." : "");
+			break;
+		}
+	}
+	json_decref(schema);
+	return rc;
+}
+
+/* Reads one line of input into line, at most max bytes: the limit applies
+ * while reading, so a longer line is skipped, never held.  Returns 1 (a
+ * line), 0 (end of input) or -1 (a line over max, consumed). */
+static int read_line(FILE *f, struct buf *line, size_t max)
+{
+	int c, too_long = 0;
+	buf_reset(line);
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (c == '\n')
+			return too_long ? -1 : 1;
+		if (too_long)
+			continue;
+		if (line->len >= max) {
+			too_long = 1;
+			continue;
+		}
+		buf_putc(line, (char)c);
+	}
+	if (too_long)
+		return -1;
+	return line->len ? 1 : 0;
+}
+
 /* Runs the query, reopening once if the dataset changed under us. */
 static int run_query(struct mcp *m, const char *path, const struct query_params *p,
                      struct buf *data, struct err *e)
@@ -164,6 +210,11 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 	}
 	if (args && !json_is_object(args)) {
 		tool_error(m, id, "arguments must be an object");
+		return;
+	}
+	err_clear(&e);
+	if (check_arguments(args, &e)) {
+		tool_error(m, id, e.msg);
 		return;
 	}
 	const json_t *dataset = json_object_get(args, "dataset");
@@ -254,9 +305,8 @@ static const char usage[] =
 int cmd_mcp_main(int argc, char **argv)
 {
 	struct mcp m;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	struct buf line;
+	int got;
 
 	if (argc > 1) {
 		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
@@ -270,9 +320,14 @@ int cmd_mcp_main(int argc, char **argv)
 		fputs("dsight mcp: out of memory\n", stderr);
 		return 1;
 	}
-	while ((n = getline(&line, &cap, stdin)) >= 0) {
-		size_t len = (size_t)n;
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+	buf_init(&line, MCP_LINE_MAX + 1);
+	while ((got = read_line(stdin, &line, MCP_LINE_MAX + 1)) != 0) {
+		size_t len = line.len;
+		if (got < 0 || line.failed || len > MCP_LINE_MAX + 1) {
+			reply_error(&m, NULL, RPC_INVALID_REQUEST, "Invalid Request: message larger than 4 MiB");
+			continue;
+		}
+		while (len && line.data[len - 1] == '\r')
 			len--;
 		if (len == 0)
 			continue;
@@ -280,9 +335,9 @@ int cmd_mcp_main(int argc, char **argv)
 			reply_error(&m, NULL, RPC_INVALID_REQUEST, "Invalid Request: message larger than 4 MiB");
 			continue;
 		}
-		handle_line(&m, line, len);
+		handle_line(&m, line.data, len);
 	}
-	free(line);
+	buf_free(&line);
 	buf_free(&m.out);
 	dscache_free(m.cache);
 	return 0;
