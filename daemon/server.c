@@ -15,7 +15,8 @@
 
 #define READ_CHUNK 65536
 #define MAX_CONNS 1024                  /* connections served at once */
-#define QUEUE_CAP ((size_t)4 << 20)     /* unsent bytes above which a connection reads and runs nothing */
+#define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection reads and runs nothing */
+#define DECODE_BATCH 32                 /* frames of one connection decoded per turn of the loop */
 #define STALL_MS 10000                  /* unsent replies and nothing read for this long: dropped */
 #define STOP_STALL_MS 5000              /* the same while stopping */
 #define STOP_MAX_MS 60000               /* a stop closes whatever is left after this */
@@ -65,13 +66,15 @@ struct server {
 	uv_loop_t *loop;
 	uv_pipe_t listener;
 	uv_timer_t tick;
+	uv_idle_t resume;   /* decodes left-over frames on the next turn */
+	int timers_closing;
 	struct server_info info;
 	struct dispatch *d;
 	server_stopped_fn stopped;
 	void *ctx;
 	struct server_conn *conns;
 	int nconns;
-	int handles_open;   /* listener + tick timer */
+	int handles_open;   /* listener + tick timer + resume */
 	int stopping, done;
 	uint64_t stop_ms;
 	uint64_t refused_ms;
@@ -363,7 +366,9 @@ static int over_cap(const struct server_conn *c)
  * caps; what is left waits there (and reading pauses) until replies go. */
 static void decode(struct server_conn *c)
 {
-	while (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c)) {
+	int budget = DECODE_BATCH;
+	while (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c) &&
+	       budget-- > 0) {
 		const char *p = c->rbuf + c->rpos;
 		size_t len = c->rlen - c->rpos;
 		char *msg = NULL;
@@ -431,13 +436,31 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	decode(c);
 }
 
+/* Next turn of the loop: one batch of left-over frames of each connection
+ * that may take more, so that no connection keeps the loop to itself. */
+static void on_resume(uv_idle_t *h)
+{
+	struct server *srv = h->data;
+	int more = 0;
+	for (struct server_conn *c = srv->conns, *n; c; c = n) {
+		n = c->next;
+		/* decode(c) may close c (unlinking it), never its neighbour */
+		if (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c)) {
+			decode(c);
+			more |= !c->closing && c->rpos < c->rlen && !over_cap(c);
+		}
+	}
+	if (!more)
+		uv_idle_stop(h);
+}
+
 static void backpressure(struct server_conn *c)
 {
 	if (c->closing || c->shutting)
 		return;
 	if (!c->no_more && !over_cap(c) && c->rpos < c->rlen) {
-		decode(c); /* frames left over from an earlier read come first */
-		return;
+		/* frames left over from an earlier read come first, next turn */
+		uv_idle_start(&c->srv->resume, on_resume);
 	}
 	if (c->no_more || over_cap(c) || c->rpos < c->rlen) {
 		if (c->reading) {
@@ -537,13 +560,16 @@ static void check_stopped(struct server *srv)
 {
 	if (!srv->stopping || srv->done || srv->nconns > 0 || dispatch_busy(srv->d))
 		return;
-	if (srv->handles_open == 2) {
-		/* close the listener first, then the tick timer */
+	if (srv->handles_open == 3) {
+		/* close the listener first, then the timers */
 		return;
 	}
-	if (srv->handles_open == 1 && !uv_is_closing((uv_handle_t *)&srv->tick)) {
+	if (!srv->timers_closing) {
+		srv->timers_closing = 1;
 		uv_timer_stop(&srv->tick);
 		uv_close((uv_handle_t *)&srv->tick, on_handle_closed);
+		uv_idle_stop(&srv->resume);
+		uv_close((uv_handle_t *)&srv->resume, on_handle_closed);
 		return;
 	}
 	if (srv->handles_open == 0) {
@@ -596,14 +622,18 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 	srv->listener.data = srv;
 	uv_timer_init(loop, &srv->tick);
 	srv->tick.data = srv;
-	srv->handles_open = 2;
+	uv_idle_init(loop, &srv->resume);
+	srv->resume.data = srv;
+	srv->handles_open = 3;
 	if ((rc = uv_pipe_open(&srv->listener, listen_fd)) != 0 ||
 	    (rc = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection)) != 0) {
 		err_set(e, ERR_DATA, "Cannot listen: %s", uv_strerror(rc));
 		srv->stopping = 1;
 		srv->done = 1;
+		srv->timers_closing = 1;
 		uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
 		uv_close((uv_handle_t *)&srv->tick, on_handle_closed);
+		uv_close((uv_handle_t *)&srv->resume, on_handle_closed);
 		*out = srv;
 		return ERR_DATA;
 	}
