@@ -336,9 +336,10 @@ void dispatch_queue_close(struct dispatch_queue *q)
 
 void dispatch_stop(struct dispatch *d)
 {
+	/* Queries already accepted still run for clients that read their
+	 * replies; the queue of a client that does not is cancelled when the
+	 * transport drops it. */
 	d->stopping = 1;
-	fail_waiting(d, RPC_DATA_ERROR,
-	             "The session is stopping; the query was not run");
 }
 
 /* ---- the methods ---- */

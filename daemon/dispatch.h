@@ -8,8 +8,8 @@
  * a connection over its unsent-bytes cap runs nothing until its client
  * reads.  Before a query starts, a rebuilt report is reloaded off the loop;
  * queries wait for it and, when it cannot be opened, fail with the reason.
- * The queue of a closed connection is cancelled; on stop the queries not
- * yet started fail with an error reply.
+ * The queue of a closed connection is cancelled; on stop the queries
+ * already accepted still run (new ones are refused with an error reply).
  */
 #ifndef DSIGHT_DISPATCH_H
 #define DSIGHT_DISPATCH_H
@@ -46,7 +46,7 @@ void dispatch_queue_close(struct dispatch_queue *q);
 void dispatch_frame(struct dispatch_queue *q, const char *msg, size_t len);
 /* A connection can take more: start what may start. */
 void dispatch_kick(struct dispatch *d);
-/* The server stops: queries not started fail with an error reply. */
+/* The server stops: accepted queries still run, new ones get an error. */
 void dispatch_stop(struct dispatch *d);
 /* Work in flight (queries and reloads). */
 int dispatch_busy(const struct dispatch *d);

@@ -650,7 +650,7 @@ void server_stop(struct server *srv, const char *why)
 	srv->stop_ms = uv_now(srv->loop);
 	snprintf(srv->why, sizeof srv->why, "%s", why);
 	uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
-	/* queries not started fail with an error reply; running ones finish */
+	/* accepted queries finish for clients that read; others are dropped */
 	dispatch_stop(srv->d);
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
