@@ -3,6 +3,8 @@
 #   make            build/ : bin/dsight, bin/dsightd, tools, unit tests
 #   make asan       build-asan/ : the same with AddressSanitizer + UBSan
 #   make check      both builds, then every test suite (tests/run)
+#   make fuzz       build-fuzz/ : libFuzzer harnesses (clang), each run for
+#                   FUZZ_SECONDS (default 60) from tests/fuzz/corpus/<harness>
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
 #   make clean
 #
@@ -36,6 +38,13 @@ ifeq ($(SAN),1)
 OPT      := -O1
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
+# libFuzzer build (make fuzz): every object instrumented, harnesses linked
+# with the fuzzer runtime.
+ifeq ($(SAN),fuzz)
+OPT      := -O1
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CPPFLAGS += -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
+endif
 CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen $(PKG_CFLAGS)
 CFLAGS   += $(WARN) $(OPT) -g $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
@@ -46,6 +55,7 @@ CLIENT_SRC   := $(wildcard client/*.c)
 DAEMON_SRC   := $(wildcard daemon/*.c)
 TOOL_SRC     := $(wildcard scripts/*.c)
 UNIT_SRC     := $(wildcard tests/unit/test_*.c)
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 WEB_FILES    := $(sort $(wildcard web/*.html web/*.css web/*.js))
 
 # Generated sources (the embedded viewer) join libdsight when present.
@@ -61,7 +71,10 @@ BINS      := $(B)/bin/dsight $(B)/bin/dsightd
 TOOLS     := $(patsubst scripts/%.c,$(B)/bin/%,$(TOOL_SRC))
 UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all asan check install clean
+FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 60
+
+.PHONY: all asan check install clean fuzz fuzz-build fuzzers
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
 all: $(BINS) $(TOOLS) $(UNITS)
@@ -72,6 +85,15 @@ asan:
 check: all asan
 	tests/run
 
+# The harnesses of tests/fuzz/ (clang: libFuzzer + ASan + UBSan).
+fuzz-build:
+	$(MAKE) B=build-fuzz SAN=fuzz CC=clang fuzzers
+
+fuzzers: $(FUZZERS)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run
+
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -80,6 +102,10 @@ $(B)/obj/%.o: %.c
 $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 	@mkdir -p $(dir $@)
 	scripts/embed-web $@ $(WEB_FILES)
+
+# Exact arithmetic (correctly rounded sums, timeline bucket edges
+# start + i*width): no fused multiply-add may change a rounding.
+$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o: CFLAGS += -ffp-contract=off
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -112,6 +138,11 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
+# A harness links the client's modules (not its main) for the CLI parser.
+$(B)/fuzz/%: $(B)/obj/tests/fuzz/%.o $(call obj,$(filter-out client/main.c,$(CLIENT_SRC))) $(LIBPROTO) $(LIBDSIGHT)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
@@ -119,6 +150,6 @@ install: all
 	$(if $(wildcard man/*.5),install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,6 +1,7 @@
 /* dispatch: method handlers and the query scheduler (see dispatch.h). */
 #include "dispatch.h"
 #include "base/jsonout.h"
+#include "base/utf8.h"
 #include "frame.h"
 #include "rpc.h"
 #include "status.h"
@@ -30,6 +31,7 @@ struct dispatch_queue {
 	struct job *head, *tail;   /* not started, in request order */
 	int running;
 	int closed;
+	int busy;        /* dispatch code on the stack uses q: do not free */
 	struct dispatch_queue *rnext, *rprev; /* the round-robin ring */
 	int in_ring;
 };
@@ -144,6 +146,13 @@ static struct job *pop(struct dispatch_queue *q)
 	return j;
 }
 
+/* Frees q once its connection is gone and nothing uses it. */
+static void q_release(struct dispatch_queue *q)
+{
+	if (q->closed && q->running == 0 && q->busy == 0)
+		free(q);
+}
+
 /* ---- running a query ---- */
 
 static void work_run(uv_work_t *req)
@@ -186,14 +195,17 @@ static void job_end(struct job *j, int reply)
 {
 	struct dispatch_queue *q = j->q;
 	struct server_conn *c = q->c;
+	q->busy++; /* a reply may drop the connection, closing q */
 	if (reply)
 		server_reply_done(c, j->reply);
 	if (j->g)
 		session_release(j->g);
+	query_params_free(&j->p);
 	rpc_request_free(&j->rq);
 	free(j);
 	lifetime_request_end(q->d->lt);
 	server_conn_unref(c);
+	q->busy--;
 }
 
 static void work_done(uv_work_t *req, int status)
@@ -209,8 +221,7 @@ static void work_done(uv_work_t *req, int status)
 	d->running--;
 	q->running--;
 	job_end(j, 1);
-	if (q->closed && q->running == 0)
-		free(q); /* its connection is gone */
+	q_release(q); /* when its connection is gone */
 	schedule(d);
 	server_work_done(d->srv);
 }
@@ -218,8 +229,10 @@ static void work_done(uv_work_t *req, int status)
 /* Fails a job that did not run with an error reply. */
 static void job_fail(struct job *j, int code, const char *msg)
 {
+	struct dispatch_queue *q = j->q;
 	server_error_frame(server_reply_buf(j->reply), j->rq.id, code, msg);
 	job_end(j, 1);
+	q_release(q);
 }
 
 static void reload_run(uv_work_t *req)
@@ -330,8 +343,12 @@ void dispatch_queue_close(struct dispatch_queue *q)
 			q->tail = NULL;
 		job_end(j, 0);
 	}
-	if (q->running == 0)
-		free(q); /* else the last query to finish frees it */
+	q_release(q); /* else the last user frees it */
+}
+
+void dispatch_fail_waiting(struct dispatch *d)
+{
+	fail_waiting(d, RPC_DATA_ERROR, "The session is stopping; the query was not run");
 }
 
 void dispatch_stop(struct dispatch *d)
@@ -368,11 +385,13 @@ static void on_query(struct dispatch_queue *q, struct rpc_request *rq)
 	query_params_init(&j->p);
 	if (rq->params && query_params_from_json(rq->params, &j->p, &e)) {
 		server_reply_error(q->c, rq->id, rpc_code_for_err(e.code), e.msg);
+		query_params_free(&j->p);
 		free(j);
 		return;
 	}
 	j->reply = server_reply_new(q->c);
 	if (!j->reply) {
+		query_params_free(&j->p);
 		free(j);
 		return;
 	}
@@ -496,22 +515,24 @@ void dispatch_frame(struct dispatch_queue *q, const char *msg, size_t len)
 	int code;
 
 	err_clear(&e);
+	q->busy++; /* a reply may drop the connection, closing q */
 	code = rpc_parse_request(msg, len, 0, &rq, &e);
 	if (code) {
 		server_reply_error(q->c, rq.id, code, e.msg);
-		rpc_request_free(&rq);
-		return;
+		goto done;
 	}
-	for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
+	for (size_t k = 0; k < sizeof methods / sizeof methods[0] && !q->closed; k++) {
 		if (!strcmp(rq.method, methods[k].name)) {
 			methods[k].handle(q, &rq);
-			rpc_request_free(&rq);
-			return;
+			goto done;
 		}
 	}
 	char m[160];
-	snprintf(m, sizeof m, "Unknown method '%.100s'; use hello, query, status or shutdown",
-	         rq.method);
+	snprintf(m, sizeof m, "Unknown method '%.*s'; use hello, query, status or shutdown",
+	         (int)utf8_cut(rq.method, strlen(rq.method), 100), rq.method);
 	server_reply_error(q->c, rq.id, RPC_METHOD_NOT_FOUND, m);
+done:
 	rpc_request_free(&rq);
+	q->busy--;
+	q_release(q);
 }

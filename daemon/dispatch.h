@@ -9,7 +9,8 @@
  * reads.  Before a query starts, a rebuilt report is reloaded off the loop;
  * queries wait for it and, when it cannot be opened, fail with the reason.
  * The queue of a closed connection is cancelled; on stop the queries
- * already accepted still run (new ones are refused with an error reply).
+ * already accepted still run (new ones are refused with an error reply)
+ * until the server fails the rest.
  */
 #ifndef DSIGHT_DISPATCH_H
 #define DSIGHT_DISPATCH_H
@@ -48,6 +49,9 @@ void dispatch_frame(struct dispatch_queue *q, const char *msg, size_t len);
 void dispatch_kick(struct dispatch *d);
 /* The server stops: accepted queries still run, new ones get an error. */
 void dispatch_stop(struct dispatch *d);
+/* Fails every query not started with an error reply (a stop that took
+ * too long). */
+void dispatch_fail_waiting(struct dispatch *d);
 /* Work in flight (queries and reloads). */
 int dispatch_busy(const struct dispatch *d);
 

@@ -1,6 +1,6 @@
 /*
  * dsightd: the warm-session server.  Owns the command line, the startup
- * sequence of sessions.md (open the report, lock, stale socket, bind 0600,
+ * sequence of doc/sessions-protocol.md (open the report, lock, stale socket, bind 0600,
  * the startup record), --daemonize (fork first, report through a pipe), the
  * log, signals, and the clean exit (unlink socket and lock, say why).
  */

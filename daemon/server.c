@@ -15,11 +15,13 @@
 
 #define READ_CHUNK 65536
 #define MAX_CONNS 1024                  /* connections served at once */
-#define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection reads and runs nothing */
+#define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection's frames stay unread */
+#define DROP_BYTES ((size_t)96 << 20)   /* unsent bytes: no query starts at or above; a reply beyond drops */
 #define DECODE_BATCH 32                 /* frames of one connection decoded per turn of the loop */
-#define STALL_MS 10000                  /* unsent replies and nothing read for this long: dropped */
+#define STALL_MS 20000                  /* unsent replies and nothing read for this long: dropped */
 #define STOP_STALL_MS 5000              /* the same while stopping */
-#define STOP_MAX_MS 60000               /* a stop closes whatever is left after this */
+#define STOP_RUN_MS 10000               /* a stop fails the queries not started after this */
+#define STOP_MAX_MS 300000              /* and closes whatever is left after this */
 #define TICK_MS 1000
 #define TRIM_BYTES ((size_t)1 << 20)    /* freed bytes worth returning to the system */
 
@@ -76,6 +78,7 @@ struct server {
 	int nconns;
 	int handles_open;   /* listener + tick timer + resume */
 	int stopping, done;
+	int stop_failed;    /* the queries not started were failed */
 	uint64_t stop_ms;
 	uint64_t refused_ms;
 	size_t freed;       /* bytes freed since the last malloc_trim */
@@ -256,6 +259,12 @@ void server_reply_done(struct server_conn *c, struct server_reply *r)
 	if (c->closing)
 		return;
 	flush(c);
+	if (!c->closing && c->queued > DROP_BYTES) {
+		logf_(c->srv, "dropping a client that does not read its responses (%zu bytes unsent)",
+		      c->queued);
+		conn_close(c);
+		return;
+	}
 	if (!c->closing)
 		drop_if_stalled(c, uv_now(c->srv->loop));
 }
@@ -282,7 +291,7 @@ void server_reply_error(struct server_conn *c, const json_t *id, int code,
 
 int server_conn_ready(const struct server_conn *c)
 {
-	return !c->closing && c->queued < QUEUE_CAP;
+	return !c->closing && c->queued < DROP_BYTES;
 }
 
 void server_work_done(struct server *srv)
@@ -588,6 +597,11 @@ static void on_tick(uv_timer_t *t)
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
 		drop_if_stalled(c, now);
+	}
+	if (srv->stopping && !srv->stop_failed && now - srv->stop_ms >= STOP_RUN_MS) {
+		/* the queries still waiting get an error frame, not a cut one */
+		srv->stop_failed = 1;
+		dispatch_fail_waiting(srv->d);
 	}
 	if (srv->stopping && srv->conns && now - srv->stop_ms >= STOP_MAX_MS) {
 		logf_(srv, "stopping: closing %d connection(s) still being written after %d s",

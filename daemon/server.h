@@ -4,10 +4,13 @@
  * Owns the listening socket's handle, the connections (bounded in number;
  * peer-credential check on accept: only the server's own uid), frame
  * decoding with back-pressure (at most SERVER_MAX_PENDING requests of a
- * connection are decoded ahead of their replies, the rest stays unread),
- * read buffers allocated only while a read is being decoded, the replies
- * in request order with a cap on a connection's unsent bytes, the dropping
- * of clients that stop reading (checked on every reply and every second),
+ * connection are decoded ahead of their replies, none while 1 MiB of its
+ * replies is unsent; the rest stays unread, 32 frames per turn of the
+ * loop), read buffers allocated only while a read is being decoded, the
+ * replies in request order with a cap on a connection's unsent bytes (no
+ * query of it starts at 96 MiB; a reply beyond drops it), the dropping of
+ * clients that take nothing for 20 s (checked on every reply and every
+ * second), memory returned to the system (malloc_trim),
  * and the orderly stop: stop accepting, let accepted replies finish for
  * clients that keep reading, close, then tell the caller.  What a request
  * means is dispatch's business (one handler per method).
@@ -86,7 +89,7 @@ void server_conn_ref(struct server_conn *c);
 void server_conn_unref(struct server_conn *c);
 /* Dispatch finished some work: a stop may now complete. */
 void server_work_done(struct server *srv);
-/* 1 when c may start another request: open and under its unsent-bytes cap. */
+/* 1 when c may start another query: open and under its unsent-bytes cap. */
 int server_conn_ready(const struct server_conn *c);
 
 #endif

@@ -382,7 +382,8 @@ int main(int argc, char **argv)
 	c.duration = json_number_value(
 		json_object_get(json_object_get(c.cat, "meta"), "duration"));
 	collect_times(&c);
-	for (const char *const *k = query_kinds; *k; k++) {
+	for (size_t ki = 0; ki < query_kind_count; ki++) {
+		const char *const *k = &query_kind_table[ki].name;
 		int ok = 1;
 		long before = c.compared;
 		fixed_sets(&c, *k, &ok);

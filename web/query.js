@@ -1,4 +1,4 @@
-/* query.js: the local query semantics (queries.md) re-implemented over the
+/* query.js: the local query semantics (doc/query-semantics.md) re-implemented over the
  * core catalog and detail shards.  Owns parameter validation (same messages
  * as the CLI), the catalog list kinds, and the streaming nsys / cpu /
  * metrics kinds (same shapes, defaults, row order as the SQLite cache).
@@ -31,7 +31,7 @@ const DSQuery = (() => {
     return v;
   }
 
-  /* Validates in queries.md order; returns normalized parameters. */
+  /* Validates in doc/query-semantics.md order; returns normalized parameters. */
   function validate(cat, params, keys) {
     const p = params || {};
     if (typeof p !== 'object') throw new UsageError('parameters must be an object');

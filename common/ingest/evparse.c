@@ -3,6 +3,7 @@
 #include "ingest/evparse.h"
 #include "ingest/evrow.h"
 #include "base/numtext.h"
+#include "base/utf8.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -89,8 +90,9 @@ static int failv(struct evparse *p, const char *path, const char *fmt, va_list a
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (path && strlen(path) > 240) /* keep the message one readable line */
-		err_set(p->e, ERR_DATA, "%s: %.100s...%s%s%s", p->file, path,
-		        path + strlen(path) - 100,
+		err_set(p->e, ERR_DATA, "%s: %.*s...%s%s%s", p->file,
+		        (int)utf8_cut(path, strlen(path), 100), path,
+		        path + utf8_tail(path, strlen(path), 100),
 		        msg[0] == '.' || msg[0] == '[' ? "" : ": ", msg);
 	else if (path && *path)
 		err_set(p->e, ERR_DATA, "%s: %s%s%s", p->file, path,
@@ -121,12 +123,12 @@ static int nomem(struct evparse *p)
 /* A short printable rendering of a user string for messages. */
 static void quoted(char *out, size_t cap, const char *s, size_t n)
 {
-	size_t o = 0;
-	for (size_t i = 0; i < n && o + 4 < cap; i++) {
+	size_t o = 0, m = cap > 4 ? utf8_cut(s, n, cap - 5) : 0;
+	for (size_t i = 0; i < m; i++) {
 		unsigned char c = (unsigned char)s[i];
 		out[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
 	}
-	if (o + 4 >= cap && n > o)
+	if (m < n)
 		memcpy(out + o, "...", 3), o += 3;
 	out[o] = '\0';
 }
@@ -138,7 +140,8 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 	if (n && path[n - 1] == '.') /* an object before its first key */
 		n--;
 	if (n > 200)
-		snprintf(out, cap, " (at %.80s...%s)", path, path + n - 80);
+		snprintf(out, cap, " (at %.*s...%.*s)", (int)utf8_cut(path, n, 80), path,
+		         (int)(n - utf8_tail(path, n, 80)), path + utf8_tail(path, n, 80));
 	else if (n)
 		snprintf(out, cap, " (at %.*s)", (int)n, path);
 	else if (cap)

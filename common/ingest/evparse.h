@@ -3,7 +3,7 @@
  *
  * Owns the yajl callbacks that turn the token stream into (a) a jansson
  * catalog tree with the big arrays emptied, (b) rows handed to an
- * evidence_sink, and (c) the validation of trace-format.md, with errors
+ * evidence_sink, and (c) the validation of doc/evidence-document.md, with errors
  * naming the JSON path.  evidence.c drives it (input, yajl, errors of the
  * byte stream); nothing else should need it.
  */

@@ -1,4 +1,4 @@
-/* nsys: import Nsight Systems SQLite exports (see nsys.h, nsight.md).
+/* nsys: import Nsight Systems SQLite exports (see nsys.h, doc/nsight-import.md).
  *
  * This file owns the orchestration: expanding the given paths (directories
  * walked recursively for *.sqlite in byte order of relative paths), the
@@ -509,15 +509,10 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 		}
 	} else {
 		if (!have) {
+			const char *w = json_string_value(json_array_get(warnings, 0));
 			rc = err_set(e, ERR_DATA, "no importable Nsight export "
-			             "among the --nsys-sqlite paths%s",
-			             json_array_size(warnings) ? ": " : "");
-			if (json_array_size(warnings)) {
-				size_t n = strlen(e->msg);
-				snprintf(e->msg + n, sizeof e->msg - n, "%s",
-				         json_string_value(json_array_get(
-				                 warnings, 0)));
-			}
+			             "among the --nsys-sqlite paths%s%s",
+			             w ? ": " : "", w ? w : "");
 			goto out;
 		}
 		char root[PATH_MAX];

@@ -4,7 +4,7 @@
  * Owns the range selection and ordering, the clock conversion to run
  * seconds, the first-seen name dictionary, the thread list (with names),
  * the CPU samples (stacks and names dictionaries) and the profile object of
- * the catalog (nsight.md, trace-format.md).  Ranges and samples go to the
+ * the catalog (doc/nsight-import.md).  Ranges and samples go to the
  * sink as they are read; only the dictionaries are held.
  */
 #ifndef DSIGHT_NSYS_PROFILE_H

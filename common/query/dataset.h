@@ -71,7 +71,8 @@ typedef int (*dataset_point_fn)(void *ctx, int64_t ordinal,
 
 /* Events of one profile overlapping w (start <= w.end && end >= w.start),
  * in no particular order; w == NULL: every event in ordinal order.  The
- * SQLite backend uses the durations lower-bound scan of queries.md. */
+ * SQLite backend uses the durations lower-bound scan of
+ * doc/query-semantics.md "nsys". */
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, dataset_event_fn fn,
                    void *ctx, struct err *e);

@@ -1,11 +1,11 @@
 /* query_catalog: the kinds answered from the catalog tree alone: summary,
  * request, lifecycle, requests, server_spans, sources, sessions, workers,
- * families, iterations, profiles (queries.md). */
+ * families, iterations, profiles (doc/query-semantics.md). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 #include "base/text.h"
 
 static void emit_member(struct buf *b, const json_t *obj, const char *key)

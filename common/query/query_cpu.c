@@ -1,10 +1,10 @@
 /* query_cpu: inclusive CPU hotspots over the samples in the window
- * (queries.md "cpu"). */
+ * (doc/query-semantics.md "cpu"). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 struct sym {
 	const char *name;

@@ -1,5 +1,5 @@
 /* query_metrics: series windows with statistics, raw points and carried
- * settings; paging selects series (queries.md "metrics"). */
+ * settings; paging selects series (doc/query-semantics.md "metrics"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "base/jsonout.h"
 #include "base/num.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 #define POINTS_MAX 1000
 

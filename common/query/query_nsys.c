@@ -1,10 +1,10 @@
 /* query_nsys: NVTX ranges overlapping the window, ordered by (start,
- * profile, source_row), paged (queries.md "nsys"). */
+ * profile, source_row), paged (doc/query-semantics.md "nsys"). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 #include "base/text.h"
 
 /* One match; the page's rows are re-read by ordinal at the end. */

@@ -129,7 +129,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 	return 0;
 }
 
-/* Appends the --nsys-sqlite exports (nsight.md) to the catalog, or makes
+/* Appends the --nsys-sqlite exports (doc/nsight-import.md) to the catalog, or makes
  * an Nsight-only one. */
 static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
                        struct err *e)

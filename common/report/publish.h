@@ -1,6 +1,6 @@
 /*
  * publish: where a report is written and how it replaces the previous one
- * (report.md, "Building, staging and publishing").
+ * (doc/report-files.md "Building, staging and publishing").
  *
  * Owns output validation (symlinks, the inputs' directories, foreign
  * directories and files), the build lock `.<name>.lock` beside the output

@@ -149,11 +149,11 @@ try:
                             " ".join(args), loc.returncode, (loc.stdout + loc.stderr)[:200],
                             rem.returncode, (rem.stdout + rem.stderr)[:200]))
                 t.ok(not bad, "remote == local: %s over the %d fixed parity sets" % (kind, len(FIXED)), "\n".join(bad[:5]))
-        s.stop()
+        s.check(t)  # a clean stop: exit 0, no sanitizer report
         t.ok(not os.path.exists(path), "%s: socket removed on stop" % label)
 except Exception:  # noqa: BLE001
     import traceback
     t.ok(False, "unexpected exception", traceback.format_exc())
 finally:
-    sl.cleanup()
+    sl.cleanup(t)
     sys.exit(t.done())

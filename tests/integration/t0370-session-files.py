@@ -129,5 +129,5 @@ try:
     t.ok(r.returncode == 1 and want in r.stderr, "dsightd refuses to serve it", r.stderr)
     t.eq(sorted(os.listdir(wal)), before, "no -wal or -shm file appears beside the cache")
 finally:
-    sl.cleanup()
+    sl.cleanup(t)
 sys.exit(t.done())

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""dsight mcp driven as an MCP client would drive it, over pipes."""
+"""dsight mcp driven as an MCP client would drive it, over pipes: the
+protocol, every kind against dsight query, version negotiation, a rebuilt
+report, the cache of 8 open datasets (least recently used evicted).  Every
+mcp process must exit 0 with no sanitizer report on stderr."""
 import json
 import os
 import shutil
@@ -23,6 +26,23 @@ class Client:
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, bufsize=1)
         self.next_id = 0
+
+    def finish(self, label):
+        """Closes stdin (end of input) and checks: exit 0, no sanitizer
+        report on stderr."""
+        self.p.stdin.close()
+        try:
+            rc = self.p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        err = self.p.stderr.read()
+        self.p.stdout.close()
+        self.p.stderr.close()
+        t.eq(rc, 0, "%s: end of input, clean exit 0" % label)
+        rep = tap.sanitizer_report(err)
+        t.ok(rep is None, "%s: no sanitizer report on stderr" % label, rep)
+        return rc
 
     def send_raw(self, line):
         self.p.stdin.write(line + "\n")
@@ -123,20 +143,60 @@ t.ok(second.get("isError") is False and second["structuredContent"]["meta"]["job
      and first["structuredContent"]["meta"]["job"] == "example-run",
      "a rebuilt report is reopened and answers the new generation", second)
 
-c.p.stdin.close()
-rc = c.p.wait(timeout=30)
-t.eq(rc, 0, "end of input: clean exit 0")
+# The cache keeps 8 datasets open; a 9th evicts the least recently used.
+# Seen from outside: which report files the process holds open.
+reports = []
+for k in range(9):
+    rk = os.path.join(t.tmp, "r%d" % k)
+    shutil.copytree(report, rk)
+    reports.append(os.path.realpath(rk))
+
+
+def held():
+    """Indices of the reports that dsight mcp holds a file of open."""
+    out = set()
+    fdd = "/proc/%d/fd" % c.p.pid
+    for fd in os.listdir(fdd):
+        try:
+            target = os.readlink(os.path.join(fdd, fd))
+        except OSError:
+            continue
+        for k, rk in enumerate(reports):
+            if target.startswith(rk + "/"):
+                out.add(k)
+    return out
+
+
+answers_ok = True
+for k in range(8):
+    res = c.tool({"dataset": reports[k], "kind": "summary"})["result"]
+    answers_ok = answers_ok and res.get("isError") is False
+t.ok(answers_ok, "eight datasets answer")
+t.eq(held(), set(range(8)), "eight datasets stay open between calls")
+c.tool({"dataset": reports[0], "kind": "workers"})  # 0 is now the most recent; 1 the least
+res = c.tool({"dataset": reports[8], "kind": "summary"})["result"]
+t.ok(res.get("isError") is False, "a ninth dataset answers", res)
+t.eq(held(), set(range(9)) - {1}, "the ninth evicts the least recently used (not the first opened)")
+res = c.tool({"dataset": reports[1], "kind": "summary"})["result"]
+local = tap.run([dsight, "query", reports[1], "summary"])
+t.ok(res.get("isError") is False and res["structuredContent"] == json.loads(local.stdout),
+     "an evicted dataset is reopened on its next call", res)
+t.eq(held(), set(range(9)) - {2}, "which evicts the next least recently used")
+c.finish("mcp session")
 
 # Version negotiation with an old and an unknown version.
-for want_v, got_v in (("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-06-18")):
+for want_v, got_v in (("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"),
+                      ("2025-06-18", "2025-06-18"), ("1999-01-01", "2025-06-18")):
     c2 = Client()
     res = c2.call("initialize", {"protocolVersion": want_v, "capabilities": {}})
     t.eq(res["result"]["protocolVersion"], got_v, "negotiates %s -> %s" % (want_v, got_v))
-    if want_v == "2024-11-05":
-        res = c2.tool({"dataset": report})["result"]
+    res = c2.tool({"dataset": report})["result"]
+    if got_v < "2025-06-18":
         t.ok("structuredContent" not in res and res["isError"] is False,
-             "no structuredContent before 2025-06-18")
-    c2.p.stdin.close()
-    c2.p.wait(timeout=30)
+             "%s: no structuredContent before 2025-06-18" % want_v, res)
+    else:
+        t.ok("structuredContent" in res and res["isError"] is False,
+             "%s: structuredContent from 2025-06-18 on" % want_v, res)
+    c2.finish("mcp negotiating %s" % want_v)
 
 sys.exit(t.done())

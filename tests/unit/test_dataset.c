@@ -210,7 +210,8 @@ TEST(readonly_open_keeps_mtime_and_files)
 	CHECK(stat(cache, &before) == 0);
 	CHECK(dataset_open(dir, &ds, &e) == 0);
 	buf_init(&b, 0);
-	for (const char *const *k = query_kinds; *k; k++) {
+	for (size_t ki = 0; ki < query_kind_count; ki++) {
+		const char *const *k = &query_kind_table[ki].name;
 		query_params_init(&p);
 		p.kind = *k;
 		p.request_id = "req-001";

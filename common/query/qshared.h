@@ -1,10 +1,11 @@
 /*
- * query_impl: what the query_*.c files share: the per-query context, the
- * list response shape, catalog access and the common filters.  Private to
- * the engine (query.h is the public face).
+ * qshared: what the query kinds (query_*.c) share: the per-query context,
+ * the list response shape, catalog access and the common filters.  Private
+ * to the engine (query.h is the public face); it calls no kind and no
+ * dispatcher, so the kinds depend on it and never on query.c.
  */
-#ifndef DSIGHT_QUERY_IMPL_H
-#define DSIGHT_QUERY_IMPL_H
+#ifndef DSIGHT_QSHARED_H
+#define DSIGHT_QSHARED_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -13,7 +14,7 @@
 #include "base/buf.h"
 #include "query/dataset.h"
 #include "base/err.h"
-#include "query/query.h"
+#include "query/qparams.h"
 
 struct qctx {
 	struct dataset *ds;
@@ -58,20 +59,5 @@ void q_list_tail(struct qctx *q);
  * `{k:v,...` without the closing brace; returns the number written. */
 size_t q_obj_open_except(struct buf *b, const json_t *obj,
                          const char *const *skip);
-
-/* The kinds (each returns 0 or an ERR_* code with q->e filled). */
-int query_summary(struct qctx *q);
-int query_request(struct qctx *q, int lifecycle_only);
-int query_requests(struct qctx *q);
-int query_server_spans(struct qctx *q);
-int query_sources(struct qctx *q);
-int query_sessions(struct qctx *q);
-int query_workers(struct qctx *q);
-int query_families(struct qctx *q);
-int query_iterations(struct qctx *q);
-int query_profiles(struct qctx *q);
-int query_nsys(struct qctx *q);
-int query_cpu(struct qctx *q);
-int query_metrics(struct qctx *q);
 
 #endif
