@@ -18,6 +18,7 @@
 #define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection's frames stay unread */
 #define DROP_BYTES ((size_t)96 << 20)   /* unsent bytes: no query starts at or above; a reply beyond drops */
 #define DECODE_BATCH 32                 /* frames of one connection decoded per turn of the loop */
+#define ACCEPT_BATCH 16                 /* connections accepted per turn of the loop */
 #define STALL_MS 20000                  /* unsent replies and nothing read for this long: dropped */
 #define STOP_STALL_MS 5000              /* the same while stopping */
 #define STOP_RUN_MS 10000               /* a stop fails the queries not started after this */
@@ -69,6 +70,9 @@ struct server {
 	uv_pipe_t listener;
 	uv_timer_t tick;
 	uv_idle_t resume;   /* decodes left-over frames on the next turn */
+	uv_check_t turn;    /* after each poll: the accept budget is renewed */
+	int accepted;       /* connections accepted this turn */
+	int accept_deferred; /* one waits in libuv, not accepted yet */
 	int timers_closing;
 	struct server_info info;
 	struct dispatch *d;
@@ -76,7 +80,7 @@ struct server {
 	void *ctx;
 	struct server_conn *conns;
 	int nconns;
-	int handles_open;   /* listener + tick timer + resume */
+	int handles_open;   /* listener + tick timer + resume + turn */
 	int stopping, done;
 	int stop_failed;    /* the queries not started were failed */
 	uint64_t stop_ms;
@@ -503,15 +507,13 @@ static int peer_uid(struct server_conn *c, struct ucred *cred, char *why, size_t
 	return 0;
 }
 
-static void on_connection(uv_stream_t *ls, int status)
+static void accept_one(struct server *srv)
 {
-	struct server *srv = ls->data;
+	uv_stream_t *ls = (uv_stream_t *)&srv->listener;
 	struct server_conn *c;
 	struct ucred cred;
 	char why[128];
 
-	if (status < 0 || srv->stopping)
-		return;
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return;
@@ -556,6 +558,34 @@ static void on_connection(uv_stream_t *ls, int status)
 	backpressure(c);
 }
 
+/* A connection waits.  At most ACCEPT_BATCH are accepted per turn of the
+ * loop: one left unaccepted makes libuv stop watching the listener until
+ * on_turn accepts it, so a connect flood cannot hold the loop. */
+static void on_connection(uv_stream_t *ls, int status)
+{
+	struct server *srv = ls->data;
+
+	if (status < 0 || srv->stopping)
+		return;
+	if (srv->accepted >= ACCEPT_BATCH) {
+		srv->accept_deferred = 1;
+		return;
+	}
+	srv->accepted++;
+	accept_one(srv);
+}
+
+static void on_turn(uv_check_t *h)
+{
+	struct server *srv = h->data;
+	srv->accepted = 0;
+	if (srv->accept_deferred && !srv->stopping) {
+		srv->accept_deferred = 0;
+		srv->accepted++;
+		accept_one(srv); /* uv_accept re-arms the listener */
+	}
+}
+
 /* ---- lifecycle ---- */
 
 static void on_handle_closed(uv_handle_t *h)
@@ -569,7 +599,7 @@ static void check_stopped(struct server *srv)
 {
 	if (!srv->stopping || srv->done || srv->nconns > 0 || dispatch_busy(srv->d))
 		return;
-	if (srv->handles_open == 3) {
+	if (srv->handles_open == 4) {
 		/* close the listener first, then the timers */
 		return;
 	}
@@ -579,6 +609,8 @@ static void check_stopped(struct server *srv)
 		uv_close((uv_handle_t *)&srv->tick, on_handle_closed);
 		uv_idle_stop(&srv->resume);
 		uv_close((uv_handle_t *)&srv->resume, on_handle_closed);
+		uv_check_stop(&srv->turn);
+		uv_close((uv_handle_t *)&srv->turn, on_handle_closed);
 		return;
 	}
 	if (srv->handles_open == 0) {
@@ -638,7 +670,9 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 	srv->tick.data = srv;
 	uv_idle_init(loop, &srv->resume);
 	srv->resume.data = srv;
-	srv->handles_open = 3;
+	uv_check_init(loop, &srv->turn);
+	srv->turn.data = srv;
+	srv->handles_open = 4;
 	if ((rc = uv_pipe_open(&srv->listener, listen_fd)) != 0 ||
 	    (rc = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection)) != 0) {
 		err_set(e, ERR_DATA, "Cannot listen: %s", uv_strerror(rc));
@@ -648,10 +682,12 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 		uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
 		uv_close((uv_handle_t *)&srv->tick, on_handle_closed);
 		uv_close((uv_handle_t *)&srv->resume, on_handle_closed);
+		uv_close((uv_handle_t *)&srv->turn, on_handle_closed);
 		*out = srv;
 		return ERR_DATA;
 	}
 	uv_timer_start(&srv->tick, on_tick, TICK_MS, TICK_MS);
+	uv_check_start(&srv->turn, on_turn);
 	*out = srv;
 	return 0;
 }

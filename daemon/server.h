@@ -1,8 +1,9 @@
 /*
  * server: the transport of dsightd.
  *
- * Owns the listening socket's handle, the connections (bounded in number;
- * peer-credential check on accept: only the server's own uid), frame
+ * Owns the listening socket's handle, the connections (bounded in number,
+ * 16 accepted per turn of the loop; peer-credential check on accept: only
+ * the server's own uid), frame
  * decoding with back-pressure (at most SERVER_MAX_PENDING requests of a
  * connection are decoded ahead of their replies, none while 1 MiB of its
  * replies is unsent; the rest stays unread, 32 frames per turn of the
