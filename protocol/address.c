@@ -329,11 +329,11 @@ int address_bind(const char *sock, int backlog, int *fd, struct err *e)
 		return e->code;
 	if (lstat(sock, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return err_set(e, ERR_DATA, /* exit 1: the socket cannot be bound */
+			return err_set(e, ERR_USAGE, /* a refused --path: exit 2 */
 			               "%s exists and is not a socket; remove it or choose another --path",
 			               sock);
 		if (dead_socket(sock) == 0)
-			return err_set(e, ERR_DATA,
+			return err_set(e, ERR_USAGE,
 			               "%s is a live socket of another program (it accepts connections); "
 			               "stop that program or choose another --path", sock);
 		if (unlink(sock) != 0 && errno != ENOENT)

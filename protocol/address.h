@@ -92,7 +92,7 @@ int address_lock(const char *sock, const char *shown, int *fd, int *busy,
  * Binds and listens at sock (mode 0600).  An existing file there must be a
  * socket that refuses connections (a dead server's): it is removed; a live
  * listener of any program, or a file that is not a socket, is refused
- * (ERR_DATA).  Call with the lock held.  *fd owned by the caller.
+ * (ERR_USAGE: a refused --path).  Call with the lock held.  *fd owned by the caller.
  */
 int address_bind(const char *sock, int backlog, int *fd, struct err *e);
 

@@ -4,6 +4,7 @@
 #include "ingest/evrow.h"
 #include "base/numtext.h"
 #include "base/utf8.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -49,6 +50,7 @@ struct evparse {
 	struct evrow_bounds names, stacks;
 	struct evidence_stats st;
 	size_t series_cap, profiles_cap;
+	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
 };
 
 /* ---- paths and errors ---------------------------------------------- */
@@ -150,29 +152,13 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 
 /* ---- stats ------------------------------------------------------------ */
 
-static int grow_u64(uint64_t **a, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	while (nc < need)
-		nc *= 2;
-	uint64_t *n = realloc(*a, nc * sizeof **a);
-	if (!n)
-		return -1;
-	memset(n + *cap, 0, (nc - *cap) * sizeof *n);
-	*a = n;
-	*cap = nc;
-	return 0;
-}
-
 static int note_profile(struct evparse *p, int64_t ord)
 {
 	size_t need = (size_t)ord + 1, cap = p->profiles_cap;
-	if (grow_u64(&p->st.profile_events, &cap, need))
+	if (vec_reserve_zero(&p->st.profile_events, &cap, need, sizeof *p->st.profile_events))
 		return -1;
 	cap = p->profiles_cap;
-	if (grow_u64(&p->st.profile_samples, &cap, need))
+	if (vec_reserve_zero(&p->st.profile_samples, &cap, need, sizeof *p->st.profile_samples))
 		return -1;
 	p->profiles_cap = cap;
 	if (p->st.nprofiles < need)
@@ -183,7 +169,7 @@ static int note_profile(struct evparse *p, int64_t ord)
 static int note_series(struct evparse *p, int64_t ord)
 {
 	size_t need = (size_t)ord + 1;
-	if (grow_u64(&p->st.series_points, &p->series_cap, need))
+	if (vec_reserve_zero(&p->st.series_points, &p->series_cap, need, sizeof *p->st.series_points))
 		return -1;
 	if (p->st.nseries < need)
 		p->st.nseries = need;
@@ -467,15 +453,31 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	return 1;
 }
 
+/* Text checks every string token passes (values, keys, row fields). */
+static int text_ok(struct evparse *p, const unsigned char *s, size_t n)
+{
+	const char *what;
+
+	if (++p->nstr == p->lone_str)
+		what = "a lone surrogate \\u escape";
+	else if (utf8_valid((const char *)s, n))
+		return 1;
+	else
+		what = utf8_problem((const char *)s, n);
+	if (in_row(p))
+		return fail(p, path_of(p, p->depth, 0), "[%d]: invalid UTF-8 (%s)", p->row.k, what);
+	return fail(p, path_of(p, p->depth, 1), "invalid UTF-8 (%s)", what);
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct evparse *p = ctx;
 
+	if (!text_ok(p, s, n))
+		return 0;
 	if (in_row(p)) {
 		return row_result(p, evrow_string(&p->row, (const char *)s, n));
 	}
-	if (!evrow_text_ok((const char *)s, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
 			/* The value is quoted only when it names a version of this
@@ -585,9 +587,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	buf_append(b, k, n);
 	if (b->failed)
 		return nomem(p);
-	if (!evrow_text_ok((const char *)k, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
-	return 1;
+	return text_ok(p, k, n);
 }
 
 /* ---- checks when an object ends ---------------------------------------- */
@@ -779,6 +779,20 @@ struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
 	buf_init(&p->path, 0);
 	evrow_init(&p->row);
 	return p;
+}
+
+void evparse_lone_string(struct evparse *p, uint64_t index)
+{
+	p->lone_str = index;
+}
+
+int evparse_fail_here(struct evparse *p, const char *msg)
+{
+	if (in_row(p))
+		fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, msg);
+	else
+		fail(p, path_of(p, p->depth, 1), "%s", msg);
+	return p->rc;
 }
 
 int evparse_error(const struct evparse *p)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 #include "query/qkinds.h"
 
 struct sym {
@@ -110,14 +111,8 @@ static int add_profile(const json_t *cpu, const struct counts *c,
 		const json_t *v = json_array_get(names, k);
 		if (!by_name[k])
 			continue;
-		if (*nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			struct sym *ns = realloc(*syms, ncap * sizeof *ns);
-			if (!ns)
-				goto out;
-			*syms = ns;
-			*cap = ncap;
-		}
+		if (vec_reserve(syms, cap, *nsyms + 1, sizeof **syms))
+			goto out;
 		(*syms)[*nsyms].name = json_is_string(v) ? json_string_value(v) : "";
 		(*syms)[*nsyms].len = json_is_string(v) ? json_string_length(v) : 0;
 		(*syms)[*nsyms].samples = by_name[k];
@@ -187,21 +182,25 @@ int query_cpu(struct qctx *q)
 	q_page(q, m, &from, &to);
 	q_list_head(q, m);
 	for (size_t k = from; k < to; k++) {
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		buf_puts(q->out, "{\"symbol\":");
-		jsonout_str(q->out, syms[k].name, syms[k].len);
-		buf_puts(q->out, ",\"samples\":");
-		jsonout_int(q->out, syms[k].samples);
-		buf_puts(q->out, ",\"fraction\":");
-		jsonout_real(q->out, (double)syms[k].samples / (double)total_samples);
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		if (qi_key(&it, "symbol"))
+			jsonout_str(q->out, syms[k].name, syms[k].len);
+		if (qi_key(&it, "samples"))
+			jsonout_int(q->out, syms[k].samples);
+		if (qi_key(&it, "fraction"))
+			jsonout_real(q->out, (double)syms[k].samples /
+			                             (double)total_samples);
+		qi_end(&it);
 	}
 	q_list_tail(q);
 	buf_puts(q->out, ",\"total_samples\":");
 	jsonout_int(q->out, total_samples);
 	buf_puts(q->out, ",\"attribution\":\"Inclusive process samples; not "
-	                 "per-request CPU time.\"}");
+	                 "per-request CPU time.\"");
+	q_list_close(q, m);
 	free(syms);
 	return 0;
 }
