@@ -11,6 +11,9 @@
 #include "query/query.h"
 #include "rpc_client.h"
 
+/* The read timeout of an sql query: above its largest time limit (30 s). */
+#define SQL_READ_TIMEOUT_MS 40000
+
 /* Prints {"ok": false, "error": msg} on stderr like the local CLI. */
 static void print_error(const char *msg)
 {
@@ -39,6 +42,9 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 		print_error(e.msg);
 		return not_live ? 3 : err_exit_status(e.code);
 	}
+	/* An sql statement may run up to its 30 s limit: wait longer. */
+	if (p->kind && !strcmp(p->kind, "sql") && r.timeout_ms < SQL_READ_TIMEOUT_MS)
+		r.timeout_ms = SQL_READ_TIMEOUT_MS;
 	buf_init(&params, FRAME_REQUEST_MAX);
 	buf_init(&frames, 0);
 	buf_init(&out, 0);

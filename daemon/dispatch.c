@@ -23,6 +23,7 @@ struct job {
 	struct query_params p;
 	struct session_gen *g;
 	uint64_t t0;
+	int sql;              /* an sql query: runs in the sql lane */
 };
 
 struct dispatch_queue {
@@ -44,6 +45,9 @@ struct dispatch {
 	struct lifetime *lt;
 	struct dispatch_queue *ring;  /* next queue to serve */
 	int running;                  /* queries on the work queue */
+	/* the sql lane: at most one sql query on the work queue at a time, so
+	 * long statements never hold the threads other queries need */
+	int sql_running;
 	int stopping;
 	uint64_t queries;
 	/* generation reload, off the loop; nothing starts meanwhile */
@@ -216,6 +220,8 @@ static void work_done(uv_work_t *req, int status)
 	uint64_t us = (uv_hrtime() - j->t0) / 1000;
 
 	(void)status;
+	if (j->sql)
+		d->sql_running = 0;
 	d->last_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 	d->times[d->ntimes++ % TIMES] = d->last_us;
 	d->running--;
@@ -290,7 +296,8 @@ static void schedule(struct dispatch *d)
 	while (d->ring && d->running < DISPATCH_WORKERS && !d->reloading) {
 		struct dispatch_queue *q = d->ring, *start = d->ring;
 		/* the next queue, in turn, that may run one more */
-		while (q->running >= DISPATCH_PER_CONN || !server_conn_ready(q->c)) {
+		while (q->running >= DISPATCH_PER_CONN || !server_conn_ready(q->c) ||
+		       (q->head->sql && d->sql_running)) {
 			q = q->rnext;
 			if (q == start)
 				return;
@@ -306,9 +313,12 @@ static void schedule(struct dispatch *d)
 		j->req.data = j;
 		q->running++;
 		d->running++;
+		d->sql_running |= j->sql;
 		if (uv_queue_work(d->loop, &j->req, work_run, work_done) != 0) {
 			q->running--;
 			d->running--;
+			if (j->sql)
+				d->sql_running = 0;
 			job_fail(j, RPC_INTERNAL_ERROR, "Cannot queue the query");
 		}
 	}
@@ -399,6 +409,7 @@ static void on_query(struct dispatch_queue *q, struct rpc_request *rq)
 	j->rq = *rq;          /* takes the tree: strings of p point into it */
 	memset(rq, 0, sizeof *rq);
 	j->q = q;
+	j->sql = j->p.kind && !strcmp(j->p.kind, "sql");
 	j->t0 = uv_hrtime();
 	server_conn_ref(q->c);
 	d->queries++;

@@ -2,9 +2,9 @@
  * dispatch: what the requests of the session protocol mean, one handler per
  * method (hello, query, status, shutdown), and the scheduling of queries.
  *
- * Queries run on libuv's work queue, at most DISPATCH_WORKERS at once and
- * at most DISPATCH_PER_CONN of one connection, taken from the connections'
- * queues in round robin: one connection never monopolises the workers, and
+ * Queries run on libuv's work queue, at most DISPATCH_WORKERS at once, at
+ * most DISPATCH_PER_CONN of one connection and at most one `sql` query (its
+ * lane), taken from the connections' queues in round robin: one connection never monopolises the workers, and
  * a connection over its unsent-bytes cap runs nothing until its client
  * reads.  Before a query starts, a rebuilt report is reloaded off the loop;
  * queries wait for it and, when it cannot be opened, fail with the reason.
