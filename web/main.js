@@ -1,12 +1,13 @@
 /* main.js: the viewer's state and boot.  Owns the view state (window,
  * selection, pins, tab), range history, the URL fragment, keyboard range
  * controls, the per-view AbortController, readiness promises, the frozen
- * window.traceExplorer 3.1 API and the trace-explorer:ready event. */
+ * window.traceExplorer API (3.2) and the trace-explorer:ready event. */
 'use strict';
 
 const DSApp = (() => {
   const { el, toast } = DSUI;
   const TABS = ['requests', 'metrics', 'nsight'];
+  const API_VERSION = '3.2';
 
   class App {
     constructor(cat, store) {
@@ -174,8 +175,8 @@ const DSApp = (() => {
   function makeApi(app) {
     const cat = app.cat, store = app.store, Q = DSQuery;
     const api = {
-      version: '3.1',
-      describe: () => ({ version: '3.1', schema: cat.schema, meta: cat.meta, counts: counts(cat), capabilities: cat.capabilities }),
+      version: API_VERSION,
+      describe: () => ({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(cat), capabilities: cat.capabilities }),
       getState: () => app.getState(),
       setState: (partial) => app.update(partial),
       selectRange: (from, to) => app.selectRange(from, to),
@@ -207,6 +208,7 @@ const DSApp = (() => {
       queryNsys: async (p) => Q.queryNsys(cat, store, p),
       queryCpu: async (p) => Q.queryCpu(cat, store, p),
       queryMetrics: async (p) => Q.queryMetrics(cat, store, p),
+      queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p),
       inspectNsys: async (p) => {
         const o = p || {};
         Q.validate(cat, { from: o.from, to: o.to });
@@ -344,7 +346,7 @@ const DSApp = (() => {
     performance.mark('dsight:first-render');
     const api = makeApi(app);
     Object.defineProperty(window, 'traceExplorer', { value: api, writable: false, configurable: false, enumerable: true });
-    window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: '3.1' } }));
+    window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: API_VERSION } }));
     app.load();
   }
 

@@ -135,11 +135,25 @@ const DSQuery = (() => {
     return o;
   }
 
+  /* The client requests (the one accessor: catalog shards may make this
+   * asynchronous later). */
+  function requestsOf(cat) { return cat.requests; }
+  function findRequest(cat, id) { return requestsOf(cat).find((x) => x.id === id) || null; }
+
   function queryRequests(cat, params) {
+    const A = DSAnalysis;
     const v = validate(cat, params, { session: 'string', agent: 'string', worker: 'string', minTTFT: 'number', search: 'string' });
+    const keys = A.parseSort('requests', (params || {}).sort, given((params || {}).groupBy));
+    const groupBy = A.checkGroup('requests', (params || {}).groupBy);
     const needle = given(v.search) ? lower(v.search) : null;
-    const all = cat.requests.filter((r) => requestMatches(r, v, needle));
-    return page(all.length, slicePage(all, v).map(requestItem), v);
+    const all = requestsOf(cat).filter((r) => requestMatches(r, v, needle));
+    if (groupBy !== null) {
+      const groups = A.requestGroups(all, groupBy, keys);
+      return Object.assign({ total: all.length, groups: groups.length, items: slicePage(groups, v), offset: v.offset, limit: v.limit,
+        range: [v.from, v.to], group_by: groupBy });
+    }
+    const sorted = A.sortObjects('requests', keys, all);
+    return page(all.length, slicePage(sorted, v).map(requestItem), v);
   }
 
   function listSessions(cat, params) {
@@ -263,27 +277,92 @@ const DSQuery = (() => {
 
   const nsysCmp = (a, b) => (a[1][0] - b[1][0]) || (a[0].id - b[0].id) || (a[1][4] - b[1][4]);
 
-  async function queryNsys(cat, store, params, signal) {
-    const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string' });
+  function nsysKey(key, p, r) {
+    switch (key) {
+      case 'start': return r[0];
+      case 'end': return r[1];
+      case 'duration': return r[1] - r[0];
+      case 'profile': return p.id;
+      default: { const n = p.names[r[2]]; return typeof n === 'string' ? n : null; }
+    }
+  }
+
+  /* The join and the window of an nsys-like query (validated in the
+   * engine's order); v gains from/to/workers when joined. */
+  function joinOf(cat, params, v) {
+    const j = DSAnalysis.checkJoin(params || {});
+    return j ? DSAnalysis.resolveJoin(cat, j, v, (id) => findRequest(cat, id)) : null;
+  }
+
+  function selectJoined(cat, v) {
     const profs = selectProfiles(cat, v);
+    return v.workers ? profs.filter((p) => v.workers.includes(p.worker)) : profs;
+  }
+
+  /* Streams the matching rows of the selected profiles: onRow(p, r). */
+  async function scanNsys(cat, store, v, signal, onRow) {
+    const profs = selectJoined(cat, v);
     const needle = given(v.name) ? lower(v.name) : null;
-    const top = new TopK(v.offset + v.limit, nsysCmp);
-    let total = 0;
     for (const p of profs) {
-      const mask = p.names.map((n) => needle === null || lower(n).includes(needle));
+      const mask = p.names.map((n) => needle === null || (typeof n === 'string' && lower(n).includes(needle)));
       if (!mask.some(Boolean)) continue;
       for await (const rows of stream(store, p.event_chunks, v.from, v.to, signal)) {
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i];
-          if (r[0] <= v.to && r[1] >= v.from && mask[r[2]]) {
-            total++;
-            top.push([p, r]);
-          }
+          if (r[0] <= v.to && r[1] >= v.from && mask[r[2]]) onRow(p, r);
         }
       }
     }
+    return profs;
+  }
+
+  function nsysTail(cat, v, join, total, extras) {
+    const o = {};
+    if (join) o.request = join;
+    Object.assign(o, extras);
+    if (!total) {
+      const notes = DSAnalysis.notesFor(cat, 'nsys', v, join, selectJoined(cat, v));
+      if (notes.length) o.notes = notes;
+    }
+    return o;
+  }
+
+  async function queryNsys(cat, store, params, signal) {
+    const A = DSAnalysis, P = params || {};
+    const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string' });
+    const join = joinOf(cat, P, v);
+    const keys = A.parseSort('nsys', P.sort, given(P.groupBy));
+    const groupBy = A.checkGroup('nsys', P.groupBy);
+    const partialOf = (profs) => profs.some((p) => p.truncated === true);
+    if (groupBy !== null) {
+      const groups = new Map();
+      let total = 0;
+      const keyOf = groupBy === 'name' ? (p, r) => { const n = p.names[r[2]]; return typeof n === 'string' ? 's' + n : 'n'; }
+        : groupBy === 'tid' ? (p, r) => 's' + r[3] : groupBy === 'profile' ? (p) => 'i' + p.id
+          : (p) => (typeof p.worker === 'string' ? 's' + p.worker : 'n');
+      const profs = await scanNsys(cat, store, v, signal, (p, r) => {
+        const k = keyOf(p, r);
+        let g = groups.get(k);
+        if (!g) { g = A.nvtxGroup(k === 'n' ? null : k[0] === 'i' ? p.id : k.slice(1)); groups.set(k, g); }
+        A.nvtxAdd(g, r[0], r[1], v.from, v.to);
+        total++;
+      });
+      const items = A.orderNvtx([...groups.values()].map(A.nvtxItem), keys);
+      return Object.assign({ total, groups: items.length, items: slicePage(items, v), offset: v.offset, limit: v.limit, range: [v.from, v.to] },
+        nsysTail(cat, v, join, total, { group_by: groupBy, attribution: ATTR_NSYS, partial: partialOf(profs) }));
+    }
+    const cmp = keys.length ? (a, b) => {
+      for (const k of keys) {
+        const c = A.cmpVal(nsysKey(k.name, a[0], a[1]), nsysKey(k.name, b[0], b[1]), k.desc);
+        if (c) return c;
+      }
+      return nsysCmp(a, b);
+    } : nsysCmp;
+    const top = new TopK(v.offset + v.limit, cmp);
+    let total = 0;
+    const profs = await scanNsys(cat, store, v, signal, (p, r) => { total++; top.push([p, r]); });
     const items = top.sorted().slice(v.offset).map(([p, r]) => nsysItem(p, r));
-    return page(total, items, v, { attribution: ATTR_NSYS, partial: profs.some((p) => p.truncated === true) });
+    return Object.assign(page(total, items, v), nsysTail(cat, v, join, total, { attribution: ATTR_NSYS, partial: partialOf(profs) }));
   }
 
   async function queryCpu(cat, store, params, signal) {
@@ -373,6 +452,7 @@ const DSQuery = (() => {
   return {
     UsageError, validate, cmpCodePoint, overlaps, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
-    queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE,
+    queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE, requestsOf, findRequest, joinOf, selectJoined, scanNsys,
+    selectProfiles, selectSeries, given, slicePage, lower, requestMatches, ATTR_NSYS,
   };
 })();

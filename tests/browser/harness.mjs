@@ -59,12 +59,13 @@ export function run(bin, args, opts) {
 /* dsight query: {ok: value} or {error: message, code}. */
 export function dquery(report, kind, params) {
   const flags = { from: '--from', to: '--to', profile: '--profile', name: '--name', offset: '--offset', limit: '--limit',
-    worker: '--worker', rank: '--rank', session: '--session', agent: '--agent', search: '--search', minTTFT: '--min-ttft-ms', request: '--request' };
+    worker: '--worker', rank: '--rank', session: '--session', agent: '--agent', search: '--search', minTTFT: '--min-ttft-ms', request: '--request',
+    sort: '--sort', groupBy: '--group-by', bucket: '--bucket', of: '--of', phase: '--phase' };
   const args = ['query', report, kind];
   for (const [k, v] of Object.entries(params || {})) {
     if (v === undefined || v === null) continue;
     if (k === 'points') { if (v) args.push('--points'); continue; }
-    args.push(flags[k], String(v));
+    args.push(flags[k], Array.isArray(v) ? v.join(',') : String(v));
   }
   const r = run('dsight', args);
   if (r.code === 0) return { ok: JSON.parse(r.stdout) };
