@@ -14,7 +14,8 @@ const DSApp = (() => {
       this.cat = cat;
       this.store = store;
       this.dur = cat.meta.duration;
-      this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null };
+      this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null,
+        sel: null, workers: [], reqSort: '-ttft_ms' };
       this.history = [];
       this.ctrl = new AbortController();
       this.views = [];
@@ -26,7 +27,8 @@ const DSApp = (() => {
 
     getState() {
       const s = this.state;
-      return { from: s.from, to: s.to, request: s.request, profile: s.profile, pinnedMetrics: s.pinnedMetrics.slice(), tab: s.tab };
+      return { from: s.from, to: s.to, request: s.request, profile: s.profile, pinnedMetrics: s.pinnedMetrics.slice(), tab: s.tab,
+        sel: s.sel ? s.sel.slice() : null, workers: s.workers.slice(), reqSort: s.reqSort };
     }
 
     /* Applies known, valid keys of partial; ignores unknown or stale ones. */
@@ -46,6 +48,10 @@ const DSApp = (() => {
         out.pinnedMetrics = [...new Set(p.pinnedMetrics.filter((n) => typeof n === 'string' && this.familyNames.has(n)))];
       if ('tab' in p && TABS.includes(p.tab)) out.tab = p.tab;
       if ('nsysEvent' in p) out.nsysEvent = p.nsysEvent;
+      if ('sel' in p && (p.sel === null || (Array.isArray(p.sel) && p.sel.length === 2 && p.sel.every(Number.isFinite) &&
+          p.sel[0] >= 0 && p.sel[0] < p.sel[1] && p.sel[1] <= this.dur))) out.sel = p.sel === null ? null : p.sel.slice();
+      if ('workers' in p && Array.isArray(p.workers)) out.workers = [...new Set(p.workers.filter((w) => typeof w === 'string' && w))];
+      if ('reqSort' in p && typeof p.reqSort === 'string' && /^-?[a-z_]+$/.test(p.reqSort)) out.reqSort = p.reqSort;
       return out;
     }
 
@@ -53,12 +59,15 @@ const DSApp = (() => {
     update(partial, opts) {
       const ch = this.sanitize(partial);
       const rangeChanged = ('from' in ch && ch.from !== this.state.from) || ('to' in ch && ch.to !== this.state.to);
-      if (rangeChanged && (!opts || opts.push !== false)) {
+      const now = performance.now();
+      const burst = opts && opts.coalesce && now - (this.lastPush || 0) < 700;
+      if (rangeChanged && (!opts || opts.push !== false) && !burst) {
         this.history.push([this.state.from, this.state.to]);
         if (this.history.length > 100) this.history.shift();
       }
-      if (rangeChanged) ch.nsysEvent = null;
+      if (rangeChanged && opts && opts.coalesce) this.lastPush = now;
       Object.assign(this.state, ch);
+      this.pushView = rangeChanged && (!opts || opts.push !== false) && !burst;
       this.render();
       return this.getState();
     }
@@ -74,23 +83,45 @@ const DSApp = (() => {
       this.update({ from: prev[0], to: prev[1] }, { push: false });
     }
 
-    zoom(f) {
+    /* Zooms by factor f keeping time c (default: the centre) in place. */
+    zoom(f, c, opts) {
       const { from, to } = this.state;
-      const c = (from + to) / 2, half = Math.min(this.dur, (to - from) * f) / 2;
-      let a = c - half, b = c + half;
+      const t = c === undefined || c === null || !(c >= from && c <= to) ? (from + to) / 2 : c;
+      const w = Math.min(this.dur, (to - from) * f);
+      if (w < 1e-9) return;
+      let a = t - (t - from) * (w / (to - from)), b = a + w;
       if (a < 0) { b -= a; a = 0; }
       if (b > this.dur) { a -= b - this.dur; b = this.dur; }
-      a = Math.max(0, a);
-      if (b - a < 1e-9) return;
-      this.update({ from: a, to: b });
+      this.update({ from: Math.max(0, a), to: b }, opts);
     }
 
-    pan(f) {
+    pan(f, opts) {
       const { from, to } = this.state;
       const w = to - from;
       let a = from + w * f;
       a = Math.min(Math.max(0, a), this.dur - w);
-      this.update({ from: a, to: a + w });
+      this.update({ from: a, to: a + w }, opts);
+    }
+
+    /* Selects the area [a, b] (kept across zooms; f focuses it). */
+    selectArea(a, b) { return this.update({ sel: [Math.max(0, a), Math.min(this.dur, b)] }); }
+
+    /* The window of the current selection: the area, else the NVTX range,
+     * else the selected request. */
+    focusWindow() {
+      const s = this.state;
+      if (s.sel) return s.sel;
+      if (s.nsysEvent) return [s.nsysEvent.start, s.nsysEvent.end];
+      if (s.request !== null) { const r = DSQuery.findRequest(this.cat, s.request); if (r) return [r.start, r.end]; }
+      return null;
+    }
+
+    /* Shows [a, b] with a small margin, clamped to the run. */
+    focus(a, b) {
+      const pad = Math.max((b - a) * 0.08, 1e-6);
+      let x = Math.max(0, a - pad), y = Math.min(this.dur, b + pad);
+      if (!(y > x)) { x = Math.max(0, a - 1e-3); y = Math.min(this.dur, b + 1e-3); }
+      return this.update({ from: x, to: y });
     }
 
     signal() { return this.ctrl.signal; }
@@ -109,6 +140,9 @@ const DSApp = (() => {
       if (s.request !== null) q.set('request', s.request);
       if (s.profile !== null) q.set('profile', String(s.profile));
       for (const m of s.pinnedMetrics) q.append('pin', m);
+      if (s.sel) q.set('sel', `${s.sel[0]},${s.sel[1]}`);
+      for (const w of s.workers) q.append('worker', w);
+      if (s.reqSort !== '-ttft_ms') q.set('sort', s.reqSort);
       return '#' + q.toString();
     }
 
@@ -120,6 +154,9 @@ const DSApp = (() => {
       if (q.has('request')) p.request = q.get('request');
       if (q.has('profile')) p.profile = Number(q.get('profile'));
       if (q.has('pin')) p.pinnedMetrics = q.getAll('pin');
+      p.sel = q.has('sel') ? q.get('sel').split(',').map(Number) : null;
+      p.workers = q.getAll('worker');
+      if (q.has('sort')) p.reqSort = q.get('sort');
       return p;
     }
 
@@ -129,11 +166,16 @@ const DSApp = (() => {
       this.ctrl = new AbortController();
       const frag = this.fragment();
       if (location.hash !== frag) {
-        try { history.replaceState(null, '', frag); } catch (e) { /* file:// in some browsers */ }
+        /* a new window is a new history entry: Back/Forward walk views */
+        try {
+          if (this.pushView) history.pushState(null, '', frag); else history.replaceState(null, '', frag);
+        } catch (e) { /* file:// in some browsers */ }
       }
+      this.pushView = false;
       DSUI.hideTip();
       DSUI.setWidth(document.getElementById('tracks').clientWidth);
       for (const v of this.views) v.render(this);
+      DSNav.drawSelection(this);
       if (!noLoad) this.load();
     }
 
@@ -289,12 +331,21 @@ const DSApp = (() => {
       else if (k === 'ArrowRight') app.pan(0.25);
       else if (k === 'Backspace' || k === 'b') app.back();
       else if (k === '0') app.update({ from: 0, to: app.dur });
+      else if (k === 'w' || k === 'W') app.zoom(0.8, DSNav.cursor(app), { coalesce: true });
+      else if (k === 's' || k === 'S') app.zoom(1.25, DSNav.cursor(app), { coalesce: true });
+      else if (k === 'a' || k === 'A') app.pan(-0.2, { coalesce: true });
+      else if (k === 'd' || k === 'D') app.pan(0.2, { coalesce: true });
+      else if (k === 'f' || k === 'F') { const w = app.focusWindow(); if (w) app.focus(w[0], w[1]); }
+      else if (k === 'Escape') app.update({ sel: null });
       else return;
       ev.preventDefault();
     });
-    window.addEventListener('hashchange', () => {
-      if (location.hash !== app.fragment()) app.update(App.parseFragment(location.hash));
-    });
+    const restore = () => {
+      if (location.hash !== app.fragment()) app.update(App.parseFragment(location.hash), { push: false });
+    };
+    window.addEventListener('hashchange', restore);
+    window.addEventListener('popstate', restore);
+    DSNav.bind(app);
     let rt = null;
     window.addEventListener('resize', () => { clearTimeout(rt); rt = setTimeout(() => app.render(), 120); });
   }

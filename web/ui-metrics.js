@@ -76,7 +76,7 @@ const DSMetrics = (() => {
       if (!ch) {
         const canvas = el('canvas', { 'aria-label': `chart of ${name}` });
         ch = { canvas, status: el('div', { class: 'chart-status' }), data: null, scale: null, series, fam };
-        DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectRange(a, b), null);
+        DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectArea(a, b), null);
         canvas.addEventListener('mousemove', (ev) => hover(app, ch, ev));
         canvas.addEventListener('mouseleave', () => { DSUI.hideTip(); if (ch.data) draw(app, ch); });
         const LEG = 6;

@@ -10,8 +10,11 @@ const DSNsight = (() => {
   const tracks = new Map(); /* profile id -> {canvas, scale, hits, mode} */
   let cpuSeq = 0;
 
+  /* The profile picked, else those of the workers shown (a request's), else all. */
   function shown(app) {
-    return app.state.profile === null ? app.cat.profiles : app.cat.profiles.filter((p) => p.id === app.state.profile);
+    if (app.state.profile !== null) return app.cat.profiles.filter((p) => p.id === app.state.profile);
+    const ws = app.state.workers;
+    return ws.length ? app.cat.profiles.filter((p) => ws.includes(p.worker)) : app.cat.profiles;
   }
 
   function candidates(p, from, to) {
@@ -46,8 +49,10 @@ const DSNsight = (() => {
     const { el } = DSUI;
     const sec = document.getElementById('sec-nsight');
     const profs = shown(app);
+    const ws = app.state.profile === null ? app.state.workers : [];
     const kids = [el('div', { class: 'sec-head' }, 'Nsight NVTX', el('span', { class: 'muted', text: app.cat.profiles.length
-      ? `${profs.length} of ${app.cat.profiles.length} profiles` : 'no Nsight profile in the evidence' }))];
+      ? `${profs.length} of ${app.cat.profiles.length} profiles${ws.length ? ` · workers ${ws.join(', ')}` : ''}` : 'no Nsight profile in the evidence' }),
+    ws.length ? el('button', { class: 'small', id: 'btn-all-profiles', onclick: () => app.update({ workers: [] }) }, 'show all profiles') : '')];
     tracks.clear();
     for (const p of profs) {
       const n = candidates(p, app.state.from, app.state.to);
@@ -61,7 +66,7 @@ const DSNsight = (() => {
         p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''),
       mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
       el('div', { class: 'sec-body' }, canvas));
-      DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectRange(a, b), (ev, x, y) => {
+      DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectArea(a, b), (ev, x, y) => {
         const h = hitTest(tr, x, y);
         if (h) app.update({ nsysEvent: DSQuery.nsysItem(p, h), profile: app.state.profile, tab: 'nsight' });
       });
