@@ -15,7 +15,7 @@ const DSApp = (() => {
       this.store = store;
       this.dur = cat.meta.duration;
       this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null,
-        sel: null, workers: [], reqSort: '-ttft_ms' };
+        sel: null, workers: [], reqSort: '-ttft_ms', filter: '' };
       this.history = [];
       this.ctrl = new AbortController();
       this.views = [];
@@ -28,7 +28,7 @@ const DSApp = (() => {
     getState() {
       const s = this.state;
       return { from: s.from, to: s.to, request: s.request, profile: s.profile, pinnedMetrics: s.pinnedMetrics.slice(), tab: s.tab,
-        sel: s.sel ? s.sel.slice() : null, workers: s.workers.slice(), reqSort: s.reqSort };
+        sel: s.sel ? s.sel.slice() : null, workers: s.workers.slice(), reqSort: s.reqSort, filter: s.filter };
     }
 
     /* Applies known, valid keys of partial; ignores unknown or stale ones. */
@@ -51,6 +51,7 @@ const DSApp = (() => {
       if ('sel' in p && (p.sel === null || (Array.isArray(p.sel) && p.sel.length === 2 && p.sel.every(Number.isFinite) &&
           p.sel[0] >= 0 && p.sel[0] < p.sel[1] && p.sel[1] <= this.dur))) out.sel = p.sel === null ? null : p.sel.slice();
       if ('workers' in p && Array.isArray(p.workers)) out.workers = [...new Set(p.workers.filter((w) => typeof w === 'string' && w))];
+      if ('filter' in p && typeof p.filter === 'string') out.filter = p.filter;
       if ('reqSort' in p && typeof p.reqSort === 'string' && /^-?[a-z_]+$/.test(p.reqSort)) out.reqSort = p.reqSort;
       return out;
     }
@@ -143,6 +144,7 @@ const DSApp = (() => {
       if (s.sel) q.set('sel', `${s.sel[0]},${s.sel[1]}`);
       for (const w of s.workers) q.append('worker', w);
       if (s.reqSort !== '-ttft_ms') q.set('sort', s.reqSort);
+      if (s.filter) q.set('filter', s.filter);
       return '#' + q.toString();
     }
 
@@ -157,6 +159,7 @@ const DSApp = (() => {
       p.sel = q.has('sel') ? q.get('sel').split(',').map(Number) : null;
       p.workers = q.getAll('worker');
       if (q.has('sort')) p.reqSort = q.get('sort');
+      p.filter = q.get('filter') || '';
       return p;
     }
 
@@ -346,6 +349,7 @@ const DSApp = (() => {
     window.addEventListener('hashchange', restore);
     window.addEventListener('popstate', restore);
     DSNav.bind(app);
+    DSPanes.bind(app);
     let rt = null;
     window.addEventListener('resize', () => { clearTimeout(rt); rt = setTimeout(() => app.render(), 120); });
   }

@@ -327,9 +327,20 @@ const DSQuery = (() => {
     return o;
   }
 
-  async function queryNsys(cat, store, params, signal) {
-    const A = DSAnalysis, P = params || {};
+  /* worker given as a list (any of them): [list, params without it]. */
+  function workerList(params) {
+    const P = params || {};
+    if (!Array.isArray(P.worker)) return [null, params];
+    if (!P.worker.length) throw new UsageError('worker must not be an empty list');
+    if (P.worker.some((w) => typeof w !== 'string' || w === '')) throw new UsageError('worker values must not be empty');
+    return [P.worker.slice(), Object.assign({}, P, { worker: P.worker.length === 1 ? P.worker[0] : undefined })];
+  }
+
+  async function queryNsys(cat, store, params0, signal) {
+    const A = DSAnalysis, P = params0 || {};
+    const [wl, params] = workerList(params0);
     const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string' });
+    if (wl) v.workers = wl;
     const join = joinOf(cat, P, v);
     const keys = A.parseSort('nsys', P.sort, given(P.groupBy));
     const groupBy = A.checkGroup('nsys', P.groupBy);

@@ -36,7 +36,9 @@ const DSNsight = (() => {
     el('div', { class: 'pmeta', text: `${DSUI.fmtNum(p.event_count || 0)} ranges · ${(p.threads || []).length} threads` +
       (p.cpu ? ` · ${DSUI.fmtNum(p.cpu.sample_count || 0)} CPU samples` : '') })]
       : [el('b', { text: 'All profiles' }), el('div', { class: 'pmeta', text: `${app.cat.profiles.length} profiles` })]);
-    side.replaceChildren(el('h3', { text: 'Profiles' }), card(null), ...app.cat.profiles.map(card),
+    if (!side.querySelector('.nvtx-filter')) side.replaceChildren(el('h3', { text: 'NVTX names' }), DSRanges.filterBar(app), el('div', { id: 'nsight-profiles' }));
+    DSRanges.filterBar(app);
+    document.getElementById('nsight-profiles').replaceChildren(el('h3', { text: 'Profiles' }), card(null), ...app.cat.profiles.map(card),
       el('p', { class: 'muted', text: `Exact ranges are drawn when a profile's candidate rows in the window fit the ${DSUI.fmtNum(BUDGET)}-row display budget; wider windows show the density overview.` }));
   }
 
@@ -143,6 +145,7 @@ const DSNsight = (() => {
     }
     let y = 0;
     const sel = app.state.nsysEvent;
+    const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
     for (const t of threads) {
       ctx.fillStyle = '#f9fafb';
       ctx.fillRect(0, y, w, THEAD + t.lanes * LANE);
@@ -158,7 +161,9 @@ const DSNsight = (() => {
         if (wpx < 1.01 && Math.floor(a) === lastCol && d === lastLane) continue;
         lastCol = Math.floor(a); lastLane = d;
         ctx.fillStyle = colorFor(r[2]);
+        ctx.globalAlpha = needle && !String(p.names[r[2]]).toLowerCase().includes(needle) ? 0.15 : 1;
         ctx.fillRect(a, yy, wpx, LANE - 2);
+        ctx.globalAlpha = 1;
         if (sel && sel.profile === p.id && sel.rowid === r[4]) {
           ctx.strokeStyle = '#f79009'; ctx.lineWidth = 2; ctx.strokeRect(a - 1, yy - 1, wpx + 2, LANE);
         }
@@ -226,8 +231,10 @@ const DSNsight = (() => {
       })());
     }
     const cpu = app.state.tab === 'nsight' ? loadCpu(app, signal) : null;
+    const byName = app.state.tab === 'nsight' ? DSRanges.loadByName(app, signal) : null;
     await Promise.all(jobs);
     if (cpu) await cpu;
+    if (byName) await byName;
   }
 
   async function loadCpu(app, signal) {
@@ -256,7 +263,7 @@ const DSNsight = (() => {
     const left = ev ? [el('h2', {}, ev.name, ' ', el('span', { class: 'muted', text: DSUI.fmtDur(ev.end - ev.start) })), DSUI.kv(ev)]
       : [el('h2', { text: 'NVTX range' }), el('p', { class: 'muted', text: 'Click a range in a thread track to inspect it. Drag on any track to select a time window.' }),
         el('p', { class: 'muted', text: 'NVTX ranges are shared worker/rank activity; overlap does not establish request ownership.' })];
-    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' }))));
+    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left, el('div', { id: 'byname-box' }, el('p', { class: 'muted', text: 'ranges by name: loading…' }))), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' }))));
   }
 
   function render(app) {

@@ -9,7 +9,7 @@
 const DSReqTable = (() => {
   const COLS = [
     ['id', 'request', 'id'], ['ttft_ms', 'TTFT', 'num'], ['duration', 'dur', 'num'], ['output_tokens', 'out tok', 'num'],
-    ['status', 'status', 'str'], ['start', 'start', 'num'],
+    ['status', 'st', 'str'], ['start', 'start', 'num'],
   ];
   const STEP = 50;
   let topN = STEP, focusHits = [], focusScale = null;
@@ -24,7 +24,7 @@ const DSReqTable = (() => {
       case 'ttft_ms': return r.ttft_ms === null || r.ttft_ms === undefined ? '—' : DSUI.fmtNum(r.ttft_ms, 0);
       case 'duration': return DSUI.fmtDur(r.end - r.start);
       case 'output_tokens': return r.output_tokens === null || r.output_tokens === undefined ? '—' : DSUI.fmtNum(r.output_tokens);
-      case 'status': return r.status || '—';
+      case 'status': return r.status === 'completed' ? '✓' : r.status || '—';
       case 'start': return DSUI.fmtTime(r.start, 100);
       default: return r.id;
     }

@@ -65,7 +65,8 @@ export function dquery(report, kind, params) {
   for (const [k, v] of Object.entries(params || {})) {
     if (v === undefined || v === null) continue;
     if (k === 'points') { if (v) args.push('--points'); continue; }
-    args.push(flags[k], Array.isArray(v) ? v.join(',') : String(v));
+    if (Array.isArray(v) && ['worker', 'session', 'agent', 'name'].includes(k)) for (const x of v) args.push(flags[k], String(x));
+    else args.push(flags[k], Array.isArray(v) ? v.join(',') : String(v));
   }
   const r = run('dsight', args);
   if (r.code === 0) return { ok: JSON.parse(r.stdout) };

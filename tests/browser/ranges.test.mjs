@@ -1,0 +1,75 @@
+// ranges.test.mjs: NVTX by name in the viewer: the by-name table of the
+// selected area equals `dsight query nsys --group-by name` over the same
+// window and profiles; the name filter dims other ranges and steps to the
+// next / previous matching range (equal to the CLI's next row by start).
+import path from 'node:path';
+import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
+
+const tap = new Tap();
+
+async function main() {
+  const dir = tmpdir('ranges');
+  const ev = path.join(dir, 'medium.json');
+  if (!tap.ok(run('gen-capture', ['--preset', 'medium', '-o', ev]).code === 0, 'gen-capture --preset medium')) return;
+  const rep = path.join(dir, 'report');
+  if (!tap.ok(run('dsight', ['build', ev, '-o', rep]).code === 0, 'dsight build')) return;
+  const cat = readCatalog(path.join(rep, 'index.html'));
+  const D = cat.meta.duration;
+  const s = await serve(rep, { gzipHeader: true });
+  const v = await openViewer(`${s.base}/index.html`);
+  if (!tap.ok(v.readyAt !== null, 'viewer ready', v.errors)) return;
+  const page = v.page;
+  const te = (fn, arg) => page.evaluate(fn, arg);
+
+  /* 1. the by-name table of a selected area */
+  const sel = [D * 0.31, D * 0.317];
+  await te(([d, s0]) => { window.traceExplorer.setState({ tab: 'nsight', from: d * 0.3, to: d * 0.33, sel: s0 }); return window.traceExplorer.whenDetailsReady(); }, [D, sel]);
+  const rows = await page.$$eval('#byname-box tr.byname-row', (trs) => trs.map((t) => [t.dataset.name, t.children[1].textContent]));
+  const cli = dquery(rep, 'nsys', { from: sel[0], to: sel[1], groupBy: 'name', limit: 200 }).ok;
+  const want = cli.items.map((g) => [g.key === null ? '' : g.key, g.count.toLocaleString('en-US')]);
+  tap.ok(rows.length > 0 && JSON.stringify(rows) === JSON.stringify(want), `the by-name table of the selection lists ${rows.length} names in dsight query nsys --group-by name order with its counts`, { rows: rows.slice(0, 5), want: want.slice(0, 5) });
+  const api = await te(([a, b]) => window.traceExplorer.queryNsys({ from: a, to: b, groupBy: 'name', limit: 200 }), sel);
+  tap.ok(JSON.stringify(api) === JSON.stringify(cli), 'its numbers are the API answer, equal to the CLI (total, mean, max, time inside)');
+  await saveShot(page, 'ranges-01-by-name-selection.png');
+
+  /* 2. by-name for a request's workers (several workers = --worker repeated) */
+  const r = cat.requests.find((x) => (x.workers || []).length > 1);
+  if (r) {
+    const got = await te(([a, b, w]) => window.traceExplorer.queryNsys({ from: a, to: b, worker: w, groupBy: 'name', limit: 50 }), [r.start, r.end, r.workers]);
+    const c2 = dquery(rep, 'nsys', { from: r.start, to: r.end, worker: r.workers, groupBy: 'name', limit: 50 }).ok;
+    tap.ok(JSON.stringify(got) === JSON.stringify(c2), `worker as a list (${r.workers.join(', ')}) equals --worker repeated`);
+  }
+
+  /* 3. the name filter: next / previous match */
+  const name = cli.items[cli.items.length > 1 ? 1 : 0].key;
+  await page.fill('#nvtx-filter', name);
+  await page.press('#nvtx-filter', 'Enter');
+  await page.waitForFunction((n) => { const e = window.traceExplorer.getState(); return e.filter === n; }, name);
+  await page.waitForFunction(() => /at /.test(document.getElementById('nvtx-match').textContent));
+  const st1 = await te(() => window.traceExplorer.getState());
+  const ex1 = await te(() => window.traceExplorer.exportSelection());
+  const centre = D * 0.315;
+  const next = dquery(rep, 'nsys', { from: centre, to: D, name, limit: 1000 }).ok.items.find((it) => it.start >= centre);
+  const firstSel = await page.$eval('#nvtx-match', (e) => e.textContent);
+  tap.ok(next && firstSel.startsWith(next.name) && st1.from <= next.start && st1.to >= next.end, `Enter in the filter goes to the next "${name}" after the window's centre (${firstSel})`, { next, st1 });
+  await page.click('#btn-next-match');
+  await page.waitForTimeout(300);
+  const t2 = await page.$eval('#nvtx-match', (e) => e.textContent);
+  await page.click('#btn-prev-match');
+  await page.waitForTimeout(300);
+  const t3 = await page.$eval('#nvtx-match', (e) => e.textContent);
+  tap.ok(t2 !== firstSel && t3 === firstSel, 'next then previous returns to the same range', { firstSel, t2, t3 });
+  tap.ok(ex1 && ex1.view.filter === name, 'the filter is part of the view state');
+  await saveShot(page, 'ranges-02-name-filter.png');
+  tap.ok(v.errors.length === 0, 'no page error', v.errors);
+}
+
+try {
+  await main();
+} catch (e) {
+  tap.ok(false, 'ranges test crashed', e.stack);
+} finally {
+  await cleanup();
+}
+console.log(`# ${tap.passed} passed, ${tap.failed} failed`);
+process.exit(tap.failed ? 1 : 0);
