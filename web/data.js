@@ -106,12 +106,13 @@ const DSData = (() => {
       if (!fl) {
         const ctrl = new AbortController();
         fl = { ctrl, waiters: 0, promise: null };
+        const mine = fl;
         fl.promise = this._load(desc, ctrl.signal).then((rows) => {
-          this.inflight.delete(key);
+          if (this.inflight.get(key) === mine) this.inflight.delete(key);
           this._insert(key, rows, desc.decoded_bytes);
           return rows;
         }, (err) => {
-          this.inflight.delete(key);
+          if (this.inflight.get(key) === mine) this.inflight.delete(key);
           if (err && err.name !== 'AbortError') this._report(desc, err);
           throw err;
         });
@@ -125,7 +126,9 @@ const DSData = (() => {
         const onAbort = () => {
           if (done) return;
           done = true;
-          if (--fl.waiters === 0 && this.inflight.get(key) === fl) fl.ctrl.abort();
+          /* the last waiter left: cancel, and let a later get() start afresh
+           * instead of joining the cancelled fetch */
+          if (--fl.waiters === 0 && this.inflight.get(key) === fl) { this.inflight.delete(key); fl.ctrl.abort(); }
           reject(abortError());
         };
         signal.addEventListener('abort', onAbort, { once: true });

@@ -61,6 +61,27 @@ async function main() {
   tap.ok(t2 !== firstSel && t3 === firstSel, 'next then previous returns to the same range', { firstSel, t2, t3 });
   tap.ok(ex1 && ex1.view.filter === name, 'the filter is part of the view state');
   await saveShot(page, 'ranges-02-name-filter.png');
+
+  /* 4. CPU flame graph / call table: totals equal the cpu kind's inclusive samples */
+  const cp = cat.profiles.find((p) => p.cpu);
+  if (tap.ok(cp, 'a profile has CPU samples')) {
+    const w = [D * 0.2, D * 0.5];
+    await te(([id, a, b]) => { window.traceExplorer.setState({ tab: 'nsight', profile: id, from: a, to: b, sel: null, filter: '' }); return window.traceExplorer.whenDetailsReady(); }, [cp.id, ...w]);
+    await page.waitForFunction(() => Number((document.getElementById('flame') || {}).dataset?.frames) > 0);
+    const calls = await page.$$eval('table.calltable tr[data-name]', (trs) => trs.map((t) => [t.dataset.name, Number(t.children[1].textContent.replace(/,/g, '')), Number(t.children[2].textContent.replace(/,/g, ''))]));
+    const cpu = dquery(rep, 'cpu', { profile: cp.id, from: w[0], to: w[1], limit: 1000 }).ok;
+    const incl = new Map(cpu.items.map((it) => [it.symbol, it.samples]));
+    const selfSum = calls.reduce((a, c) => a + c[1], 0);
+    tap.ok(calls.length > 0 && calls.every(([n, , t]) => incl.get(n) === t) && selfSum <= cpu.total_samples,
+      `the call table's total samples equal dsight query cpu's inclusive samples (${calls.length} functions, ${cpu.total_samples} samples)`, { calls: calls.slice(0, 5), cpu: cpu.items.slice(0, 5) });
+    const title0 = await page.$eval('#flame-box h3', (h) => h.textContent);
+    tap.ok(title0.includes(`${cpu.total_samples.toLocaleString('en-US')} samples`), 'the flame graph counts the window\'s samples', title0);
+    const fb = await (await page.$('#flame')).boundingBox();
+    await page.mouse.click(fb.x + 5, fb.y + 16 + 8);
+    const title1 = await page.$eval('#flame-box h3', (h) => h.textContent);
+    tap.ok(/zoomed into /.test(title1), `clicking a frame zooms into it (${title1})`);
+    await saveShot(page, 'ranges-03-flame-graph.png');
+  }
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
 }
 
