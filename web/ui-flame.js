@@ -5,7 +5,7 @@
 'use strict';
 
 const DSFlame = (() => {
-  const ROW = 16;
+  const ROW = 16, AUTO_ROWS = 200000;
   let seq = 0, focusPath = [];
 
   function node(name) { return { name, total: 0, self: 0, kids: new Map() }; }
@@ -124,6 +124,13 @@ const DSFlame = (() => {
     if (!box) return;
     const my = ++seq;
     const win = app.state.sel || [app.state.from, app.state.to];
+    let rows = 0;
+    for (const p of profs) for (const d of (p.cpu && p.cpu.chunks) || []) if (DSQuery.overlaps(d, win[0], win[1])) rows += d.count;
+    if (rows > AUTO_ROWS) {
+      box.replaceChildren(DSUI.el('p', { class: 'muted', text: `CPU flame graph: ${DSUI.fmtNum(rows)} candidate samples in the ` +
+        `${app.state.sel ? 'selection' : 'window'}; select a narrower area (drag on a track) to build it.` }));
+      return;
+    }
     const root = await build(app, profs, win[0], win[1], signal);
     if (signal.aborted || my !== seq) return;
     if (!root.total) { box.replaceChildren(); return; }

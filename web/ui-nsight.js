@@ -274,5 +274,5 @@ const DSNsight = (() => {
     if (app.state.tab === 'nsight') renderDetails(app);
   }
 
-  return { render, load, ready: 'details' };
+  return { render, load, shown, ready: 'details' };
 })();

@@ -5,7 +5,10 @@
 'use strict';
 
 const DSRanges = (() => {
-  let bar = null, seq = 0;
+  let bar = null, seq = 0, forced = '';
+  /* Above this many candidate rows the table waits for a click (it streams
+   * every overlapping shard; the tracks must not wait for it). */
+  const AUTO_ROWS = 60000;
 
   /* The filter bar of the Nsight side panel (built once, kept focused). */
   function filterBar(app) {
@@ -80,10 +83,22 @@ const DSRanges = (() => {
     const my = ++seq;
     const win = app.state.sel || [app.state.from, app.state.to];
     const p = Object.assign({ from: win[0], to: win[1], groupBy: 'name', limit: 200 }, params(app));
+    const { el } = DSUI;
+    const key = JSON.stringify(p);
+    let rows = 0, shards = 0;
+    for (const pr of DSNsight.shown(app)) {
+      for (const d of pr.event_chunks || []) if (DSQuery.overlaps(d, win[0], win[1])) { rows += d.count; shards++; }
+    }
+    if (rows > AUTO_ROWS && forced !== key) {
+      box.replaceChildren(el('h3', { text: `Ranges by name in the ${app.state.sel ? 'selection' : 'window'}` }),
+        el('button', { id: 'btn-by-name', onclick: () => { forced = key; app.render(); } },
+          `Summarise ${DSUI.fmtNum(rows)} candidate ranges (streams ${shards} shards)`),
+        el('p', { class: 'muted', text: 'Select a narrower area (drag on a track) for an immediate table.' }));
+      return;
+    }
     const t0 = performance.now();
     const res = await DSQuery.queryNsys(app.cat, app.store, p, signal);
     if (signal.aborted || my !== seq) return;
-    const { el } = DSUI;
     const maxClip = res.items.length ? Math.max(...res.items.map((g) => g.clipped_total)) : 1;
     box.replaceChildren(el('h3', { text: `Ranges by name in the ${app.state.sel ? 'selection' : 'window'} (${DSUI.fmtDur(win[1] - win[0])}) · ` +
       `${DSUI.fmtNum(res.total)} ranges · ${DSUI.fmtNum(res.groups)} names` }),
