@@ -208,7 +208,7 @@ const DSAnalysis = (() => {
   }
 
   /* The notes of an empty answer the browser can tell (the profile, CPU and
-   * join causes of doc/query-semantics.md "notes", in that order); kind is
+   * join causes of doc/query-semantics.md "Notes on empty results", in that order); kind is
    * the source kind, profs the selected profiles. */
   function notesFor(cat, kind, v, join, profs) {
     const out = [];

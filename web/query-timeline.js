@@ -1,5 +1,5 @@
 /* query-timeline.js: the `timeline` kind in the browser (API 3.2,
- * doc/query-semantics.md "Time buckets"): requests, nsys (per profile or by
+ * doc/query-semantics.md "timeline"): requests, nsys (per profile or by
  * name), cpu and metrics over buckets of the window or of a joined request,
  * with the engine's bucket edges, membership and correctly rounded sums. */
 'use strict';
