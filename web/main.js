@@ -268,6 +268,10 @@ const DSApp = (() => {
         return Q.queryNsys(cat, store, { profile: prof.id, from, to });
       },
       exportSelection: () => app.exportSelection(),
+      exportView: async () => {
+        const res = await DSExport.build(app, null);
+        return JSON.parse(await res.blob.text());
+      },
       whenDetailsReady: () => app.whenReady('details'),
       whenMetricsReady: () => app.whenReady('metrics'),
     };
@@ -314,11 +318,7 @@ const DSApp = (() => {
     };
     $('btn-export').onclick = async () => {
       try {
-        const data = await app.exportSelection();
-        const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
-        const a = el('a', { href: URL.createObjectURL(blob), download: `${app.cat.meta.job || 'dsight'}-selection.json` });
-        document.body.append(a); a.click(); a.remove();
-        setTimeout(() => URL.revokeObjectURL(a.href), 5000);
+        await DSExport.run(app);
       } catch (e) {
         app.showError('Export failed: ' + e.message);
       }

@@ -82,6 +82,26 @@ async function main() {
     tap.ok(/zoomed into /.test(title1), `clicking a frame zooms into it (${title1})`);
     await saveShot(page, 'ranges-03-flame-graph.png');
   }
+
+  /* 5. export what is on screen, complete */
+  const prof = cat.profiles[0];
+  const fam = cat.metrics[0].name;
+  const ew = [D * 0.4, D * 0.43];
+  await te(([id, f, a, b]) => { window.traceExplorer.setState({ tab: 'nsight', profile: id, pinnedMetrics: [f], from: a - 1, to: b + 1, sel: [a, b] }); return window.traceExplorer.whenMetricsReady(); }, [prof.id, fam, ...ew]);
+  const exp = await te(() => window.traceExplorer.exportView());
+  const cliN = dquery(rep, 'nsys', { profile: prof.id, from: ew[0], to: ew[1], limit: 0 }).ok;
+  const cliM = dquery(rep, 'metrics', { name: fam, from: ew[0], to: ew[1], points: true, limit: 1000 }).ok;
+  const wantPts = cliM.items.reduce((x, it) => x + it.points_total, 0);
+  const gotPts = exp.metrics.reduce((x, sr) => x + sr.points.length, 0);
+  tap.ok(exp.nsys.rows.length === cliN.total && cliN.total > 200 && exp.nsys.total === cliN.total,
+    `the export holds every NVTX row of the area (${exp.nsys.rows.length} = dsight query total ${cliN.total}, beyond the 200-row page)`);
+  tap.ok(exp.metrics.length === cliM.total && gotPts === wantPts, `and every point of the pinned family's ${cliM.total} series (${gotPts} = ${wantPts})`);
+  const ids = new Set(exp.nsys.rows.map((r) => `${r.profile}/${r.rowid}`));
+  tap.ok(ids.size === exp.nsys.rows.length, 'no row twice');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#btn-export')]);
+  const dpath = await dl.path();
+  const file = JSON.parse((await import('node:fs')).readFileSync(dpath, 'utf8'));
+  tap.ok(file.nsys.total === cliN.total && dl.suggestedFilename().endsWith('-view.json'), `the Export JSON button downloads the same complete export (${dl.suggestedFilename()})`);
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
 }
 
