@@ -78,6 +78,7 @@ const DSData = (() => {
       this.inflight = new Map(); /* sha256 -> {promise, ctrl, waiters} */
       this.errors = [];
       this.onError = null;
+      this.owners = null; /* sha256 -> what the shard holds ("NVTX ranges of profile 2 (decode-0)") */
       this.fetchedBytes = 0;
       this.fetches = 0;
     }
@@ -159,7 +160,10 @@ const DSData = (() => {
     }
 
     _report(desc, err) {
-      const msg = err instanceof ShardError ? err.message : `Detail shard ${desc.url}: ${err.message}`;
+      const base = err instanceof ShardError ? err.message : `Detail shard ${desc.url}: ${err.message}`;
+      const owner = this.owners && this.owners.get(desc.sha256);
+      const span = desc.bounds ? ` covering ${desc.bounds[0]}–${desc.bounds[3]} s` : '';
+      const msg = owner ? `${owner}${span} cannot be shown: ${base}` : base;
       if (!this.errors.includes(msg)) {
         this.errors.push(msg);
         if (this.onError) this.onError(msg);

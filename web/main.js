@@ -127,10 +127,19 @@ const DSApp = (() => {
 
     signal() { return this.ctrl.signal; }
 
-    showError(msg) {
+    /* transient: a shard error of this view, cleared when the view moves on. */
+    showError(msg, transient) {
       if (this.errors.includes(msg)) return;
       this.errors.push(msg);
-      document.getElementById('errors').append(el('div', { class: 'error', text: msg }));
+      document.getElementById('errors').append(el('div', { class: 'error' + (transient ? ' transient' : ''), text: msg }));
+    }
+
+    clearTransient() {
+      for (const e of document.querySelectorAll('#errors .transient')) {
+        this.errors = this.errors.filter((m) => m !== e.textContent);
+        e.remove();
+      }
+      this.store.errors = [];
     }
 
     fragment() {
@@ -165,6 +174,9 @@ const DSApp = (() => {
 
     /* Synchronous drawing of every view, then (unless first) async loads. */
     render(noLoad) {
+      const moved = this.lastView !== `${this.state.from},${this.state.to}`;
+      this.lastView = `${this.state.from},${this.state.to}`;
+      if (moved && !noLoad) this.clearTransient();
       this.ctrl.abort();
       this.ctrl = new AbortController();
       const frag = this.fragment();
@@ -188,7 +200,7 @@ const DSApp = (() => {
         if (!v.load) continue;
         const p = v.load(this, sig).catch((e) => {
           if (e && e.name === 'AbortError') return;
-          this.showError(e && e.message ? e.message : String(e));
+          this.showError(e && e.message ? e.message : String(e), e && e.name === 'ShardError');
         });
         if (v.ready) this.pending[v.ready] = p;
       }
@@ -373,7 +385,14 @@ const DSApp = (() => {
     const budget = (cat.delivery && cat.delivery.cache_bytes) || 33554432;
     const store = new DSData.ShardStore(budget, document);
     const app = new App(cat, store);
-    store.onError = (msg) => app.showError(msg);
+    store.onError = (msg) => app.showError(msg, true);
+    store.owners = new Map();
+    for (const p of cat.profiles) {
+      const who = `profile ${p.id} (${p.worker}${p.rank !== null && p.rank !== undefined ? ' rank ' + p.rank : ''})`;
+      for (const d of p.event_chunks || []) store.owners.set(d.sha256, `NVTX ranges of ${who}`);
+      for (const d of (p.cpu && p.cpu.chunks) || []) store.owners.set(d.sha256, `CPU samples of ${who}`);
+    }
+    for (const m of cat.metrics) for (const d of m.chunks || []) store.owners.set(d.sha256, `Metric series ${m.id} (${m.name} @ ${m.worker || '?'})`);
     const families = DSQuery.listMetricFamilies(cat);
     const withData = families.filter((f) => (f.samples || f.series_count) > 0);
     /* default pins: up to two families with data, fewest shards first, so
