@@ -5,7 +5,7 @@
 'use strict';
 
 const DSFlame = (() => {
-  const ROW = 16, AUTO_ROWS = 200000;
+  const ROW = 16, AUTO_ROWS = 50000;
   let seq = 0, focusPath = [];
 
   function node(name) { return { name, total: 0, self: 0, kids: new Map() }; }
