@@ -6,7 +6,7 @@
 import assert from 'node:assert';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, rng, cleanup } from './harness.mjs';
+import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, rng, runTest } from './harness.mjs';
 
 const tap = new Tap();
 
@@ -114,12 +114,4 @@ async function main() {
   }
 }
 
-try {
-  await main();
-} catch (e) {
-  tap.ok(false, 'analysis test crashed', e.stack);
-} finally {
-  await cleanup();
-}
-console.log(`# ${tap.passed} passed, ${tap.failed} failed`);
-process.exit(tap.failed ? 1 : 0);
+await runTest(tap, 'analysis', main);

@@ -2,24 +2,17 @@
 // (no "+N more"), hides/shows one on click, keeps only one on double-click,
 // and the hover readout carries a value line for every visible series.
 import path from 'node:path';
-import { Tap, tmpdir, run, readCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
+import { Tap, dquery, saveShot, openViewer, mediumViewer, runTest } from './harness.mjs';
 
 const tap = new Tap();
 
 async function main() {
-  const dir = tmpdir('legend');
-  const ev = path.join(dir, 'medium.json');
-  if (!tap.ok(run('gen-capture', ['--preset', 'medium', '-o', ev]).code === 0, 'gen-capture --preset medium')) return;
-  const rep = path.join(dir, 'report');
-  if (!tap.ok(run('dsight', ['build', ev, '-o', rep]).code === 0, 'dsight build')) return;
-  const cat = readCatalog(path.join(rep, 'index.html'));
+  const mv = await mediumViewer(tap, 'legend');
+  if (!mv) return;
+  const { cat, v, page } = mv;
   const count = new Map();
-  for (const s of cat.metrics) count.set(s.name, (count.get(s.name) || 0) + 1);
+  for (const x of cat.metrics) count.set(x.name, (count.get(x.name) || 0) + 1);
   const [fam, n] = [...count.entries()].sort((a, b) => b[1] - a[1])[0];
-  const s = await serve(rep, { gzipHeader: true });
-  const v = await openViewer(`${s.base}/index.html`);
-  if (!tap.ok(v.readyAt !== null, 'viewer ready', v.errors)) return;
-  const page = v.page;
   await page.evaluate((f) => { window.traceExplorer.setState({ pinnedMetrics: [f], tab: 'metrics' }); return window.traceExplorer.whenMetricsReady(); }, fam);
   const chart = await page.$(`canvas[aria-label="chart of ${fam}"]`);
   const root = await chart.evaluateHandle((c) => c.closest('.chart'));
@@ -44,12 +37,4 @@ async function main() {
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
 }
 
-try {
-  await main();
-} catch (e) {
-  tap.ok(false, 'legend test crashed', e.stack);
-} finally {
-  await cleanup();
-}
-console.log(`# ${tap.passed} passed, ${tap.failed} failed`);
-process.exit(tap.failed ? 1 : 0);
+await runTest(tap, 'legend', main);

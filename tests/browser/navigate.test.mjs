@@ -6,7 +6,7 @@
 // and a copied link that restores the selection.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
+import { Tap, dquery, saveShot, openViewer, mediumViewer, runTest } from './harness.mjs';
 
 const tap = new Tap();
 const close = (a, b, tol) => Math.abs(a - b) <= tol;
@@ -24,17 +24,10 @@ async function xOf(page, t) {
 }
 
 async function main() {
-  const dir = tmpdir('navigate');
-  const ev = path.join(dir, 'medium.json');
-  if (!tap.ok(run('gen-capture', ['--preset', 'medium', '-o', ev]).code === 0, 'gen-capture --preset medium')) return;
-  const rep = path.join(dir, 'report');
-  if (!tap.ok(run('dsight', ['build', ev, '-o', rep]).code === 0, 'dsight build')) return;
-  const cat = readCatalog(path.join(rep, 'index.html'));
-  const D = cat.meta.duration;
-  const s = await serve(rep, { gzipHeader: true });
-  const v = await openViewer(`${s.base}/index.html`);
-  if (!tap.ok(v.readyAt !== null, 'viewer ready', v.errors)) return;
-  const page = v.page;
+  const mv = await mediumViewer(tap, 'navigate');
+  if (!mv) return;
+  const { rep, cat, D, v, page } = mv;
+  const s = mv.server;
 
   /* 1. the requests table: default -ttft_ms, header clicks, equal to dsight query --sort */
   const ids = () => page.$$eval('#req-table tr.req-row', (rows) => rows.map((r) => r.dataset.id));
@@ -168,12 +161,4 @@ async function main() {
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
 }
 
-try {
-  await main();
-} catch (e) {
-  tap.ok(false, 'navigate test crashed', e.stack);
-} finally {
-  await cleanup();
-}
-console.log(`# ${tap.passed} passed, ${tap.failed} failed`);
-process.exit(tap.failed ? 1 : 0);
+await runTest(tap, 'navigate', main);

@@ -3,22 +3,14 @@
 // window and profiles; the name filter dims other ranges and steps to the
 // next / previous matching range (equal to the CLI's next row by start).
 import path from 'node:path';
-import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
+import { Tap, dquery, saveShot, openViewer, mediumViewer, runTest } from './harness.mjs';
 
 const tap = new Tap();
 
 async function main() {
-  const dir = tmpdir('ranges');
-  const ev = path.join(dir, 'medium.json');
-  if (!tap.ok(run('gen-capture', ['--preset', 'medium', '-o', ev]).code === 0, 'gen-capture --preset medium')) return;
-  const rep = path.join(dir, 'report');
-  if (!tap.ok(run('dsight', ['build', ev, '-o', rep]).code === 0, 'dsight build')) return;
-  const cat = readCatalog(path.join(rep, 'index.html'));
-  const D = cat.meta.duration;
-  const s = await serve(rep, { gzipHeader: true });
-  const v = await openViewer(`${s.base}/index.html`);
-  if (!tap.ok(v.readyAt !== null, 'viewer ready', v.errors)) return;
-  const page = v.page;
+  const mv = await mediumViewer(tap, 'ranges');
+  if (!mv) return;
+  const { rep, cat, D, v, page } = mv;
   const te = (fn, arg) => page.evaluate(fn, arg);
 
   /* 1. the by-name table of a selected area */
@@ -105,12 +97,4 @@ async function main() {
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
 }
 
-try {
-  await main();
-} catch (e) {
-  tap.ok(false, 'ranges test crashed', e.stack);
-} finally {
-  await cleanup();
-}
-console.log(`# ${tap.passed} passed, ${tap.failed} failed`);
-process.exit(tap.failed ? 1 : 0);
+await runTest(tap, 'ranges', main);
