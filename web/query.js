@@ -116,10 +116,28 @@ const DSQuery = (() => {
     return page(all.length, slicePage(all, v).map(profileItem), v);
   }
 
+  /* Filters given as lists (any of them match): {key: list}, and the
+   * parameters with each list replaced by its only value or removed. */
+  function lists(params, keys) {
+    const P = params || {}, out = {};
+    let rest = P;
+    for (const k of keys) {
+      if (!Array.isArray(P[k])) continue;
+      if (!P[k].length) throw new UsageError(`${k} must not be an empty list`);
+      if (P[k].some((w) => typeof w !== 'string' || w === '')) throw new UsageError(`${k} values must not be empty`);
+      out[k] = P[k].slice();
+      rest = Object.assign({}, rest, { [k]: P[k].length === 1 ? P[k][0] : undefined });
+    }
+    return [out, rest];
+  }
+
   function requestMatches(r, v, needle) {
     if (!(r.start <= v.to && r.end >= v.from)) return false;
     if (given(v.session) && r.session !== v.session) return false;
     if (given(v.agent) && r.agent !== v.agent) return false;
+    if (v.sessions && !v.sessions.includes(r.session)) return false;
+    if (v.agents && !v.agents.includes(r.agent)) return false;
+    if (v.workers && !(r.workers || []).some((w) => v.workers.includes(w))) return false;
     if (given(v.worker) && !(r.workers || []).includes(v.worker)) return false;
     if ((r.ttft_ms || 0) < v.minTTFT) return false;
     if (needle !== null) {
@@ -140,9 +158,13 @@ const DSQuery = (() => {
   function requestsOf(cat) { return cat.requests; }
   function findRequest(cat, id) { return requestsOf(cat).find((x) => x.id === id) || null; }
 
-  function queryRequests(cat, params) {
+  function queryRequests(cat, params0) {
     const A = DSAnalysis;
+    const [ls, params] = lists(params0, ['session', 'agent', 'worker']);
     const v = validate(cat, params, { session: 'string', agent: 'string', worker: 'string', minTTFT: 'number', search: 'string' });
+    if (ls.session) v.sessions = ls.session;
+    if (ls.agent) v.agents = ls.agent;
+    if (ls.worker) v.workers = ls.worker;
     const keys = A.parseSort('requests', (params || {}).sort, given((params || {}).groupBy));
     const groupBy = A.checkGroup('requests', (params || {}).groupBy);
     const needle = given(v.search) ? lower(v.search) : null;
@@ -327,20 +349,11 @@ const DSQuery = (() => {
     return o;
   }
 
-  /* worker given as a list (any of them): [list, params without it]. */
-  function workerList(params) {
-    const P = params || {};
-    if (!Array.isArray(P.worker)) return [null, params];
-    if (!P.worker.length) throw new UsageError('worker must not be an empty list');
-    if (P.worker.some((w) => typeof w !== 'string' || w === '')) throw new UsageError('worker values must not be empty');
-    return [P.worker.slice(), Object.assign({}, P, { worker: P.worker.length === 1 ? P.worker[0] : undefined })];
-  }
-
   async function queryNsys(cat, store, params0, signal) {
     const A = DSAnalysis, P = params0 || {};
-    const [wl, params] = workerList(params0);
+    const [ls, params] = lists(params0, ['worker']);
     const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string' });
-    if (wl) v.workers = wl;
+    if (ls.worker) v.workers = ls.worker;
     const join = joinOf(cat, P, v);
     const keys = A.parseSort('nsys', P.sort, given(P.groupBy));
     const groupBy = A.checkGroup('nsys', P.groupBy);
