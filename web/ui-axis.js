@@ -67,7 +67,7 @@ const DSAxis = (() => {
     const s = DSUI.scale(app.state.from, app.state.to, w);
     axScale = s;
     /* the ruler is relative: ticks are offsets from the window start */
-    const { ticks, step } = DSUI.niceTicks(0, s.to - s.from, Math.max(2, Math.floor((s.x1 - s.x0) / 110)));
+    const { ticks, step } = DSUI.niceTicks(0, s.to - s.from, Math.max(3, Math.floor((s.x1 - s.x0) / 85)));
     ctx.strokeStyle = '#c4cad4';
     ctx.fillStyle = '#344054';
     ctx.beginPath();

@@ -9,7 +9,7 @@
 const DSReqTable = (() => {
   const COLS = [
     ['id', 'request', 'id'], ['ttft_ms', 'TTFT', 'num'], ['duration', 'dur', 'num'], ['output_tokens', 'out tok', 'num'],
-    ['status', 'st', 'str'], ['start', 'start', 'num'],
+    ['status', 'st', 'str'], ['start', 'start s', 'num'],
   ];
   const STEP = 50;
   let topN = STEP, focusHits = [], focusScale = null;
@@ -25,7 +25,7 @@ const DSReqTable = (() => {
       case 'duration': return DSUI.fmtDur(r.end - r.start);
       case 'output_tokens': return r.output_tokens === null || r.output_tokens === undefined ? '—' : DSUI.fmtNum(r.output_tokens);
       case 'status': return r.status === 'completed' ? '✓' : r.status || '—';
-      case 'start': return DSUI.fmtTime(r.start, 100);
+      case 'start': return r.start.toFixed(1);
       default: return r.id;
     }
   }
