@@ -182,7 +182,12 @@ const DSQuery = (() => {
     const v = validate(cat, params, { session: 'string', agent: 'string' });
     const all = cat.sessions.filter((s) => s.start <= v.to && s.end >= v.from &&
       (!given(v.agent) || (s.agents || []).includes(v.agent)) && (!given(v.session) || s.id === v.session));
-    return page(all.length, slicePage(all, v), v);
+    return page(all.length, slicePage(sorted('sessions', params, all), v), v);
+  }
+
+  /* The rows in the order of params.sort (ties keep the default order). */
+  function sorted(kind, params, all) {
+    return DSAnalysis.sortObjects(kind, DSAnalysis.parseSort(kind, (params || {}).sort, false), all);
   }
 
   function queryIterations(cat, params) {
@@ -191,13 +196,13 @@ const DSQuery = (() => {
       (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank));
     const unaligned = rows.filter((r) => r.start === null).length;
     const all = rows.filter((r) => r.start !== null && r.start <= v.to && (r.end === null ? r.start : r.end) >= v.from);
-    return page(all.length, slicePage(all, v), v, { unaligned_rows: unaligned, attribution: ATTR_ITER });
+    return page(all.length, slicePage(sorted('iterations', params, all), v), v, { unaligned_rows: unaligned, attribution: ATTR_ITER });
   }
 
   function queryServerSpans(cat, params) {
     const v = validate(cat, params, {});
     const all = (cat.server_spans || []).filter((s) => s.start <= v.to && s.end >= v.from);
-    return page(all.length, slicePage(all, v), v);
+    return page(all.length, slicePage(sorted('server_spans', params, all), v), v);
   }
 
   function getRequest(cat, id) {

@@ -41,6 +41,9 @@ function plan(cat) {
   out.push(['requests', { session: two('session'), sort: '-ttft_ms', limit: 20 }], ['requests', { agent: two('agent'), groupBy: 'status' }],
     ['requests', { worker: [...new Set(cat.requests.flatMap((r) => r.workers || []))].slice(0, 2), groupBy: 'worker' }],
     ['requests', { session: ['x', ''] }]);
+  out.push(['sessions', { sort: '-requests,id', limit: 10 }], ['sessions', { sort: ['-duration'] }], ['iterations', { sort: '-duration,worker', limit: 30 }],
+    ['iterations', { sort: 'worker,-start', offset: 3, limit: 10 }], ['server_spans', { sort: '-duration', limit: 20 }], ['server_spans', { sort: 'name,-end' }],
+    ['iterations', { sort: 'rank' }]);
   const rsorts = ['-ttft_ms', 'duration', '-output_tokens,id', 'status,-start', '-span_count', 'session,agent,-ttft_ms'];
   for (let i = 0; i < 6; i++) {
     out.push(['requests', { ...win(), sort: rsorts[i], limit: 1 + Math.floor(R() * 50), offset: Math.floor(R() * 3) }]);
@@ -64,7 +67,8 @@ function plan(cat) {
   return out;
 }
 
-const METHOD = { nsys: 'queryNsys', requests: 'queryRequests', timeline: 'queryTimeline' };
+const METHOD = { nsys: 'queryNsys', requests: 'queryRequests', timeline: 'queryTimeline', sessions: 'listSessions',
+  iterations: 'queryIterations', server_spans: 'queryServerSpans' };
 
 async function compare(page, rep, cases, label) {
   let n = 0;
