@@ -33,7 +33,9 @@ struct tally { int64_t series, samples; };
 static const char *big_values[] = {"18446744073709551615", "100000000000000000000",
                                    "9223372036854775808", "-18446744073709551617"};
 
-static void emit_point_value(struct gen *g, int kind, struct rng *r, int64_t k, int s,
+/* full: the top of a V_FULL value, from the family's unit (a fraction stays
+ * in [0, 1], a percentage in [0, 100]). */
+static void emit_point_value(struct gen *g, int kind, double full, struct rng *r, int64_t k, int s,
                              int64_t *state, int *isnull)
 {
 	*isnull = 0;
@@ -54,7 +56,7 @@ static void emit_point_value(struct gen *g, int kind, struct rng *r, int64_t k, 
 		R(g, (double)below(r, 10001) / 100.0);
 		break;
 	case V_FULL:
-		R(g, unif(r) * (s % 3 == 0 ? 1.0 : 350.0));
+		R(g, unif(r) * full);
 		break;
 	case V_BIG:
 		if (s < NFAM && k >= 1 && k <= 4) {
@@ -75,6 +77,9 @@ static void emit_series(struct gen *g, const struct plan *p, int s, struct tally
 	const struct fam *f = &gencap_fams[series_fam(s)];
 	int w = series_worker(p, s), rank = series_rank(p, s), logd = f->temporal != NULL;
 	int hw = !strcmp(f->group, "hardware");
+	/* settings: a request limit of 8..256, a token budget of 8192..262144 */
+	int64_t setting0 = !strcmp(f->unit, "tokens") ? 8192 : 8;
+	double full = !strcmp(f->unit, "fraction") ? 1.0 : !strcmp(f->unit, "percent") ? 100.0 : 350.0;
 	int src = logd ? (is_front(p, w) ? p->src_front_log : p->src_worker_log0 + w) : p->src_tach;
 	int64_t n = p->series_points[s], state = 0, prev = INT64_MIN, nconf = 0, last_conf = INT64_MIN;
 	char wn[32], h[16], rk[16];
@@ -128,7 +133,7 @@ static void emit_series(struct gen *g, const struct plan *p, int s, struct tally
 			if (k == 2)
 				isnull = 1, N(g);
 			else
-				I(g, (s % 2 ? 8192 : 8) << k);
+				I(g, setting0 << k);
 		} else {
 			tm = p->dur * k / n + below(&r, p->dur / n);
 			int dup = k > 0 && unif(&r) < (f->kind == V_EVENT ? 0.01 : 0.002);
@@ -140,7 +145,7 @@ static void emit_series(struct gen *g, const struct plan *p, int s, struct tally
 					state = below(&r, 100000);
 				R(g, (double)state / 1000.0);
 			} else {
-				emit_point_value(g, f->kind, &r, k, s, &state, &isnull);
+				emit_point_value(g, f->kind, full, &r, k, s, &state, &isnull);
 			}
 		}
 		I(g, src);
@@ -217,17 +222,19 @@ static uint64_t gtid(const struct plan *p, int w, int t)
 
 static void emit_cpu(struct gen *g, const struct plan *p, int w, struct rng *r)
 {
-	int nstacks = (int)(4 + p->samples / 1000 > 300 ? 300 : 4 + p->samples / 1000);
+	int front = is_front(p, w);
+	int64_t ns = cpu_samples(p, w);
+	int nstacks = (int)(4 + ns / 1000 > 300 ? 300 : 4 + ns / 1000);
 	int nsym = NCPU_NAMES + 60;
 	int64_t prev = -1;
 	char tid[24];
 	K(g, "cpu"); op(g, '{');
-	KI(g, "pid", 7000);
+	KI(g, "pid", (int64_t)(gtid(p, w, 0) >> 24 & 0xFFFFFF));
 	K(g, "names"); op(g, '[');
 	for (int k = 0; k < NCPU_NAMES; k++)
 		S(g, cpu_names[k]);
 	for (int k = 0; k < 60; k++)
-		Sf(g, "frontend::handler_%02d", k);
+		Sf(g, front ? "frontend::handler_%02d" : "executor::step_%02d", k);
 	cl(g, ']');
 	K(g, "stacks"); op(g, '[');
 	for (int k = 0; k < nstacks; k++) {
@@ -239,8 +246,8 @@ static void emit_cpu(struct gen *g, const struct plan *p, int w, struct rng *r)
 	}
 	cl(g, ']');
 	K(g, "samples"); op(g, '[');
-	for (int64_t k = 0; k < p->samples; k++) {
-		int64_t tm = p->dur * k / p->samples + below(r, p->dur / p->samples);
+	for (int64_t k = 0; k < ns; k++) {
+		int64_t tm = p->dur * k / ns + below(r, p->dur / ns);
 		if (k == 3 || (k > 0 && unif(r) < 0.01))
 			tm = prev; /* two samples at one instant (different threads) */
 		snprintf(tid, sizeof tid, "%llu", (unsigned long long)gtid(p, w, 1 + (int)(k % 3)));
@@ -255,7 +262,8 @@ static void emit_cpu(struct gen *g, const struct plan *p, int w, struct rng *r)
 		maybe_flush(g);
 	}
 	cl(g, ']');
-	KS(g, "attribution", "frontend process samples; not request-specific CPU time");
+	KS(g, "attribution", front ? "frontend process samples; not request-specific CPU time"
+	                           : "worker process samples; not request-specific CPU time");
 	KS(g, "evidence", "COMPOSITE_EVENTS.id -> SAMPLING_CALLCHAINS.id -> StringIds.id");
 	cl(g, '}');
 }
@@ -375,7 +383,9 @@ static void emit_profile(struct gen *g, const struct plan *p, int w)
 		K(g, "diagnostics"); op(g, '['); S(g, "Synthetic diagnostic line"); cl(g, ']');
 		emit_cpu(g, p, w, &r);
 	} else if (w == 0) {
-		KN(g, "cpu");
+		KN(g, "cpu"); /* a profile without CPU samples */
+	} else {
+		emit_cpu(g, p, w, &r);
 	}
 	cl(g, '}');
 }
@@ -494,7 +504,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "gen-capture: %s: preset %s seed %llu scale %g: %lld events, %lld samples, "
 	        "%lld points in %.2f s\n", out, preset, (unsigned long long)seed, scale,
-	        (long long)p.events, (long long)p.samples, (long long)p.points,
+	        (long long)p.events, (long long)cpu_samples_total(&p), (long long)p.points,
 	        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	gencap_plan_free(&p);
 	return 0;
