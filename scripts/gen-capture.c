@@ -6,17 +6,21 @@
  * Writes one compact evidence document.  The same preset, seed and scale give
  * byte-identical output.  Presets:
  *   small   about the size of tests/fixtures/example.trace.json
- *   medium  ~100k NVTX ranges, 4,000 CPU samples, ~200k metric points
+ *   medium  ~100k NVTX ranges, 4,400 CPU samples, ~200k metric points
  *   large   the benchmark capture of doc/architecture.md "Performance
- *           bars": a 900-second run, 406 requests, 4,162,788 NVTX ranges over 8 profiles, a frontend
- *           profile with 200,000 CPU samples, 7,616,598 points in 600 series
+ *           bars": a 900-second run, 406 requests, 4,162,788 NVTX ranges over 8 profiles,
+ *           260,000 CPU samples (200,000 on the frontend, a twentieth of that on
+ *           every GPU profile but the first), 7,616,598 points in 600 series
  * --scale F multiplies the row counts (events, CPU samples, metric points).
  * Every preset carries every edge case of doc/evidence-document.md: setting series
  * with pre-run values, null invalidations and conflicting timestamps, point
  * values beyond 2^63 and 2^64, string and integer ranks, zero-length and
  * pre-zero root ranges ([-1.0, duration], [-1e-30, ...]), non-ASCII names, a
  * truncated profile (with its meta.warnings sentence), legacy and unaligned
- * iteration rows, an unjoined server span, a "None" global_tid.
+ * iteration rows, an unjoined server span, a "None" global_tid, a profile
+ * without CPU samples, a request whose span ends after the client's end (and
+ * says so).  Values stay coherent: a "fraction" in [0, 1], a "percent" in
+ * [0, 100], the request limit 8..256 and the token budget 8192..262144.
  * Times are whole nanoseconds printed as seconds; every number goes through
  * common/jsonout (num_emit for big integers).  Output is buffered in 1 MiB
  * chunks; --gzip compresses with zlib level 1.
@@ -395,7 +399,7 @@ static void usage(FILE *f)
 	fputs("usage: gen-capture --preset small|medium|large [--seed N] [--scale F] [--gzip] -o FILE\n"
 	      "Writes a deterministic synthetic evidence document (srtctl-trace/1).\n"
 	      "  --preset P   small (fixture-sized), medium (~100k NVTX ranges, ~200k points),\n"
-	      "               large (900 s, 406 requests, 4,162,788 ranges, 200,000 CPU samples,\n"
+	      "               large (900 s, 406 requests, 4,162,788 ranges, 260,000 CPU samples,\n"
 	      "               7,616,598 points in 600 series)\n"
 	      "  --seed N     random seed (default 1); same preset+seed+scale = same bytes\n"
 	      "  --scale F    multiply events, CPU samples and metric points by F (default 1)\n"
