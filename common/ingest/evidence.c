@@ -33,6 +33,14 @@ char *evidence_data_file(const char *path)
 	return strdup(path);
 }
 
+const char *evidence_collection_key(enum evidence_collection c)
+{
+	static const char *const keys[EVIDENCE_NCOLLECTIONS] = {
+		"requests", "sessions", "server_spans", "iterations"
+	};
+	return (unsigned)c < EVIDENCE_NCOLLECTIONS ? keys[c] : "";
+}
+
 void evidence_stats_free(struct evidence_stats *stats)
 {
 	if (!stats)

@@ -49,6 +49,19 @@ struct evidence_point {
 	int64_t source_row;
 };
 
+/* The catalog collections (catalog streaming): the top-level arrays whose
+ * elements a sink with an `element` callback receives one at a time. */
+enum evidence_collection {
+	EVIDENCE_REQUESTS,
+	EVIDENCE_SESSIONS,
+	EVIDENCE_SERVER_SPANS,
+	EVIDENCE_ITERATIONS,
+	EVIDENCE_NCOLLECTIONS
+};
+
+/* The top-level key of collection c ("requests", ...). */
+const char *evidence_collection_key(enum evidence_collection c);
+
 /*
  * Where streamed rows go.  Every callback may be NULL.  Rows arrive in
  * document order; `ordinal` is the zero-based index in the row's array and
@@ -68,6 +81,13 @@ struct evidence_sink {
 	/* Progress: compressed/input bytes consumed so far and the input size
 	 * (0 when unknown). */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	/* Catalog streaming: when set, each element of requests, sessions,
+	 * server_spans and iterations (when that key holds an array) is
+	 * validated, handed over here once complete (borrowed, valid during
+	 * the call) and dropped: the returned catalog keeps the key with an
+	 * empty array.  When NULL the elements stay in the catalog. */
+	int (*element)(void *ctx, enum evidence_collection c, int64_t ordinal,
+	               const json_t *elem, struct err *e);
 };
 
 /* Counts gathered while reading. */
@@ -79,6 +99,8 @@ struct evidence_stats {
 	uint64_t *profile_events;  /* per profile */
 	uint64_t *profile_samples; /* per profile */
 	uint64_t input_bytes;      /* size of the file read */
+	uint64_t elements[EVIDENCE_NCOLLECTIONS]; /* collection sizes */
+	int streamed;              /* collections went to sink->element */
 };
 
 /*

@@ -212,6 +212,28 @@ static int write_single_file(struct build_state *s, struct err *e)
 	return 0;
 }
 
+/* The catalog row went over 32 MiB: its collections live only in dsight's
+ * extension tables (store_ext.h), which other schema-v1 readers ignore. */
+static int warn_external(struct build_state *s,
+                         const struct store_write_stats *ws, struct err *e)
+{
+	char msg[400];
+	snprintf(msg, sizeof msg,
+	         "the catalog with its %llu requests would make a %.1f MiB "
+	         "catalog row (over 32 MiB): the requests, sessions, server spans "
+	         "and iterations are kept only in dsight's extension tables, so "
+	         "other schema-v1 readers of trace-data.sqlite will see no "
+	         "requests",
+	         (unsigned long long)s->stats.elements[EVIDENCE_REQUESTS],
+	         (double)ws->whole_catalog_bytes / 1048576.0);
+	if (!s->warnings)
+		s->warnings = json_array();
+	if (!s->warnings ||
+	    json_array_append_new(s->warnings, json_string(msg)))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	return 0;
+}
+
 struct size_ctx {
 	const char *root;
 	uint64_t bytes;
@@ -283,6 +305,8 @@ int build_run(const struct build_options *o, struct build_result *r,
 	store_write_get_stats(s.store, &ws);
 	store_write_close(s.store);
 	s.store = NULL;
+	if (ws.external && (rc = warn_external(&s, &ws, e)))
+		goto out;
 
 	progress(o, BUILD_WRITE, 0, 0);
 	if ((rc = write_extra_files(&s, e)) ||
@@ -292,6 +316,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 	                             : MANIFEST_DELIVERY_STATIC;
 	mi.generation = s.generation;
 	mi.data_file = o->single_file ? DATA_DOCUMENT : DATA_SQLITE;
+	mi.elements = s.stats.elements;
 	if ((rc = manifest_write(publish_staging(s.pub), s.catalog, &mi, e)))
 		goto out;
 	sz.root = publish_staging(s.pub);
@@ -306,7 +331,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 
 	r->output = strdup(publish_output(s.pub));
 	memcpy(r->generation, s.generation, sizeof r->generation);
-	r->counts = manifest_counts(s.catalog);
+	r->counts = manifest_counts(s.catalog, s.stats.elements);
 	r->events = ws.events;
 	r->samples = ws.samples;
 	r->points = ws.points;

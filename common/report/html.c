@@ -24,6 +24,7 @@
  *   single-file page (there is no detail/ directory then).
  */
 #include "report/html.h"
+#include "store/store_ext.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
 
@@ -162,6 +163,7 @@ static const struct html_asset *asset_get(const struct html_asset *assets,
 
 struct out {
 	const struct html_asset *assets; /* the viewer files */
+	const char *coll_db; /* the store holding streamed collections, or NULL */
 	size_t nassets;
 	FILE *f;
 	struct hash_sha256 md;
@@ -205,40 +207,6 @@ static uint64_t b64_len(uint64_t n)
 }
 
 /* ---- data elements ----------------------------------------------------- */
-
-static int gzip_buf(const char *data, size_t len, unsigned char **out,
-                    size_t *outlen, struct err *e)
-{
-	z_stream z;
-	gz_header h;
-	int rc;
-
-	memset(&z, 0, sizeof z);
-	memset(&h, 0, sizeof h);
-	h.os = 255;
-	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return err_set(e, ERR_NOMEM, "Cannot start gzip compression");
-	deflateSetHeader(&z, &h);
-	size_t cap = deflateBound(&z, (uLong)len) + 64;
-	*out = malloc(cap);
-	if (!*out) {
-		deflateEnd(&z);
-		return err_set(e, ERR_NOMEM, "Out of memory compressing the catalog");
-	}
-	z.next_in = (Bytef *)data;
-	z.avail_in = (uInt)len;
-	z.next_out = *out;
-	z.avail_out = (uInt)cap;
-	rc = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (rc != Z_STREAM_END) {
-		free(*out);
-		*out = NULL;
-		return err_set(e, ERR_DATA, "Cannot compress the catalog (%d)", rc);
-	}
-	*outlen = cap - z.avail_out;
-	return 0;
-}
 
 static void collect_shas(const json_t *chunks, json_t *set)
 {
@@ -300,30 +268,88 @@ static int embed_shard(struct out *o, const char *dir, const char *sha,
 	return 0;
 }
 
+/* The catalog text streamed through gzip (same settings as gzip_buf) and
+ * base64 (3-byte carry, so the text is that of the whole stream). */
+struct gzb64 {
+	struct out *o;
+	z_stream z;
+	unsigned char carry[3];
+	size_t ncarry;
+	uint64_t gzbytes;
+};
+
+static void b64_feed(struct gzb64 *g, const unsigned char *p, size_t n)
+{
+	g->gzbytes += n;
+	while (n > 0 && g->ncarry > 0 && g->ncarry < 3) {
+		g->carry[g->ncarry++] = *p++;
+		n--;
+	}
+	if (g->ncarry == 3) {
+		out_base64(g->o, g->carry, 3);
+		g->ncarry = 0;
+	}
+	size_t whole = n / 3 * 3;
+	out_base64(g->o, p, whole);
+	memcpy(g->carry, p + whole, n - whole);
+	g->ncarry = n - whole;
+}
+
+static int gz_push(struct gzb64 *g, const char *data, size_t n, int flush)
+{
+	unsigned char obuf[64 * 1024];
+	int rc;
+
+	g->z.next_in = (Bytef *)data;
+	g->z.avail_in = (uInt)n;
+	do {
+		g->z.next_out = obuf;
+		g->z.avail_out = sizeof obuf;
+		rc = deflate(&g->z, flush);
+		if (rc == Z_STREAM_ERROR)
+			return ERR_DATA;
+		b64_feed(g, obuf, sizeof obuf - g->z.avail_out);
+	} while (g->z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+	return 0;
+}
+
+static int gz_out(void *ctx, const char *data, size_t n)
+{
+	return gz_push(ctx, data, n, Z_NO_FLUSH);
+}
+
 static int write_data(struct out *o, const json_t *core, const char *shard_dir,
                       struct html_stats *st, struct err *e)
 {
-	struct buf b;
-	unsigned char *gz = NULL;
-	size_t gzlen = 0;
+	struct gzb64 g;
+	gz_header h;
+	sqlite3 *db = NULL;
+	unsigned mask = 0;
 	int rc;
 
-	buf_init(&b, 0);
-	jsonout_tree(&b, core, 0);
-	if (b.failed) {
-		buf_free(&b);
-		return err_set(e, b.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
-		               "Cannot serialize the core catalog");
+	memset(&g, 0, sizeof g);
+	memset(&h, 0, sizeof h);
+	g.o = o;
+	h.os = 255;
+	if (o->coll_db && (rc = store_ext_open_collections(o->coll_db, &db, &mask, e)))
+		return rc;
+	if (deflateInit2(&g.z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		sqlite3_close(db);
+		return err_set(e, ERR_NOMEM, "Cannot start gzip compression");
 	}
-	rc = gzip_buf(b.data, b.len, &gz, &gzlen, e);
-	buf_free(&b);
+	deflateSetHeader(&g.z, &h);
+	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
+	rc = store_ext_emit_catalog(db, core, mask, NULL, gz_out, &g, e);
+	if (!rc && gz_push(&g, NULL, 0, Z_FINISH))
+		rc = err_set(e, ERR_DATA, "Cannot compress the catalog");
+	deflateEnd(&g.z);
+	sqlite3_close(db);
 	if (rc)
 		return rc;
-	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
-	out_base64(o, gz, gzlen);
+	if (g.ncarry)
+		out_base64(o, g.carry, g.ncarry);
 	out_puts(o, "</script>\n");
-	st->catalog_bytes = b64_len(gzlen);
-	free(gz);
+	st->catalog_bytes = b64_len(g.gzbytes);
 
 	if (!shard_dir)
 		return 0;
@@ -412,16 +438,17 @@ static int expand(struct out *o, const struct html_asset *tpl, const json_t *cor
 	return 0;
 }
 
-int html_write_assets(const struct html_asset *assets, size_t nassets,
+static int write_page(const struct html_asset *assets, size_t nassets,
                       const char *path, const json_t *core,
-                      const char *shard_dir, struct html_stats *st,
-                      struct err *e)
+                      const char *shard_dir, const char *coll_db,
+                      struct html_stats *st, struct err *e)
 {
 	const struct html_asset *tpl = asset_get(assets, nassets, "index.html", 10);
 	struct out o = {0};
 	int rc;
 
 	memset(st, 0, sizeof *st);
+	o.coll_db = coll_db;
 	o.assets = assets;
 	o.nassets = nassets;
 	if ((rc = html_check_assets(assets, nassets, e)))
@@ -451,9 +478,25 @@ int html_write_assets(const struct html_asset *assets, size_t nassets,
 	return 0;
 }
 
+int html_write_assets(const struct html_asset *assets, size_t nassets,
+                      const char *path, const json_t *core,
+                      const char *shard_dir, struct html_stats *st,
+                      struct err *e)
+{
+	return write_page(assets, nassets, path, core, shard_dir, NULL, st, e);
+}
+
 int html_write(const char *path, const json_t *core, const char *shard_dir,
                struct html_stats *st, struct err *e)
 {
-	return html_write_assets(html_assets, html_asset_count, path, core,
-	                         shard_dir, st, e);
+	return write_page(html_assets, html_asset_count, path, core, shard_dir,
+	                  NULL, st, e);
+}
+
+int html_write_from(const char *path, const json_t *core,
+                    const char *shard_dir, const char *coll_db,
+                    struct html_stats *st, struct err *e)
+{
+	return write_page(html_assets, html_asset_count, path, core, shard_dir,
+	                  coll_db, st, e);
 }

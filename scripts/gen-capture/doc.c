@@ -306,6 +306,7 @@ static void emit_sessions(struct gen *g, const struct plan *p, const struct reqs
 		cl(g, ']');
 		K(g, "source_traces"); op(g, '['); cl(g, ']');
 		K(g, "agents"); op(g, '[');
+		maybe_flush(g);
 		int sub = 0, top = 0;
 		for (int i = j; i < p->nreq; i += nsess(p))
 			sub |= i % 4 == 1, top |= i % 4 != 1;
@@ -403,6 +404,7 @@ static void emit_server_spans(struct gen *g, const struct plan *p)
 		snprintf(uuid, sizeof uuid, "11111111-aaaa-4bbb-8ccc-9999%08d", k);
 		emit_span(g, id, "request.preprocessing", s, s + 125000000, "frontend", "nodeF", uuid,
 		          100000 + k, NULL, 0);
+		maybe_flush(g);
 	}
 	cl(g, ']');
 }

@@ -152,9 +152,15 @@ def check_report(label, src_doc, out, r):
 
     # schema
     names = {(r_[0], r_[1]) for r_ in db.execute(
-        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        " AND name NOT LIKE 'dsight_%'")}
     t.eq(names, {("table", n) for n in TABLES} | {("index", n) for n in INDEXES},
-         "%s: exactly the five tables and three indexes" % label)
+         "%s: exactly the five tables and three indexes besides dsight's own" % label)
+    ext = {r_[0] for r_ in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'dsight_%'")}
+    t.ok({"dsight_meta", "dsight_core", "dsight_requests", "dsight_sessions",
+          "dsight_server_spans", "dsight_iterations", "dsight_request_workers"} <= ext,
+         "%s: dsight's extension tables" % label, sorted(ext))
     cols = {n: [c[1] for c in db.execute("PRAGMA table_info(%s)" % n)]
             for n in TABLES}
     t.eq(cols, TABLES, "%s: table columns" % label)
