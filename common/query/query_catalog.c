@@ -39,8 +39,10 @@ int query_summary(struct qctx *q)
 			buf_putc(b, ',');
 		jsonout_cstr(b, counted[k]);
 		buf_putc(b, ':');
-		jsonout_int(b, (int64_t)json_array_size(q_array(q->cat,
-		                                                counted[k])));
+		jsonout_int(b, k == 0 ? dataset_count(q->ds, EVIDENCE_REQUESTS) :
+		               k == 1 ? dataset_count(q->ds, EVIDENCE_SESSIONS) :
+		               k == 5 ? dataset_count(q->ds, EVIDENCE_ITERATIONS) :
+		               (int64_t)json_array_size(q_array(q->cat, counted[k])));
 	}
 	buf_puts(b, "}}");
 	return 0;
@@ -48,17 +50,18 @@ int query_summary(struct qctx *q)
 
 int query_request(struct qctx *q, int lifecycle_only)
 {
-	const json_t *reqs = q_array(q->cat, "requests"), *r;
-	size_t k;
+	json_t *r = NULL;
+	int rc;
 
 	if (q->p->request_id) {
-		json_array_foreach(reqs, k, r) {
-			if (!q_str_eq(r, "id", q->p->request_id))
-				continue;
+		if ((rc = dataset_find_request(q->ds, q->p->request_id, &r, q->e)))
+			return rc;
+		if (r) {
 			if (lifecycle_only)
 				emit_member(q->out, r, "lifecycle");
 			else
 				jsonout_tree(q->out, r, 0);
+			json_decref(r);
 			return 0;
 		}
 	}
@@ -105,6 +108,135 @@ static int plain_list(struct qctx *q, const json_t *arr,
 	buf_putc(q->out, '}');
 	free(idx);
 	return 0;
+}
+
+/* ---- catalog collections: the backend's selection, else every element
+ * through the exact filters here ---- */
+
+/* The elements of a collection kept by a filter (references held). */
+struct kept {
+	struct qctx *q;
+	int (*keep)(struct qctx *, const json_t *, void *);
+	void *arg;
+	json_t **el;
+	size_t n, cap;
+};
+
+static int keep_one(void *ctx, int64_t ordinal, const json_t *v)
+{
+	struct kept *k = ctx;
+	(void)ordinal;
+	if (!k->keep(k->q, v, k->arg))
+		return 0;
+	if (k->n == k->cap) {
+		json_t **n = realloc(k->el, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof *n);
+		if (!n)
+			return err_set(k->q->e, ERR_NOMEM, "out of memory");
+		k->el = n;
+	}
+	k->el[k->n++] = json_incref((json_t *)v);
+	return 0;
+}
+
+static void kept_free(struct kept *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		json_decref(k->el[i]);
+	free(k->el);
+}
+
+/* Emits the list of collection c's elements kept by keep(), each through
+ * emit. */
+static int coll_list(struct qctx *q, enum evidence_collection c,
+                     int (*keep)(struct qctx *, const json_t *, void *),
+                     void *arg, void (*emit)(struct qctx *, const json_t *))
+{
+	struct kept k = {q, keep, arg, NULL, 0, 0};
+	size_t from, to;
+	int rc = dataset_foreach(q->ds, c, keep_one, &k, q->e);
+	if (rc) {
+		kept_free(&k);
+		return rc;
+	}
+	q_page(q, k.n, &from, &to);
+	q_list_head(q, k.n);
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			buf_putc(q->out, ',');
+		emit(q, k.el[i]);
+	}
+	q_list_tail(q);
+	kept_free(&k);
+	return 0;
+}
+
+/* A page written by the backend's selection. */
+struct sel_page {
+	struct qctx *q;
+	void (*emit)(struct qctx *, const json_t *);
+	int n;
+};
+
+static int emit_one(void *ctx, int64_t ordinal, const json_t *el)
+{
+	struct sel_page *p = ctx;
+	(void)ordinal;
+	if (p->n++)
+		buf_putc(p->q->out, ',');
+	p->emit(p->q, el);
+	return 0;
+}
+
+static void emit_whole(struct qctx *q, const json_t *el)
+{
+	jsonout_tree(q->out, el, 0);
+}
+
+/* The selection of c answered by the backend (window, filters, page):
+ * the list without its closing brace, or DATASET_FALLBACK. */
+static int backend_list(struct qctx *q, enum evidence_collection c,
+                        struct store_select *sel, int64_t *unaligned,
+                        void (*emit)(struct qctx *, const json_t *))
+{
+	struct sel_page pg = {q, emit, 0};
+	size_t mark = q->out->len, n;
+	int64_t total = 0;
+	char *items;
+	int rc;
+
+	sel->start = q->start;
+	sel->end = q->end;
+	sel->offset = q->p->offset;
+	sel->limit = q->p->limit;
+	/* the total is known once the page is written: write the items, then
+	 * put the head before them */
+	rc = dataset_select(q->ds, c, sel, &total, unaligned, emit_one, &pg, q->e);
+	if (rc) {
+		q->out->len = mark;
+		return rc;
+	}
+	n = q->out->len - mark;
+	items = malloc(n + 1);
+	if (!items)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	memcpy(items, q->out->data + mark, n);
+	q->out->len = mark;
+	q_list_head(q, (size_t)total);
+	buf_append(q->out, items, n);
+	free(items);
+	q_list_tail(q);
+	return 0;
+}
+
+/* One filter value as a list of one (none when v is NULL). */
+static struct store_strs one_value(const char *v, const char **slot)
+{
+	struct store_strs s = {slot, 0};
+	if (v) {
+		slot[0] = v;
+		s.n = 1;
+	}
+	return s;
 }
 
 /* ---- requests ---- */
@@ -177,12 +309,22 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 	return 1;
 }
 
-int query_requests(struct qctx *q)
+static void emit_request_item(struct qctx *q, const json_t *r)
 {
 	static const char *const skip[] = {"spans", "lifecycle", NULL};
-	const json_t *reqs = q_array(q->cat, "requests");
+	const json_t *spans = json_object_get(r, "spans");
+	if (q_obj_open_except(q->out, r, skip))
+		buf_putc(q->out, ',');
+	buf_puts(q->out, "\"span_count\":");
+	jsonout_int(q->out, (int64_t)json_array_size(spans));
+	buf_putc(q->out, '}');
+}
+
+int query_requests(struct qctx *q)
+{
 	struct search s = {NULL, 0};
-	size_t *idx, n, from, to;
+	struct store_select sel;
+	const char *v1[1], *v2[1], *v3[1];
 	int rc;
 
 	if (q_given(q->p->search)) {
@@ -190,27 +332,21 @@ int query_requests(struct qctx *q)
 		if (!s.needle)
 			return err_set(q->e, ERR_NOMEM, "out of memory");
 	}
-	rc = collect(q, reqs, keep_request, s.needle ? &s : NULL, &idx, &n);
+	memset(&sel, 0, sizeof sel);
+	sel.sessions = one_value(q->p->session, v1);
+	sel.agents = one_value(q->p->agent, v2);
+	sel.workers = one_value(q_given(q->p->worker) ? q->p->worker : NULL, v3);
+	sel.min_ttft_ms = q->p->min_ttft_ms;
+	sel.needle = s.needle;
+	sel.needle_len = s.len;
+	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item);
+	if (rc == DATASET_FALLBACK)
+		rc = coll_list(q, EVIDENCE_REQUESTS, keep_request,
+		               s.needle ? &s : NULL, emit_request_item);
 	free(s.needle);
-	if (rc)
-		return rc;
-	q_page(q, n, &from, &to);
-	q_list_head(q, n);
-	for (size_t k = from; k < to; k++) {
-		const json_t *r = json_array_get(reqs, idx[k]);
-		const json_t *spans = json_object_get(r, "spans");
-		if (k > from)
-			buf_putc(q->out, ',');
-		if (q_obj_open_except(q->out, r, skip))
-			buf_putc(q->out, ',');
-		buf_puts(q->out, "\"span_count\":");
-		jsonout_int(q->out, (int64_t)json_array_size(spans));
+	if (!rc)
 		buf_putc(q->out, '}');
-	}
-	q_list_tail(q);
-	buf_putc(q->out, '}');
-	free(idx);
-	return 0;
+	return rc;
 }
 
 /* ---- server_spans, sources, sessions, workers ---- */
@@ -231,8 +367,17 @@ static int keep_all(struct qctx *q, const json_t *v, void *arg)
 
 int query_server_spans(struct qctx *q)
 {
-	return plain_list(q, q_array(q->cat, "server_spans"), keep_overlap,
-	                  NULL);
+	struct store_select sel;
+	int rc;
+
+	memset(&sel, 0, sizeof sel);
+	rc = backend_list(q, EVIDENCE_SERVER_SPANS, &sel, NULL, emit_whole);
+	if (rc == DATASET_FALLBACK)
+		rc = coll_list(q, EVIDENCE_SERVER_SPANS, keep_overlap, NULL,
+		               emit_whole);
+	if (!rc)
+		buf_putc(q->out, '}');
+	return rc;
 }
 
 int query_sources(struct qctx *q)
@@ -255,7 +400,20 @@ static int keep_session(struct qctx *q, const json_t *v, void *arg)
 
 int query_sessions(struct qctx *q)
 {
-	return plain_list(q, q_array(q->cat, "sessions"), keep_session, NULL);
+	struct store_select sel;
+	const char *v1[1], *v2[1];
+	int rc;
+
+	memset(&sel, 0, sizeof sel);
+	sel.sessions = one_value(q->p->session, v1);
+	sel.agents = one_value(q->p->agent, v2);
+	rc = backend_list(q, EVIDENCE_SESSIONS, &sel, NULL, emit_whole);
+	if (rc == DATASET_FALLBACK)
+		rc = coll_list(q, EVIDENCE_SESSIONS, keep_session, NULL,
+		               emit_whole);
+	if (!rc)
+		buf_putc(q->out, '}');
+	return rc;
 }
 
 static int keep_worker(struct qctx *q, const json_t *v, void *arg)
@@ -371,53 +529,59 @@ static int iteration_rank_ok(const struct qctx *q, const json_t *row)
 	return q_int_eq(json_object_get(row, "rank"), q->p->rank);
 }
 
+/* Counts the filtered rows with a null start (in *arg) and keeps the
+ * aligned ones that overlap the window. */
+static int keep_iteration(struct qctx *q, const json_t *row, void *arg)
+{
+	int64_t *unaligned = arg;
+	const json_t *start;
+	int ok;
+	double a, b;
+
+	if (!json_is_object(row))
+		return 0;
+	if (q_given(q->p->worker) && !q_str_eq(row, "worker", q->p->worker))
+		return 0;
+	if (!iteration_rank_ok(q, row))
+		return 0;
+	start = json_object_get(row, "start");
+	if (!start || json_is_null(start)) {
+		(*unaligned)++;
+		return 0;
+	}
+	a = q_number(row, "start", &ok);
+	if (!ok)
+		return 0;
+	b = q_number(row, "end", &ok);
+	if (!ok)
+		b = a;
+	return a <= q->end && b >= q->start;
+}
+
 int query_iterations(struct qctx *q)
 {
-	const json_t *rows = q_array(q->cat, "iterations"), *row;
-	size_t total = json_array_size(rows), n = 0, k, from, to;
+	struct store_select sel;
+	const char *v1[1];
 	int64_t unaligned = 0;
-	size_t *idx = malloc((total ? total : 1) * sizeof *idx);
+	int rc;
 
-	if (!idx)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	json_array_foreach(rows, k, row) {
-		const json_t *start;
-		int ok;
-		double a, b;
-		if (!json_is_object(row))
-			continue;
-		if (q_given(q->p->worker) && !q_str_eq(row, "worker", q->p->worker))
-			continue;
-		if (!iteration_rank_ok(q, row))
-			continue;
-		start = json_object_get(row, "start");
-		if (!start || json_is_null(start)) {
-			unaligned++;
-			continue;
-		}
-		a = q_number(row, "start", &ok);
-		if (!ok)
-			continue;
-		b = q_number(row, "end", &ok);
-		if (!ok)
-			b = a;
-		if (a <= q->end && b >= q->start)
-			idx[n++] = k;
+	memset(&sel, 0, sizeof sel);
+	sel.workers = one_value(q_given(q->p->worker) ? q->p->worker : NULL, v1);
+	sel.has_rank = q->p->has_rank;
+	sel.rank = q->p->rank;
+	rc = backend_list(q, EVIDENCE_ITERATIONS, &sel, &unaligned, emit_whole);
+	if (rc == DATASET_FALLBACK) {
+		unaligned = 0;
+		rc = coll_list(q, EVIDENCE_ITERATIONS, keep_iteration, &unaligned,
+		               emit_whole);
 	}
-	q_page(q, n, &from, &to);
-	q_list_head(q, n);
-	for (k = from; k < to; k++) {
-		if (k > from)
-			buf_putc(q->out, ',');
-		jsonout_tree(q->out, json_array_get(rows, idx[k]), 0);
-	}
-	q_list_tail(q);
+	if (rc)
+		return rc;
 	buf_puts(q->out, ",\"unaligned_rows\":");
 	jsonout_int(q->out, unaligned);
 	buf_puts(q->out, ",\"attribution\":\"Shared batch observations with "
 	                 "recorded timestamp precision and rank scope; not "
 	                 "per-request execution time.\"}");
-	free(idx);
 	return 0;
 }
 

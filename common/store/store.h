@@ -45,6 +45,16 @@ int store_read_catalog(struct store *s, json_t **catalog,
                        char generation[STORE_GENERATION_MAX + 1],
                        struct err *e);
 
+/* The catalog row's generation alone (the JSON is not parsed). */
+int store_read_generation(struct store *s,
+                          char generation[STORE_GENERATION_MAX + 1],
+                          struct err *e);
+
+/* The connection and the absolute path (for the extension reader,
+ * store_coll.h); borrowed. */
+struct sqlite3 *store_db(struct store *s);
+const char *store_path(const struct store *s);
+
 /* ERR_REBUILT "DSight dataset was rebuilt; reopen it before querying" when
  * the stored generation differs from generation. */
 int store_check_generation(struct store *s, const char *generation,
