@@ -17,6 +17,8 @@
 #include "cmd.h"
 #include "dscache.h"
 #include "base/jsonout.h"
+#include "base/utf8.h"
+#include "query/qdoc.h"
 #include "query/query.h"
 
 #define MCP_LINE_MAX (4u << 20)   /* longest request line accepted */
@@ -24,26 +26,6 @@
 
 static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18"};
 #define NEWEST "2025-06-18"
-
-static const char tool_schema[] =
-	"{\"type\":\"object\",\"properties\":{"
-	"\"dataset\":{\"type\":\"string\",\"description\":\"A report directory, a trace-data.sqlite cache or an evidence document (.json or gzip) on the server's filesystem.\"},"
-	"\"kind\":{\"type\":\"string\",\"default\":\"summary\",\"enum\":[\"summary\",\"requests\",\"request\",\"lifecycle\",\"metrics\",\"profiles\",\"nsys\",\"cpu\",\"iterations\",\"sources\",\"server_spans\",\"sessions\",\"workers\",\"families\"],\"description\":\"What to ask.\"},"
-	"\"start\":{\"type\":\"number\",\"default\":0,\"description\":\"Window start, seconds from meta.origin_ns.\"},"
-	"\"end\":{\"type\":\"number\",\"description\":\"Window end, seconds; default the run duration.\"},"
-	"\"request_id\":{\"type\":\"string\",\"description\":\"Required by request and lifecycle.\"},"
-	"\"session\":{\"type\":\"string\",\"description\":\"Exact session id.\"},"
-	"\"agent\":{\"type\":\"string\",\"description\":\"Exact agent.\"},"
-	"\"worker\":{\"type\":\"string\",\"description\":\"Exact worker id (e.g. decode-0); empty means no filter.\"},"
-	"\"rank\":{\"type\":\"integer\",\"description\":\"Rank filter; 0 is a real filter.\"},"
-	"\"profile\":{\"type\":\"integer\",\"description\":\"Profile id; 0 is a real filter.\"},"
-	"\"name\":{\"type\":\"string\",\"description\":\"metrics: exact series name; nsys: case-insensitive substring of the range name; families: substring.\"},"
-	"\"search\":{\"type\":\"string\",\"description\":\"requests: case-insensitive substring of any identity.\"},"
-	"\"min_ttft_ms\":{\"type\":\"number\",\"default\":0,\"minimum\":0},"
-	"\"offset\":{\"type\":\"integer\",\"default\":0,\"minimum\":0},"
-	"\"limit\":{\"type\":\"integer\",\"default\":100,\"minimum\":0,\"maximum\":1000,\"description\":\"Page size; 0 returns exact totals only.\"},"
-	"\"points\":{\"type\":\"boolean\",\"default\":false,\"description\":\"metrics: include up to 1,000 raw points per series.\"}"
-	"},\"required\":[\"dataset\"],\"additionalProperties\":false}";
 
 static const char tool_description[] =
 	"Query an LLM-inference run report built by dsight (read-only). Kinds: "
@@ -117,7 +99,21 @@ static void on_initialize(struct mcp *m, const json_t *id, const json_t *params)
 
 static void on_tools_list(struct mcp *m, const json_t *id)
 {
-	json_t *schema = json_loads(tool_schema, 0, NULL);
+	json_t *schema = qdoc_schema();
+	json_t *props = json_object_get(schema, "properties");
+	json_t *dataset = json_pack("{s:s,s:s}", "type", "string", "description",
+		"A report directory, a trace-data.sqlite cache or an evidence "
+		"document (.json or gzip) on the server's filesystem.");
+
+	/* the query parameters of the table, then dataset (set_new takes the
+	 * reference even when it fails) */
+	if (json_object_set_new(props, "dataset", dataset) ||
+	    json_object_set_new(schema, "required", json_pack("[s]", "dataset")) ||
+	    json_object_set_new(schema, "additionalProperties", json_false())) {
+		json_decref(schema);
+		reply_error(m, id, -32603, "Out of memory");
+		return;
+	}
 	reply_tree(m, id, json_pack("{s:[{s:s,s:s,s:s,s:o,s:{s:s,s:b,s:b,s:b,s:b}}]}",
 		"tools", "name", "query_trace", "title", "Query a dsight report",
 		"description", tool_description, "inputSchema", schema,
@@ -164,7 +160,10 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 
 	if (!name || strcmp(name, "query_trace") != 0) {
 		char msg[256];
-		snprintf(msg, sizeof msg, "Unknown tool: %.200s", name ? name : "(none)");
+		if (!name)
+			name = "(none)";
+		snprintf(msg, sizeof msg, "Unknown tool: %.*s",
+		         (int)utf8_cut(name, strlen(name), 200), name);
 		reply_error(m, id, -32602, msg);
 		return;
 	}
@@ -181,6 +180,7 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 	query_params_init(&p);
 	if (query_params_from_json(args, &p, &e) != 0) {
 		tool_error(m, id, e.msg);
+		query_params_free(&p);
 		return;
 	}
 	buf_init(&data, 64u << 20);
@@ -201,6 +201,7 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 		send_buf(m);
 	}
 	buf_free(&data);
+	query_params_free(&p);
 }
 
 static void handle_line(struct mcp *m, const char *line, size_t len)
@@ -237,26 +238,37 @@ static void handle_line(struct mcp *m, const char *line, size_t len)
 	else if (!strcmp(method, "tools/call"))
 		on_tools_call(m, id, params);
 	else {
-		snprintf(text, sizeof text, "Method not found: %.200s", method);
+		snprintf(text, sizeof text, "Method not found: %.*s",
+		         (int)utf8_cut(method, strlen(method), 200), method);
 		reply_error(m, id, -32601, text);
 	}
 done:
 	json_decref(msg);
 }
 
-static const char usage[] =
-	"usage: dsight mcp\n"
-	"\n"
-	"Serves the Model Context Protocol on stdin/stdout (JSON-RPC 2.0, one\n"
-	"message per line) with one read-only tool, query_trace, whose arguments\n"
-	"are `dataset` (a report directory, SQLite cache or evidence document),\n"
-	"`kind` (default summary) and the query parameters by their RPC names\n"
-	"(start, end, request_id, session, agent, worker, rank, profile, name,\n"
-	"search, min_ttft_ms, offset, limit, points).  Datasets stay open between\n"
-	"calls; a rebuilt report is reopened.  Exits 0 at end of input.\n"
-	"\n"
-	"Client configuration example (e.g. .mcp.json):\n"
-	"  {\"mcpServers\": {\"dsight\": {\"command\": \"dsight\", \"args\": [\"mcp\"]}}}\n";
+/* Prints the usage text (the parameter names come from the table). */
+static void print_usage(FILE *f)
+{
+	fputs("usage: dsight mcp\n"
+	      "\n"
+	      "Serves the Model Context Protocol on stdin/stdout (JSON-RPC 2.0, one\n"
+	      "message per line) with one read-only tool, query_trace, whose arguments\n"
+	      "are `dataset` (a report directory, SQLite cache or evidence document)\n"
+	      "and the query parameters by their RPC names:\n ", f);
+	for (size_t k = 0, col = 1; k < qparam_count; k++) {
+		const char *n = qparam_table[k].name;
+		if (col + strlen(n) + 2 > 76) {
+			fputs("\n ", f);
+			col = 1;
+		}
+		col += (size_t)fprintf(f, " %s%s", n, k + 1 < qparam_count ? "," : ".");
+	}
+	fputs("\nSee dsight query --help for their meaning.  Datasets stay open between\n"
+	      "calls; a rebuilt report is reopened.  Exits 0 at end of input.\n"
+	      "\n"
+	      "Client configuration example (e.g. .mcp.json):\n"
+	      "  {\"mcpServers\": {\"dsight\": {\"command\": \"dsight\", \"args\": [\"mcp\"]}}}\n", f);
+}
 
 int cmd_mcp_main(int argc, char **argv)
 {
@@ -267,7 +279,7 @@ int cmd_mcp_main(int argc, char **argv)
 
 	if (argc > 1) {
 		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
-		fputs(usage, help ? stdout : stderr);
+		print_usage(help ? stdout : stderr);
 		return help ? 0 : 2;
 	}
 	memset(&m, 0, sizeof m);

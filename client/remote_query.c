@@ -3,7 +3,6 @@
  * (pipelined, one round trip) to a warm session and prints its `data` byte
  * for byte as the local query would, errors included.
  */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,70 +23,6 @@ static void print_error(const char *msg)
 	buf_puts(&b, "}\n");
 	fwrite(b.data, 1, b.len, stderr);
 	buf_free(&b);
-}
-
-static void put_key(struct buf *b, const char *k)
-{
-	buf_putc(b, b->len ? ',' : '{');
-	jsonout_cstr(b, k);
-	buf_putc(b, ':');
-}
-
-static void put_str(struct buf *b, const char *k, const char *v)
-{
-	if (!v)
-		return;
-	put_key(b, k);
-	jsonout_cstr(b, v);
-}
-
-/* A real the wire can carry.  JSON has no NaN/inf: a non-finite value is
- * sent as -1, which fails the same validation step with the same message
- * as the local query (start/end: the window rule; min_ttft_ms: finite and
- * nonnegative). */
-static void put_real(struct buf *b, const char *k, double v)
-{
-	put_key(b, k);
-	jsonout_real(b, isfinite(v) ? v : -1.0);
-}
-
-/* The query parameters by their RPC names; absent ones are omitted. */
-static void params_json(const struct query_params *p, struct buf *b)
-{
-	put_str(b, "kind", p->kind);
-	if (p->has_start)
-		put_real(b, "start", p->start);
-	if (p->has_end)
-		put_real(b, "end", p->end);
-	put_str(b, "request_id", p->request_id);
-	put_str(b, "session", p->session);
-	put_str(b, "agent", p->agent);
-	put_str(b, "worker", p->worker);
-	if (p->has_rank) {
-		put_key(b, "rank");
-		jsonout_int(b, p->rank);
-	}
-	if (p->has_profile) {
-		put_key(b, "profile");
-		jsonout_int(b, p->profile);
-	}
-	put_str(b, "name", p->name);
-	put_str(b, "search", p->search);
-	if (p->min_ttft_ms != 0 || signbit(p->min_ttft_ms) || !isfinite(p->min_ttft_ms))
-		put_real(b, "min_ttft_ms", p->min_ttft_ms);
-	if (p->offset != 0) {
-		put_key(b, "offset");
-		jsonout_int(b, p->offset);
-	}
-	if (p->limit != 100) {
-		put_key(b, "limit");
-		jsonout_int(b, p->limit);
-	}
-	if (p->points) {
-		put_key(b, "points");
-		buf_puts(b, "true");
-	}
-	buf_puts(b, b->len ? "}" : "{}");
 }
 
 /* Prints the not-live message for the resolved address. */
@@ -133,7 +68,7 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 	buf_init(&params, FRAME_REQUEST_MAX);
 	buf_init(&frames, 0);
 	buf_init(&out, 0);
-	params_json(p, &params);
+	query_params_to_json(p, &params);
 	remote_frame_request(&r, &frames, "hello",
 	                     "{\"protocol\":1,\"client\":\"dsight/" DSIGHT_VERSION "\"}");
 	remote_frame_request(&r, &frames, "query", params.data);

@@ -1,6 +1,6 @@
 /*
  * dsightd: the warm-session server.  Owns the command line, the startup
- * sequence of sessions.md (open the report, lock, stale socket, bind 0600,
+ * sequence of doc/sessions-protocol.md (open the report, lock, stale socket, bind 0600,
  * the startup record), --daemonize (fork first, report through a pipe), the
  * log, signals, and the clean exit (unlink socket and lock, say why).
  */
@@ -341,8 +341,10 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 			return err_sys(e, ERR_DATA, "Cannot open the log file %s", d->log_path);
 	}
 	/* 3. stale socket, bind 0600, listen */
-	if (bind_socket(d, e))
+	if (bind_socket(d, e)) {
+		unlink(d->lock_path); /* ours (held): a failed start leaves no file */
 		return e->code;
+	}
 
 	if (uv_loop_init(&d->loop) != 0)
 		return err_set(e, ERR_DATA, "Cannot start the event loop");

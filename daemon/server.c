@@ -2,6 +2,7 @@
 #include "server.h"
 #include "frame.h"
 #include "base/jsonout.h"
+#include "base/utf8.h"
 #include "rpc.h"
 #include "status.h"
 
@@ -322,6 +323,7 @@ static void work_done(uv_work_t *req, int status)
 	srv->times[srv->ntimes++ % TIMES] = srv->last_us;
 	slot_done(c, w->slot);
 	session_release(w->g);
+	query_params_free(&w->p);
 	rpc_request_free(&w->rq);
 	free(w);
 	srv->works--;
@@ -417,11 +419,13 @@ static void start_query(struct conn *c, struct rpc_request *rq)
 	query_params_init(&w->p);
 	if (rq->params && query_params_from_json(rq->params, &w->p, &e)) {
 		reply_error(c, rq->id, rpc_code_for_err(e.code), e.msg);
+		query_params_free(&w->p);
 		free(w);
 		return;
 	}
 	w->slot = slot_new(c);
 	if (!w->slot) {
+		query_params_free(&w->p);
 		free(w);
 		conn_close(c);
 		return;
@@ -489,8 +493,8 @@ static void handle_frame(struct conn *c, const char *msg, size_t len)
 		}
 	} else if (strcmp(rq.method, "status") && strcmp(rq.method, "shutdown")) {
 		char m[160];
-		snprintf(m, sizeof m, "Unknown method '%.100s'; use hello, query, status or shutdown",
-		         rq.method);
+		snprintf(m, sizeof m, "Unknown method '%.*s'; use hello, query, status or shutdown",
+		         (int)utf8_cut(rq.method, strlen(rq.method), 100), rq.method);
 		reply_error(c, rq.id, RPC_METHOD_NOT_FOUND, m);
 		rpc_request_free(&rq);
 		return;

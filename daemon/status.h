@@ -1,5 +1,5 @@
 /*
- * status: the result objects of `hello` and `status` (sessions.md), built
+ * status: the result objects of `hello` and `status` (doc/sessions-protocol.md), built
  * from what the server, the session and the lifetime know.
  */
 #ifndef DSIGHT_STATUS_H

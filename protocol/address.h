@@ -3,7 +3,7 @@
  *
  * A name matches ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$; without one the server
  * makes a three-word adjective-colour-animal name.  Resolution of an ADDR
- * (sessions.md): "://" or a ":<digits>" suffix is a TCP address (reserved);
+ * (doc/sessions-protocol.md): "://" or a ":<digits>" suffix is a TCP address (reserved);
  * an absolute path or a ".sock" suffix is a socket path; anything else is a
  * name, at the convention path <dir>/<name>.sock.  The directory is
  * $XDG_RUNTIME_DIR/dsight when $XDG_RUNTIME_DIR is a directory owned by the

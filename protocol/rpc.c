@@ -1,6 +1,7 @@
 /* rpc: JSON-RPC 2.0 messages of the session protocol (see rpc.h). */
 #include "rpc.h"
 #include "base/jsonout.h"
+#include "base/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -99,7 +100,18 @@ void rpc_error(struct buf *b, const json_t *id, int code, const char *message)
 	buf_puts(b, ",\"error\":{\"code\":");
 	jsonout_int(b, code);
 	buf_puts(b, ",\"message\":");
-	jsonout_cstr(b, message);
+	if (utf8_valid(message, strlen(message)))
+		jsonout_cstr(b, message);
+	else { /* a frame is UTF-8 whatever the message quotes */
+		struct buf fixed;
+		buf_init(&fixed, 0);
+		utf8_repair(&fixed, message, strlen(message));
+		if (fixed.failed)
+			b->failed = fixed.failed;
+		else
+			jsonout_str(b, fixed.data ? fixed.data : "", fixed.len);
+		buf_free(&fixed);
+	}
 	buf_puts(b, "}}");
 }
 
@@ -274,7 +286,7 @@ int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
 	}
 	if (!s[3].found)
 		return err_set(e, ERR_DATA, "Malformed response from the session: neither result nor error");
-	err_obj = json_loadb(s[3].text, s[3].len, 0, &je);
+	err_obj = json_loadb(s[3].text, s[3].len, JSON_ALLOW_NUL, &je);
 	code = json_object_get(err_obj, "code");
 	msg = json_object_get(err_obj, "message");
 	if (!json_is_integer(code) || !json_is_string(msg)) {
@@ -284,6 +296,7 @@ int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
 	r->is_error = 1;
 	r->code = (int)json_integer_value(code);
 	snprintf(r->message, sizeof r->message, "%s", json_string_value(msg));
+	utf8_fix(r->message, sizeof r->message);
 	json_decref(err_obj);
 	return 0;
 }

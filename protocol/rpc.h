@@ -1,5 +1,6 @@
 /*
- * rpc: the JSON-RPC 2.0 messages of the session protocol (sessions.md).
+ * rpc: the JSON-RPC 2.0 messages of the session protocol
+ * (doc/sessions-protocol.md).
  *
  * Server side: parse a request frame into method/id/params, and write
  * results and errors.  A result is written as an envelope around text the
@@ -24,7 +25,7 @@ enum {
 	RPC_PARSE_ERROR = -32700,      /* invalid JSON */
 	RPC_INVALID_REQUEST = -32600,  /* not a JSON-RPC 2.0 request, bad protocol, oversized frame */
 	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,   /* usage and validation errors of queries.md */
+	RPC_INVALID_PARAMS = -32602,   /* usage and validation errors of the engine */
 	RPC_DATA_ERROR = -32000,       /* data or I/O error of the query */
 	RPC_GENERATION_ERROR = -32001, /* the report's new generation could not be opened */
 	RPC_TOO_LARGE = -32002,        /* the response would exceed FRAME_RESPONSE_MAX */
@@ -49,7 +50,7 @@ int rpc_parse_request(const char *text, size_t len, struct rpc_request *req,
                       struct err *e);
 void rpc_request_free(struct rpc_request *req);
 
-/* Maps an ERR_* code to the RPC error code of sessions.md. */
+/* Maps an ERR_* code to the RPC error code (doc/sessions-protocol.md "Error codes"). */
 int rpc_code_for_err(int err_code);
 /* The CLI exit status for an RPC error code: 2 for -32602, else 1. */
 int rpc_exit_status(int rpc_code);

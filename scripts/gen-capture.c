@@ -7,8 +7,8 @@
  * byte-identical output.  Presets:
  *   small   about the size of tests/fixtures/example.trace.json
  *   medium  ~100k NVTX ranges, 4,000 CPU samples, ~200k metric points
- *   large   the benchmark capture of spec/overview.md: a 900-second run, 406
- *           requests, 4,162,788 NVTX ranges over 8 profiles, a frontend
+ *   large   the benchmark capture of doc/architecture.md "Performance
+ *           bars": a 900-second run, 406 requests, 4,162,788 NVTX ranges over 8 profiles, a frontend
  *           profile with 200,000 CPU samples, 7,616,598 points in 600 series
  * --scale F multiplies the row counts (events, CPU samples, metric points).
  * --requests N replaces the request count: sessions (one per five
@@ -16,7 +16,7 @@
  * activities), joined spans, unjoined spans (one per 20 requests) and
  * iterations (one per 4 requests) follow it, and the run lasts at least
  * N * 3.6 ms; without it every preset's bytes are unchanged.
- * Every preset carries every edge case of trace-format.md: setting series
+ * Every preset carries every edge case of doc/evidence-document.md: setting series
  * with pre-run values, null invalidations and conflicting timestamps, point
  * values beyond 2^63 and 2^64, string and integer ranks, zero-length and
  * pre-zero root ranges ([-1.0, duration], [-1e-30, ...]), non-ASCII names, a

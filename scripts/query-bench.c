@@ -130,7 +130,8 @@ int main(int argc, char **argv)
 		printf("nsys profile: %lld (%lld events)\n", (long long)profile,
 		       (long long)best);
 	}
-	for (const char *const *kind = query_kinds; *kind; kind++) {
+	for (size_t ki = 0; ki < query_kind_count; ki++) {
+		const char *const *kind = &query_kind_table[ki].name;
 		struct query_params p;
 		double *t = malloc(sizeof(double) * (size_t)repeat);
 		int n = !strcmp(*kind, "summary") ? repeat * 10 : repeat;

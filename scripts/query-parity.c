@@ -21,6 +21,7 @@
 #include "query/dataset.h"
 #include "base/err.h"
 #include "ingest/evidence.h"
+#include "query/qorder.h"
 #include "query/query.h"
 #include "store/store_write.h"
 
@@ -49,8 +50,33 @@ static double rnd01(struct ctx *c)
 	return (double)(rnd(c) >> 11) / 9007199254740992.0;
 }
 
+static void list_text(const char *name, const struct qlist *l, char *out,
+                      size_t n)
+{
+	size_t len = 0;
+	out[0] = 0;
+	for (size_t k = 0; k < l->n && len < n; k++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s%s",
+		                        k ? "," : " ", k ? "" : name, l->v[k]);
+}
+
 static void describe(const struct query_params *p, char *out, size_t n)
 {
+	char lists[6][256];
+	size_t len;
+	list_text("workers=", &p->worker_list, lists[0], sizeof lists[0]);
+	list_text("sessions=", &p->session_list, lists[1], sizeof lists[1]);
+	list_text("agents=", &p->agent_list, lists[2], sizeof lists[2]);
+	list_text("names=", &p->name_list, lists[3], sizeof lists[3]);
+	list_text("sort=", &p->sort, lists[4], sizeof lists[4]);
+	list_text("fields=", &p->fields, lists[5], sizeof lists[5]);
+	len = (size_t)snprintf(out, n, "phase=%s%s%s%s%s%s%s ",
+	                       p->phase ? p->phase : "-", lists[0], lists[1],
+	                       lists[2], lists[3], lists[4], lists[5]);
+	if (len >= n)
+		return;
+	out += len;
+	n -= len;
 	snprintf(out, n,
 	         "kind=%s start=%s%.17g end=%s%.17g req=%s session=%s agent=%s "
 	         "worker=%s rank=%s%lld profile=%s%lld name=%s search=%s "
@@ -218,10 +244,20 @@ static int build_cache(const char *doc, const char *out, struct err *e)
 	return rc;
 }
 
+static const char *const start_key[] = {"-start", "duration"};
+static const char *const end_keys[] = {"-end", "name", "-ttft_ms", "id"};
+static const char *const foo_key[] = {"foo"};
+static const char *const field_names[] = {"name", "start", "id",
+                                          "samples", "nope"};
+static const char *const worker_pair[] = {"frontend", "decode-0"};
+
 static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 {
 	struct query_params p;
 	const char *req = pick_string(c, "requests", "id");
+	const struct qlist keys1 = {start_key, 2}, keys2 = {end_keys, 4},
+	                   bad_key = {foo_key, 1}, fields = {field_names, 5},
+	                   two_workers = {worker_pair, 2};
 
 #define RUN(setup)                                                         \
 	do {                                                               \
@@ -255,12 +291,117 @@ static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 	RUN(p.min_ttft_ms = NAN);
 	RUN(p.request_id = "no-such-request");
 	RUN(p.offset = 1000000; p.limit = 5);
+	/* analysis parameters: sort, joins, fields, several values, notes */
+	RUN(p.sort = keys1; p.limit = 5);
+	RUN(p.sort = keys2; p.offset = 1);
+	RUN(p.sort = bad_key);
+	RUN(p.fields = fields);
+	RUN(p.worker_list = two_workers);
+	RUN(p.worker = "no-such-worker");
+	RUN(p.session = "no-such-session"; p.agent = "no-such-agent");
+	RUN(p.name = "no-such-series"; p.has_profile = 1; p.profile = 99);
+	RUN(p.phase = "prefill");
+	RUN(p.phase = "decode"; p.fields = fields);
+	RUN(p.phase = "whole"; p.sort = keys2);
+	RUN(p.phase = "nope");
+	RUN(p.phase = "prefill"; p.request_id = NULL);
+	RUN(p.phase = "decode"; p.worker = "decode-0");
+	RUN(p.request_id = "req-004"; p.phase = "prefill");
 #undef RUN
+}
+
+/* Storage for the random lists of one query. */
+struct lists {
+	const char *workers[3], *sessions[3], *agents[3], *names[3];
+	const char *sort[3], *fields[4];
+	char sortbuf[3][32];
+};
+
+/* up to 3 values: picked ones, sometimes one that names nothing */
+static size_t pick_values(struct ctx *c, const char **out, const char *arr,
+                          const char *key, const char *missing)
+{
+	size_t n = 1 + rnd(c) % 3;
+	for (size_t k = 0; k < n; k++) {
+		const char *v = rnd(c) % 5 ? pick_string(c, arr, key) : missing;
+		out[k] = v && *v ? v : missing;
+	}
+	return n;
+}
+
+static const char *const any_fields[] = {
+	"id", "start", "end", "name", "worker", "samples", "ttft_ms",
+	"profile", "symbol", "span_count", "mean", "requests", "no-such-key"};
+
+/* Random sort keys, joins, fields and several values per filter. */
+static void random_analysis(struct ctx *c, const char *kind,
+                            struct query_params *p, struct lists *l)
+{
+	const char *const *keys = qorder_keys(kind);
+	static const char *const phases[] = {"prefill", "decode", "whole",
+	                                     NULL};
+	if (rnd(c) % 4 == 0) {
+		p->worker = NULL;
+		p->worker_list.v = l->workers;
+		p->worker_list.n = pick_values(c, l->workers, "workers", "id",
+		                               "no-such-worker");
+	}
+	if (rnd(c) % 5 == 0) {
+		p->session = NULL;
+		p->session_list.v = l->sessions;
+		p->session_list.n = pick_values(c, l->sessions, "sessions", "id",
+		                                "no-such-session");
+	}
+	if (rnd(c) % 5 == 0) {
+		p->agent_list.v = l->agents;
+		p->agent_list.n = pick_values(c, l->agents, "requests", "agent",
+		                              "no-such-agent");
+	}
+	if (rnd(c) % 5 == 0) {
+		p->name = NULL;
+		p->name_list.v = l->names;
+		p->name_list.n = pick_values(c, l->names, "metrics", "name",
+		                             "no-such-series");
+	}
+	if (keys && rnd(c) % 2) {
+		size_t nk = 0;
+		while (keys[nk])
+			nk++;
+		p->sort.v = l->sort;
+		p->sort.n = 1 + rnd(c) % 3;
+		for (size_t k = 0; k < p->sort.n; k++) {
+			snprintf(l->sortbuf[k], sizeof l->sortbuf[k], "%s%s",
+			         rnd(c) % 2 ? "-" : "",
+			         rnd(c) % 40 ? keys[rnd(c) % nk] : "nokey");
+			l->sort[k] = l->sortbuf[k];
+		}
+	}
+	if (rnd(c) % 4 == 0) {
+		p->fields.v = l->fields;
+		p->fields.n = 1 + rnd(c) % 4;
+		for (size_t k = 0; k < p->fields.n; k++)
+			l->fields[k] =
+				any_fields[rnd(c) % (sizeof any_fields /
+				                     sizeof *any_fields)];
+	}
+	if (rnd(c) % 3 == 0 && strcmp(kind, "request") &&
+	    strcmp(kind, "lifecycle")) {
+		/* a join: no window or worker (else it is check 4's error) */
+		p->request_id = rnd(c) % 30 ? pick_string(c, "requests", "id")
+		                            : "no-such-request";
+		p->phase = phases[rnd(c) % 4];
+		if (rnd(c) % 10) {
+			p->has_start = p->has_end = 0;
+			p->worker = NULL;
+			p->worker_list.n = 0;
+		}
+	}
 }
 
 static void random_set(struct ctx *c, const char *kind, int *ok)
 {
 	struct query_params p;
+	struct lists lists;
 	char *name = NULL, *search = NULL;
 	const char *s;
 
@@ -324,7 +465,9 @@ static void random_set(struct ctx *c, const char *kind, int *ok)
 	if (rnd(c) % 3 == 0)
 		p.limit = (int64_t)(rnd(c) % 30);
 	p.points = rnd(c) % 2;
-	p.request_id = pick_string(c, "requests", "id");
+	if (!strcmp(kind, "request") || !strcmp(kind, "lifecycle"))
+		p.request_id = pick_string(c, "requests", "id");
+	random_analysis(c, kind, &p, &lists);
 	*ok &= compare(c, &p);
 	free(name);
 	free(search);
@@ -382,7 +525,8 @@ int main(int argc, char **argv)
 	c.duration = json_number_value(
 		json_object_get(json_object_get(c.cat, "meta"), "duration"));
 	collect_times(&c);
-	for (const char *const *k = query_kinds; *k; k++) {
+	for (size_t ki = 0; ki < query_kind_count; ki++) {
+		const char *const *k = &query_kind_table[ki].name;
 		int ok = 1;
 		long before = c.compared;
 		fixed_sets(&c, *k, &ok);

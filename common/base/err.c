@@ -1,5 +1,6 @@
 /* err: error codes and caller-supplied error records (see err.h). */
 #include "base/err.h"
+#include "base/utf8.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,10 @@ int err_setv(struct err *e, int code, const char *fmt, va_list ap)
 	if (!e)
 		return code;
 	e->code = code;
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	/* a cut message must stay valid UTF-8 (stderr, frames, MCP) */
+	if (vsnprintf(e->msg, sizeof e->msg, fmt, ap) >= (int)sizeof e->msg)
+		utf8_trim_tail(e->msg);
+	utf8_fix(e->msg, sizeof e->msg); /* bytes quoted from a hostile file */
 	return code;
 }
 
@@ -43,7 +47,10 @@ int err_sys(struct err *e, int code, const char *fmt, ...)
 	err_setv(e, code, fmt, ap);
 	va_end(ap);
 	n = strlen(e->msg);
-	snprintf(e->msg + n, sizeof e->msg - n, ": %s", strerror(saved));
+	if (snprintf(e->msg + n, sizeof e->msg - n, ": %s", strerror(saved)) >=
+	    (int)(sizeof e->msg - n))
+		utf8_trim_tail(e->msg);
+	utf8_fix(e->msg, sizeof e->msg);
 	return code;
 }
 
@@ -57,14 +64,17 @@ int err_prefix(struct err *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(head, sizeof head, fmt, ap);
 	va_end(ap);
+	utf8_trim_tail(head);
 	memcpy(old, e->msg, sizeof old);
-	/* Truncation is acceptable: messages are bounded by design. */
-	size_t hn = strnlen(head, sizeof head - 3);
+	/* Truncation is acceptable (messages are bounded by design), but only
+	 * on a character boundary. */
+	size_t hn = utf8_cut(head, strlen(head), sizeof head - 3);
 	memcpy(e->msg, head, hn);
 	memcpy(e->msg + hn, ": ", 2);
-	size_t on = strnlen(old, sizeof e->msg - hn - 3);
+	size_t on = utf8_cut(old, strlen(old), sizeof e->msg - hn - 3);
 	memcpy(e->msg + hn + 2, old, on);
 	e->msg[hn + 2 + on] = '\0';
+	utf8_fix(e->msg, sizeof e->msg);
 	return e->code;
 }
 

@@ -6,7 +6,7 @@
  * parsed in one streaming pass (yajl): the three big arrays
  * (profiles[].events, profiles[].cpu.samples, metrics[].points) are handed
  * row by row to a sink and never held; everything else (catalog-sized) is
- * returned as a jansson tree.  Validation follows trace-format.md; errors
+ * returned as a jansson tree.  Validation follows doc/evidence-document.md; errors
  * name the JSON path of the offending value.  The file is read (and
  * inflated) on a helper thread; parsing and every sink callback run on the
  * caller's thread.  Implemented by evidence.c (driver, capabilities),
@@ -120,9 +120,10 @@ int evidence_read(const char *path, const struct evidence_sink *sink,
 void evidence_stats_free(struct evidence_stats *stats);
 
 /*
- * Computes the capabilities object (trace-format.md) from a catalog whose
- * big arrays are emptied (event_count/sample_count present) and the
- * per-series point counts.  Returns a new reference.
+ * Computes the capabilities object (doc/evidence-document.md
+ * "capabilities") from a catalog whose big arrays are emptied
+ * (event_count/sample_count present) and the per-series point counts.
+ * Returns a new reference.
  */
 json_t *evidence_capabilities(const json_t *catalog,
                               const uint64_t *series_points, size_t nseries);

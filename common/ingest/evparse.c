@@ -3,6 +3,7 @@
 #include "ingest/evparse.h"
 #include "ingest/evrow.h"
 #include "base/numtext.h"
+#include "base/utf8.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -51,6 +52,7 @@ struct evparse {
 	size_t series_cap, profiles_cap;
 	/* capabilities seen in streamed collection elements */
 	int any_breakdown, any_spans;
+	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
 };
 
 /* ---- paths and errors ---------------------------------------------- */
@@ -92,8 +94,9 @@ static int failv(struct evparse *p, const char *path, const char *fmt, va_list a
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (path && strlen(path) > 240) /* keep the message one readable line */
-		err_set(p->e, ERR_DATA, "%s: %.100s...%s%s%s", p->file, path,
-		        path + strlen(path) - 100,
+		err_set(p->e, ERR_DATA, "%s: %.*s...%s%s%s", p->file,
+		        (int)utf8_cut(path, strlen(path), 100), path,
+		        path + utf8_tail(path, strlen(path), 100),
 		        msg[0] == '.' || msg[0] == '[' ? "" : ": ", msg);
 	else if (path && *path)
 		err_set(p->e, ERR_DATA, "%s: %s%s%s", p->file, path,
@@ -124,12 +127,12 @@ static int nomem(struct evparse *p)
 /* A short printable rendering of a user string for messages. */
 static void quoted(char *out, size_t cap, const char *s, size_t n)
 {
-	size_t o = 0;
-	for (size_t i = 0; i < n && o + 4 < cap; i++) {
+	size_t o = 0, m = cap > 4 ? utf8_cut(s, n, cap - 5) : 0;
+	for (size_t i = 0; i < m; i++) {
 		unsigned char c = (unsigned char)s[i];
 		out[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
 	}
-	if (o + 4 >= cap && n > o)
+	if (m < n)
 		memcpy(out + o, "...", 3), o += 3;
 	out[o] = '\0';
 }
@@ -141,7 +144,8 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 	if (n && path[n - 1] == '.') /* an object before its first key */
 		n--;
 	if (n > 200)
-		snprintf(out, cap, " (at %.80s...%s)", path, path + n - 80);
+		snprintf(out, cap, " (at %.*s...%.*s)", (int)utf8_cut(path, n, 80), path,
+		         (int)(n - utf8_tail(path, n, 80)), path + utf8_tail(path, n, 80));
 	else if (n)
 		snprintf(out, cap, " (at %.*s)", (int)n, path);
 	else if (cap)
@@ -531,15 +535,31 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	return advance(p);
 }
 
+/* Text checks every string token passes (values, keys, row fields). */
+static int text_ok(struct evparse *p, const unsigned char *s, size_t n)
+{
+	const char *what;
+
+	if (++p->nstr == p->lone_str)
+		what = "a lone surrogate \\u escape";
+	else if (utf8_valid((const char *)s, n))
+		return 1;
+	else
+		what = utf8_problem((const char *)s, n);
+	if (in_row(p))
+		return fail(p, path_of(p, p->depth, 0), "[%d]: invalid UTF-8 (%s)", p->row.k, what);
+	return fail(p, path_of(p, p->depth, 1), "invalid UTF-8 (%s)", what);
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct evparse *p = ctx;
 
+	if (!text_ok(p, s, n))
+		return 0;
 	if (in_row(p)) {
 		return row_result(p, evrow_string(&p->row, (const char *)s, n));
 	}
-	if (!evrow_text_ok((const char *)s, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
 			char q[80];
@@ -641,9 +661,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	buf_append(b, k, n);
 	if (b->failed)
 		return nomem(p);
-	if (!evrow_text_ok((const char *)k, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
-	return 1;
+	return text_ok(p, k, n);
 }
 
 /* ---- checks when an object ends ---------------------------------------- */
@@ -833,6 +851,20 @@ struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
 	buf_init(&p->path, 0);
 	evrow_init(&p->row);
 	return p;
+}
+
+void evparse_lone_string(struct evparse *p, uint64_t index)
+{
+	p->lone_str = index;
+}
+
+int evparse_fail_here(struct evparse *p, const char *msg)
+{
+	if (in_row(p))
+		fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, msg);
+	else
+		fail(p, path_of(p, p->depth, 1), "%s", msg);
+	return p->rc;
 }
 
 int evparse_error(const struct evparse *p)

@@ -3,7 +3,7 @@
  *
  * Owns the yajl callbacks that turn the token stream into (a) a jansson
  * catalog tree with the big arrays emptied, (b) rows handed to an
- * evidence_sink, and (c) the validation of trace-format.md, with errors
+ * evidence_sink, and (c) the validation of doc/evidence-document.md, with errors
  * naming the JSON path.  evidence.c drives it (input, yajl, errors of the
  * byte stream); nothing else should need it.
  */
@@ -31,6 +31,15 @@ int evparse_error(const struct evparse *p);
 /* Appends " (at <json path>)" describing the current position to a
  * message being built, or nothing at the top level. */
 void evparse_where(struct evparse *p, char *out, size_t cap);
+
+/* The raw-text look-ahead (strscan) found a lone surrogate escape in the
+ * index-th string token (1-based): the callback that receives that string
+ * fails, naming its path. */
+void evparse_lone_string(struct evparse *p, uint64_t index);
+
+/* Fails at the current position with msg (the string about to start there
+ * is too long); returns the error code. */
+int evparse_fail_here(struct evparse *p, const char *msg);
 
 /* After yajl_complete_parse succeeded: checks that the document ended
  * validly, then hands over the catalog (new reference) and the stats

@@ -1,7 +1,7 @@
 /*
  * evrow: one streamed evidence row decoded from its JSON tokens.
  *
- * Owns the row shapes of trace-format.md (event [start, end, name_index,
+ * Owns the row shapes of doc/evidence-document.md (event [start, end, name_index,
  * global_tid, source_row], sample [time, global_tid, stack_index,
  * source_row], point [time, value, source_id, source_row]): which token
  * each field accepts, integer times read as reals, point values kept

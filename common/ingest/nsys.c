@@ -1,4 +1,4 @@
-/* nsys: import Nsight Systems SQLite exports (see nsys.h, nsight.md).
+/* nsys: import Nsight Systems SQLite exports (see nsys.h, doc/nsight-import.md).
  *
  * This file owns the orchestration: expanding the given paths (directories
  * walked recursively for *.sqlite in byte order of relative paths), the
@@ -435,6 +435,8 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 	    audit_add(audit, "nsight_selected_events", out.events) != 0 ||
 	    audit_add(audit, "nvtx_without_end", out.without_end) != 0 ||
 	    audit_add(audit, "nvtx_invalid_or_boundary", out.invalid) != 0 ||
+	    (out.invalid_text &&
+	     audit_add(audit, "nsight_invalid_text", out.invalid_text) != 0) ||
 	    stats_add(stats, in.profile_id, out.events, out.samples,
 	              (uint64_t)bytes) != 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -509,15 +511,10 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 		}
 	} else {
 		if (!have) {
+			const char *w = json_string_value(json_array_get(warnings, 0));
 			rc = err_set(e, ERR_DATA, "no importable Nsight export "
-			             "among the --nsys-sqlite paths%s",
-			             json_array_size(warnings) ? ": " : "");
-			if (json_array_size(warnings)) {
-				size_t n = strlen(e->msg);
-				snprintf(e->msg + n, sizeof e->msg - n, "%s",
-				         json_string_value(json_array_get(
-				                 warnings, 0)));
-			}
+			             "among the --nsys-sqlite paths%s%s",
+			             w ? ": " : "", w ? w : "");
 			goto out;
 		}
 		char root[PATH_MAX];

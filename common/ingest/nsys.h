@@ -1,5 +1,5 @@
 /*
- * nsys: import Nsight Systems SQLite exports (nsight.md).
+ * nsys: import Nsight Systems SQLite exports (doc/nsight-import.md).
  *
  * Each export becomes one profile appended to the catalog (ids and source
  * ids continuing the document's); its ranges and CPU samples stream to the

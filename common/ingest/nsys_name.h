@@ -1,5 +1,6 @@
 /*
- * nsys_name: worker identity from an Nsight export's file name (nsight.md).
+ * nsys_name: worker identity from an Nsight export's file name
+ * (doc/nsight-import.md "Worker identity").
  *
  *   <host>_<role>_w<index>[_e<engine>][_profile_rank<rank>|_profile_gpu<list>].sqlite
  *   <host>_frontend_<n>.sqlite

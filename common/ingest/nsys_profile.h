@@ -4,7 +4,7 @@
  * Owns the range selection and ordering, the clock conversion to run
  * seconds, the first-seen name dictionary, the thread list (with names),
  * the CPU samples (stacks and names dictionaries) and the profile object of
- * the catalog (nsight.md, trace-format.md).  Ranges and samples go to the
+ * the catalog (doc/nsight-import.md).  Ranges and samples go to the
  * sink as they are read; only the dictionaries are held.
  */
 #ifndef DSIGHT_NSYS_PROFILE_H
@@ -33,6 +33,7 @@ struct nsys_profile_out {
 	json_t *profile;        /* new reference: the catalog profile object */
 	uint64_t events, samples;
 	uint64_t without_end, invalid, scanned;
+	uint64_t invalid_text;  /* invalid UTF-8 sequences replaced by U+FFFD */
 	int truncated;
 };
 
@@ -42,8 +43,12 @@ struct nsys_profile_out {
 int nsys_profile_import(const struct nsys_profile_in *in,
                         struct nsys_profile_out *out, struct err *e);
 
-/* A JSON string of n bytes; invalid UTF-8 sequences become U+FFFD.
- * New reference, NULL only when out of memory. */
+/* A JSON string of n bytes of text from an export; invalid UTF-8
+ * sequences become U+FFFD (each adds 1 to *invalid when invalid is not
+ * NULL) and NUL stays U+0000.  New reference, NULL only when out of
+ * memory. */
+json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid);
+/* nsys_json_text without counting. */
 json_t *nsys_json_string(const char *s, size_t n);
 
 #endif

@@ -363,6 +363,39 @@ int dataset_find_request(struct dataset *ds, const char *id, json_t **out,
 	return 0;
 }
 
+int dataset_names(struct dataset *ds, enum dataset_names which,
+                  int (*fn)(void *ctx, const char *s, size_t n), void *ctx,
+                  struct err *e)
+{
+	static const struct { int coll; const char *key; int list; } m[] = {
+		[SN_REQ_SESSION] = {EVIDENCE_REQUESTS, "session", 0},
+		[SN_REQ_AGENT] = {EVIDENCE_REQUESTS, "agent", 0},
+		[SN_REQ_WORKER] = {EVIDENCE_REQUESTS, "workers", 1},
+		[SN_SESS_ID] = {EVIDENCE_SESSIONS, "id", 0},
+		[SN_SESS_AGENT] = {EVIDENCE_SESSIONS, "agents", 1},
+	};
+	const json_t *a = tree_array(ds, m[which].coll), *el, *v, *x;
+	size_t k, i;
+	int rc;
+
+	if (store_coll_has(ds->coll, m[which].coll))
+		return store_coll_names(ds->coll, (enum store_names)which, fn, ctx, e);
+	json_array_foreach(a, k, el) {
+		v = json_object_get(el, m[which].key);
+		if (!m[which].list) {
+			if (json_is_string(v) &&
+			    (rc = fn(ctx, json_string_value(v), json_string_length(v))))
+				return rc;
+			continue;
+		}
+		json_array_foreach(v, i, x)
+			if (json_is_string(x) &&
+			    (rc = fn(ctx, json_string_value(x), json_string_length(x))))
+				return rc;
+	}
+	return 0;
+}
+
 int dataset_select(struct dataset *ds, enum evidence_collection c,
                    const struct store_select *sel, int64_t *total,
                    int64_t *unaligned, dataset_elem_fn fn, void *ctx,

@@ -72,7 +72,8 @@ typedef int (*dataset_point_fn)(void *ctx, int64_t ordinal,
 
 /* Events of one profile overlapping w (start <= w.end && end >= w.start),
  * in no particular order; w == NULL: every event in ordinal order.  The
- * SQLite backend uses the durations lower-bound scan of queries.md. */
+ * SQLite backend uses the durations lower-bound scan of
+ * doc/query-semantics.md "nsys". */
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, dataset_event_fn fn,
                    void *ctx, struct err *e);
@@ -120,6 +121,19 @@ int dataset_find_request(struct dataset *ds, const char *id, json_t **out,
  * variable DSIGHT_NO_PUSHDOWN turns it off for parity tests): the caller
  * then filters, sorts and pages dataset_foreach itself.
  */
+/* The distinct strings of a collection's member, in first-seen order
+ * (stored order, then array order): the names a filter can match. */
+enum dataset_names {
+	DATASET_REQUEST_SESSIONS = SN_REQ_SESSION,
+	DATASET_REQUEST_AGENTS = SN_REQ_AGENT,
+	DATASET_REQUEST_WORKERS = SN_REQ_WORKER,
+	DATASET_SESSION_IDS = SN_SESS_ID,
+	DATASET_SESSION_AGENTS = SN_SESS_AGENT
+};
+int dataset_names(struct dataset *ds, enum dataset_names which,
+                  int (*fn)(void *ctx, const char *s, size_t n), void *ctx,
+                  struct err *e);
+
 #define DATASET_FALLBACK STORE_COLL_FALLBACK
 int dataset_select(struct dataset *ds, enum evidence_collection c,
                    const struct store_select *sel, int64_t *total,

@@ -1,279 +1,205 @@
-/* query: parameters, validation, dispatch and list shapes (see query.h). */
+/* query: the table of kinds, validation and dispatch (see query.h). */
 #include "query/query.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qjoin.h"
+#include "query/qkinds.h"
 
-const char *const query_kinds[] = {
-	"summary", "requests", "request", "lifecycle", "metrics",
-	"profiles", "nsys", "cpu", "iterations", "sources",
-	"server_spans", "sessions", "workers", "families", NULL,
+static int run_request(struct qctx *q)
+{
+	return query_request(q, 0);
+}
+
+static int run_lifecycle(struct qctx *q)
+{
+	return query_request(q, 1);
+}
+
+const struct qkind query_kind_table[] = {
+	{"summary", query_summary,
+	 "schema, meta, audit, capabilities, counts", NULL, NULL},
+	{"requests", query_requests, "client requests overlapping the window",
+	 "queryRequests", "requests --from 3 --to 4 --search chat --limit 10"},
+	{"request", run_request, "one whole request", "getRequest",
+	 "request --request req-0001"},
+	{"lifecycle", run_lifecycle, "one request's lifecycle", NULL,
+	 "lifecycle --request req-0001"},
+	{"metrics", query_metrics,
+	 "series windows with samples/min/max/mean/last", "queryMetrics",
+	 "metrics --worker decode-0 --rank 0 --points"},
+	{"profiles", query_profiles, "Nsight profiles", "queryProfiles",
+	 "profiles --worker decode-0"},
+	{"nsys", query_nsys, "NVTX ranges overlapping the window", "queryNsys",
+	 "nsys --from 9 --to 10 --profile 0 --name forward"},
+	{"cpu", query_cpu, "inclusive CPU hotspots", "queryCpu",
+	 "cpu --worker frontend --limit 20"},
+	{"iterations", query_iterations, "batch observations",
+	 "queryIterations", "iterations --worker decode-0 --rank 0"},
+	{"sources", query_sources, "the source inventory", NULL, "sources"},
+	{"server_spans", query_server_spans,
+	 "server spans not joined to a request", "queryServerSpans",
+	 "server_spans --from 0 --to 5"},
+	{"sessions", query_sessions, "sessions", "listSessions",
+	 "sessions --agent planner"},
+	{"workers", query_workers, "the worker catalog", NULL, "workers"},
+	{"families", query_families, "metric families", "listMetricFamilies",
+	 "families --name queue"},
+};
+const size_t query_kind_count =
+	sizeof query_kind_table / sizeof query_kind_table[0];
+
+const struct qkind *query_kind_find(const char *name)
+{
+	for (size_t k = 0; k < query_kind_count; k++)
+		if (!strcmp(query_kind_table[k].name, name))
+			return &query_kind_table[k];
+	return NULL;
+}
+
+static int unknown_kind(const char *kind, struct err *e)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b, 0);
+	for (size_t k = 0; k < query_kind_count; k++) {
+		buf_puts(&b, k ? ", " : "");
+		buf_puts(&b, query_kind_table[k].name);
+	}
+	rc = b.failed ? err_set(e, ERR_NOMEM, "out of memory")
+	              : err_set(e, ERR_USAGE,
+	                        "Unknown query kind '%s'; choose from %s",
+	                        kind, b.data);
+	buf_free(&b);
+	return rc;
+}
+
+/* ---- validation, in the documented order ---- */
+
+static int check_window(struct qctx *q)
+{
+	struct buf d;
+	int rc;
+
+	if (isfinite(q->start) && isfinite(q->end) && q->start >= 0 &&
+	    q->start < q->end && q->end <= q->duration)
+		return 0;
+	buf_init(&d, 0);
+	jsonout_real(&d, q->duration);
+	rc = d.failed ? err_set(q->e, ERR_NOMEM, "out of memory")
+	              : err_set(q->e, ERR_USAGE,
+	                        "Require 0 <= start < end <= %s (run duration "
+	                        "in seconds from origin_ns)",
+	                        d.data);
+	buf_free(&d);
+	return rc;
+}
+
+static int check_page(struct qctx *q)
+{
+	if (q->p->offset < 0 || q->p->limit < 0 || q->p->limit > 1000)
+		return err_set(q->e, ERR_USAGE,
+		               "Require integer offset >= 0 and 0 <= limit <= 1000");
+	return 0;
+}
+
+static int check_ttft(struct qctx *q)
+{
+	if (!isfinite(q->p->min_ttft_ms) || !(q->p->min_ttft_ms >= 0))
+		return err_set(q->e, ERR_USAGE,
+		               "min_ttft_ms must be finite and nonnegative");
+	return 0;
+}
+
+static int check_kind(struct qctx *q)
+{
+	return query_kind_find(q->kind) ? 0 : unknown_kind(q->kind, q->e);
+}
+
+static int check_phase(struct qctx *q)
+{
+	const struct qparam *qp = qparam_by_name("phase");
+	const char *ph = q->p->phase, *c;
+	size_t n;
+
+	if (!ph || !qparam_used_by(qp, q->kind))
+		return 0;
+	if (!q->p->request_id)
+		return err_set(q->e, ERR_USAGE, "--phase needs --request");
+	n = strlen(ph);
+	for (c = qp->choices; *c; c += strspn(c, " ")) {
+		size_t w = strcspn(c, " ");
+		if (w == n && !strncmp(c, ph, n))
+			return 0;
+		c += w;
+	}
+	return err_set(q->e, ERR_USAGE,
+	               "Unknown phase '%s'; choose from prefill, decode, whole",
+	               ph);
+}
+
+static int check_join(struct qctx *q)
+{
+	const struct query_params *p = q->p;
+	if (!p->request_id || !qjoin_applies(q->kind))
+		return 0;
+	if (p->has_start || p->has_end || q_given(p->worker) ||
+	    p->worker_list.n)
+		return err_set(q->e, ERR_USAGE,
+		               "--request sets the window and the workers; drop "
+		               "--from/--to/--worker");
+	return 0;
+}
+
+static int check_sort(struct qctx *q)
+{
+	if (!qparam_used_by(qparam_by_name("sort"), q->kind))
+		return 0;
+	return qorder_parse(q->kind, &q->p->sort, &q->order, q->e);
+}
+
+/* The checks after the types, in order; the first failure wins. */
+static int (*const checks[])(struct qctx *) = {
+	check_window, check_page, check_ttft, check_kind,
+	check_phase,  check_join, check_sort,
 };
 
-void query_params_init(struct query_params *p)
+/* A filter from one value or a list (empty_is_none: one "" is none). */
+static void filter(struct qfilter *f, const char *one,
+                   const struct qlist *list, int empty_is_none,
+                   const char **slot)
 {
-	memset(p, 0, sizeof *p);
-	p->limit = 100;
-}
-
-/* ---- RPC / MCP parameters ---- */
-
-static int want_string(const json_t *v, const char *name, const char **out,
-                       struct err *e)
-{
-	if (json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return err_set(e, ERR_USAGE, "%s must be a string or null", name);
-	*out = json_string_value(v);
-	return 0;
-}
-
-static int want_number(const json_t *v, const char *name, int *has,
-                       double *out, struct err *e)
-{
-	if (json_is_null(v))
-		return 0;
-	if (!json_is_number(v))
-		return err_set(e, ERR_USAGE, "%s must be a number or null", name);
-	*out = json_number_value(v);
-	if (has)
-		*has = 1;
-	return 0;
-}
-
-static int want_integer(const json_t *v, const char *name, int *has,
-                        int64_t *out, struct err *e)
-{
-	if (json_is_null(v))
-		return 0;
-	if (!json_is_integer(v))
-		return err_set(e, ERR_USAGE, "%s must be an integer or null",
-		               name);
-	*out = (int64_t)json_integer_value(v);
-	if (has)
-		*has = 1;
-	return 0;
-}
-
-int query_params_from_json(const json_t *j, struct query_params *p,
-                           struct err *e)
-{
-	const char *key;
-	json_t *v;
-	int rc = 0;
-
-	query_params_init(p);
-	if (!j || json_is_null(j))
-		return 0;
-	if (!json_is_object(j))
-		return err_set(e, ERR_USAGE, "params must be an object");
-	json_object_foreach((json_t *)j, key, v) {
-		if (!strcmp(key, "kind"))
-			rc = want_string(v, key, &p->kind, e);
-		else if (!strcmp(key, "start"))
-			rc = want_number(v, key, &p->has_start, &p->start, e);
-		else if (!strcmp(key, "end"))
-			rc = want_number(v, key, &p->has_end, &p->end, e);
-		else if (!strcmp(key, "request_id"))
-			rc = want_string(v, key, &p->request_id, e);
-		else if (!strcmp(key, "session"))
-			rc = want_string(v, key, &p->session, e);
-		else if (!strcmp(key, "agent"))
-			rc = want_string(v, key, &p->agent, e);
-		else if (!strcmp(key, "worker"))
-			rc = want_string(v, key, &p->worker, e);
-		else if (!strcmp(key, "name"))
-			rc = want_string(v, key, &p->name, e);
-		else if (!strcmp(key, "search"))
-			rc = want_string(v, key, &p->search, e);
-		else if (!strcmp(key, "rank"))
-			rc = want_integer(v, key, &p->has_rank, &p->rank, e);
-		else if (!strcmp(key, "profile"))
-			rc = want_integer(v, key, &p->has_profile, &p->profile, e);
-		else if (!strcmp(key, "min_ttft_ms"))
-			rc = want_number(v, key, NULL, &p->min_ttft_ms, e);
-		else if (!strcmp(key, "offset"))
-			rc = want_integer(v, key, NULL, &p->offset, e);
-		else if (!strcmp(key, "limit"))
-			rc = want_integer(v, key, NULL, &p->limit, e);
-		else if (!strcmp(key, "points")) {
-			if (json_is_null(v))
-				continue;
-			if (!json_is_boolean(v))
-				rc = err_set(e, ERR_USAGE,
-				             "points must be a boolean or null");
-			else
-				p->points = json_is_true(v);
-		}
-		if (rc)
-			return rc;
+	memset(f, 0, sizeof *f);
+	if (list->n) {
+		f->v = list->v;
+		f->n = list->n;
+		f->on = 1;
+	} else if (one && (*one || !empty_is_none)) {
+		*slot = one;
+		f->v = slot;
+		f->n = 1;
+		f->on = 1;
 	}
-	return 0;
 }
-
-/* ---- shared helpers ---- */
-
-const json_t *q_array(const json_t *obj, const char *key)
-{
-	const json_t *a = obj ? json_object_get(obj, key) : NULL;
-	return json_is_array(a) ? a : NULL;
-}
-
-double q_number(const json_t *obj, const char *key, int *ok)
-{
-	const json_t *v = json_object_get(obj, key);
-	if (!json_is_number(v)) {
-		*ok = 0;
-		return 0;
-	}
-	*ok = 1;
-	return json_number_value(v);
-}
-
-int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
-               const char *kend)
-{
-	int ok1, ok2;
-	double a = q_number(obj, kstart, &ok1), b = q_number(obj, kend, &ok2);
-	return ok1 && ok2 && a <= q->end && b >= q->start;
-}
-
-int q_wide(const struct qctx *q)
-{
-	return q->end - q->start >= q->duration / 4;
-}
-
-int q_given(const char *s)
-{
-	return s && *s;
-}
-
-int q_str_eq(const json_t *obj, const char *key, const char *s)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_string(v) && strlen(s) == json_string_length(v) &&
-	       !memcmp(json_string_value(v), s, json_string_length(v));
-}
-
-int q_int_eq(const json_t *v, int64_t want)
-{
-	if (json_is_integer(v))
-		return (int64_t)json_integer_value(v) == want;
-	if (json_is_real(v))
-		return json_real_value(v) == (double)want &&
-		       (double)want == json_real_value(v) &&
-		       fabs(json_real_value(v)) < 9.2e18 &&
-		       (int64_t)json_real_value(v) == want;
-	return 0;
-}
-
-int64_t q_id(const json_t *obj, size_t k)
-{
-	const json_t *v = json_object_get(obj, "id");
-	return json_is_integer(v) ? (int64_t)json_integer_value(v) : (int64_t)k;
-}
-
-int q_select_profiles(struct qctx *q, size_t **idx, size_t *n)
-{
-	const json_t *profiles = q_array(q->cat, "profiles");
-	size_t total = json_array_size(profiles), k;
-	const json_t *pr;
-
-	*n = 0;
-	*idx = malloc((total ? total : 1) * sizeof **idx);
-	if (!*idx)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	json_array_foreach(profiles, k, pr) {
-		if (!json_is_object(pr))
-			continue;
-		if (q_given(q->p->worker) && !q_str_eq(pr, "worker", q->p->worker))
-			continue;
-		if (q->p->has_rank &&
-		    !q_int_eq(json_object_get(pr, "rank"), q->p->rank))
-			continue;
-		if (q->p->has_profile && q_id(pr, k) != q->p->profile)
-			continue;
-		(*idx)[(*n)++] = k;
-	}
-	return 0;
-}
-
-void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to)
-{
-	uint64_t off = (uint64_t)q->p->offset, lim = (uint64_t)q->p->limit;
-	*from = off < total ? (size_t)off : total;
-	*to = total - *from < lim ? total : *from + (size_t)lim;
-}
-
-void q_list_head(struct qctx *q, size_t total)
-{
-	buf_puts(q->out, "{\"total\":");
-	jsonout_int(q->out, (int64_t)total);
-	buf_puts(q->out, ",\"items\":[");
-}
-
-void q_list_tail(struct qctx *q)
-{
-	buf_puts(q->out, "],\"offset\":");
-	jsonout_int(q->out, q->p->offset);
-	buf_puts(q->out, ",\"limit\":");
-	jsonout_int(q->out, q->p->limit);
-	buf_puts(q->out, ",\"range\":[");
-	jsonout_real(q->out, q->start);
-	buf_putc(q->out, ',');
-	jsonout_real(q->out, q->end);
-	buf_putc(q->out, ']');
-}
-
-size_t q_obj_open_except(struct buf *b, const json_t *obj,
-                         const char *const *skip)
-{
-	const char *key;
-	json_t *v;
-	size_t n = 0;
-
-	buf_putc(b, '{');
-	json_object_foreach((json_t *)obj, key, v) {
-		int skipped = 0;
-		for (const char *const *s = skip; s && *s; s++)
-			if (!strcmp(*s, key))
-				skipped = 1;
-		if (skipped)
-			continue;
-		if (n++)
-			buf_putc(b, ',');
-		jsonout_cstr(b, key);
-		buf_putc(b, ':');
-		jsonout_tree(b, v, 0);
-	}
-	return n;
-}
-
-/* ---- validation and dispatch ---- */
-
-static const char unknown_kind[] =
-	"Unknown query kind '%s'; choose from summary, requests, request, "
-	"lifecycle, metrics, profiles, nsys, cpu, iterations, sources, "
-	"server_spans, sessions, workers, families";
 
 int query_run(struct dataset *ds, const struct query_params *p,
               struct buf *out, struct err *e)
 {
 	struct qctx q;
-	const char *kind = p->kind ? p->kind : "summary";
+	const struct qkind *k;
 	const json_t *meta;
+	const char *slots[4];
 	double duration;
-	int ok, rc;
+	int ok, rc = 0;
 
 	memset(&q, 0, sizeof q);
 	q.ds = ds;
 	q.cat = dataset_catalog(ds);
 	q.p = p;
+	q.kind = p->kind ? p->kind : "summary";
 	q.out = out;
 	q.e = e;
 	meta = json_object_get(q.cat, "meta");
@@ -285,48 +211,21 @@ int query_run(struct dataset *ds, const struct query_params *p,
 	q.duration = duration;
 	q.start = p->has_start ? p->start : 0.0;
 	q.end = p->has_end ? p->end : duration;
-	if (!isfinite(q.start) || !isfinite(q.end) || !(q.start >= 0) ||
-	    !(q.start < q.end) || !(q.end <= duration))
-		return err_set(e, ERR_USAGE,
-		               "Require 0 <= start < end <= run duration (seconds "
-		               "from origin_ns)");
-	if (p->offset < 0 || p->limit < 0 || p->limit > 1000)
-		return err_set(e, ERR_USAGE,
-		               "Require integer offset >= 0 and 0 <= limit <= 1000");
-	if (!isfinite(p->min_ttft_ms) || !(p->min_ttft_ms >= 0))
-		return err_set(e, ERR_USAGE,
-		               "min_ttft_ms must be finite and nonnegative");
-
-	if (!strcmp(kind, "summary"))
-		rc = query_summary(&q);
-	else if (!strcmp(kind, "requests"))
-		rc = query_requests(&q);
-	else if (!strcmp(kind, "request"))
-		rc = query_request(&q, 0);
-	else if (!strcmp(kind, "lifecycle"))
-		rc = query_request(&q, 1);
-	else if (!strcmp(kind, "metrics"))
-		rc = query_metrics(&q);
-	else if (!strcmp(kind, "profiles"))
-		rc = query_profiles(&q);
-	else if (!strcmp(kind, "nsys"))
-		rc = query_nsys(&q);
-	else if (!strcmp(kind, "cpu"))
-		rc = query_cpu(&q);
-	else if (!strcmp(kind, "iterations"))
-		rc = query_iterations(&q);
-	else if (!strcmp(kind, "sources"))
-		rc = query_sources(&q);
-	else if (!strcmp(kind, "server_spans"))
-		rc = query_server_spans(&q);
-	else if (!strcmp(kind, "sessions"))
-		rc = query_sessions(&q);
-	else if (!strcmp(kind, "workers"))
-		rc = query_workers(&q);
-	else if (!strcmp(kind, "families"))
-		rc = query_families(&q);
-	else
-		return err_set(e, ERR_USAGE, unknown_kind, kind);
+	for (size_t c = 0; c < sizeof checks / sizeof *checks && !rc; c++)
+		rc = checks[c](&q);
+	filter(&q.workers, p->worker, &p->worker_list, 1, &slots[0]);
+	filter(&q.sessions, p->session, &p->session_list, 0, &slots[1]);
+	filter(&q.agents, p->agent, &p->agent_list, 0, &slots[2]);
+	filter(&q.names, p->name, &p->name_list, 0, &slots[3]);
+	if (!rc && p->request_id && qjoin_applies(q.kind))
+		rc = qjoin_resolve(&q);
+	if (!rc) {
+		k = query_kind_find(q.kind);
+		rc = k->run(&q);
+	}
+	qorder_free(&q.order);
+	qjoin_free(&q.join);
+	json_decref(q.held);
 	if (!rc && out->failed)
 		rc = err_set(e, out->failed,
 		             out->failed == ERR_LIMIT

@@ -1,11 +1,11 @@
 /* query_catalog: the kinds answered from the catalog tree alone: summary,
  * request, lifecycle, requests, server_spans, sources, sessions, workers,
- * families, iterations, profiles (queries.md). */
+ * families, iterations, profiles (doc/query-semantics.md). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 #include "base/text.h"
 
 static void emit_member(struct buf *b, const json_t *obj, const char *key)
@@ -69,56 +69,63 @@ int query_request(struct qctx *q, int lifecycle_only)
 	               q->p->request_id ? q->p->request_id : "None");
 }
 
-/* Collects the indexes of arr's elements for which keep() is true. */
+/* Collects arr's elements for which keep() is true (*el malloc'd). */
 static int collect(struct qctx *q, const json_t *arr,
                    int (*keep)(struct qctx *, const json_t *, void *),
-                   void *arg, size_t **idx, size_t *n)
+                   void *arg, const json_t ***el, size_t *n)
 {
 	size_t total = json_array_size(arr), k;
 	const json_t *v;
 
 	*n = 0;
-	*idx = malloc((total ? total : 1) * sizeof **idx);
-	if (!*idx)
+	*el = malloc((total ? total : 1) * sizeof **el);
+	if (!*el)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
 	json_array_foreach(arr, k, v) {
 		if (keep(q, v, arg))
-			(*idx)[(*n)++] = k;
+			(*el)[(*n)++] = v;
 	}
 	return 0;
 }
 
-/* Emits a plain list: matching elements of arr, whole. */
+/* Emits a plain list: matching elements of arr, whole, in the sort's
+ * order. */
 static int plain_list(struct qctx *q, const json_t *arr,
                       int (*keep)(struct qctx *, const json_t *, void *),
                       void *arg)
 {
-	size_t *idx, n, from, to;
-	int rc = collect(q, arr, keep, arg, &idx, &n);
-	if (rc)
+	const json_t **el;
+	size_t n, from, to;
+	int rc = collect(q, arr, keep, arg, &el, &n);
+	if (!rc)
+		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
+	if (rc) {
+		free(el);
 		return rc;
+	}
 	q_page(q, n, &from, &to);
 	q_list_head(q, n);
 	for (size_t k = from; k < to; k++) {
 		if (k > from)
 			buf_putc(q->out, ',');
-		jsonout_tree(q->out, json_array_get(arr, idx[k]), 0);
+		q_emit_object(q, el[k]);
 	}
 	q_list_tail(q);
-	buf_putc(q->out, '}');
-	free(idx);
+	q_list_close(q, n);
+	free(el);
 	return 0;
 }
 
-/* ---- catalog collections: the backend's selection, else every element
- * through the exact filters here ---- */
+/* ---- catalog collections (requests, sessions, server_spans,
+ * iterations): the backend's own selection when it can answer exactly
+ * (dataset_select), else every element through the filters here ---- */
 
 /* The elements of a collection kept by a filter (references held). */
 struct kept {
 	struct qctx *q;
 	int (*keep)(struct qctx *, const json_t *, void *);
 	void *arg;
-	json_t **el;
+	const json_t **el;
 	size_t n, cap;
 };
 
@@ -129,7 +136,7 @@ static int keep_one(void *ctx, int64_t ordinal, const json_t *v)
 	if (!k->keep(k->q, v, k->arg))
 		return 0;
 	if (k->n == k->cap) {
-		json_t **n = realloc(k->el, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof *n);
+		const json_t **n = realloc(k->el, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof *n);
 		if (!n)
 			return err_set(k->q->e, ERR_NOMEM, "out of memory");
 		k->el = n;
@@ -141,33 +148,25 @@ static int keep_one(void *ctx, int64_t ordinal, const json_t *v)
 static void kept_free(struct kept *k)
 {
 	for (size_t i = 0; i < k->n; i++)
-		json_decref(k->el[i]);
+		json_decref((json_t *)k->el[i]);
 	free(k->el);
 }
 
-/* Emits the list of collection c's elements kept by keep(), each through
- * emit. */
-static int coll_list(struct qctx *q, enum evidence_collection c,
-                     int (*keep)(struct qctx *, const json_t *, void *),
-                     void *arg, void (*emit)(struct qctx *, const json_t *))
+/* Collects collection c's elements for which keep() is true, sorted by
+ * the query's sort (references held: kept_free). */
+static int coll_collect(struct qctx *q, enum evidence_collection c,
+                        int (*keep)(struct qctx *, const json_t *, void *),
+                        void *arg, struct kept *k)
 {
-	struct kept k = {q, keep, arg, NULL, 0, 0};
-	size_t from, to;
-	int rc = dataset_foreach(q->ds, c, keep_one, &k, q->e);
-	if (rc) {
-		kept_free(&k);
-		return rc;
-	}
-	q_page(q, k.n, &from, &to);
-	q_list_head(q, k.n);
-	for (size_t i = from; i < to; i++) {
-		if (i > from)
-			buf_putc(q->out, ',');
-		emit(q, k.el[i]);
-	}
-	q_list_tail(q);
-	kept_free(&k);
-	return 0;
+	int rc;
+	memset(k, 0, sizeof *k);
+	k->q = q;
+	k->keep = keep;
+	k->arg = arg;
+	rc = dataset_foreach(q->ds, c, keep_one, k, q->e);
+	if (!rc)
+		rc = qorder_sort_objects(&q->order, q->kind, k->el, k->n, q->e);
+	return rc;
 }
 
 /* A page written by the backend's selection. */
@@ -187,23 +186,34 @@ static int emit_one(void *ctx, int64_t ordinal, const json_t *el)
 	return 0;
 }
 
-static void emit_whole(struct qctx *q, const json_t *el)
+static struct store_strs strs_of(const struct qfilter *f)
 {
-	jsonout_tree(q->out, el, 0);
+	struct store_strs s = {f->v, f->n, f->on};
+	return s;
 }
 
-/* The selection of c answered by the backend (window, filters, page):
- * the list without its closing brace, or DATASET_FALLBACK. */
+/* The selection of c answered by the backend: the list up to its tail
+ * (q_list_tail), *total set; DATASET_FALLBACK when it cannot. */
 static int backend_list(struct qctx *q, enum evidence_collection c,
                         struct store_select *sel, int64_t *unaligned,
-                        void (*emit)(struct qctx *, const json_t *))
+                        void (*emit)(struct qctx *, const json_t *),
+                        size_t *total_out)
 {
 	struct sel_page pg = {q, emit, 0};
+	struct store_sort_key keys[16];
 	size_t mark = q->out->len, n;
 	int64_t total = 0;
 	char *items;
 	int rc;
 
+	if (q->order.n > 16)
+		return DATASET_FALLBACK;
+	for (size_t i = 0; i < q->order.n; i++) {
+		keys[i].key = q->order.keys[i].name;
+		keys[i].desc = q->order.keys[i].desc;
+	}
+	sel->sort = keys;
+	sel->nsort = q->order.n;
 	sel->start = q->start;
 	sel->end = q->end;
 	sel->offset = q->p->offset;
@@ -225,18 +235,46 @@ static int backend_list(struct qctx *q, enum evidence_collection c,
 	buf_append(q->out, items, n);
 	free(items);
 	q_list_tail(q);
+	*total_out = (size_t)total;
 	return 0;
 }
 
-/* One filter value as a list of one (none when v is NULL). */
-static struct store_strs one_value(const char *v, const char **slot)
+static void emit_object(struct qctx *q, const json_t *el)
 {
-	struct store_strs s = {slot, 0};
-	if (v) {
-		slot[0] = v;
-		s.n = 1;
+	q_emit_object(q, el);
+}
+
+/* A plain list of a collection: the backend's, else keep() over every
+ * element. */
+static int coll_list(struct qctx *q, enum evidence_collection c,
+                     struct store_select *sel,
+                     int (*keep)(struct qctx *, const json_t *, void *))
+{
+	struct kept k;
+	size_t from, to, total;
+	int rc = backend_list(q, c, sel, NULL, emit_object, &total);
+
+	if (rc != DATASET_FALLBACK) {
+		if (!rc)
+			q_list_close(q, total);
+		return rc;
 	}
-	return s;
+	rc = coll_collect(q, c, keep, NULL, &k);
+	if (rc) {
+		kept_free(&k);
+		return rc;
+	}
+	q_page(q, k.n, &from, &to);
+	q_list_head(q, k.n);
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			buf_putc(q->out, ',');
+		q_emit_object(q, k.el[i]);
+	}
+	q_list_tail(q);
+	q_list_close(q, k.n);
+	kept_free(&k);
+	return 0;
 }
 
 /* ---- requests ---- */
@@ -264,18 +302,6 @@ static int any_matches(const json_t *arr, const struct search *s)
 	return 0;
 }
 
-static int contains_string(const json_t *arr, const char *s)
-{
-	size_t k, n = strlen(s);
-	const json_t *v;
-	json_array_foreach(arr, k, v) {
-		if (json_is_string(v) && json_string_length(v) == n &&
-		    !memcmp(json_string_value(v), s, n))
-			return 1;
-	}
-	return 0;
-}
-
 static int keep_request(struct qctx *q, const json_t *r, void *arg)
 {
 	const struct query_params *p = q->p;
@@ -285,12 +311,9 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 
 	if (!json_is_object(r) || !q_overlaps(q, r, "start", "end"))
 		return 0;
-	if (p->session && !q_str_eq(r, "session", p->session))
-		return 0;
-	if (p->agent && !q_str_eq(r, "agent", p->agent))
-		return 0;
-	if (q_given(p->worker) &&
-	    !contains_string(json_object_get(r, "workers"), p->worker))
+	if (!q_field_in(&q->sessions, r, "session") ||
+	    !q_field_in(&q->agents, r, "agent") ||
+	    !q_any_in(&q->workers, json_object_get(r, "workers")))
 		return 0;
 	ttft = json_object_get(r, "ttft_ms");
 	if (json_is_number(ttft))
@@ -312,19 +335,21 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 static void emit_request_item(struct qctx *q, const json_t *r)
 {
 	static const char *const skip[] = {"spans", "lifecycle", NULL};
-	const json_t *spans = json_object_get(r, "spans");
-	if (q_obj_open_except(q->out, r, skip))
-		buf_putc(q->out, ',');
-	buf_puts(q->out, "\"span_count\":");
-	jsonout_int(q->out, (int64_t)json_array_size(spans));
-	buf_putc(q->out, '}');
+	struct qitem it;
+	qi_begin(&it, q);
+	qi_members(&it, r, skip);
+	if (qi_key(&it, "span_count"))
+		jsonout_int(q->out, (int64_t)json_array_size(
+		                            json_object_get(r, "spans")));
+	qi_end(&it);
 }
 
 int query_requests(struct qctx *q)
 {
 	struct search s = {NULL, 0};
 	struct store_select sel;
-	const char *v1[1], *v2[1], *v3[1];
+	struct kept k;
+	size_t from, to, total;
 	int rc;
 
 	if (q_given(q->p->search)) {
@@ -333,20 +358,38 @@ int query_requests(struct qctx *q)
 			return err_set(q->e, ERR_NOMEM, "out of memory");
 	}
 	memset(&sel, 0, sizeof sel);
-	sel.sessions = one_value(q->p->session, v1);
-	sel.agents = one_value(q->p->agent, v2);
-	sel.workers = one_value(q_given(q->p->worker) ? q->p->worker : NULL, v3);
+	sel.sessions = strs_of(&q->sessions);
+	sel.agents = strs_of(&q->agents);
+	sel.workers = strs_of(&q->workers);
 	sel.min_ttft_ms = q->p->min_ttft_ms;
 	sel.needle = s.needle;
 	sel.needle_len = s.len;
-	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item);
-	if (rc == DATASET_FALLBACK)
-		rc = coll_list(q, EVIDENCE_REQUESTS, keep_request,
-		               s.needle ? &s : NULL, emit_request_item);
+	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,
+	                  &total);
+	if (rc != DATASET_FALLBACK) {
+		free(s.needle);
+		if (!rc)
+			q_list_close(q, total);
+		return rc;
+	}
+	rc = coll_collect(q, EVIDENCE_REQUESTS, keep_request,
+	                  s.needle ? &s : NULL, &k);
 	free(s.needle);
-	if (!rc)
-		buf_putc(q->out, '}');
-	return rc;
+	if (rc) {
+		kept_free(&k);
+		return rc;
+	}
+	q_page(q, k.n, &from, &to);
+	q_list_head(q, k.n);
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			buf_putc(q->out, ',');
+		emit_request_item(q, k.el[i]);
+	}
+	q_list_tail(q);
+	q_list_close(q, k.n);
+	kept_free(&k);
+	return 0;
 }
 
 /* ---- server_spans, sources, sessions, workers ---- */
@@ -368,16 +411,8 @@ static int keep_all(struct qctx *q, const json_t *v, void *arg)
 int query_server_spans(struct qctx *q)
 {
 	struct store_select sel;
-	int rc;
-
 	memset(&sel, 0, sizeof sel);
-	rc = backend_list(q, EVIDENCE_SERVER_SPANS, &sel, NULL, emit_whole);
-	if (rc == DATASET_FALLBACK)
-		rc = coll_list(q, EVIDENCE_SERVER_SPANS, keep_overlap, NULL,
-		               emit_whole);
-	if (!rc)
-		buf_putc(q->out, '}');
-	return rc;
+	return coll_list(q, EVIDENCE_SERVER_SPANS, &sel, keep_overlap);
 }
 
 int query_sources(struct qctx *q)
@@ -390,36 +425,23 @@ static int keep_session(struct qctx *q, const json_t *v, void *arg)
 	(void)arg;
 	if (!json_is_object(v) || !q_overlaps(q, v, "start", "end"))
 		return 0;
-	if (q->p->agent &&
-	    !contains_string(json_object_get(v, "agents"), q->p->agent))
-		return 0;
-	if (q->p->session && !q_str_eq(v, "id", q->p->session))
-		return 0;
-	return 1;
+	return q_any_in(&q->agents, json_object_get(v, "agents")) &&
+	       q_field_in(&q->sessions, v, "id");
 }
 
 int query_sessions(struct qctx *q)
 {
 	struct store_select sel;
-	const char *v1[1], *v2[1];
-	int rc;
-
 	memset(&sel, 0, sizeof sel);
-	sel.sessions = one_value(q->p->session, v1);
-	sel.agents = one_value(q->p->agent, v2);
-	rc = backend_list(q, EVIDENCE_SESSIONS, &sel, NULL, emit_whole);
-	if (rc == DATASET_FALLBACK)
-		rc = coll_list(q, EVIDENCE_SESSIONS, keep_session, NULL,
-		               emit_whole);
-	if (!rc)
-		buf_putc(q->out, '}');
-	return rc;
+	sel.sessions = strs_of(&q->sessions);
+	sel.agents = strs_of(&q->agents);
+	return coll_list(q, EVIDENCE_SESSIONS, &sel, keep_session);
 }
 
 static int keep_worker(struct qctx *q, const json_t *v, void *arg)
 {
 	(void)arg;
-	return !q_given(q->p->worker) || q_str_eq(v, "id", q->p->worker);
+	return q_field_in(&q->workers, v, "id");
 }
 
 int query_workers(struct qctx *q)
@@ -429,10 +451,57 @@ int query_workers(struct qctx *q)
 
 /* ---- families ---- */
 
+/* The lowercased needles of the name filter (none: no filter). */
+struct needles {
+	struct search *v;
+	size_t n;
+};
+
+static int needles_make(struct qctx *q, struct needles *nd)
+{
+	nd->n = 0;
+	nd->v = NULL;
+	if (!q->names.on || (q->names.n == 1 && !*q->names.v[0]))
+		return 0;
+	nd->v = calloc(q->names.n, sizeof *nd->v);
+	if (!nd->v)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	for (; nd->n < q->names.n; nd->n++) {
+		const char *s = q->names.v[nd->n];
+		nd->v[nd->n].needle = text_lower(s, strlen(s), &nd->v[nd->n].len);
+		if (!nd->v[nd->n].needle)
+			return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void needles_free(struct needles *nd)
+{
+	for (size_t k = 0; k < nd->n; k++)
+		free(nd->v[k].needle);
+	free(nd->v);
+}
+
+static int needles_match(const struct needles *nd, const char *s, size_t len)
+{
+	if (!nd->v)
+		return 1;
+	for (size_t k = 0; k < nd->n; k++)
+		if (text_contains(s, len, nd->v[k].needle, nd->v[k].len))
+			return 1;
+	return 0;
+}
+
 static int keep_family(struct qctx *q, const json_t *v, void *arg)
 {
+	const json_t *name = json_object_get(v, "name");
+	const struct needles *nd = arg;
 	(void)q;
-	return !arg || str_matches(json_object_get(v, "name"), arg);
+	if (!nd->v)
+		return 1;
+	return json_is_string(name) &&
+	       needles_match(nd, json_string_value(name),
+	                     json_string_length(name));
 }
 
 struct fam {
@@ -453,7 +522,7 @@ static int cmp_fam(const void *a, const void *b)
 
 /* Without a stored catalog: one {"name", "series_count"} per distinct
  * series name, in name order. */
-static int derived_families(struct qctx *q, const struct search *s)
+static int derived_families(struct qctx *q, const struct needles *nd)
 {
 	const json_t *series = q_array(q->cat, "metrics"), *v;
 	size_t n = 0, m = 0, k, from, to;
@@ -480,21 +549,23 @@ static int derived_families(struct qctx *q, const struct search *s)
 	}
 	n = 0;
 	for (k = 0; k < m; k++)
-		if (!s || text_contains(f[k].name, f[k].len, s->needle, s->len))
+		if (needles_match(nd, f[k].name, f[k].len))
 			f[n++] = f[k];
 	q_page(q, n, &from, &to);
 	q_list_head(q, n);
 	for (k = from; k < to; k++) {
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		buf_puts(q->out, "{\"name\":");
-		jsonout_str(q->out, f[k].name, f[k].len);
-		buf_puts(q->out, ",\"series_count\":");
-		jsonout_int(q->out, f[k].count);
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		if (qi_key(&it, "name"))
+			jsonout_str(q->out, f[k].name, f[k].len);
+		if (qi_key(&it, "series_count"))
+			jsonout_int(q->out, f[k].count);
+		qi_end(&it);
 	}
 	q_list_tail(q);
-	buf_putc(q->out, '}');
+	q_list_close(q, n);
 	free(f);
 	return 0;
 }
@@ -502,19 +573,14 @@ static int derived_families(struct qctx *q, const struct search *s)
 int query_families(struct qctx *q)
 {
 	const json_t *cat = q_array(q->cat, "metric_catalog");
-	struct search s = {NULL, 0};
-	int rc;
+	struct needles nd;
+	int rc = needles_make(q, &nd);
 
-	if (q_given(q->p->name)) {
-		s.needle = text_lower(q->p->name, strlen(q->p->name), &s.len);
-		if (!s.needle)
-			return err_set(q->e, ERR_NOMEM, "out of memory");
-	}
-	if (json_array_size(cat)) /* an empty catalog counts as none */
-		rc = plain_list(q, cat, keep_family, s.needle ? &s : NULL);
-	else
-		rc = derived_families(q, s.needle ? &s : NULL);
-	free(s.needle);
+	if (!rc && json_array_size(cat)) /* an empty catalog counts as none */
+		rc = plain_list(q, cat, keep_family, &nd);
+	else if (!rc)
+		rc = derived_families(q, &nd);
+	needles_free(&nd);
 	return rc;
 }
 
@@ -540,7 +606,7 @@ static int keep_iteration(struct qctx *q, const json_t *row, void *arg)
 
 	if (!json_is_object(row))
 		return 0;
-	if (q_given(q->p->worker) && !q_str_eq(row, "worker", q->p->worker))
+	if (!q_field_in(&q->workers, row, "worker"))
 		return 0;
 	if (!iteration_rank_ok(q, row))
 		return 0;
@@ -561,27 +627,45 @@ static int keep_iteration(struct qctx *q, const json_t *row, void *arg)
 int query_iterations(struct qctx *q)
 {
 	struct store_select sel;
-	const char *v1[1];
+	struct kept k;
+	size_t from, to, total;
 	int64_t unaligned = 0;
 	int rc;
 
 	memset(&sel, 0, sizeof sel);
-	sel.workers = one_value(q_given(q->p->worker) ? q->p->worker : NULL, v1);
+	memset(&k, 0, sizeof k);
+	sel.workers = strs_of(&q->workers);
 	sel.has_rank = q->p->has_rank;
 	sel.rank = q->p->rank;
-	rc = backend_list(q, EVIDENCE_ITERATIONS, &sel, &unaligned, emit_whole);
+	rc = backend_list(q, EVIDENCE_ITERATIONS, &sel, &unaligned, emit_object,
+	                  &total);
 	if (rc == DATASET_FALLBACK) {
 		unaligned = 0;
-		rc = coll_list(q, EVIDENCE_ITERATIONS, keep_iteration, &unaligned,
-		               emit_whole);
+		rc = coll_collect(q, EVIDENCE_ITERATIONS, keep_iteration,
+		                  &unaligned, &k);
+		if (rc) {
+			kept_free(&k);
+			return rc;
+		}
+		total = k.n;
+		q_page(q, k.n, &from, &to);
+		q_list_head(q, k.n);
+		for (size_t i = from; i < to; i++) {
+			if (i > from)
+				buf_putc(q->out, ',');
+			q_emit_object(q, k.el[i]);
+		}
+		q_list_tail(q);
 	}
+	kept_free(&k);
 	if (rc)
 		return rc;
 	buf_puts(q->out, ",\"unaligned_rows\":");
 	jsonout_int(q->out, unaligned);
 	buf_puts(q->out, ",\"attribution\":\"Shared batch observations with "
 	                 "recorded timestamp precision and rank scope; not "
-	                 "per-request execution time.\"}");
+	                 "per-request execution time.\"");
+	q_list_close(q, total);
 	return 0;
 }
 
@@ -604,26 +688,31 @@ int query_profiles(struct qctx *q)
 		const json_t *ec = json_object_get(pr, "event_count");
 		const json_t *cpu = json_object_get(pr, "cpu");
 		const json_t *sc = json_object_get(cpu, "sample_count");
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		if (q_obj_open_except(q->out, pr, skip))
-			buf_putc(q->out, ',');
-		buf_puts(q->out, "\"event_count\":");
-		if (json_is_integer(ec))
-			jsonout_int(q->out, (int64_t)json_integer_value(ec));
-		else
-			jsonout_int(q->out, (int64_t)json_array_size(
-			                            json_object_get(pr, "events")));
-		buf_puts(q->out, ",\"cpu_samples\":");
-		if (json_is_integer(sc))
-			jsonout_int(q->out, (int64_t)json_integer_value(sc));
-		else
-			jsonout_int(q->out, (int64_t)json_array_size(
-			                            json_object_get(cpu, "samples")));
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		qi_members(&it, pr, skip);
+		if (qi_key(&it, "event_count")) {
+			if (json_is_integer(ec))
+				jsonout_int(q->out, (int64_t)json_integer_value(ec));
+			else
+				jsonout_int(q->out,
+				            (int64_t)json_array_size(
+				                    json_object_get(pr, "events")));
+		}
+		if (qi_key(&it, "cpu_samples")) {
+			if (json_is_integer(sc))
+				jsonout_int(q->out, (int64_t)json_integer_value(sc));
+			else
+				jsonout_int(q->out,
+				            (int64_t)json_array_size(
+				                    json_object_get(cpu, "samples")));
+		}
+		qi_end(&it);
 	}
 	q_list_tail(q);
-	buf_putc(q->out, '}');
+	q_list_close(q, n);
 	free(idx);
 	return 0;
 }

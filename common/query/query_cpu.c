@@ -1,10 +1,10 @@
 /* query_cpu: inclusive CPU hotspots over the samples in the window
- * (queries.md "cpu"). */
+ * (doc/query-semantics.md "cpu"). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 struct sym {
 	const char *name;
@@ -187,21 +187,25 @@ int query_cpu(struct qctx *q)
 	q_page(q, m, &from, &to);
 	q_list_head(q, m);
 	for (size_t k = from; k < to; k++) {
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		buf_puts(q->out, "{\"symbol\":");
-		jsonout_str(q->out, syms[k].name, syms[k].len);
-		buf_puts(q->out, ",\"samples\":");
-		jsonout_int(q->out, syms[k].samples);
-		buf_puts(q->out, ",\"fraction\":");
-		jsonout_real(q->out, (double)syms[k].samples / (double)total_samples);
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		if (qi_key(&it, "symbol"))
+			jsonout_str(q->out, syms[k].name, syms[k].len);
+		if (qi_key(&it, "samples"))
+			jsonout_int(q->out, syms[k].samples);
+		if (qi_key(&it, "fraction"))
+			jsonout_real(q->out, (double)syms[k].samples /
+			                             (double)total_samples);
+		qi_end(&it);
 	}
 	q_list_tail(q);
 	buf_puts(q->out, ",\"total_samples\":");
 	jsonout_int(q->out, total_samples);
 	buf_puts(q->out, ",\"attribution\":\"Inclusive process samples; not "
-	                 "per-request CPU time.\"}");
+	                 "per-request CPU time.\"");
+	q_list_close(q, m);
 	free(syms);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* query_metrics: series windows with statistics, raw points and carried
- * settings; paging selects series (queries.md "metrics"). */
+ * settings; paging selects series (doc/query-semantics.md "metrics"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "base/jsonout.h"
 #include "base/num.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 
 #define POINTS_MAX 1000
 
@@ -108,9 +108,8 @@ static int keep_series(const struct qctx *q, const json_t *s)
 {
 	if (!json_is_object(s))
 		return 0;
-	if (q_given(q->p->worker) && !q_str_eq(s, "worker", q->p->worker))
-		return 0;
-	if (q->p->name && !q_str_eq(s, "name", q->p->name))
+	if (!q_field_in(&q->workers, s, "worker") ||
+	    !q_field_in(&q->names, s, "name"))
 		return 0;
 	if (q->p->has_rank) {
 		const json_t *r = json_object_get(s, "rank");
@@ -137,6 +136,7 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 	struct dataset_window w = {q->start, q->end, q_wide(q)};
 	struct buf *b = q->out;
 	struct stats s;
+	struct qitem it;
 	int rc;
 
 	memset(&s, 0, sizeof s);
@@ -149,31 +149,40 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 	rc = dataset_points(q->ds, (int64_t)index, &w, on_point, &s, q->e);
 	if (rc)
 		goto out;
-	if (q_obj_open_except(b, series, skip))
-		buf_putc(b, ',');
-	buf_puts(b, "\"samples\":");
-	jsonout_int(b, s.samples);
-	if (s.samples) {
-		buf_puts(b, ",\"min\":");
-		num_emit(b, &s.min.n);
-		buf_puts(b, ",\"max\":");
-		num_emit(b, &s.max.n);
-		double mean = s.sum / (double)s.samples;
-		buf_puts(b, ",\"mean\":");
+	qi_begin(&it, q);
+	qi_members(&it, series, skip);
+	if (qi_key(&it, "samples"))
+		jsonout_int(b, s.samples);
+	if (qi_key(&it, "min")) {
+		if (s.samples)
+			num_emit(b, &s.min.n);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "max")) {
+		if (s.samples)
+			num_emit(b, &s.max.n);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "mean")) {
+		double mean = s.samples ? s.sum / (double)s.samples : 0;
 		/* integers beyond the double range make the sum infinite: no
 		 * meaningful real mean, and JSON has no Infinity */
-		if (isfinite(mean))
+		if (s.samples && isfinite(mean))
 			jsonout_real(b, mean);
 		else
 			buf_puts(b, "null");
-		buf_puts(b, ",\"last\":");
-		num_emit(b, &s.last.n);
-	} else {
-		buf_puts(b, ",\"min\":null,\"max\":null,\"mean\":null,"
-		            "\"last\":null");
 	}
-	if (q_str_eq(series, "temporal", "setting")) {
-		buf_puts(b, ",\"carried_setting\":[");
+	if (qi_key(&it, "last")) {
+		if (s.samples)
+			num_emit(b, &s.last.n);
+		else
+			buf_puts(b, "null");
+	}
+	if (q_str_eq(series, "temporal", "setting") &&
+	    qi_key(&it, "carried_setting")) {
+		buf_putc(b, '[');
 		rc = dataset_points_before(q->ds, (int64_t)index, q->start,
 		                           on_carried, b, q->e);
 		if (rc)
@@ -181,14 +190,19 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 		buf_putc(b, ']');
 	}
 	if (q->p->points) {
-		buf_puts(b, ",\"points\":[");
-		buf_append(b, points->data ? points->data : "", points->len);
-		buf_puts(b, "],\"points_total\":");
-		jsonout_int(b, s.points_total);
-		buf_puts(b, ",\"points_truncated\":");
-		buf_puts(b, s.points_total > POINTS_MAX ? "true" : "false");
+		if (qi_key(&it, "points")) {
+			buf_putc(b, '[');
+			buf_append(b, points->data ? points->data : "",
+			           points->len);
+			buf_putc(b, ']');
+		}
+		if (qi_key(&it, "points_total"))
+			jsonout_int(b, s.points_total);
+		if (qi_key(&it, "points_truncated"))
+			buf_puts(b, s.points_total > POINTS_MAX ? "true"
+			                                        : "false");
 	}
-	buf_putc(b, '}');
+	qi_end(&it);
 	if (s.min.big.failed || s.max.big.failed || s.last.big.failed ||
 	    points->failed)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
@@ -230,6 +244,6 @@ int query_metrics(struct qctx *q)
 	if (rc)
 		return rc;
 	q_list_tail(q);
-	buf_putc(q->out, '}');
+	q_list_close(q, n);
 	return 0;
 }

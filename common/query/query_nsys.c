@@ -1,23 +1,48 @@
 /* query_nsys: NVTX ranges overlapping the window, ordered by (start,
- * profile, source_row), paged (queries.md "nsys"). */
+ * profile, source_row), paged (doc/query-semantics.md "nsys"). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/query_impl.h"
+#include "query/qkinds.h"
 #include "base/text.h"
 
 /* One match; the page's rows are re-read by ordinal at the end. */
 struct hit {
-	double start;
+	double start, end;
 	int64_t profile; /* the profile's id */
 	int64_t source_row;
 	int64_t ordinal;
 	size_t pindex;   /* index into catalog.profiles */
+	const json_t *name; /* its dictionary name (sorting by name) */
 };
 
-static int hit_cmp(const struct hit *a, const struct hit *b)
+static void hit_value(const struct hit *h, const char *key, struct qval *v)
 {
+	if (!strcmp(key, "start"))
+		qval_number(h->start, v);
+	else if (!strcmp(key, "end"))
+		qval_number(h->end, v);
+	else if (!strcmp(key, "duration"))
+		qval_number(h->end - h->start, v);
+	else if (!strcmp(key, "profile"))
+		qval_int(h->profile, v);
+	else
+		qval_of_json(h->name, v);
+}
+
+/* The sort's keys first (when given), then the default order. */
+static int hit_cmp(const struct hit *a, const struct hit *b,
+                   const struct qorder *o)
+{
+	for (size_t k = 0; o && k < o->n; k++) {
+		struct qval x, y;
+		int c;
+		hit_value(a, o->keys[k].name, &x);
+		hit_value(b, o->keys[k].name, &y);
+		if ((c = qval_cmp(&x, &y, o->keys[k].desc)) != 0)
+			return c;
+	}
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	if (a->profile != b->profile)
@@ -29,9 +54,9 @@ static int hit_cmp(const struct hit *a, const struct hit *b)
 	return a->ordinal < b->ordinal ? -1 : a->ordinal > b->ordinal;
 }
 
-static int hit_qsort(const void *a, const void *b)
+static int hit_qsort(const void *a, const void *b, void *o)
 {
-	return hit_cmp(a, b);
+	return hit_cmp(a, b, o);
 }
 
 /* The keep smallest hits in a max-heap (heap[0] is the largest kept). */
@@ -45,15 +70,18 @@ struct scan {
 	size_t pindex;
 	const unsigned char *name_ok; /* NULL = no name filter */
 	size_t nnames;
+	const json_t *names;          /* the profile's dictionary */
+	const struct qorder *order;
 };
 
-static void sift_down(struct hit *h, size_t n, size_t i)
+static void sift_down(struct hit *h, size_t n, size_t i,
+                      const struct qorder *o)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && hit_cmp(&h[l], &h[m]) > 0)
+		if (l < n && hit_cmp(&h[l], &h[m], o) > 0)
 			m = l;
-		if (r < n && hit_cmp(&h[r], &h[m]) > 0)
+		if (r < n && hit_cmp(&h[r], &h[m], o) > 0)
 			m = r;
 		if (m == i)
 			return;
@@ -64,11 +92,11 @@ static void sift_down(struct hit *h, size_t n, size_t i)
 	}
 }
 
-static void sift_up(struct hit *h, size_t i)
+static void sift_up(struct hit *h, size_t i, const struct qorder *o)
 {
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (hit_cmp(&h[i], &h[parent]) <= 0)
+		if (hit_cmp(&h[i], &h[parent], o) <= 0)
 			return;
 		struct hit t = h[i];
 		h[i] = h[parent];
@@ -91,6 +119,9 @@ static int on_event(void *ctx, int64_t ordinal,
 	if (!s->keep)
 		return 0;
 	h.start = row->start;
+	h.end = row->end;
+	h.name = row->name >= 0 ? json_array_get(s->names, (size_t)row->name)
+	                        : NULL;
 	h.profile = s->profile;
 	h.source_row = row->source_row;
 	h.ordinal = ordinal;
@@ -110,10 +141,10 @@ static int on_event(void *ctx, int64_t ordinal,
 			s->cap = nc;
 		}
 		s->heap[s->n] = h;
-		sift_up(s->heap, s->n++);
-	} else if (hit_cmp(&h, &s->heap[0]) < 0) {
+		sift_up(s->heap, s->n++, s->order);
+	} else if (hit_cmp(&h, &s->heap[0], s->order) < 0) {
 		s->heap[0] = h;
-		sift_down(s->heap, s->n, 0);
+		sift_down(s->heap, s->n, 0, s->order);
 	}
 	return 0;
 }
@@ -154,6 +185,12 @@ static int gtid_parts(const char *s, size_t n, int64_t *pid, int64_t *tid)
 	return 1;
 }
 
+static void put_member(struct buf *b, const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	jsonout_tree(b, v ? v : json_null(), 0);
+}
+
 static int emit_event(void *ctx, int64_t ordinal,
                       const struct evidence_event *row)
 {
@@ -163,6 +200,8 @@ static int emit_event(void *ctx, int64_t ordinal,
 	const json_t *defs = json_object_get(em->pr, "name_definitions");
 	const json_t *name = NULL, *def = NULL;
 	int64_t pid, tid;
+	int parts = gtid_parts(row->tid, row->tid_len, &pid, &tid);
+	struct qitem it;
 
 	(void)ordinal;
 	if (row->name >= 0) {
@@ -170,51 +209,53 @@ static int emit_event(void *ctx, int64_t ordinal,
 		if (json_array_size(defs))
 			def = json_array_get(defs, (size_t)row->name);
 	}
-	buf_puts(b, "{\"profile\":");
-	jsonout_int(b, em->profile);
-	buf_puts(b, ",\"worker\":");
-	jsonout_tree(b, json_object_get(em->pr, "worker")
-	                        ? json_object_get(em->pr, "worker")
-	                        : json_null(),
-	             0);
-	buf_puts(b, ",\"rank\":");
-	jsonout_tree(b, json_object_get(em->pr, "rank")
-	                        ? json_object_get(em->pr, "rank")
-	                        : json_null(),
-	             0);
-	buf_puts(b, ",\"start\":");
-	jsonout_real(b, row->start);
-	buf_puts(b, ",\"end\":");
-	jsonout_real(b, row->end);
-	buf_puts(b, ",\"name\":");
-	jsonout_tree(b, name ? name : json_null(), 0);
-	buf_puts(b, ",\"global_tid\":");
-	jsonout_str(b, row->tid, row->tid_len);
-	if (gtid_parts(row->tid, row->tid_len, &pid, &tid)) {
-		buf_puts(b, ",\"pid\":");
-		jsonout_int(b, pid);
-		buf_puts(b, ",\"tid\":");
-		jsonout_int(b, tid);
-	} else {
-		buf_puts(b, ",\"pid\":null,\"tid\":null");
+	qi_begin(&it, em->q);
+	if (qi_key(&it, "profile"))
+		jsonout_int(b, em->profile);
+	if (qi_key(&it, "worker"))
+		put_member(b, em->pr, "worker");
+	if (qi_key(&it, "rank"))
+		put_member(b, em->pr, "rank");
+	if (qi_key(&it, "start"))
+		jsonout_real(b, row->start);
+	if (qi_key(&it, "end"))
+		jsonout_real(b, row->end);
+	if (qi_key(&it, "name"))
+		jsonout_tree(b, name ? name : json_null(), 0);
+	if (qi_key(&it, "global_tid"))
+		jsonout_str(b, row->tid, row->tid_len);
+	if (qi_key(&it, "pid")) {
+		if (parts)
+			jsonout_int(b, pid);
+		else
+			buf_puts(b, "null");
 	}
-	buf_puts(b, ",\"definition\":");
-	jsonout_tree(b, def ? def : json_null(), 0);
-	buf_puts(b, ",\"rowid\":");
-	jsonout_int(b, row->source_row);
-	buf_puts(b, ",\"evidence_source\":");
-	jsonout_tree(b, json_object_get(em->pr, "evidence_source")
-	                        ? json_object_get(em->pr, "evidence_source")
-	                        : json_null(),
-	             0);
-	buf_putc(b, '}');
+	if (qi_key(&it, "tid")) {
+		if (parts)
+			jsonout_int(b, tid);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "definition"))
+		jsonout_tree(b, def ? def : json_null(), 0);
+	if (qi_key(&it, "rowid"))
+		jsonout_int(b, row->source_row);
+	if (qi_key(&it, "evidence_source"))
+		put_member(b, em->pr, "evidence_source");
+	qi_end(&it);
 	em->done = 1;
 	return 0;
 }
 
-/* name_ok[k] = the dictionary name k contains the needle. */
-static unsigned char *match_names(const json_t *names, const char *needle,
-                                  size_t nlen)
+/* The lowercased name needles (several --name values match any). */
+struct needle {
+	char *text;
+	size_t len;
+};
+
+/* name_ok[k] = the dictionary name k contains one of the needles. */
+static unsigned char *match_names(const json_t *names,
+                                  const struct needle *nd, size_t nn)
 {
 	size_t n = json_array_size(names), k;
 	unsigned char *ok = calloc(n ? n : 1, 1);
@@ -223,9 +264,11 @@ static unsigned char *match_names(const json_t *names, const char *needle,
 	if (!ok)
 		return NULL;
 	json_array_foreach(names, k, v) {
-		ok[k] = json_is_string(v) &&
-		        text_contains(json_string_value(v), json_string_length(v),
-		                      needle, nlen);
+		for (size_t i = 0; i < nn && !ok[k]; i++)
+			ok[k] = json_is_string(v) &&
+			        text_contains(json_string_value(v),
+			                      json_string_length(v), nd[i].text,
+			                      nd[i].len);
 	}
 	return ok;
 }
@@ -238,8 +281,8 @@ int query_nsys(struct qctx *q)
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct scan s;
-	char *needle = NULL;
-	size_t nlen = 0, *idx = NULL, n, from, to;
+	struct needle *nd = NULL;
+	size_t nn = 0, *idx = NULL, n, from, to;
 	int partial = 0, rc;
 
 	memset(&s, 0, sizeof s);
@@ -249,13 +292,17 @@ int query_nsys(struct qctx *q)
 	rc = q_select_profiles(q, &idx, &n);
 	if (rc)
 		return rc;
-	if (q_given(q->p->name)) {
-		needle = text_lower(q->p->name, strlen(q->p->name), &nlen);
-		if (!needle) {
-			free(idx);
-			return err_set(q->e, ERR_NOMEM, "out of memory");
+	if (q->names.on && !(q->names.n == 1 && !*q->names.v[0])) {
+		nd = calloc(q->names.n, sizeof *nd);
+		for (; nd && nn < q->names.n; nn++) {
+			const char *v = q->names.v[nn];
+			if (!(nd[nn].text = text_lower(v, strlen(v), &nd[nn].len)))
+				break;
 		}
+		if (!nd || nn < q->names.n)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	}
+	s.order = &q->order;
 	s.keep = (size_t)q->p->offset + (size_t)q->p->limit;
 	if (q->p->limit == 0)
 		s.keep = 0;
@@ -264,9 +311,10 @@ int query_nsys(struct qctx *q)
 		unsigned char *name_ok = NULL;
 		if (json_is_true(json_object_get(pr, "truncated")))
 			partial = 1;
-		if (needle) {
-			const json_t *names = json_object_get(pr, "names");
-			name_ok = match_names(names, needle, nlen);
+		s.names = json_object_get(pr, "names");
+		if (nd) {
+			const json_t *names = s.names;
+			name_ok = match_names(names, nd, nn);
 			if (!name_ok) {
 				rc = err_set(q->e, ERR_NOMEM, "out of memory");
 				break;
@@ -282,14 +330,17 @@ int query_nsys(struct qctx *q)
 		if (s.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	}
-	free(needle);
+	for (size_t k = 0; nd && k < nn; k++)
+		free(nd[k].text);
+	free(nd);
 	free(idx);
 	if (rc) {
 		free(s.heap);
 		return rc;
 	}
 	if (s.n > 1)
-		qsort(s.heap, s.n, sizeof *s.heap, hit_qsort);
+		qsort_r(s.heap, s.n, sizeof *s.heap, hit_qsort,
+		        (void *)&q->order);
 	q_page(q, s.total, &from, &to);
 	if (to > s.n)
 		to = s.n;
@@ -315,6 +366,7 @@ int query_nsys(struct qctx *q)
 	buf_puts(q->out, ",\"attribution\":\"Shared worker/rank activity; "
 	                 "overlap does not establish request ownership.\","
 	                 "\"partial\":");
-	buf_puts(q->out, partial ? "true}" : "false}");
+	buf_puts(q->out, partial ? "true" : "false");
+	q_list_close(q, s.total);
 	return 0;
 }

@@ -17,6 +17,8 @@
 #include "ingest/sink_tee.h"
 #include "store/store_write.h"
 #include "report/webreport.h"
+#include "query/dataset.h"
+#include "query/query.h"
 
 #define DATA_SQLITE "trace-data.sqlite"
 #define DATA_DOCUMENT "trace-data.json.gz"
@@ -129,7 +131,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 	return 0;
 }
 
-/* Appends the --nsys-sqlite exports (nsight.md) to the catalog, or makes
+/* Appends the --nsys-sqlite exports (doc/nsight-import.md) to the catalog, or makes
  * an Nsight-only one. */
 static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
                        struct err *e)
@@ -267,6 +269,37 @@ static void build_state_free(struct build_state *s)
 	evidence_stats_free(&s->stats);
 }
 
+/* The last line of defence before publishing: the staged report must be
+ * one the reader opens and answers a summary from, with a manifest that a
+ * later build of the same output accepts.  Otherwise nothing is published
+ * and the previous report stays. */
+static int verify_staged(struct build_state *s, struct err *e)
+{
+	struct dataset *ds = NULL;
+	struct query_params qp;
+	struct buf out;
+	int rc;
+
+	/* tests only: damage one staged file to exercise this defence */
+	const char *damage = getenv("DSIGHT_TEST_DAMAGE_STAGED");
+	if (damage && *damage && !strchr(damage, '/') && truncate(staged(s, damage), 1))
+		return err_sys(e, ERR_DATA, "DSIGHT_TEST_DAMAGE_STAGED");
+	if ((rc = publish_verify_staged(s->pub, e)) ||
+	    (rc = dataset_open(publish_staging(s->pub), &ds, e)))
+		goto fail;
+	query_params_init(&qp);
+	buf_init(&out, 0);
+	rc = query_run(ds, &qp, &out, e);
+	buf_free(&out);
+	dataset_close(ds);
+	if (!rc)
+		return 0;
+fail:
+	err_prefix(e, "refusing to publish: the new report does not read back "
+	              "(the previous report is unchanged)");
+	return rc == ERR_NOMEM ? rc : ERR_DATA;
+}
+
 int build_run(const struct build_options *o, struct build_result *r,
               struct err *e)
 {
@@ -326,7 +359,8 @@ int build_run(const struct build_options *o, struct build_result *r,
 		goto out;
 
 	progress(o, BUILD_PUBLISH, 0, 0);
-	if ((rc = check_cancel(o, e)) || (rc = publish_commit(s.pub, e)))
+	if ((rc = check_cancel(o, e)) || (rc = verify_staged(&s, e)) ||
+	    (rc = check_cancel(o, e)) || (rc = publish_commit(s.pub, e)))
 		goto out;
 
 	r->output = strdup(publish_output(s.pub));

@@ -1,5 +1,5 @@
 /*
- * build: the report pipeline behind `dsight build` (report.md).
+ * build: the report pipeline behind `dsight build` (doc/report-files.md).
  *
  *   publish_begin (validate output, lock, staging)
  *   -> evidence_read / nsys_import_all, rows teed (sink_tee) into every

@@ -27,6 +27,7 @@
 #include "store/store_ext.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
+#include "base/utf8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -415,7 +416,7 @@ static int expand(struct out *o, const struct html_asset *tpl, const json_t *cor
 				which = k;
 		if (which < 0)
 			return err_set(e, ERR_DATA, "Viewer template: unknown marker "
-			               "\"<!--dsight:%.*s-->\"", (int)(kl > 40 ? 40 : kl), q);
+			               "\"<!--dsight:%.*s-->\"", (int)utf8_cut(q, kl, 40), q);
 		if (seen[which]++)
 			return err_set(e, ERR_DATA, "Viewer template: marker "
 			               "<!--dsight:%s--> appears twice", names[which]);

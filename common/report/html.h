@@ -1,7 +1,7 @@
 /*
  * html: assembles index.html from the embedded viewer (web/, turned into
  * html_assets by scripts/embed-web at build time) and the core catalog
- * (report.md, "index.html").  The element ids and template markers the
+ * (doc/report-files.md "index.html").  The element ids and template markers the
  * viewer relies on are listed at the top of html.c and in web/README.md.
  */
 #ifndef DSIGHT_HTML_H

@@ -1,6 +1,6 @@
 /*
  * manifest: manifest.json, the identity and file list of a report
- * (report.md, "manifest.json").
+ * (doc/report-files.md "manifest.json").
  *
  * Written last into the staging directory: it lists every file found there
  * (sorted relative paths, manifest.json included) and hashes the data file

@@ -245,7 +245,7 @@ static int load_listed(const char *dir, const char *output, json_t **listed,
 		               "refusing to replace %s: its manifest.json is not a regular file",
 		               output);
 	}
-	m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	m = json_load_file(path, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	free(path);
 	v = m ? json_object_get(m, "generator") : NULL;
 	if (!m || !json_is_string(v) || strcmp(json_string_value(v), GENERATOR)) {
@@ -400,6 +400,17 @@ int publish_begin(const char *output, const char *const *inputs,
 	return 0;
 fail:
 	publish_end(p);
+	return rc;
+}
+
+int publish_verify_staged(const struct publish *p, struct err *e)
+{
+	json_t *listed = NULL;
+	int rc = load_listed(p->staging, p->output, &listed, e);
+	if (rc || !listed)
+		rc = err_set(e, ERR_DATA, "its manifest.json is missing or unreadable, "
+		             "so the next build of %s would refuse it", p->output);
+	json_decref(listed);
 	return rc;
 }
 

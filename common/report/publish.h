@@ -1,6 +1,6 @@
 /*
  * publish: where a report is written and how it replaces the previous one
- * (report.md, "Building, staging and publishing").
+ * (doc/report-files.md "Building, staging and publishing").
  *
  * Owns output validation (symlinks, the inputs' directories, foreign
  * directories and files), the build lock `.<name>.lock` beside the output
@@ -38,6 +38,10 @@ int publish_check_output(const char *output, const char *const *inputs,
  */
 int publish_begin(const char *output, const char *const *inputs,
                   size_t ninputs, struct publish **out, struct err *e);
+
+/* Checks that the staged manifest.json is one a later build of the same
+ * output accepts (the check publish_begin makes on an existing report). */
+int publish_verify_staged(const struct publish *p, struct err *e);
 
 /* The staging directory (absolute) where every report file is written. */
 const char *publish_staging(const struct publish *p);

@@ -1,5 +1,5 @@
 /*
- * shard: the detail shards of a report (report.md, "Detail shards") and the
+ * shard: the detail shards of a report (doc/report-files.md "Detail shards") and the
  * 512-bin density overviews.
  *
  * A shard writer is an evidence sink: the build tees the streamed rows
@@ -112,7 +112,7 @@ const struct shard_desc *const *shard_writer_descs(const struct shard_writer *w,
                                                    enum shard_kind kind,
                                                    int64_t index, size_t *n);
 
-/* One descriptor as a new JSON object (report.md field order). */
+/* One descriptor as a new JSON object (doc/report-files.md field order). */
 json_t *shard_desc_json(const struct shard_desc *d);
 
 /* A stream's descriptors as a new JSON array (empty when none). */

@@ -300,7 +300,7 @@ int store_read_catalog(struct store *s, json_t **catalog,
 			return err_set(e, ERR_DATA, "%s: catalog json is NULL",
 			               s->path);
 		}
-		j = json_loadb(text, (size_t)n, JSON_DECODE_ANY, &je);
+		j = json_loadb(text, (size_t)n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 	}
 	sqlite3_finalize(st);
 	if (!j)

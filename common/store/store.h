@@ -1,6 +1,6 @@
 /*
  * store: the reader of the SQLite query cache, schema version 1
- * (report.md).  It opens the file read-only by URI (never changing it, not
+ * (doc/report-files.md).  It opens the file read-only by URI (never changing it, not
  * even its mtime), checks `PRAGMA user_version`, reads the one catalog row
  * and re-checks the generation on demand; rows come from the contract's
  * indexes (event_window, sample_window, point_window) and the durations
@@ -64,7 +64,7 @@ int store_check_generation(struct store *s, const char *generation,
  * Row scans.  A callback returning non-zero stops the scan; that value is
  * returned.  Data errors return ERR_DATA with e filled.
  *  store_events: has_window 0 = every event of the profile in ordinal
- *    order; else the durations lower-bound scan of queries.md on
+ *    order; else the durations lower-bound scan of doc/query-semantics.md on
  *    event_window, keeping start <= wend && end >= wstart (no order);
  *    wide != 0 (a window over most of the run) filters the profile's
  *    rows in one primary-key pass instead.

@@ -249,11 +249,16 @@ int store_coll_names(struct store_coll *c, enum store_names which,
                      struct err *e)
 {
 	static const char *const sql[] = {
-		[SN_REQ_SESSION] = "SELECT DISTINCT session FROM dsight_requests WHERE session IS NOT NULL",
-		[SN_REQ_AGENT] = "SELECT DISTINCT agent FROM dsight_requests WHERE agent IS NOT NULL",
-		[SN_REQ_WORKER] = "SELECT DISTINCT worker FROM dsight_request_workers",
-		[SN_SESS_ID] = "SELECT DISTINCT id FROM dsight_sessions WHERE id IS NOT NULL",
-		[SN_SESS_AGENT] = "SELECT DISTINCT agent FROM dsight_session_agents",
+		[SN_REQ_SESSION] = "SELECT session FROM dsight_requests WHERE session IS NOT NULL"
+		                   " GROUP BY session ORDER BY min(ordinal)",
+		[SN_REQ_AGENT] = "SELECT agent FROM dsight_requests WHERE agent IS NOT NULL"
+		                 " GROUP BY agent ORDER BY min(ordinal)",
+		[SN_REQ_WORKER] = "SELECT worker FROM dsight_request_workers"
+		                  " GROUP BY worker ORDER BY min(rowid)",
+		[SN_SESS_ID] = "SELECT id FROM dsight_sessions WHERE id IS NOT NULL"
+		               " GROUP BY id ORDER BY min(ordinal)",
+		[SN_SESS_AGENT] = "SELECT agent FROM dsight_session_agents"
+		                  " GROUP BY agent ORDER BY min(rowid)",
 	};
 	sqlite3_stmt *st = NULL;
 	int rc = 0, s;
@@ -350,11 +355,11 @@ static void filters(const struct store_coll *c, int k,
 {
 	struct buf *w = &q->where;
 	if (k == EVIDENCE_REQUESTS) {
-		if (sel->sessions.n)
+		if (sel->sessions.on)
 			buf_puts(w, " AND session IN "), in_list(q, &sel->sessions);
-		if (sel->agents.n)
+		if (sel->agents.on)
 			buf_puts(w, " AND agent IN "), in_list(q, &sel->agents);
-		if (sel->workers.n) {
+		if (sel->workers.on) {
 			buf_puts(w, " AND ordinal IN (SELECT ordinal FROM "
 			            "dsight_request_workers WHERE worker IN ");
 			in_list(q, &sel->workers);
@@ -366,16 +371,16 @@ static void filters(const struct store_coll *c, int k,
 			bind_d(q, sel->min_ttft_ms);
 		}
 	} else if (k == EVIDENCE_SESSIONS) {
-		if (sel->sessions.n)
+		if (sel->sessions.on)
 			buf_puts(w, " AND id IN "), in_list(q, &sel->sessions);
-		if (sel->agents.n) {
+		if (sel->agents.on) {
 			buf_puts(w, " AND ordinal IN (SELECT ordinal FROM "
 			            "dsight_session_agents WHERE agent IN ");
 			in_list(q, &sel->agents);
 			buf_putc(w, ')');
 		}
 	} else if (k == EVIDENCE_ITERATIONS) {
-		if (sel->workers.n)
+		if (sel->workers.on)
 			buf_puts(w, " AND worker IN "), in_list(q, &sel->workers);
 		if (sel->has_rank) {
 			buf_puts(w, " AND (CASE WHEN has_rank_kind THEN rank"
@@ -705,7 +710,7 @@ int store_coll_select(struct store_coll *c, enum evidence_collection k,
 {
 	struct q q;
 	int rc, wide;
-	int other = sel->sessions.n || sel->agents.n || sel->workers.n ||
+	int other = sel->sessions.on || sel->agents.on || sel->workers.on ||
 	            sel->has_rank || sel->needle;
 
 	*total = 0;
@@ -714,10 +719,10 @@ int store_coll_select(struct store_coll *c, enum evidence_collection k,
 	/* every column the selection reads must hold canonical values */
 	if (irregular(c, k, "start") || irregular(c, k, "end") ||
 	    (k == EVIDENCE_REQUESTS && (irregular(c, k, "ttft_ms") ||
-	     (sel->sessions.n && irregular(c, k, "session")) ||
-	     (sel->agents.n && irregular(c, k, "agent")))) ||
-	    (k == EVIDENCE_SESSIONS && sel->sessions.n && irregular(c, k, "id")) ||
-	    (k == EVIDENCE_ITERATIONS && ((sel->workers.n && irregular(c, k, "worker")) ||
+	     (sel->sessions.on && irregular(c, k, "session")) ||
+	     (sel->agents.on && irregular(c, k, "agent")))) ||
+	    (k == EVIDENCE_SESSIONS && sel->sessions.on && irregular(c, k, "id")) ||
+	    (k == EVIDENCE_ITERATIONS && ((sel->workers.on && irregular(c, k, "worker")) ||
 	     (sel->has_rank && (irregular(c, k, "rank") || irregular(c, k, "global_rank"))))))
 		return STORE_COLL_FALLBACK;
 	for (size_t i = 0; i < sel->nsort; i++)

@@ -54,8 +54,8 @@ int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
 int store_coll_request(struct store_coll *c, const char *id, size_t n,
                        json_t **out, struct err *e);
 
-/* Distinct values of a catalog name (requests' session, agent or workers;
- * sessions' id or agents) in no particular order. */
+/* Distinct string values of a catalog name (requests' session, agent or
+ * workers; sessions' id or agents) in first-seen order. */
 enum store_names { SN_REQ_SESSION, SN_REQ_AGENT, SN_REQ_WORKER, SN_SESS_ID,
                    SN_SESS_AGENT };
 int store_coll_names(struct store_coll *c, enum store_names which,
@@ -66,6 +66,7 @@ int store_coll_names(struct store_coll *c, enum store_names which,
 struct store_strs {
 	const char *const *v;
 	size_t n;
+	int on; /* 0: no filter; on with n == 0: nothing matches */
 };
 struct store_sort_key {
 	const char *key; /* a sort key of the kind */

@@ -1,5 +1,5 @@
 /*
- * store_write: the SQLite v1 writer of trace-data.sqlite (report.md).
+ * store_write: the SQLite v1 writer of trace-data.sqlite (doc/report-files.md).
  *
  * Owns the physical schema (five tables, three indexes, user_version 1,
  * rollback journal), the bulk load and the derived `durations` table; the

@@ -3,6 +3,15 @@
 Starts dsightd servers (each on its own --path in a temp dir, or names with
 XDG_RUNTIME_DIR pointed at a private temp dir), speaks the framed JSON-RPC
 protocol directly, and always cleans up the processes it started.
+
+Every server started here is checked once it is over: its exit status (0,
+or the expect_rc the test set) and its stderr and log (no sanitizer report).
+A test calls server.check() where the server should be done, or leaves it to
+cleanup(), which stops what still runs (SIGTERM: a clean stop exits 0) and
+checks the rest, reporting on tap.T.current.  Servers that leave the test's
+process tree (--daemonize, an orphaned server) are followed through a child
+subreaper (become_subreaper(); Daemon / daemonize()), so their exit status
+is known too.
 """
 import json
 import os
@@ -15,11 +24,13 @@ import subprocess
 import time
 
 import tap
+from tap import sanitizer_report  # noqa: F401  (part of this module's API)
 
 DSIGHT = tap.binpath("dsight")
 DSIGHTD = tap.binpath("dsightd")
 
 _procs = []
+_servers = []  # Server and Daemon objects not checked yet
 
 
 def env_with(**kw):
@@ -40,16 +51,42 @@ def parse_record(line):
     return rec
 
 
-class Server:
-    """A dsightd serve process started in the foreground."""
+def _log_arg(args):
+    args = list(args)
+    for k, a in enumerate(args[:-1]):
+        if a == "--log":
+            return args[k + 1]
+    return None
 
-    def __init__(self, report, *args, env=None, timeout=60, preexec_fn=None, user_cmd=None):
+
+def _report(t, cond, name, detail=None):
+    t = t or tap.T.current
+    if t is None:
+        if not cond:
+            print("not ok - %s" % name, flush=True)
+        return cond
+    return t.ok(cond, name, detail)
+
+
+class Server:
+    """A dsightd serve process started in the foreground.
+
+    expect_rc: the exit status check() requires (0: a clean stop; 1 for a
+    refused start; -9 for a server the test kills with SIGKILL)."""
+
+    def __init__(self, report, *args, env=None, timeout=60, preexec_fn=None, user_cmd=None,
+                 label=None, expect_rc=0):
         cmd = [DSIGHTD, "serve", report] + list(args)
         if user_cmd:
             cmd = user_cmd + cmd
+        self.label = label or " ".join(os.path.basename(str(a)) for a in ["dsightd", "serve", report] + list(args))
+        self.expect_rc = expect_rc
+        self.log = _log_arg(args)
+        self.checked = False
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL, env=env, preexec_fn=preexec_fn)
         _procs.append(self.proc)
+        _servers.append(self)
         self.line = ""
         self.record = {}
         deadline = time.time() + timeout
@@ -98,8 +135,122 @@ class Server:
                 self.err = ""
         return self.err
 
+    def check(self, t=None, expect_rc=None):
+        """Stops the server if it still runs (SIGTERM), then reports two TAP
+        lines: its exit status is expect_rc (default self.expect_rc) and its
+        stderr and --log file hold no sanitizer report.  Returns stderr."""
+        if expect_rc is not None:
+            self.expect_rc = expect_rc
+        err = self.stop()
+        self.checked = True
+        rc = self.proc.returncode
+        _report(t, rc == self.expect_rc, "%s: exit status %s" % (self.label, self.expect_rc),
+                "exit status %s\n%s" % (rc, (err or "")[-3000:]))
+        logtxt = ""
+        if self.log and os.path.exists(self.log):
+            logtxt = open(self.log, errors="replace").read()
+        rep = sanitizer_report(err) or sanitizer_report(logtxt)
+        _report(t, rep is None, "%s: no sanitizer report on stderr or in its log" % self.label, rep)
+        return err
 
-def cleanup():
+
+def become_subreaper():
+    """Makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER):
+    servers whose parent exits (--daemonize, an orphaned server) become its
+    children, so their exit status can be collected.  Idempotent."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_CHILD_SUBREAPER = 36
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+class Daemon:
+    """A server that is not this process's child by birth (--daemonize, or
+    started by a process that went away), followed by pid once it has been
+    reparented to this process (become_subreaper() first), and by its log
+    (its stderr).  check() waits for its exit and reports like
+    Server.check()."""
+
+    def __init__(self, pid, log, label="daemon", expect_rc=0):
+        self.pid = pid
+        self.log = log
+        self.label = label
+        self.expect_rc = expect_rc
+        self.returncode = None
+        self.checked = False
+        _servers.append(self)
+
+    def wait(self, timeout):
+        """Waits up to timeout seconds for the exit; True once it is reaped
+        (returncode set).  Polls: a reparented process has no Popen."""
+        deadline = time.time() + timeout
+        while self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                # not (or no longer) our child: fall back to its existence
+                try:
+                    os.kill(self.pid, 0)
+                except ProcessLookupError:
+                    self.returncode = "unknown (not a child of the test)"
+                    return True
+                pid = 0
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return True
+            if time.time() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def alive(self):
+        return not self.wait(0)
+
+    def log_text(self):
+        return open(self.log, errors="replace").read() if self.log and os.path.exists(self.log) else ""
+
+    def check(self, t=None, timeout=30):
+        """Stops the daemon (SIGTERM) if it is still running after timeout
+        seconds, then reports its exit status and its log."""
+        if not self.wait(timeout):
+            kill_pid(self.pid, signal.SIGTERM)
+            if not self.wait(20):
+                kill_pid(self.pid)
+                self.wait(10)
+        self.checked = True
+        _report(t, self.returncode == self.expect_rc, "%s: exit status %s" % (self.label, self.expect_rc),
+                "exit status %s\n%s" % (self.returncode, self.log_text()[-3000:]))
+        rep = sanitizer_report(self.log_text())
+        _report(t, rep is None, "%s: no sanitizer report in its log" % self.label, rep)
+        return self.log_text()
+
+
+def daemonize(report, *args, env=None, label=None, timeout=60):
+    """Runs dsightd serve REPORT ARGS --daemonize as a subreaper, so the
+    server is followed (Daemon) once its parent has returned.  Returns
+    (CompletedProcess, record, Daemon or None)."""
+    become_subreaper()
+    r = tap.run([DSIGHTD, "serve", report] + list(args) + ["--daemonize"], env=env,
+                stdin=subprocess.DEVNULL, timeout=timeout)
+    rec = parse_record(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip() else {}
+    d = None
+    if rec.get("pid"):
+        log = _log_arg(args) or (rec.get("socket-path", "") + ".log")
+        d = Daemon(int(rec["pid"]), log, label=label or "dsightd --daemonize")
+    return r, rec, d
+
+
+def cleanup(t=None):
+    """Checks every server not checked yet (see Server.check), then kills
+    whatever is left."""
+    for srv in list(_servers):
+        if not srv.checked:
+            try:
+                srv.check(t)
+            except Exception as e:  # noqa: BLE001
+                _report(t, False, "%s: check" % srv.label, repr(e))
+    del _servers[:]
     for p in _procs:
         if p.poll() is None:
             try:
@@ -115,9 +266,9 @@ def cleanup():
                 pass
 
 
-def kill_pid(pid):
+def kill_pid(pid, sig=signal.SIGKILL):
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, sig)
     except ProcessLookupError:
         pass
 

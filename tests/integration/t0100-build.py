@@ -255,9 +255,20 @@ def check_report(label, src_doc, out, r):
     t.eq(m.get("counts"), want_counts, "%s: manifest counts" % label)
     t.eq(summary.get("counts"), want_counts, "%s: summary counts" % label)
 
-    st1 = os.stat(dbp)
-    t.eq((st1.st_mtime_ns, st1.st_size), (st0.st_mtime_ns, st0.st_size),
-         "%s: reading read-only leaves the mtime unchanged" % label)
+    # dsight itself reading the report (every kind, the report and its
+    # SQLite file as datasets) leaves the file and the directory as they were
+    dir0 = os.stat(out)
+    bad = []
+    for ds in (out, dbp):
+        for kind in ("summary", "requests", "metrics", "nsys", "cpu", "sources", "workers"):
+            q = tap.run([DSIGHT, "query", ds, kind])
+            if q.returncode != 0:
+                bad.append((ds, kind, q.stderr))
+    t.eq(bad, [], "%s: dsight query answers every kind from the report and its SQLite file" % label)
+    st2, dir2 = os.stat(dbp), os.stat(out)
+    t.eq((st2.st_mtime_ns, st2.st_ctime_ns, st2.st_size, dir2.st_mtime_ns),
+         (st0.st_mtime_ns, st0.st_ctime_ns, st0.st_size, dir0.st_mtime_ns),
+         "%s: dsight query leaves the SQLite file's mtime, ctime, size and the directory unchanged" % label)
     t.eq(sorted(os.listdir(out)), before, "%s: reading creates no side file" % label)
     parent = os.path.dirname(out)
     t.eq([n for n in os.listdir(parent) if ".build-" in n], [],

@@ -81,7 +81,7 @@ usage_error([FIX, "--min-ttft-ms", "fast"], "--min-ttft-ms must be a number", "-
 usage_error([FIX, "--offset", "-"], "--offset must be an integer", "--offset -")
 usage_error(["/nonexistent/x", "--limit", "abc"], "--limit must be an integer",
             "type errors before touching the dataset")
-RANGE = "Require 0 <= start < end <= run duration (seconds from origin_ns)"
+RANGE = "Require 0 <= start < end <= 12.0 (run duration in seconds from origin_ns)"
 usage_error([FIX, "nope", "--from", "4", "--to", "3", "--limit", "5000"], RANGE, "start >= end")
 usage_error([FIX, "--to", "12.5"], RANGE, "end beyond duration")
 usage_error([FIX, "--from", "-1"], RANGE, "negative start")

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Warm sessions: idle reaping (last-query, orphaned), no reaping while the
-owner lives, and report generations (rebuild, removal, recovery)."""
+"""Warm sessions: the idle clock (hello/status do not reset it, a query
+does), idle reaping (last-query, orphaned through a subreaper), no reaping
+while the owner lives, and report generations (rebuild, removal -32001,
+recovery)."""
 import json
 import os
 import shutil
@@ -18,46 +20,88 @@ try:
     doc = os.path.join(t.tmp, "ev.json")
     shutil.copy(tap.FIXTURE, doc)
 
-    # --- --idle-start last-query --idle-timeout 1s ---
+    # --- the idle clock: hello and status do not reset it, a query does ---
+    # Deterministic through the server's own clock: with --idle-start
+    # last-query and no query yet, idle_s == uptime_s (the clock runs from
+    # the start); after a query, uptime_s - idle_s is when it ended, which is
+    # after the status answered before it.
+    path = os.path.join(t.tmp, "clock.sock")
+    s = sl.Server(doc, "--path", path, "--idle-start", "last-query", "--idle-timeout", "1h")
+    c = sl.Conn(path)
+    probes = []
+    for k in range(20):
+        c.call("hello", {"protocol": 1, "client": "probe"})
+        probes.append(c.call("status")["result"])
+    t.ok(all(abs(p["uptime_s"] - p["idle_s"]) < 1e-9 for p in probes) and probes[-1]["idle_s"] > 0,
+         "hello and status do not reset the idle clock (idle_s == uptime_s over 20 probes)",
+         [(p["uptime_s"], p["idle_s"]) for p in probes[:5]])
+    before = probes[-1]
+    r = c.call("query", {"kind": "summary"})
+    after = c.call("status")["result"]
+    t.ok("result" in r and after["uptime_s"] - after["idle_s"] >= before["uptime_s"] - 1e-9 and
+         after["queries"] == 1, "a query resets the idle clock (it restarts when the query ends)", (before, after))
+    c.close()
+    s.check(t)
+
+    # --- reaped while probed: hello/status every 20 ms do not keep it alive ---
     path = os.path.join(t.tmp, "idle.sock")
-    t0 = time.time()
     s = sl.Server(doc, "--path", path, "--idle-start", "last-query", "--idle-timeout", "1s")
     t.ok(s.alive() and "idle-timeout=1s" in s.line, "idle server started", s.line)
-    r = sl.dsight("query", "--remote", path)
-    t.eq(r.returncode, 0, "a query resets the idle clock")
-    exited = sl.wait_exit(s.proc, 10)
-    t.ok(exited and s.proc.returncode == 0, "idle server exits 0 within a few seconds (%.1fs)" % (time.time() - t0))
+    probed = 0
+    try:
+        c = sl.Conn(path)
+        deadline = time.time() + 120  # generous: the server must go by itself in ~1 s
+        while time.time() < deadline:
+            c.call("hello", {"protocol": 1, "client": "probe"})
+            c.call("status")
+            probed += 1
+            time.sleep(0.02)
+    except (EOFError, OSError):
+        pass  # the server closed the connection: it is stopping
+    exited = sl.wait_exit(s.proc, 60)
+    t.ok(exited and s.proc.returncode == 0 and probed > 0,
+         "an idle server exits 0 although hello/status probed it %d times" % probed)
     err = s.stderr_text() if exited else ""
-    t.ok("idle for 1" in err, "exit reason 'idle for ...' on stderr", err)
+    t.ok("idle for 1s" in err, "exit reason 'idle for 1s' on stderr", err)
     t.ok(not os.path.exists(path) and not os.path.exists(path + ".lock"), "idle exit removes socket and lock")
 
-    # --- owned by a live parent: not reaped; reaped once the parent exits ---
+    # --- owned by a live parent: not reaped; reaped once the parent exits,
+    # also when it is reparented to a subreaper (this test process) ---
+    sl.become_subreaper()
     path = os.path.join(t.tmp, "owned.sock")
     out = os.path.join(t.tmp, "owned.out")
     errf = os.path.join(t.tmp, "owned.err")
     parent = subprocess.Popen(
         ["sh", "-c", '"$0" serve "$1" --path "$2" --idle-timeout 1s >"$3" 2>"$4" & wait', sl.DSIGHTD, doc, path, out, errf],
         stdin=subprocess.DEVNULL)
-    deadline = time.time() + 30
+    deadline = time.time() + 60
     while time.time() < deadline and not (os.path.exists(out) and open(out).read().endswith("\n")):
         time.sleep(0.05)
     rec = sl.parse_record(open(out).read().strip()) if os.path.exists(out) else {}
     pid = int(rec.get("pid", "0"))
     t.ok(pid > 0, "owned server started", rec)
-    time.sleep(3)
-    st = sl.dsight("ctl", "status", path)
-    stj = json.loads(st.stdout) if st.returncode == 0 else {}
-    t.ok(os.path.exists(path) and stj.get("orphaned") is False and stj.get("idle_start") == "orphaned",
-         "a server owned by a live parent is not reaped after 3 s with a 1 s timeout", st.stdout + st.stderr)
+    owned = sl.Daemon(pid, errf, label="dsightd owned by sh, then orphaned to a subreaper") if pid else None
+    # wait on the server's own idle clock, not on ours: idle 3x its timeout
+    stj = {}
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        st = sl.dsight("ctl", "status", path)
+        stj = json.loads(st.stdout) if st.returncode == 0 else {}
+        if stj.get("idle_s", 0) >= 3 or st.returncode != 0:
+            break
+        time.sleep(0.1)
+    t.ok(stj.get("idle_s", 0) >= 3 and stj.get("orphaned") is False and stj.get("idle_start") == "orphaned",
+         "a server owned by a live parent is not reaped while idle 3x its 1 s timeout", stj)
     parent.kill()
     parent.wait()
-    gone = sl.wait_gone(path, 15)
-    t.ok(gone, "reaped once the owner is gone (orphaned)")
-    time.sleep(0.2)
-    errtxt = open(errf).read() if os.path.exists(errf) else ""
-    t.ok("idle for" in errtxt, "orphaned exit says idle", errtxt)
-    if not gone and pid:
-        sl.kill_pid(pid)
+    if owned:
+        # reparented to this process (a subreaper): it must notice and go
+        exited = owned.wait(60)
+        t.ok(exited and owned.returncode == 0, "reaped once its owner is gone (parent now a subreaper), exit 0",
+             owned.returncode)
+        t.ok(not os.path.exists(path) and not os.path.exists(path + ".lock"), "the orphan removed socket and lock")
+        errtxt = owned.check(t)  # read after the exit: the reason is written after unlinking
+        t.ok("idle for 1s" in errtxt, "orphaned exit says idle", errtxt)
 
     # --- generations: rebuild, removal, recovery ---
     report = sl.build_report(doc, os.path.join(t.tmp, "report"))
@@ -92,7 +136,7 @@ try:
     t.ok(r.returncode == 1 and r.stderr.startswith('{"ok": false, "error": ') and "could not be opened" in r.stderr,
          "report removed: a clear error, exit 1", r.stderr)
     q = c.call("query", {"kind": "summary"})
-    t.ok(q.get("error", {}).get("code", 0) <= -32000, "report removed: a data error code (<= -32000)", q)
+    t.eq(q.get("error", {}).get("code"), -32001, "report removed: -32001, the new generation could not be opened")
     t.ok(s.alive(), "the server keeps running without its report")
     st = sl.dsight("ctl", "status", path)
     t.eq(st.returncode, 0, "status still answers")
@@ -100,8 +144,8 @@ try:
     r = sl.dsight("query", "--remote", path, "summary")
     t.ok(r.returncode == 0 and r.stdout == loc.stdout, "report put back: the next query recovers", r.stderr)
     c.close()
-    s.stop()
-    t.ok(s.proc.returncode == 0 and not os.path.exists(path), "clean stop")
+    s.check(t)
+    t.ok(not os.path.exists(path), "socket removed on a clean stop")
 
     # --- a document dataset: generation is the SHA-256 prefix of the file ---
     import hashlib
@@ -112,10 +156,10 @@ try:
     shutil.copy(doc2, doc)
     r = sl.dsight("query", "--remote", path, "summary")
     t.ok(r.returncode == 0 and "example-run-rebuilt" in r.stdout, "a rewritten document is reloaded", r.stderr)
-    s.stop()
+    s.check(t)
 except Exception:  # noqa: BLE001
     import traceback
     t.ok(False, "unexpected exception", traceback.format_exc())
 finally:
-    sl.cleanup()
+    sl.cleanup(t)
     sys.exit(t.done())

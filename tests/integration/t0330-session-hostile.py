@@ -157,13 +157,14 @@ try:
             time.sleep(0.01)
     t.ok(sent > 0, "a client that never reads got %d requests in before back-pressure" % sent)
     ok_before = normal["ok"]
-    time.sleep(1.0)
-    t.ok(normal["ok"] > ok_before, "the normal client keeps getting answers while one client never reads")
+    deadline = time.time() + 120  # an event, not a time: the next answers
+    while normal["ok"] < ok_before + 10 and not normal["bad"] and time.time() < deadline:
+        time.sleep(0.01)
+    t.ok(normal["ok"] >= ok_before + 10, "the normal client keeps getting answers while one client never reads")
     st = sl.dsight("ctl", "status", path)
     t.ok(st.returncode == 0, "status answers while one client never reads", st.stderr)
     lazy.close()
 
-    time.sleep(0.5)
     stop.set()
     th.join(timeout=60)
     t.ok(not normal["bad"] and normal["ok"] > 50,
@@ -171,9 +172,7 @@ try:
     t.ok(s.alive(), "server alive after the hostile clients")
     r = sl.dsight("query", "--remote", path, "summary")
     t.eq(r.returncode, 0, "a fresh client is served")
-    err = s.stop()
-    t.ok(s.proc.returncode == 0, "clean stop after hostile clients (exit %s)" % s.proc.returncode)
-    t.ok("ERROR: AddressSanitizer" not in err and "LeakSanitizer" not in err, "no sanitizer report", err[-2000:])
+    s.check(t)  # clean stop after hostile clients: exit 0, no sanitizer report
 
     # --- a connection from another uid is refused (server runs as nobody) ---
     if os.geteuid() == 0 and shutil.which("setpriv"):
@@ -201,14 +200,14 @@ try:
         t.ok(r.returncode == 0 and r.stdout.startswith("{"), "the same uid is served", r.stderr)
         ns.proc.terminate()
         t.ok(sl.wait_exit(ns.proc, 20) and ns.proc.returncode == 0, "nobody's server stops cleanly")
-        err = ns.stop()
+        err = ns.check(t)
         t.ok("refused a connection from uid 0" in err, "the refusal is logged", err)
     else:
-        t.ok(True, "# skip other-uid check (needs root and setpriv)")
+        t.skip("a connection from another uid is refused", "needs root and setpriv to run a server as nobody")
 except Exception:  # noqa: BLE001
     import traceback
     t.ok(False, "unexpected exception", traceback.format_exc())
 finally:
     stop.set()
-    sl.cleanup()
+    sl.cleanup(t)
     sys.exit(t.done())

@@ -2,9 +2,9 @@
 """Warm sessions: queries run off the event loop, so status answers and
 shutdown is accepted while long queries run; shutdown lets the queries in
 flight finish (their answers arrive) before the server exits."""
+import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sessionlib as sl  # noqa: E402
@@ -20,51 +20,57 @@ try:
     t.ok(s.alive(), "server started on the medium document", s.line)
     heavy = {"kind": "metrics", "points": True, "limit": 1000}
 
-    # baseline: how long one heavy query takes
+    # Each claim is shown from the server's side, not by comparing times:
+    # a status answered while queries were in flight shows fewer finished
+    # queries (server_time_us.samples) than it had received, and idle_s 0.
+    # An attempt where this client was too slow to ask in time (a loaded
+    # machine) proves nothing either way and is repeated, up to 5 times.
     c = sl.Conn(path, timeout=300)
-    t0 = time.time()
     r = c.call("query", heavy)
-    one = time.time() - t0
-    t.ok("result" in r, "a heavy query answers (%.2fs)" % one, str(r)[:300])
-
-    # eight heavy queries pipelined, then status on another connection
-    n = 8
-    t0 = time.time()
-    for _ in range(n):
-        c.send("query", heavy)
-    time.sleep(min(0.05, one / 4))
+    t.ok("result" in r, "a heavy query answers", str(r)[:300])
     st = sl.Conn(path, timeout=300)
-    ts = time.time()
-    sr = st.call("status")
-    status_s = time.time() - ts
-    got = [c.recv() for _ in range(n)]
-    all_s = time.time() - t0
-    t.ok(all("result" in g for g in got), "all pipelined heavy queries answer")
-    t.ok("result" in sr and status_s < all_s / 2,
-         "status answers while long queries run (%.3fs vs %.2fs for the queries)" % (status_s, all_s))
 
-    # a rebuild is loaded off the event loop: status answers meanwhile
-    os.utime(doc)  # a new file identity: the next query reloads the document
-    t0 = time.time()
-    c.send("query", {"kind": "summary"})
-    time.sleep(0.02)
-    ts = time.time()
-    sr = st.call("status")
-    status_s = time.time() - ts
-    qr = c.recv()
-    reload_s = time.time() - t0
-    t.ok("result" in qr and "result" in sr and status_s < reload_s / 2,
-         "status answers while a new generation loads (%.3fs vs %.2fs for the query)" % (status_s, reload_s))
+    n = 8
+    seen = []
+    for attempt in range(5):
+        done0 = st.call("status")["result"]["server_time_us"]["samples"]
+        for _ in range(n):
+            c.send("query", heavy)
+        sr = st.call("status")["result"]
+        got = [c.recv() for _ in range(n)]
+        t.ok(all("result" in g for g in got), "all pipelined heavy queries answer (attempt %d)" % (attempt + 1))
+        seen.append((sr["server_time_us"]["samples"] - done0, sr["idle_s"]))
+        if seen[-1][0] < n and sr["idle_s"] == 0:
+            break
+    t.ok(seen[-1][0] < n and seen[-1][1] == 0,
+         "status answers while long queries run (finished/in flight when it answered: %s)" % seen, seen)
+
+    # a rebuild is loaded off the event loop: status answers meanwhile, from
+    # the generation in use, while the query waits for the new one
+    d = json.load(open(doc))
+    seen = []
+    for attempt in range(5):
+        old = st.call("status")["result"]["generation"]
+        d["meta"]["job"] = "rebuilt-%d" % attempt
+        json.dump(d, open(doc + ".new", "w"))
+        os.rename(doc + ".new", doc)
+        c.send("query", {"kind": "summary"})
+        sr = st.call("status")["result"]
+        qr = c.recv()
+        new = qr.get("result", {}).get("generation")
+        seen.append((sr["generation"] == old, sr["idle_s"] == 0, new != old))
+        if all(seen[-1]):
+            break
+    t.ok(all(seen[-1]) and qr["result"]["data"]["meta"]["job"] == "rebuilt-%d" % attempt,
+         "status answers while a new generation loads (from the old generation; the query from the new)", seen)
+    del d
 
     # shutdown while queries are in flight: accepted at once, queries finish
     for _ in range(4):
         c.send("query", heavy)
-    time.sleep(min(0.05, one / 4))
-    ts = time.time()
     sd = st.call("shutdown")
-    shut_s = time.time() - ts
     t.ok(sd.get("result", {}).get("stopping") is True and sd["result"].get("pid") == s.proc.pid,
-         "shutdown replies {stopping, pid} while queries run (%.3fs)" % shut_s)
+         "shutdown replies {stopping, pid} while queries run", sd)
     got = []
     try:
         for _ in range(4):
@@ -74,14 +80,13 @@ try:
     t.ok(len(got) == 4 and all("result" in g for g in got), "queries in flight at shutdown still get their answers",
          [str(g)[:200] for g in got])
     t.ok(sl.wait_exit(s.proc, 120) and s.proc.returncode == 0, "then the server exits 0")
-    err = s.stderr_text()
+    err = s.check(t)
     t.ok("kill-server" in (err or ""), "and says why", err)
     t.ok(not os.path.exists(path) and not os.path.exists(path + ".lock"), "socket and lock removed")
     c.close()
     st.close()
 
     # a response over 64 MiB is replaced by an error asking to narrow the query
-    import json
     d = json.load(open(tap.FIXTURE))
     d["requests"][0]["issues"] = d["requests"][0].get("issues", []) + ["x" * (65 * 1024 * 1024)]
     huge = os.path.join(t.tmp, "huge.json")
@@ -98,11 +103,10 @@ try:
     r = sl.dsight("query", "--remote", hpath, "request", "--request", "req-002")
     t.ok(r.returncode == 0 and s.alive(), "the server keeps serving", r.stderr[:300])
     c.close()
-    s.stop()
-    t.ok(s.proc.returncode == 0, "and stops cleanly")
+    s.check(t)
 except Exception:  # noqa: BLE001
     import traceback
     t.ok(False, "unexpected exception", traceback.format_exc())
 finally:
-    sl.cleanup()
+    sl.cleanup(t)
     sys.exit(t.done())

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""dsight mcp driven as an MCP client would drive it, over pipes."""
+"""dsight mcp driven as an MCP client would drive it, over pipes: the
+protocol, every kind against dsight query, version negotiation, a rebuilt
+report, the cache of 8 open datasets (least recently used evicted).  Every
+mcp process must exit 0 with no sanitizer report on stderr."""
 import json
 import os
 import shutil
@@ -23,6 +26,23 @@ class Client:
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, bufsize=1)
         self.next_id = 0
+
+    def finish(self, label):
+        """Closes stdin (end of input) and checks: exit 0, no sanitizer
+        report on stderr."""
+        self.p.stdin.close()
+        try:
+            rc = self.p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        err = self.p.stderr.read()
+        self.p.stdout.close()
+        self.p.stderr.close()
+        t.eq(rc, 0, "%s: end of input, clean exit 0" % label)
+        rep = tap.sanitizer_report(err)
+        t.ok(rep is None, "%s: no sanitizer report on stderr" % label, rep)
+        return rc
 
     def send_raw(self, line):
         self.p.stdin.write(line + "\n")
@@ -57,9 +77,14 @@ tools = c.call("tools/list")["result"]["tools"]
 t.eq([x["name"] for x in tools], ["query_trace"], "one tool, query_trace")
 schema = tools[0]["inputSchema"]
 props = schema["properties"]
-want = ["dataset", "kind", "start", "end", "request_id", "session", "agent", "worker",
-        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points"]
-t.eq(sorted(props), sorted(want), "schema lists every query parameter by its RPC name")
+want = ["dataset", "kind", "start", "end", "request_id", "phase", "session", "agent", "worker",
+        "rank", "profile", "name", "search", "min_ttft_ms", "sort", "fields", "offset", "limit",
+        "points"]
+t.ok(set(want) <= set(props), "schema lists every query parameter by its RPC name", sorted(props))
+t.eq(props["phase"]["enum"], ["prefill", "decode", "whole"], "phase is a closed enum")
+t.eq([a.get("type") for a in props["worker"]["anyOf"]], ["string", "array"],
+     "worker takes one string or a list of strings")
+t.ok("-ttft_ms" in props["sort"]["anyOf"][1]["items"]["enum"], "sort keys are an enum")
 t.eq(schema["required"], ["dataset"], "dataset is required")
 t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
       props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
@@ -88,12 +113,35 @@ for kind in kinds:
     t.ok(ok, "tools/call %s equals dsight query" % kind,
          "mcp: %r\ncli: %r %r" % (res, local.stdout[:300], local.stderr))
 
+# the analysis parameters: JSON arrays and typed values equal repeated flags
+for args, cli in (
+        ({"kind": "requests", "worker": ["decode-0", "nobody"], "sort": ["-ttft_ms", "id"],
+          "fields": ["id", "ttft_ms"]},
+         ["requests", "--worker", "decode-0", "--worker", "nobody", "--sort", "-ttft_ms,id",
+          "--fields", "id,ttft_ms"]),
+        ({"kind": "nsys", "request_id": rid, "phase": "prefill", "fields": "name,start"},
+         ["nsys", "--request", rid, "--phase", "prefill", "--fields", "name,start"]),
+        ({"kind": "metrics", "name": ["nope"]}, ["metrics", "--name", "nope"])):
+    res = c.tool(dict(args, dataset=report))["result"]
+    local = tap.run([dsight, "query", report] + cli)
+    t.ok(res.get("isError") is False and res["content"][0]["text"] == local.stdout.rstrip("\n"),
+         "tools/call %s equals dsight query %s" % (json.dumps(args), " ".join(cli)),
+         "mcp: %r\ncli: %r %r" % (res, local.stdout[:300], local.stderr))
+for args, want in (({"kind": "requests", "worker": []}, "worker must not be an empty list"),
+                   ({"kind": "requests", "agent": ["a", ""]}, "agent values must not be empty"),
+                   ({"kind": "nsys", "phase": "decode"}, "--phase needs --request"),
+                   ({"kind": "nsys", "sort": "-foo"},
+                    "Unknown sort key 'foo' for nsys; choose from start, end, duration, name, profile")):
+    res = c.tool(dict(args, dataset=report))["result"]
+    t.ok(res.get("isError") is True and res["content"][0]["text"] == want,
+         "tools/call %s: %s" % (json.dumps(args), want), res)
+
 res = c.tool({"dataset": report, "kind": "nsys", "limit": "5"})["result"]
 t.ok(res.get("isError") is True and "limit must be an integer" in res["content"][0]["text"],
      "wrong parameter type is a tool error with the validation message", res)
 res = c.tool({"dataset": report, "kind": "nsys", "start": 5, "end": 3})["result"]
 t.ok(res.get("isError") is True and res["content"][0]["text"] ==
-     "Require 0 <= start < end <= run duration (seconds from origin_ns)",
+     "Require 0 <= start < end <= 12.0 (run duration in seconds from origin_ns)",
      "range validation message", res)
 res = c.tool({"dataset": report, "kind": "request", "request_id": "nope"})["result"]
 t.ok(res.get("isError") is True and "Unknown client request: nope" in res["content"][0]["text"],
@@ -123,20 +171,60 @@ t.ok(second.get("isError") is False and second["structuredContent"]["meta"]["job
      and first["structuredContent"]["meta"]["job"] == "example-run",
      "a rebuilt report is reopened and answers the new generation", second)
 
-c.p.stdin.close()
-rc = c.p.wait(timeout=30)
-t.eq(rc, 0, "end of input: clean exit 0")
+# The cache keeps 8 datasets open; a 9th evicts the least recently used.
+# Seen from outside: which report files the process holds open.
+reports = []
+for k in range(9):
+    rk = os.path.join(t.tmp, "r%d" % k)
+    shutil.copytree(report, rk)
+    reports.append(os.path.realpath(rk))
+
+
+def held():
+    """Indices of the reports that dsight mcp holds a file of open."""
+    out = set()
+    fdd = "/proc/%d/fd" % c.p.pid
+    for fd in os.listdir(fdd):
+        try:
+            target = os.readlink(os.path.join(fdd, fd))
+        except OSError:
+            continue
+        for k, rk in enumerate(reports):
+            if target.startswith(rk + "/"):
+                out.add(k)
+    return out
+
+
+answers_ok = True
+for k in range(8):
+    res = c.tool({"dataset": reports[k], "kind": "summary"})["result"]
+    answers_ok = answers_ok and res.get("isError") is False
+t.ok(answers_ok, "eight datasets answer")
+t.eq(held(), set(range(8)), "eight datasets stay open between calls")
+c.tool({"dataset": reports[0], "kind": "workers"})  # 0 is now the most recent; 1 the least
+res = c.tool({"dataset": reports[8], "kind": "summary"})["result"]
+t.ok(res.get("isError") is False, "a ninth dataset answers", res)
+t.eq(held(), set(range(9)) - {1}, "the ninth evicts the least recently used (not the first opened)")
+res = c.tool({"dataset": reports[1], "kind": "summary"})["result"]
+local = tap.run([dsight, "query", reports[1], "summary"])
+t.ok(res.get("isError") is False and res["structuredContent"] == json.loads(local.stdout),
+     "an evicted dataset is reopened on its next call", res)
+t.eq(held(), set(range(9)) - {2}, "which evicts the next least recently used")
+c.finish("mcp session")
 
 # Version negotiation with an old and an unknown version.
-for want_v, got_v in (("2024-11-05", "2024-11-05"), ("1999-01-01", "2025-06-18")):
+for want_v, got_v in (("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"),
+                      ("2025-06-18", "2025-06-18"), ("1999-01-01", "2025-06-18")):
     c2 = Client()
     res = c2.call("initialize", {"protocolVersion": want_v, "capabilities": {}})
     t.eq(res["result"]["protocolVersion"], got_v, "negotiates %s -> %s" % (want_v, got_v))
-    if want_v == "2024-11-05":
-        res = c2.tool({"dataset": report})["result"]
+    res = c2.tool({"dataset": report})["result"]
+    if got_v < "2025-06-18":
         t.ok("structuredContent" not in res and res["isError"] is False,
-             "no structuredContent before 2025-06-18")
-    c2.p.stdin.close()
-    c2.p.wait(timeout=30)
+             "%s: no structuredContent before 2025-06-18" % want_v, res)
+    else:
+        t.ok("structuredContent" in res and res["isError"] is False,
+             "%s: structuredContent from 2025-06-18 on" % want_v, res)
+    c2.finish("mcp negotiating %s" % want_v)
 
 sys.exit(t.done())

@@ -4,6 +4,7 @@
     t = tap.T()
     t.ok(cond, "name", detail)
     t.eq(got, want, "name")
+    t.skip("name", "why this machine cannot run it")
     sys.exit(t.done())
 """
 import os
@@ -21,16 +22,45 @@ def binpath(name):
     return os.path.join(BIN, name)
 
 
+# What a sanitizer prints when it finds something (ASan, LSan, UBSan).
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "LeakSanitizer:",
+                   "runtime error:", "ERROR: UndefinedBehaviorSanitizer")
+# Sanitizer reports seen on the stderr of commands run through run():
+# T.done() fails the test file when there is one.
+sanitizer_reports = []
+
+
+def sanitizer_report(text):
+    """The sanitizer report in text (from its first mark on), or None."""
+    if not text:
+        return None
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    at = [text.find(m) for m in SANITIZER_MARKS if m in text]
+    if not at:
+        return None
+    start = text.rfind("\n", 0, min(at)) + 1
+    return text[start:start + 3000]
+
+
 def run(args, **kw):
-    """Runs a command; returns CompletedProcess with text stdout/stderr."""
+    """Runs a command; returns CompletedProcess with text stdout/stderr.
+    A sanitizer report on its stderr is recorded (see T.done)."""
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)
     kw.setdefault("timeout", 120)
-    return subprocess.run(args, **kw)
+    r = subprocess.run(args, **kw)
+    rep = sanitizer_report(r.stderr) if kw.get("capture_output") else None
+    if rep:
+        sanitizer_reports.append((" ".join(str(a) for a in args)[:200], rep))
+    return r
 
 
 class T:
+    current = None  # the latest T: sessionlib reports its checks there
+
     def __init__(self):
+        T.current = self
         self.passed = 0
         self.failed = 0
         self.tmp = tempfile.mkdtemp(prefix="dsight-test-")
@@ -47,9 +77,20 @@ class T:
                     print("#   %s" % line, flush=True)
         return bool(cond)
 
+    def skip(self, name, why):
+        """A test that cannot run here: "ok - NAME # SKIP WHY".  tests/run
+        counts it as skipped (a failure under DSIGHT_NO_SKIP=1, and a skip
+        without a reason is a failure)."""
+        if not why or not str(why).strip():
+            raise ValueError("a skip must say why")
+        print("ok - %s # SKIP %s" % (name, why), flush=True)
+
     def eq(self, got, want, name):
         return self.ok(got == want, name, "got:  %r\nwant: %r" % (got, want))
 
     def done(self):
+        for cmd, rep in sanitizer_reports:
+            self.ok(False, "no sanitizer report from: %s" % cmd, rep)
+        del sanitizer_reports[:]
         shutil.rmtree(self.tmp, ignore_errors=True)
         return 1 if self.failed else 0

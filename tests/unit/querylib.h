@@ -23,7 +23,7 @@
 
 #define FIXTURE "tests/fixtures/example.trace.json"
 
-/* ---- a minimal cache writer (schema v1 of report.md) ---- */
+/* ---- a minimal cache writer (schema v1 of doc/report-files.md) ---- */
 
 struct mk {
 	sqlite3 *db;

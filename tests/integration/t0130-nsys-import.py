@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t0300-nsys-import: `dsight build --nsys-sqlite` on crafted Nsight exports.
+"""t0130-nsys-import: `dsight build --nsys-sqlite` on crafted Nsight exports.
 
 The exports are made here (scripts/gen-nsys-export --schema-only gives the
 real export schema, then the test inserts its own rows).  Every expected

@@ -1,0 +1,160 @@
+/* utf8: validation and repair of UTF-8 text (see utf8.h). */
+#include "base/utf8.h"
+
+#include <string.h>
+#include <unistr.h>
+
+int utf8_valid(const char *s, size_t n)
+{
+	return u8_check((const uint8_t *)s, n) == NULL;
+}
+
+const char *utf8_problem(const char *s, size_t n)
+{
+	const uint8_t *bad = u8_check((const uint8_t *)s, n);
+	if (!bad)
+		return NULL;
+	size_t left = n - (size_t)(bad - (const uint8_t *)s);
+	uint8_t c = bad[0], d = left > 1 ? bad[1] : 0;
+	int cont = (d & 0xC0) == 0x80;
+
+	if ((c & 0xC0) == 0x80)
+		return "a stray continuation byte";
+	if (c == 0xC0 || c == 0xC1 || (c == 0xE0 && cont && d < 0xA0) ||
+	    (c == 0xF0 && cont && d < 0x90))
+		return "an overlong form";
+	if (c == 0xED && cont && d >= 0xA0)
+		return "an encoded surrogate";
+	if ((c == 0xF4 && cont && d >= 0x90) || (c >= 0xF5 && c <= 0xF7))
+		return "a code point above U+10FFFF";
+	if (c >= 0xF8)
+		return "a byte that is never UTF-8";
+	return "a truncated character";
+}
+
+/* Length of the sequence a lead byte announces (0: not a lead byte). */
+static size_t lead_len(unsigned char c)
+{
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		return 2;
+	if (c >= 0xE0 && c <= 0xEF)
+		return 3;
+	if (c >= 0xF0 && c <= 0xF4)
+		return 4;
+	return 0;
+}
+
+/* The length of the maximal subpart at s (invalid there): a lead byte and
+ * the continuation bytes that could still have completed it, at least 1. */
+static size_t subpart(const unsigned char *s, size_t n)
+{
+	size_t need = lead_len(s[0]), k = 1;
+	unsigned char lo = 0x80, hi = 0xBF;
+
+	if (need < 2)
+		return 1;
+	if (s[0] == 0xE0)
+		lo = 0xA0;
+	else if (s[0] == 0xED)
+		hi = 0x9F;
+	else if (s[0] == 0xF0)
+		lo = 0x90;
+	else if (s[0] == 0xF4)
+		hi = 0x8F;
+	while (k < need && k < n && s[k] >= lo && s[k] <= hi) {
+		k++;
+		lo = 0x80, hi = 0xBF;
+	}
+	return k;
+}
+
+size_t utf8_cut(const char *s, size_t n, size_t cap)
+{
+	size_t k, start;
+
+	if (n <= cap)
+		return n;
+	/* back up over at most 3 continuation bytes to a lead byte */
+	k = cap;
+	start = k;
+	while (start > 0 && k - start < 3 && ((unsigned char)s[start] & 0xC0) == 0x80)
+		start--;
+	if (((unsigned char)s[start] & 0xC0) == 0x80)
+		return k; /* not a character being cut: stray bytes */
+	size_t need = lead_len((unsigned char)s[start]);
+	if (need > 1 && start + need > cap)
+		return start; /* the character at start does not fit */
+	return k;
+}
+
+size_t utf8_tail(const char *s, size_t n, size_t cap)
+{
+	size_t k = n > cap ? n - cap : 0;
+	for (int i = 0; i < 3 && k < n && ((unsigned char)s[k] & 0xC0) == 0x80; i++)
+		k++;
+	return k;
+}
+
+void utf8_trim_tail(char *s)
+{
+	size_t n = strlen(s), j = n;
+
+	while (j > 0 && n - j < 3 && ((unsigned char)s[j - 1] & 0xC0) == 0x80)
+		j--;
+	if (j == 0)
+		return;
+	size_t need = lead_len((unsigned char)s[j - 1]);
+	if (need > 1 && j - 1 + need > n)
+		s[j - 1] = '\0';
+}
+
+void utf8_fix(char *s, size_t cap)
+{
+	size_t n = strlen(s);
+
+	if (utf8_valid(s, n))
+		return;
+	utf8_trim_tail(s);
+	n = strlen(s);
+	if (utf8_valid(s, n))
+		return;
+	struct buf b;
+	buf_init(&b, 0);
+	utf8_repair(&b, s, n);
+	if (b.failed) {
+		/* no memory: drop the bytes that are not ASCII */
+		size_t o = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!((unsigned char)s[i] & 0x80))
+				s[o++] = s[i];
+		s[o] = '\0';
+	} else {
+		size_t k = utf8_cut(b.data, b.len, cap - 1);
+		memcpy(s, b.data, k);
+		s[k] = '\0';
+	}
+	buf_free(&b);
+}
+
+size_t utf8_repair(struct buf *out, const char *s, size_t n)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n;) {
+		ucs4_t uc;
+		int k = u8_mbtoucr(&uc, (const uint8_t *)s + i, n - i);
+		if (k < 0) {
+			/* one U+FFFD per maximal subpart (Unicode 3.9, "U+FFFD
+			 * substitution of maximal subparts") */
+			buf_append(out, "\xEF\xBF\xBD", 3);
+			bad++;
+			i += subpart((const unsigned char *)s + i, n - i);
+		} else {
+			buf_append(out, s + i, (size_t)k);
+			i += (size_t)k;
+		}
+	}
+	return bad;
+}

@@ -1,0 +1,48 @@
+/*
+ * utf8: validation and repair of UTF-8 text.
+ *
+ * Owns the one definition of "valid text" used across dsight: RFC 3629
+ * UTF-8 (no overlong forms, no encoded surrogates, nothing above U+10FFFF,
+ * no stray bytes); NUL is an ordinary character.  Also cutting text on a
+ * character boundary (fixed-size message buffers) and replacing invalid
+ * sequences with U+FFFD (text from Nsight exports).  See
+ * doc/evidence-document.md, "Text".
+ */
+#ifndef DSIGHT_UTF8_H
+#define DSIGHT_UTF8_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+
+/* 1 when s (n bytes) is valid UTF-8, else 0. */
+int utf8_valid(const char *s, size_t n);
+
+/* What is wrong with the first invalid sequence of s (n bytes), as a
+ * phrase for messages ("an overlong form", "an encoded surrogate", "a code
+ * point above U+10FFFF", "a stray continuation byte", "a truncated
+ * character", "a byte that is never UTF-8"); NULL when s is valid. */
+const char *utf8_problem(const char *s, size_t n);
+
+/* The length of the longest prefix of s (n bytes) that is at most cap bytes
+ * and does not end inside a multibyte character. */
+size_t utf8_cut(const char *s, size_t n, size_t cap);
+
+/* The offset where the longest suffix of s (n bytes) of at most cap bytes
+ * starting on a character boundary begins. */
+size_t utf8_tail(const char *s, size_t n, size_t cap);
+
+/* Removes, in place, an incomplete multibyte character at the end of the
+ * NUL-terminated string s (what a byte-counted truncation leaves). */
+void utf8_trim_tail(char *s);
+
+/* Appends s (n bytes) to out with every invalid byte replaced by U+FFFD.
+ * Returns the number of replacements; check out->failed for memory. */
+size_t utf8_repair(struct buf *out, const char *s, size_t n);
+
+/* Makes the NUL-terminated string s (in a buffer of cap bytes) valid UTF-8
+ * in place: an incomplete character at the end is dropped, other invalid
+ * bytes become U+FFFD while they fit. */
+void utf8_fix(char *s, size_t cap);
+
+#endif

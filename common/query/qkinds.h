@@ -1,0 +1,25 @@
+/*
+ * qkinds: the entry points of the query kinds (query_*.c), called by the
+ * dispatcher (query.c) through its table of kinds.  Private to the engine.
+ */
+#ifndef DSIGHT_QKINDS_H
+#define DSIGHT_QKINDS_H
+
+#include "query/qshared.h"
+
+/* The kinds (each returns 0 or an ERR_* code with q->e filled). */
+int query_summary(struct qctx *q);
+int query_request(struct qctx *q, int lifecycle_only);
+int query_requests(struct qctx *q);
+int query_server_spans(struct qctx *q);
+int query_sources(struct qctx *q);
+int query_sessions(struct qctx *q);
+int query_workers(struct qctx *q);
+int query_families(struct qctx *q);
+int query_iterations(struct qctx *q);
+int query_profiles(struct qctx *q);
+int query_nsys(struct qctx *q);
+int query_cpu(struct qctx *q);
+int query_metrics(struct qctx *q);
+
+#endif

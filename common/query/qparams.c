@@ -1,0 +1,498 @@
+/* qparams: the parameter table and its decoders/encoder (see qparams.h). */
+#include "query/qparams.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonout.h"
+
+#define OFF(m) offsetof(struct query_params, m)
+#define WINDOWED "requests metrics nsys cpu iterations server_spans sessions"
+#define LISTS                                                              \
+	"requests metrics profiles nsys cpu iterations sources server_spans " \
+	"sessions workers families"
+
+#define SORTED "requests nsys server_spans iterations sessions"
+#define JOINED "nsys metrics iterations cpu"
+
+/* name, flag, metavar, type, default, kinds, help, schema, web, flags,
+ * choices, member, has_ flag, list member */
+const struct qparam qparam_table[] = {
+	{"kind", NULL, "KIND", QP_STRING, "\"summary\"", "",
+	 "What to ask.", NULL, NULL, 0, NULL, OFF(kind), -1, -1},
+	{"start", "--from", "SECONDS", QP_NUMBER, "0", WINDOWED,
+	 "Window start, seconds from meta.origin_ns.", NULL, "from",
+	 QP_COMMON, NULL, OFF(start), OFF(has_start), -1},
+	{"end", "--to", "SECONDS", QP_NUMBER, NULL, WINDOWED,
+	 "Window end, seconds; default the run duration.", NULL, "to",
+	 QP_COMMON, NULL, OFF(end), OFF(has_end), -1},
+	{"request_id", "--request", "ID", QP_STRING, NULL,
+	 "request lifecycle " JOINED,
+	 "Request id: required by request and lifecycle; on nsys, metrics, "
+	 "iterations and cpu it sets the window and the workers (see --phase).",
+	 NULL, NULL, 0, NULL, OFF(request_id), -1, -1},
+	{"phase", "--phase", "PHASE", QP_STRING, "\"whole\"", JOINED,
+	 "With --request: the request's prefill [start, first], decode "
+	 "[first, end] or whole [start, end].",
+	 NULL, NULL, 0, "prefill decode whole", OFF(phase), -1, -1},
+	{"session", "--session", "ID", QP_STRINGS, NULL, "requests sessions",
+	 "Exact session id; repeat (or a JSON array) for any of several.",
+	 NULL, "session", 0, NULL, OFF(session), -1, OFF(session_list)},
+	{"agent", "--agent", "NAME", QP_STRINGS, NULL, "requests sessions",
+	 "Exact agent; repeat (or a JSON array) for any of several.", NULL,
+	 "agent", 0, NULL, OFF(agent), -1, OFF(agent_list)},
+	{"worker", "--worker", "ID", QP_STRINGS, NULL,
+	 "requests metrics profiles nsys cpu iterations workers",
+	 "Exact worker id (e.g. decode-0); one empty value means no filter; "
+	 "repeat (or a JSON array) for any of several.",
+	 NULL, "worker", 0, NULL, OFF(worker), -1, OFF(worker_list)},
+	{"rank", "--rank", "N", QP_INTEGER, NULL,
+	 "metrics profiles nsys cpu iterations",
+	 "Rank filter; 0 is a real filter.", NULL, "rank", 0, NULL, OFF(rank),
+	 OFF(has_rank), -1},
+	{"profile", "--profile", "N", QP_INTEGER, NULL, "profiles nsys cpu",
+	 "Profile id; 0 is a real filter.", NULL, "profile", 0, NULL,
+	 OFF(profile), OFF(has_profile), -1},
+	{"name", "--name", "TEXT", QP_STRINGS, NULL, "metrics nsys families",
+	 "metrics: exact series name; nsys: case-insensitive substring of the "
+	 "range name; families: substring; repeat (or a JSON array) for any "
+	 "of several.",
+	 NULL, "name", 0, NULL, OFF(name), -1, OFF(name_list)},
+	{"search", "--search", "TEXT", QP_STRING, NULL, "requests",
+	 "requests: case-insensitive substring of any identity.", NULL,
+	 "search", 0, NULL, OFF(search), -1, -1},
+	{"min_ttft_ms", "--min-ttft-ms", "MS", QP_NUMBER, "0", "requests",
+	 "Requests with ttft_ms >= MS (a null TTFT counts as 0).",
+	 "\"minimum\":0", "minTTFT", 0, NULL, OFF(min_ttft_ms), -1, -1},
+	{"sort", "--sort", "KEYS", QP_KEYS, NULL, SORTED,
+	 "Order by these keys in turn (comma-separated or a JSON array; "
+	 "\"-\" before a key for descending; nulls last; ties keep the "
+	 "default order).",
+	 NULL, NULL, 0, NULL, OFF(sort), -1, -1},
+	{"fields", "--fields", "KEYS", QP_KEYS, NULL, LISTS,
+	 "Keep only these top-level keys of each item (comma-separated or a "
+	 "JSON array).",
+	 NULL, NULL, 0, NULL, OFF(fields), -1, -1},
+	{"offset", "--offset", "N", QP_INTEGER, "0", LISTS,
+	 "First item of the page.", "\"minimum\":0", "offset", QP_COMMON,
+	 NULL, OFF(offset), -1, -1},
+	{"limit", "--limit", "N", QP_INTEGER, "100", LISTS,
+	 "Page size, 0..1000; 0 returns exact totals only.",
+	 "\"minimum\":0,\"maximum\":1000", "limit", QP_COMMON, NULL,
+	 OFF(limit), -1, -1},
+	{"points", "--points", NULL, QP_BOOLEAN, "false", "metrics",
+	 "metrics: include up to 1,000 raw points per series.", NULL, "points",
+	 0, NULL, OFF(points), -1, -1},
+};
+const size_t qparam_count = sizeof qparam_table / sizeof qparam_table[0];
+
+const struct qparam *qparam_by_name(const char *name)
+{
+	for (size_t k = 0; k < qparam_count; k++)
+		if (!strcmp(qparam_table[k].name, name))
+			return &qparam_table[k];
+	return NULL;
+}
+
+const struct qparam *qparam_by_flag(const char *flag, size_t len)
+{
+	for (size_t k = 0; k < qparam_count; k++) {
+		const char *f = qparam_table[k].flag;
+		if (f && strlen(f) == len && !strncmp(f, flag, len))
+			return &qparam_table[k];
+	}
+	return NULL;
+}
+
+int qparam_used_by(const struct qparam *qp, const char *kind)
+{
+	size_t n = strlen(kind);
+	for (const char *s = qp->kinds; *s;) {
+		size_t w = strcspn(s, " ");
+		if (w == n && !strncmp(s, kind, n))
+			return 1;
+		s += w;
+		s += strspn(s, " ");
+	}
+	return 0;
+}
+
+/* ---- member access ---- */
+
+#define MEMBER(p, qp, type) ((type *)((char *)(p) + (qp)->off))
+#define LIST(p, qp) ((struct qlist *)((char *)(p) + (qp)->list_off))
+
+static void mark(struct query_params *p, const struct qparam *qp)
+{
+	if (qp->has_off >= 0)
+		*(int *)((char *)p + qp->has_off) = 1;
+}
+
+static int has(const struct query_params *p, const struct qparam *qp)
+{
+	return qp->has_off >= 0 && *(const int *)((const char *)p + qp->has_off);
+}
+
+/* Memory the decoders allocated for p: a growing array of blocks. */
+struct owned {
+	void **blocks;
+	size_t n, cap;
+};
+
+/* Takes block (malloc'd) into p's ownership; NULL (block freed) when out
+ * of memory. */
+static void *own(struct query_params *p, void *block)
+{
+	struct owned *o = p->owned;
+	if (!block)
+		return NULL;
+	if (!o && !(o = p->owned = calloc(1, sizeof *o)))
+		goto fail;
+	if (o->n == o->cap) {
+		size_t nc = o->cap ? o->cap * 2 : 8;
+		void **nb = realloc(o->blocks, nc * sizeof *nb);
+		if (!nb)
+			goto fail;
+		o->blocks = nb;
+		o->cap = nc;
+	}
+	o->blocks[o->n++] = block;
+	return block;
+fail:
+	free(block);
+	return NULL;
+}
+
+/* Appends value to *l (a new owned array each time: lists are short). */
+static int list_add(struct query_params *p, struct qlist *l, const char *v)
+{
+	const char **a = own(p, malloc((l->n + 1) * sizeof *a));
+	if (!a)
+		return -1;
+	if (l->n)
+		memcpy(a, l->v, l->n * sizeof *a);
+	a[l->n] = v;
+	l->v = a;
+	l->n++;
+	return 0;
+}
+
+/* Appends the comma-separated keys of text to *l. */
+static int keys_add(struct query_params *p, struct qlist *l, const char *text)
+{
+	char *copy = own(p, strdup(text));
+	if (!copy)
+		return -1;
+	for (char *s = copy;;) {
+		char *c = strchr(s, ',');
+		if (c)
+			*c = 0;
+		if (list_add(p, l, s))
+			return -1;
+		if (!c)
+			return 0;
+		s = c + 1;
+	}
+}
+
+void query_params_init(struct query_params *p)
+{
+	memset(p, 0, sizeof *p);
+	for (size_t k = 0; k < qparam_count; k++) {
+		const struct qparam *qp = &qparam_table[k];
+		if (!qp->def || qp->has_off >= 0)
+			continue;
+		if (qp->type == QP_NUMBER)
+			*MEMBER(p, qp, double) = strtod(qp->def, NULL);
+		else if (qp->type == QP_INTEGER)
+			*MEMBER(p, qp, int64_t) = strtoll(qp->def, NULL, 10);
+		else if (qp->type == QP_BOOLEAN)
+			*MEMBER(p, qp, int) = !strcmp(qp->def, "true");
+	}
+}
+
+void query_params_free(struct query_params *p)
+{
+	struct owned *o = p->owned;
+	if (o) {
+		for (size_t k = 0; k < o->n; k++)
+			free(o->blocks[k]);
+		free(o->blocks);
+		free(o);
+	}
+	query_params_init(p);
+}
+
+/* ---- CLI ---- */
+
+static int parse_int(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+	if (!*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_num(const char *s, double *out)
+{
+	char *end;
+	if (!*s)
+		return -1;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (*end || (errno == ERANGE && isinf(*out)))
+		return -1;
+	return 0;
+}
+
+int query_params_set_cli(struct query_params *p, const struct qparam *qp,
+                         const char *text, struct err *e)
+{
+	switch (qp->type) {
+	case QP_STRING:
+		*MEMBER(p, qp, const char *) = text;
+		break;
+	case QP_NUMBER:
+		if (parse_num(text, MEMBER(p, qp, double)))
+			return err_set(e, ERR_USAGE, "%s must be a number",
+			               qp->flag);
+		break;
+	case QP_INTEGER:
+		if (parse_int(text, MEMBER(p, qp, int64_t)))
+			return err_set(e, ERR_USAGE, "%s must be an integer",
+			               qp->flag);
+		break;
+	case QP_BOOLEAN:
+		*MEMBER(p, qp, int) = 1;
+		break;
+	case QP_STRINGS: {
+		const char **one = MEMBER(p, qp, const char *);
+		struct qlist *l = LIST(p, qp);
+		if (!*one && !l->n) {
+			*one = text;
+			break;
+		}
+		if (*one && list_add(p, l, *one))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		*one = NULL;
+		if (list_add(p, l, text))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		for (size_t k = 0; k < l->n; k++)
+			if (!*l->v[k])
+				return err_set(e, ERR_USAGE,
+				               "%s values must not be empty",
+				               qp->name);
+		break;
+	}
+	case QP_KEYS:
+		if (keys_add(p, MEMBER(p, qp, struct qlist), text))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		break;
+	}
+	mark(p, qp);
+	return 0;
+}
+
+/* ---- RPC / MCP ---- */
+
+static const char *const type_words[] = {
+	"a string", "a number", "an integer", "a boolean",
+	"a string, a list of strings", "a string, a list of strings"};
+
+/* A JSON array of strings into *l (QP_STRINGS: no empty string). */
+static int decode_list(const json_t *v, const struct qparam *qp,
+                       struct query_params *p, struct qlist *l,
+                       struct err *e)
+{
+	size_t k;
+	const json_t *x;
+
+	if (!json_array_size(v))
+		return err_set(e, ERR_USAGE, "%s must not be an empty list",
+		               qp->name);
+	json_array_foreach(v, k, x) {
+		if (!json_is_string(x))
+			return err_set(e, ERR_USAGE, "%s must be %s or null",
+			               qp->name, type_words[qp->type]);
+		if (qp->type == QP_STRINGS && !json_string_length(x))
+			return err_set(e, ERR_USAGE,
+			               "%s values must not be empty", qp->name);
+	}
+	l->n = 0;
+	json_array_foreach(v, k, x) {
+		if (list_add(p, l, json_string_value(x)))
+			return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int nonfinite_text(const char *s, double *out)
+{
+	if (!strcmp(s, "nan"))
+		*out = NAN;
+	else if (!strcmp(s, "inf"))
+		*out = INFINITY;
+	else if (!strcmp(s, "-inf"))
+		*out = -INFINITY;
+	else
+		return 0;
+	return 1;
+}
+
+static int decode_one(const json_t *v, const struct qparam *qp,
+                      struct query_params *p, struct err *e)
+{
+	int ok = 0;
+
+	if (json_is_null(v))
+		return 0;
+	switch (qp->type) {
+	case QP_STRING:
+		if ((ok = json_is_string(v)))
+			*MEMBER(p, qp, const char *) = json_string_value(v);
+		break;
+	case QP_NUMBER:
+		if ((ok = json_is_number(v)))
+			*MEMBER(p, qp, double) = json_number_value(v);
+		else if (json_is_string(v))
+			ok = nonfinite_text(json_string_value(v),
+			                    MEMBER(p, qp, double));
+		break;
+	case QP_INTEGER:
+		if ((ok = json_is_integer(v)))
+			*MEMBER(p, qp, int64_t) =
+				(int64_t)json_integer_value(v);
+		break;
+	case QP_BOOLEAN:
+		if ((ok = json_is_boolean(v)))
+			*MEMBER(p, qp, int) = json_is_true(v);
+		break;
+	case QP_STRINGS:
+		if ((ok = json_is_string(v)))
+			*MEMBER(p, qp, const char *) = json_string_value(v);
+		else if (json_is_array(v))
+			return decode_list(v, qp, p, LIST(p, qp), e);
+		break;
+	case QP_KEYS:
+		if (json_is_array(v))
+			return decode_list(v, qp, p, MEMBER(p, qp, struct qlist),
+			                   e);
+		if ((ok = json_is_string(v)) &&
+		    keys_add(p, MEMBER(p, qp, struct qlist),
+		             json_string_value(v)))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		break;
+	}
+	if (!ok)
+		return err_set(e, ERR_USAGE, "%s must be %s or null", qp->name,
+		               type_words[qp->type]);
+	mark(p, qp);
+	return 0;
+}
+
+int query_params_from_json(const json_t *j, struct query_params *p,
+                           struct err *e)
+{
+	const char *key;
+	json_t *v;
+
+	query_params_init(p);
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_object(j))
+		return err_set(e, ERR_USAGE, "params must be an object");
+	json_object_foreach((json_t *)j, key, v) {
+		const struct qparam *qp = qparam_by_name(key);
+		int rc;
+		if (qp && (rc = decode_one(v, qp, p, e)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void put_key(struct buf *b, size_t *n, const char *k)
+{
+	buf_putc(b, (*n)++ ? ',' : '{');
+	jsonout_cstr(b, k);
+	buf_putc(b, ':');
+}
+
+void query_params_to_json(const struct query_params *p, struct buf *out)
+{
+	struct query_params d;
+	size_t n = 0;
+
+	query_params_init(&d);
+	for (size_t k = 0; k < qparam_count; k++) {
+		const struct qparam *qp = &qparam_table[k];
+		if (qp->has_off >= 0 && !has(p, qp))
+			continue;
+		switch (qp->type) {
+		case QP_STRING: {
+			const char *s = *MEMBER(p, qp, const char *);
+			if (!s)
+				continue;
+			put_key(out, &n, qp->name);
+			jsonout_cstr(out, s);
+			break;
+		}
+		case QP_NUMBER: {
+			double v = *MEMBER(p, qp, double);
+			double dv = *MEMBER(&d, qp, double);
+			if (qp->has_off < 0 && !memcmp(&v, &dv, sizeof v))
+				continue;
+			put_key(out, &n, qp->name);
+			if (isfinite(v))
+				jsonout_real(out, v);
+			else
+				jsonout_cstr(out, isnan(v)  ? "nan"
+				                  : v > 0   ? "inf"
+				                            : "-inf");
+			break;
+		}
+		case QP_INTEGER: {
+			int64_t v = *MEMBER(p, qp, int64_t);
+			if (qp->has_off < 0 && v == *MEMBER(&d, qp, int64_t))
+				continue;
+			put_key(out, &n, qp->name);
+			jsonout_int(out, v);
+			break;
+		}
+		case QP_BOOLEAN:
+			if (*MEMBER(p, qp, int) == *MEMBER(&d, qp, int))
+				continue;
+			put_key(out, &n, qp->name);
+			buf_puts(out, *MEMBER(p, qp, int) ? "true" : "false");
+			break;
+		case QP_STRINGS:
+		case QP_KEYS: {
+			const struct qlist *l = qp->type == QP_KEYS
+			                                ? MEMBER(p, qp, struct qlist)
+			                                : LIST(p, qp);
+			if (qp->type == QP_STRINGS &&
+			    *MEMBER(p, qp, const char *)) {
+				put_key(out, &n, qp->name);
+				jsonout_cstr(out, *MEMBER(p, qp, const char *));
+			}
+			if (!l->n)
+				continue;
+			put_key(out, &n, qp->name);
+			for (size_t i = 0; i < l->n; i++) {
+				buf_putc(out, i ? ',' : '[');
+				jsonout_cstr(out, l->v[i]);
+			}
+			buf_putc(out, ']');
+			break;
+		}
+		}
+	}
+	buf_puts(out, n ? "}" : "{}");
+}

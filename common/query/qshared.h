@@ -1,0 +1,129 @@
+/*
+ * qshared: what the query kinds (query_*.c) share: the per-query context,
+ * the list response shape, catalog access and the common filters.  Private
+ * to the engine (query.h is the public face); it calls no kind and no
+ * dispatcher, so the kinds depend on it and never on query.c.
+ */
+#ifndef DSIGHT_QSHARED_H
+#define DSIGHT_QSHARED_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "query/dataset.h"
+#include "base/err.h"
+#include "query/qorder.h"
+#include "query/qparams.h"
+
+/* A filter by several exact values (worker, session, agent, name).  on ==
+ * 0: no filter; on with n == 0 (a request without workers): nothing
+ * matches. */
+struct qfilter {
+	const char *const *v;
+	size_t n;
+	int on;
+};
+
+/* A request join (--request with --phase on nsys, metrics, iterations,
+ * cpu, timeline): resolved by qjoin_resolve (qjoin.h). */
+struct qjoin {
+	int on;
+	const char *id, *phase;
+	double a, b;             /* the window */
+	const char **workers;    /* the request's workers (malloc'd array) */
+	size_t nworkers;
+};
+
+struct qctx {
+	struct dataset *ds;
+	const json_t *cat;
+	const struct query_params *p;
+	const char *kind;
+	double start, end; /* the resolved window */
+	double duration;
+	/* the filters as given (or as the join sets them) */
+	struct qfilter workers, sessions, agents, names;
+	struct qorder order; /* the parsed sort (n == 0: default order) */
+	struct qjoin join;
+	struct buf *out;
+	struct err *e;
+	json_t *held; /* catalog elements kept for the query (q_request_find) */
+};
+
+/* Whether v (a JSON value) is a string equal to one of f's values; 1 when
+ * the filter is off. */
+int q_in(const struct qfilter *f, const json_t *v);
+/* Whether obj's member key is in f (1 when f is off). */
+int q_field_in(const struct qfilter *f, const json_t *obj, const char *key);
+/* Whether any string of the array arr is in f (1 when f is off). */
+int q_any_in(const struct qfilter *f, const json_t *arr);
+/* Whether s (a C string) is one of f's values (1 when f is off). */
+int q_str_in(const struct qfilter *f, const char *s);
+
+/* The catalog's requests, backend neutral: calls fn for each request
+ * element in stored order until it returns non-zero (returned).  An
+ * element is valid during the call only (json_incref one to keep it). */
+int q_request_foreach(struct qctx *q,
+                      int (*fn)(void *ctx, const json_t *req, size_t index),
+                      void *ctx);
+/* The request with this id (borrowed, valid until the query ends), or
+ * NULL (also after an error, which is then in q->e). */
+const json_t *q_request_find(struct qctx *q, const char *id);
+
+/* One item written under --fields: only the listed top-level keys, in the
+ * item's own order. */
+struct qitem {
+	struct buf *b;
+	const struct qlist *fields; /* n == 0: every key */
+	size_t n;                   /* keys written */
+};
+/* Writes "{" and starts an item. */
+void qi_begin(struct qitem *it, struct qctx *q);
+/* Whether key is kept; when it is, writes `,"key":` (the caller then
+ * writes the value). */
+int qi_key(struct qitem *it, const char *key);
+/* Writes obj's members (except those named in skip, NULL-ended) through
+ * qi_key. */
+void qi_members(struct qitem *it, const json_t *obj,
+                const char *const *skip);
+/* Writes "}". */
+void qi_end(struct qitem *it);
+/* A whole catalog object as an item. */
+void q_emit_object(struct qctx *q, const json_t *obj);
+
+/* Borrowed catalog member arrays (NULL when absent or not an array). */
+const json_t *q_array(const json_t *obj, const char *key);
+/* A member's number value; 0 and *ok = 0 when it is not a number. */
+double q_number(const json_t *obj, const char *key, int *ok);
+/* True when obj's [kstart, kend] overlaps the window (both numbers). */
+int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
+               const char *kend);
+/* The window covers at least a quarter of the run (dataset_window.wide). */
+int q_wide(const struct qctx *q);
+/* A worker filter (or a substring filter) is given: non-NULL and
+ * non-empty; exact session/agent/name filters test non-NULL only. */
+int q_given(const char *s);
+/* The member is a string equal to s. */
+int q_str_eq(const json_t *obj, const char *key, const char *s);
+/* Integer equality of a JSON value (integer, or integral real) with v. */
+int q_int_eq(const json_t *v, int64_t want);
+/* The id of element k of a catalog array (its "id" integer, else k). */
+int64_t q_id(const json_t *obj, size_t k);
+
+/* Profiles selected by worker / rank / profile; *idx malloc'd (indexes
+ * into catalog.profiles).  0 or ERR_NOMEM. */
+int q_select_profiles(struct qctx *q, size_t **idx, size_t *n);
+
+/* The page [from, to) of a list of total matches. */
+void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
+/* `{"total":T,"items":[` */
+void q_list_head(struct qctx *q, size_t total);
+/* `],"offset":O,"limit":L,"range":[s,e]` and the join's "request" (the
+ * caller adds group_by and extras, then calls q_list_close) */
+void q_list_tail(struct qctx *q);
+/* The "notes" when total is 0, then `}`. */
+void q_list_close(struct qctx *q, size_t total);
+
+#endif

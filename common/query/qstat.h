@@ -1,0 +1,108 @@
+/*
+ * qstat: the exact arithmetic of the analysis answers (doc/query-semantics.md
+ * "Arithmetic"): correctly rounded sums that can be merged exactly, sums
+ * of integer-or-real values, and nearest-rank order statistics that keep
+ * each value's number kind.
+ *
+ * A qsum holds the exact sum of the doubles added to it as a Shewchuk
+ * expansion (non-overlapping parts, increasing magnitude), the algorithm of
+ * Python's math.fsum; qsum_value rounds it once, to the double nearest the
+ * exact sum.  Adding the parts of one qsum to another (qsum_merge) keeps
+ * the result exact, so a sum precomputed per profile or per name merges
+ * into a query's sum without changing the answer.  Compiled without
+ * floating-point contraction (see the Makefile).
+ */
+#ifndef DSIGHT_QSTAT_H
+#define DSIGHT_QSTAT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/num.h"
+
+#define QSUM_INLINE 3
+
+/* Special states (sticky bits of qsum.special). */
+enum {
+	QSUM_NAN = 1,      /* a NaN was added, or +inf and -inf */
+	QSUM_PINF = 2,     /* +inf was added */
+	QSUM_NINF = 4,     /* -inf was added */
+	QSUM_OVERFLOW = 8, /* a partial sum overflowed (Python: OverflowError) */
+	QSUM_NOMEM = 16,   /* growing the expansion failed */
+};
+
+struct qsum {
+	double *heap;          /* parts beyond QSUM_INLINE (NULL: inline) */
+	uint32_t n, cap;       /* parts in use; capacity of heap */
+	unsigned special;      /* QSUM_* bits */
+	double in[QSUM_INLINE];
+};
+
+/* An empty sum (0.0).  A zeroed struct is a valid empty sum too. */
+void qsum_init(struct qsum *s);
+/* Frees the parts' storage; s is an empty sum again. */
+void qsum_free(struct qsum *s);
+/* Adds x exactly.  Out of memory sets QSUM_NOMEM (see qsum_failed). */
+void qsum_add(struct qsum *s, double x);
+/* Adds the exact value of o to s (o unchanged). */
+void qsum_merge(struct qsum *s, const struct qsum *o);
+/* The double nearest the exact sum (ties to even), as math.fsum returns
+ * it; NaN or an infinity for the special states (an overflow gives NaN). */
+double qsum_value(const struct qsum *s);
+/* The parts of the expansion (borrowed, valid until s changes): adding
+ * them to an empty qsum in any order rebuilds the same exact value. */
+size_t qsum_parts(const struct qsum *s, const double **parts);
+/* True when storage could not grow (the sum is no longer exact). */
+int qsum_failed(const struct qsum *s);
+
+/*
+ * A sum of numbers of either kind: the exact integer sum while every value
+ * is an integer and the total fits 64 bits, else the correctly rounded sum
+ * of the values' nearest doubles.
+ */
+struct qnsum {
+	__int128 isum;   /* exact sum of the integer values */
+	int any_real;    /* a real value was added */
+	int64_t count;   /* values added */
+	struct qsum real; /* every value as its nearest double */
+};
+
+void qnsum_init(struct qnsum *s);
+void qnsum_free(struct qnsum *s);
+/* Adds a non-null number (NUM_INT, NUM_BIG or NUM_REAL). */
+void qnsum_add(struct qnsum *s, const struct num *v);
+void qnsum_merge(struct qnsum *s, const struct qnsum *o);
+/* The sum as a number: NUM_INT or NUM_REAL (0 when nothing was added). */
+struct num qnsum_value(const struct qnsum *s);
+
+/* One value of an order statistic, with its position in the kind's
+ * default order (ties between equal values go to the lowest). */
+struct qval {
+	struct num v; /* NUM_INT, NUM_BIG or NUM_REAL; never NUM_NULL */
+	size_t order;
+};
+
+/* Sorts by exact value, then by order. */
+void qval_sort(struct qval *v, size_t n);
+/* The index, in a qval_sort-ed array of n >= 1 values, of the
+ * nearest-rank p-th percentile (the ceil(p/100 * n)-th smallest, computed
+ * exactly; p in 0..100, 0 meaning the smallest), moved to the first of the
+ * values equal to it (the earliest in default order). */
+size_t qval_rank(const struct qval *sorted, size_t n, unsigned p);
+
+/* The statistics object {"min","p50","p90","p99","max","mean"} of n
+ * values (already qval_sort-ed); all null when n == 0.  mean = the
+ * correctly rounded sum / n.  The six numbers are also returned in out[]
+ * (same order; NUM_NULL when n == 0) for sorting. */
+#define QSTAT_N 6
+extern const char *const qstat_names[QSTAT_N];
+void qstat_compute(const struct qval *sorted, size_t n, struct num out[QSTAT_N]);
+void qstat_emit(struct buf *b, const struct num st[QSTAT_N]);
+
+/* A JSON-kind number from a jansson value (integer or real); NUM_NULL for
+ * anything else. */
+struct num qnum_of(const json_t *v);
+
+#endif

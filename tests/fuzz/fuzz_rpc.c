@@ -1,0 +1,111 @@
+/* fuzz_rpc: the session's JSON-RPC messages (protocol/rpc) and the query
+ * parameters they carry (query_params_from_json + the engine's validation).
+ *
+ * The input is one frame body.  As a request it is parsed like the daemon
+ * does; a "query" runs against the example document (opened once); every
+ * reply, success or error, must be valid UTF-8 JSON.  As a response it is
+ * picked apart like the client does. */
+#include "fuzzlib.h"
+#include "rpc.h"
+#include "query/query.h"
+#include "base/jsonout.h"
+
+#include <jansson.h>
+
+static struct dataset *ds;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct err e;
+	(void)argc, (void)argv;
+	if (dataset_open(DSIGHT_TOP "/tests/fixtures/example.trace.json", &ds, &e)) {
+		fprintf(stderr, "fuzz_rpc: %s\n", e.msg);
+		abort();
+	}
+	return 0;
+}
+
+/* A reply must be UTF-8 JSON (checked with yajl: numbers are exact and may
+ * exceed what jansson holds). */
+static void check_reply(const struct buf *b)
+{
+	struct buf pb;
+	fuzz_check(!b->failed, "the reply was written");
+	fuzz_check(utf8_valid(b->data, b->len), "a reply is valid UTF-8");
+	buf_init(&pb, 0);
+	fuzz_check(jsonout_pretty(b->data, b->len, &pb) == 0, "a reply is JSON");
+	buf_free(&pb);
+}
+
+static void as_request(const char *text, size_t n)
+{
+	struct rpc_request rq;
+	struct err e;
+	struct buf b;
+
+	err_clear(&e);
+	buf_init(&b, 0);
+	int code = rpc_parse_request(text, n, &rq, &e);
+	if (!code && !strcmp(rq.method, "query")) {
+		struct query_params p;
+		query_params_init(&p);
+		if (rq.params && !json_is_object(rq.params))
+			code = RPC_INVALID_PARAMS, err_set(&e, ERR_USAGE, "params must be an object");
+		else if (rq.params && query_params_from_json(rq.params, &p, &e))
+			code = rpc_code_for_err(e.code);
+		else {
+			struct buf out;
+			buf_init(&out, 0);
+			if (p.limit > 1000)
+				p.limit = 1000; /* keep an iteration short */
+			if (query_run(ds, &p, &out, &e))
+				code = rpc_code_for_err(e.code);
+			else {
+				rpc_result_open(&b, rq.id);
+				buf_append(&b, out.data, out.len);
+				rpc_result_close(&b);
+				check_reply(&b);
+			}
+			buf_free(&out);
+		}
+	}
+	if (code) {
+		fuzz_check(e.msg[0], "an error has a message");
+		buf_reset(&b);
+		rpc_error(&b, rq.id, code, e.msg);
+		check_reply(&b);
+	}
+	rpc_request_free(&rq);
+	buf_free(&b);
+}
+
+static void as_response(const char *text, size_t n)
+{
+	struct rpc_response r;
+	struct err e;
+
+	err_clear(&e);
+	if (rpc_parse_response(text, n, &r, &e)) {
+		fuzz_check(utf8_valid(e.msg, strlen(e.msg)), "a client error is UTF-8");
+		return;
+	}
+	if (r.is_error)
+		fuzz_check(utf8_valid(r.message, strlen(r.message)), "an error message is UTF-8");
+	else
+		fuzz_check(r.result.found && r.result.text >= text &&
+		           r.result.text + r.result.len <= text + n, "the result lies in the frame");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* a frame body is NUL-terminated by the reader */
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	as_request(text, size);
+	as_response(text, size);
+	free(text);
+	return 0;
+}
