@@ -58,8 +58,9 @@ static void emit_point_value(struct gen *g, int kind, struct rng *r, int64_t k, 
 	case V_SHORT:
 		R(g, (double)below(r, 10001) / 100.0);
 		break;
-	case V_FULL:
-		R(g, unif(r) * (s % 3 == 0 ? 1.0 : 350.0));
+	case V_FULL: /* within the family's unit: a fraction, a percentage, watts */
+		R(g, unif(r) * (!strcmp(gencap_fams[series_fam(s)].unit, "fraction") ? 1.0 :
+		                !strcmp(gencap_fams[series_fam(s)].unit, "percent") ? 100.0 : 350.0));
 		break;
 	case V_BIG:
 		if (s < NFAM && k >= 1 && k <= 4) {
@@ -133,7 +134,8 @@ static void emit_series(struct gen *g, const struct plan *p, int s, struct tally
 			if (k == 2)
 				isnull = 1, N(g);
 			else
-				I(g, (s % 2 ? 8192 : 8) << k);
+				/* a token budget in thousands, a request limit in units */
+				I(g, (strcmp(f->unit, "tokens") ? 8 : 8192) << k);
 		} else {
 			tm = p->dur * k / n + below(&r, p->dur / n);
 			int dup = k > 0 && unif(&r) < (f->kind == V_EVENT ? 0.01 : 0.002);

@@ -93,6 +93,15 @@ static int cancel_point(void *ctx, int64_t p, int64_t k,
 	return check_cancel(ctx, e);
 }
 
+static int cancel_element(void *ctx, enum evidence_collection c, int64_t k,
+                          const json_t *el, struct err *e)
+{
+	(void)c;
+	(void)k;
+	(void)el;
+	return check_cancel(ctx, e);
+}
+
 static const char *staged(struct build_state *s, const char *rel)
 {
 	snprintf(s->path, sizeof s->path, "%s/%s", publish_staging(s->pub), rel);
@@ -126,6 +135,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 		sink.event = cancel_event;
 		sink.sample = cancel_sample;
 		sink.point = cancel_point;
+		sink.element = cancel_element;
 	}
 	sink_tee_add(&s->tee, &sink);
 	return 0;
