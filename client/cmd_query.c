@@ -29,11 +29,11 @@ static void print_usage(void)
 	"on stderr and exit status 2 (usage/validation), 1 (data/I/O), 3 (no live\n"
 	"session for --remote).\n"
 	"\n");
-	qdoc_help(&b);
-	buf_puts(&b,
+	qdoc_help(&b,
 	"  --pretty             indent the JSON\n"
 	"  --remote ADDR        query the warm session ADDR instead of DATASET\n"
-	"  -h, --help           this text\n"
+	"  -h, --help           this text\n");
+	buf_puts(&b,
 	"\n"
 	"Examples:\n"
 	"  dsight query ./report\n");

@@ -80,7 +80,8 @@ static void describe(const struct query_params *p, char *out, size_t n)
 	snprintf(out, n,
 	         "kind=%s start=%s%.17g end=%s%.17g req=%s session=%s agent=%s "
 	         "worker=%s rank=%s%lld profile=%s%lld name=%s search=%s "
-	         "ttft=%.17g offset=%lld limit=%lld points=%d",
+	         "ttft=%.17g offset=%lld limit=%lld points=%d group_by=%s "
+	         "bucket=%s%.17g of=%s",
 	         p->kind ? p->kind : "-", p->has_start ? "" : "~", p->start,
 	         p->has_end ? "" : "~", p->end,
 	         p->request_id ? p->request_id : "-",
@@ -89,7 +90,9 @@ static void describe(const struct query_params *p, char *out, size_t n)
 	         (long long)p->rank, p->has_profile ? "" : "~",
 	         (long long)p->profile, p->name ? p->name : "-",
 	         p->search ? p->search : "-", p->min_ttft_ms,
-	         (long long)p->offset, (long long)p->limit, p->points);
+	         (long long)p->offset, (long long)p->limit, p->points,
+	         p->group_by ? p->group_by : "-", p->has_bucket ? "" : "~",
+	         p->bucket, p->of ? p->of : "-");
 }
 
 /* Runs p on both backends; returns 1 when they agree. */
@@ -307,6 +310,38 @@ static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 	RUN(p.phase = "prefill"; p.request_id = NULL);
 	RUN(p.phase = "decode"; p.worker = "decode-0");
 	RUN(p.request_id = "req-004"; p.phase = "prefill");
+	/* grouping and time buckets */
+	{
+		static const char *const by[] = {
+			"name", "worker", "profile", "tid", "session", "agent",
+			"status", "client_kind", "nope"};
+		static const char *const sources[] = {"requests", "nsys", "cpu",
+		                                      "metrics"};
+		for (size_t f = 0; f < sizeof by / sizeof *by; f++) {
+			RUN(p.group_by = by[f]);
+			RUN(p.group_by = by[f]; p.fields = fields);
+			RUN(p.group_by = by[f]; p.has_start = p.has_end = 1;
+			    p.start = 3; p.end = 4; p.limit = 2; p.offset = 1);
+		}
+		for (size_t o = 0; o < 4; o++) {
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 1);
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 0.3;
+			    p.group_by = "name");
+			RUN(p.of = sources[o]; p.has_bucket = 1;
+			    p.bucket = c->duration / 7; p.has_start = 1;
+			    p.start = 0.1; p.limit = 1; p.offset = 1);
+		}
+		RUN(p.has_bucket = 1; p.bucket = c->duration / 20000);
+		RUN(p.has_bucket = 1; p.bucket = 0);
+		RUN(p.has_bucket = 1; p.bucket = NAN);
+		RUN(p.has_bucket = 1; p.bucket = 1; p.of = "nope");
+		RUN(p.has_bucket = 1; p.bucket = 1; p.of = "nsys";
+		    p.group_by = "tid");
+		RUN(p.has_bucket = 1; p.bucket = 0.5; p.of = "nsys";
+		    p.group_by = "name"; p.phase = "prefill");
+		RUN(p.has_bucket = 1; p.bucket = 0.5; p.phase = "decode";
+		    p.fields = fields);
+	}
 #undef RUN
 }
 
@@ -398,6 +433,59 @@ static void random_analysis(struct ctx *c, const char *kind,
 	}
 }
 
+/* Random --group-by / timeline parameters (valid most of the time); with
+ * a group_by, sort keys are drawn from the group keys. */
+static void random_grouping(struct ctx *c, struct query_params *p)
+{
+	static const char *const nsys_f[] = {"name", "worker", "profile", "tid"};
+	static const char *const req_f[] = {"session", "agent", "worker",
+	                                    "status", "client_kind"};
+	static const char *const sources[] = {"requests", "nsys", "cpu",
+	                                      "metrics"};
+	int timeline = p->kind && !strcmp(p->kind, "timeline");
+
+	/* group sort keys; "nokey" last, so only a draw at the end has it */
+	static const char *const nsys_s[] = {
+		"-clipped_total", "count", "-duration_max", "key", "-key",
+		"duration_mean", "-duration_total", "-count", "nokey"};
+	static const char *const req_s[] = {
+		"-ttft_ms.p99", "count", "-input_tokens", "key", "output_tokens",
+		"duration.p50", "-duration.max", "ttft_ms.mean", "-key",
+		"-ttft_ms.min", "nokey"};
+
+	if (p->kind && !strcmp(p->kind, "nsys") && rnd(c) % 2)
+		p->group_by = nsys_f[rnd(c) % 4];
+	if (p->kind && !strcmp(p->kind, "requests") && rnd(c) % 2)
+		p->group_by = req_f[rnd(c) % 5];
+	if (p->group_by && p->sort.n) {
+		int req = !strcmp(p->kind, "requests");
+		size_t nk = req ? sizeof req_s / sizeof *req_s
+		                : sizeof nsys_s / sizeof *nsys_s;
+		size_t at = rnd(c) % (nk - 1), n = 1 + rnd(c) % 3;
+		p->sort.v = (req ? req_s : nsys_s) + at;
+		p->sort.n = at + n <= nk ? n : nk - at;
+	}
+	if (!timeline)
+		return;
+	p->of = sources[rnd(c) % 4];
+	if (!strcmp(p->of, "nsys") && rnd(c) % 2)
+		p->group_by = "name";
+	if (rnd(c) % 20) {
+		double s = p->has_start ? p->start : 0;
+		double e = p->has_end ? p->end : c->duration;
+		unsigned long long r = rnd(c) % 4;
+		p->has_bucket = 1;
+		if (r == 0) /* a width that does not divide the window */
+			p->bucket = (e - s) / (1 + (double)(rnd(c) % 3000)) * 1.0001;
+		else if (r == 1)
+			p->bucket = (e - s) / (double)(1 + rnd(c) % 40);
+		else if (r == 2)
+			p->bucket = 0.1 * (double)(1 + rnd(c) % 30);
+		else
+			p->bucket = rnd01(c) * (e - s) + 1e-9;
+	}
+}
+
 static void random_set(struct ctx *c, const char *kind, int *ok)
 {
 	struct query_params p;
@@ -468,6 +556,7 @@ static void random_set(struct ctx *c, const char *kind, int *ok)
 	if (!strcmp(kind, "request") || !strcmp(kind, "lifecycle"))
 		p.request_id = pick_string(c, "requests", "id");
 	random_analysis(c, kind, &p, &lists);
+	random_grouping(c, &p);
 	*ok &= compare(c, &p);
 	free(name);
 	free(search);

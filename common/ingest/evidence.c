@@ -7,6 +7,7 @@
 #include "ingest/evparse.h"
 #include "ingest/input.h"
 #include "ingest/strscan.h"
+#include "base/cancel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +270,10 @@ static int read_stream(struct input *in, const char *file,
 			break;
 		if (!seen && (rc = first_byte(chunk, n, file, &seen, e)))
 			goto out;
+		if (sink && cancel_requested(sink->cancel)) {
+			rc = err_set(e, ERR_DATA, "interrupted");
+			goto out;
+		}
 		if ((rc = take(&r, chunk, n, e)))
 			goto out;
 		if (sink && sink->progress)

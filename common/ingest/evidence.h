@@ -17,6 +17,7 @@
 #define DSIGHT_EVIDENCE_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,10 @@ struct evidence_sink {
 	/* Progress: compressed/input bytes consumed so far and the input size
 	 * (0 when unknown). */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	/* Optional: the read stops (ERR_DATA "interrupted") soon after *cancel
+	 * becomes non-zero, also where no row arrives for a while (between
+	 * chunks of the document, inside long SQL scans of an export). */
+	const volatile sig_atomic_t *cancel;
 	/* Catalog streaming: when set, each element of requests, sessions,
 	 * server_spans and iterations (when that key holds an array) is
 	 * validated, handed over here once complete (borrowed, valid during

@@ -4,6 +4,7 @@
 #include "ingest/evrow.h"
 #include "base/numtext.h"
 #include "base/utf8.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -154,29 +155,13 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 
 /* ---- stats ------------------------------------------------------------ */
 
-static int grow_u64(uint64_t **a, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	while (nc < need)
-		nc *= 2;
-	uint64_t *n = realloc(*a, nc * sizeof **a);
-	if (!n)
-		return -1;
-	memset(n + *cap, 0, (nc - *cap) * sizeof *n);
-	*a = n;
-	*cap = nc;
-	return 0;
-}
-
 static int note_profile(struct evparse *p, int64_t ord)
 {
 	size_t need = (size_t)ord + 1, cap = p->profiles_cap;
-	if (grow_u64(&p->st.profile_events, &cap, need))
+	if (vec_reserve_zero(&p->st.profile_events, &cap, need, sizeof *p->st.profile_events))
 		return -1;
 	cap = p->profiles_cap;
-	if (grow_u64(&p->st.profile_samples, &cap, need))
+	if (vec_reserve_zero(&p->st.profile_samples, &cap, need, sizeof *p->st.profile_samples))
 		return -1;
 	p->profiles_cap = cap;
 	if (p->st.nprofiles < need)
@@ -187,7 +172,7 @@ static int note_profile(struct evparse *p, int64_t ord)
 static int note_series(struct evparse *p, int64_t ord)
 {
 	size_t need = (size_t)ord + 1;
-	if (grow_u64(&p->st.series_points, &p->series_cap, need))
+	if (vec_reserve_zero(&p->st.series_points, &p->series_cap, need, sizeof *p->st.series_points))
 		return -1;
 	if (p->st.nseries < need)
 		p->st.nseries = need;

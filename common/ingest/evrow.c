@@ -1,6 +1,7 @@
 /* evrow: decoding one streamed row from its tokens (see evrow.h). */
 #include "ingest/evrow.h"
 #include "base/numtext.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -189,14 +190,8 @@ int evrow_bounds_note(struct evrow_bounds *b, int64_t row, int64_t v)
 	if (b->known >= 0 || v <= b->max)
 		return 0;
 	b->max = v;
-	if (b->nhighs == b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 64;
-		struct evrow_high *h = realloc(b->highs, nc * sizeof *h);
-		if (!h)
-			return -1;
-		b->highs = h;
-		b->cap = nc;
-	}
+	if (vec_reserve(&b->highs, &b->cap, b->nhighs + 1, sizeof *b->highs))
+		return -1;
 	b->highs[b->nhighs].value = v;
 	b->highs[b->nhighs++].row = row;
 	return 0;

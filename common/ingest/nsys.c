@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "base/buf.h"
+#include "base/vec.h"
 #include "ingest/nsys_export.h"
 #include "ingest/nsys_name.h"
 #include "ingest/nsys_profile.h"
@@ -48,14 +49,8 @@ static void items_free(struct items *it)
 
 static int items_add(struct items *it, const char *path, const char *display)
 {
-	if (it->n == it->cap) {
-		size_t cap = it->cap ? it->cap * 2 : 8;
-		struct item *v = realloc(it->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		it->v = v;
-		it->cap = cap;
-	}
+	if (vec_reserve(&it->v, &it->cap, it->n + 1, sizeof *it->v))
+		return -1;
 	struct item *x = &it->v[it->n];
 	memset(x, 0, sizeof *x);
 	x->path = strdup(path);
@@ -145,15 +140,9 @@ static int walk(const char *root, const char *rel, struct names *out,
 		}
 		if (!ends_with(de->d_name, ".sqlite"))
 			continue;
-		if (out->n == out->cap) {
-			size_t cap = out->cap ? out->cap * 2 : 16;
-			char **v = realloc(out->v, cap * sizeof *v);
-			if (!v) {
-				rc = err_set(e, ERR_NOMEM, "out of memory");
-				break;
-			}
-			out->v = v;
-			out->cap = cap;
+		if (vec_reserve(&out->v, &out->cap, out->n + 1, sizeof *out->v)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
 		}
 		if (!(out->v[out->n] = strdup(child))) {
 			rc = err_set(e, ERR_NOMEM, "out of memory");
@@ -302,14 +291,10 @@ static int stats_add(struct evidence_stats *s, int64_t id, uint64_t ev,
 	if (!s)
 		return 0;
 	size_t n = (size_t)id + 1 > s->nprofiles ? (size_t)id + 1 : s->nprofiles;
-	uint64_t *a = realloc(s->profile_events, n * sizeof *a);
-	if (!a)
+	if (vec_resize(&s->profile_events, n, sizeof *s->profile_events) ||
+	    vec_resize(&s->profile_samples, n, sizeof *s->profile_samples))
 		return -1;
-	s->profile_events = a;
-	uint64_t *b = realloc(s->profile_samples, n * sizeof *b);
-	if (!b)
-		return -1;
-	s->profile_samples = b;
+	uint64_t *a = s->profile_events, *b = s->profile_samples;
 	for (size_t i = s->nprofiles; i < n; i++)
 		a[i] = b[i] = 0;
 	s->nprofiles = n;
@@ -405,7 +390,7 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 		return rc;
 	}
 	if ((rc = nsys_export_file_facts(it->path, it->display, &bytes, &mtime,
-	                                 sha, e)) != 0) {
+	                                 sha, sink ? sink->cancel : NULL, e)) != 0) {
 		nsys_export_close(&x);
 		return rc;
 	}

@@ -1,6 +1,7 @@
 /* nsys_profile: one export -> one streamed profile (see nsys_profile.h). */
 #include "ingest/nsys_profile.h"
 #include "base/utf8.h"
+#include "base/cancel.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "base/buf.h"
 #include "ingest/nsys_dict.h"
 #include "ingest/nsys_name.h"
+#include "base/vec.h"
 
 #define ATTRIBUTION "shared worker/process/thread context; no per-request " \
                     "NVTX identity"
@@ -216,14 +218,8 @@ struct cpu {
 
 static int push_frame(struct cpu *c, int64_t idx)
 {
-	if (c->nframes == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		int64_t *f = realloc(c->frames, cap * sizeof *f);
-		if (!f)
-			return -1;
-		c->frames = f;
-		c->cap = cap;
-	}
+	if (vec_reserve(&c->frames, &c->cap, c->nframes + 1, sizeof *c->frames))
+		return -1;
 	c->frames[c->nframes++] = idx;
 	return 0;
 }
@@ -544,6 +540,8 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 	memset(&cpu, 0, sizeof cpu);
 	ps.in = in;
 	cpu.pid = -1;
+	if (in->sink)
+		cancel_sqlite(in->x->db, in->sink->cancel);
 	nsys_dict_init(&ps.names);
 	nsys_dict_init(&ps.text_ids);
 	nsys_dict_init(&ps.threads);

@@ -84,6 +84,8 @@ void sink_tee_sink(struct sink_tee *t, struct evidence_sink *out)
 	out->sample = tee_sample;
 	out->point = tee_point;
 	out->progress = tee_progress;
+	for (size_t i = 0; i < t->n && !out->cancel; i++)
+		out->cancel = t->sinks[i].cancel;
 	for (size_t i = 0; i < t->n; i++)
 		if (t->sinks[i].element)
 			out->element = tee_element;

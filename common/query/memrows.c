@@ -8,6 +8,7 @@
 #include "base/buf.h"
 #include "ingest/evidence.h"
 #include "base/num.h"
+#include "base/vec.h"
 
 #define BUCKET_MIN (-30)
 #define BUCKET_MAX 1100
@@ -60,17 +61,6 @@ struct memrows {
 	struct buf bigs; /* big integer digits */
 };
 
-/* ---- growth helpers ---- */
-
-static int grow(void **p, size_t elem, size_t cap)
-{
-	void *n = realloc(*p, elem * cap);
-	if (!n)
-		return -1;
-	*p = n;
-	return 0;
-}
-
 static uint64_t hash_text(const char *s, size_t n)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -111,8 +101,8 @@ static int intern(struct memrows *m, const char *s, size_t n, uint32_t *id)
 	}
 	if (m->ntid == m->captid) {
 		size_t nc = m->captid ? m->captid * 2 : 16;
-		if (grow((void **)&m->tid_off, sizeof(size_t), nc) ||
-		    grow((void **)&m->tid_len, sizeof(size_t), nc))
+		if (vec_resize(&m->tid_off, nc, sizeof *m->tid_off) ||
+		    vec_resize(&m->tid_len, nc, sizeof *m->tid_len))
 			return -1;
 		m->captid = nc;
 	}
@@ -133,13 +123,11 @@ static struct mprof *profile_at(struct memrows *m, int64_t p)
 		return NULL;
 	if ((size_t)p >= m->nprof) {
 		size_t nn = (size_t)p + 1;
-		struct mprof *np = realloc(m->prof, nn * sizeof *np);
-		if (!np)
+		if (vec_resize(&m->prof, nn, sizeof *m->prof))
 			return NULL;
-		memset(np + m->nprof, 0, (nn - m->nprof) * sizeof *np);
+		memset(m->prof + m->nprof, 0, (nn - m->nprof) * sizeof *m->prof);
 		for (size_t k = m->nprof; k < nn; k++)
-			np[k].sm_sorted = 1;
-		m->prof = np;
+			m->prof[k].sm_sorted = 1;
 		m->nprof = nn;
 	}
 	return &m->prof[p];
@@ -151,13 +139,11 @@ static struct mseries *series_at(struct memrows *m, int64_t s)
 		return NULL;
 	if ((size_t)s >= m->nser) {
 		size_t nn = (size_t)s + 1;
-		struct mseries *ns = realloc(m->ser, nn * sizeof *ns);
-		if (!ns)
+		if (vec_resize(&m->ser, nn, sizeof *m->ser))
 			return NULL;
-		memset(ns + m->nser, 0, (nn - m->nser) * sizeof *ns);
+		memset(m->ser + m->nser, 0, (nn - m->nser) * sizeof *m->ser);
 		for (size_t k = m->nser; k < nn; k++)
-			ns[k].sorted = 1;
-		m->ser = ns;
+			m->ser[k].sorted = 1;
 		m->nser = nn;
 	}
 	return &m->ser[s];
@@ -184,11 +170,11 @@ static int sink_event(void *ctx, int64_t profile, int64_t ordinal,
 		         : nomem(e);
 	if (p->nev == p->capev) {
 		size_t nc = p->capev ? p->capev * 2 : 256;
-		if (grow((void **)&p->start, sizeof(double), nc) ||
-		    grow((void **)&p->end, sizeof(double), nc) ||
-		    grow((void **)&p->name, sizeof(int64_t), nc) ||
-		    grow((void **)&p->ev_row, sizeof(int64_t), nc) ||
-		    grow((void **)&p->ev_tid, sizeof(uint32_t), nc))
+		if (vec_resize(&p->start, nc, sizeof *p->start) ||
+		    vec_resize(&p->end, nc, sizeof *p->end) ||
+		    vec_resize(&p->name, nc, sizeof *p->name) ||
+		    vec_resize(&p->ev_row, nc, sizeof *p->ev_row) ||
+		    vec_resize(&p->ev_tid, nc, sizeof *p->ev_tid))
 			return nomem(e);
 		p->capev = nc;
 	}
@@ -218,10 +204,10 @@ static int sink_sample(void *ctx, int64_t profile, int64_t ordinal,
 		         : nomem(e);
 	if (p->nsm == p->capsm) {
 		size_t nc = p->capsm ? p->capsm * 2 : 256;
-		if (grow((void **)&p->sm_time, sizeof(double), nc) ||
-		    grow((void **)&p->sm_tid, sizeof(uint32_t), nc) ||
-		    grow((void **)&p->sm_stack, sizeof(int64_t), nc) ||
-		    grow((void **)&p->sm_row, sizeof(int64_t), nc))
+		if (vec_resize(&p->sm_time, nc, sizeof *p->sm_time) ||
+		    vec_resize(&p->sm_tid, nc, sizeof *p->sm_tid) ||
+		    vec_resize(&p->sm_stack, nc, sizeof *p->sm_stack) ||
+		    vec_resize(&p->sm_row, nc, sizeof *p->sm_row))
 			return nomem(e);
 		p->capsm = nc;
 	}
@@ -251,13 +237,13 @@ static int sink_point(void *ctx, int64_t series, int64_t ordinal,
 		         : nomem(e);
 	if (s->n == s->cap) {
 		size_t nc = s->cap ? s->cap * 2 : 64;
-		if (grow((void **)&s->time, sizeof(double), nc) ||
-		    grow((void **)&s->kind, 1, nc) ||
-		    grow((void **)&s->iv, sizeof(int64_t), nc) ||
-		    grow((void **)&s->dv, sizeof(double), nc) ||
-		    grow((void **)&s->big_len, sizeof(uint32_t), nc) ||
-		    grow((void **)&s->src, sizeof(int64_t), nc) ||
-		    grow((void **)&s->row, sizeof(int64_t), nc))
+		if (vec_resize(&s->time, nc, sizeof *s->time) ||
+		    vec_resize(&s->kind, nc, sizeof *s->kind) ||
+		    vec_resize(&s->iv, nc, sizeof *s->iv) ||
+		    vec_resize(&s->dv, nc, sizeof *s->dv) ||
+		    vec_resize(&s->big_len, nc, sizeof *s->big_len) ||
+		    vec_resize(&s->src, nc, sizeof *s->src) ||
+		    vec_resize(&s->row, nc, sizeof *s->row))
 			return nomem(e);
 		s->cap = nc;
 	}

@@ -38,7 +38,7 @@ static void wrap(struct buf *out, const char *text, size_t col, size_t indent)
 static const char *const type_names[] = {"string", "number", "integer",
                                          "boolean", "strings", "keys"};
 
-void qdoc_help(struct buf *out)
+void qdoc_help(struct buf *out, const char *more_flags)
 {
 	char line[256];
 
@@ -72,12 +72,30 @@ void qdoc_help(struct buf *out)
 			continue;
 		buf_init(&t, 0);
 		buf_puts(&t, qp->help);
-		if (qp->def && qp->type != QP_BOOLEAN)
+		if (qp->def && qp->def[0] == '"') /* a JSON string: unquoted */
+			buf_printf(&t, " Default %.*s.", (int)strlen(qp->def) - 2,
+			           qp->def + 1);
+		else if (qp->def && qp->type != QP_BOOLEAN)
 			buf_printf(&t, " Default %s.", qp->def);
 		snprintf(line, sizeof line, "  %s%s%s", qp->flag,
 		         qp->metavar ? " " : "", qp->metavar ? qp->metavar : "");
 		buf_printf(out, "%-23s", line);
 		wrap(out, t.failed ? qp->help : t.data, 23, 23);
+		buf_free(&t);
+	}
+	buf_puts(out, more_flags ? more_flags : "");
+	buf_puts(out, "\nSort keys (--sort):\n");
+	for (size_t k = 0; k < query_kind_count; k++) {
+		const char *const *keys = qorder_keys(query_kind_table[k].name);
+		struct buf t;
+		if (!keys)
+			continue;
+		buf_init(&t, 0);
+		for (const char *const *key = keys; *key; key++)
+			buf_printf(&t, "%s%s", key == keys ? "" : ", ", *key);
+		snprintf(line, sizeof line, "  %-14s", query_kind_table[k].name);
+		buf_puts(out, line);
+		wrap(out, t.failed ? "" : t.data, 16, 16);
 		buf_free(&t);
 	}
 }

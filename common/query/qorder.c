@@ -62,8 +62,13 @@ json_t *qorder_key_enum(void)
 int qorder_parse(const char *kind, const struct qlist *sort, struct qorder *o,
                  struct err *e)
 {
-	const char *const *keys = qorder_keys(kind);
+	return qorder_parse_keys(kind, qorder_keys(kind), sort, o, e);
+}
 
+int qorder_parse_keys(const char *kind, const char *const *keys,
+                      const struct qlist *sort, struct qorder *o,
+                      struct err *e)
+{
 	o->keys = NULL;
 	o->n = 0;
 	if (!keys || !sort->n)

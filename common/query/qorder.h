@@ -52,6 +52,11 @@ json_t *qorder_key_enum(void);
  */
 int qorder_parse(const char *kind, const struct qlist *sort, struct qorder *o,
                  struct err *e);
+/* The same against the keys given (NULL-ended), e.g. the sort keys of
+ * groups (--group-by). */
+int qorder_parse_keys(const char *kind, const char *const *keys,
+                      const struct qlist *sort, struct qorder *o,
+                      struct err *e);
 void qorder_free(struct qorder *o);
 
 /* A catalog JSON value as a sort value. */

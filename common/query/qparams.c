@@ -9,13 +9,14 @@
 #include "base/jsonout.h"
 
 #define OFF(m) offsetof(struct query_params, m)
-#define WINDOWED "requests metrics nsys cpu iterations server_spans sessions"
+#define WINDOWED \
+	"requests metrics nsys cpu iterations server_spans sessions timeline"
 #define LISTS                                                              \
 	"requests metrics profiles nsys cpu iterations sources server_spans " \
-	"sessions workers families"
+	"sessions workers families timeline"
 
 #define SORTED "requests nsys server_spans iterations sessions"
-#define JOINED "nsys metrics iterations cpu"
+#define JOINED "nsys metrics iterations cpu timeline"
 
 /* name, flag, metavar, type, default, kinds, help, schema, web, flags,
  * choices, member, has_ flag, list member */
@@ -37,34 +38,36 @@ const struct qparam qparam_table[] = {
 	 "With --request: the request's prefill [start, first], decode "
 	 "[first, end] or whole [start, end].",
 	 NULL, NULL, 0, "prefill decode whole", OFF(phase), -1, -1},
-	{"session", "--session", "ID", QP_STRINGS, NULL, "requests sessions",
-	 "Exact session id; repeat (or a JSON array) for any of several.",
+	{"session", "--session", "ID", QP_STRINGS, NULL,
+	 "requests sessions timeline", "Exact session id; repeat (or a JSON array) for any of several.",
 	 NULL, "session", 0, NULL, OFF(session), -1, OFF(session_list)},
-	{"agent", "--agent", "NAME", QP_STRINGS, NULL, "requests sessions",
-	 "Exact agent; repeat (or a JSON array) for any of several.", NULL,
+	{"agent", "--agent", "NAME", QP_STRINGS, NULL,
+	 "requests sessions timeline", "Exact agent; repeat (or a JSON array) for any of several.", NULL,
 	 "agent", 0, NULL, OFF(agent), -1, OFF(agent_list)},
 	{"worker", "--worker", "ID", QP_STRINGS, NULL,
-	 "requests metrics profiles nsys cpu iterations workers",
+	 "requests metrics profiles nsys cpu iterations workers timeline",
 	 "Exact worker id (e.g. decode-0); one empty value means no filter; "
 	 "repeat (or a JSON array) for any of several.",
 	 NULL, "worker", 0, NULL, OFF(worker), -1, OFF(worker_list)},
 	{"rank", "--rank", "N", QP_INTEGER, NULL,
-	 "metrics profiles nsys cpu iterations",
+	 "metrics profiles nsys cpu iterations timeline",
 	 "Rank filter; 0 is a real filter.", NULL, "rank", 0, NULL, OFF(rank),
 	 OFF(has_rank), -1},
-	{"profile", "--profile", "N", QP_INTEGER, NULL, "profiles nsys cpu",
+	{"profile", "--profile", "N", QP_INTEGER, NULL,
+	 "profiles nsys cpu timeline",
 	 "Profile id; 0 is a real filter.", NULL, "profile", 0, NULL,
 	 OFF(profile), OFF(has_profile), -1},
-	{"name", "--name", "TEXT", QP_STRINGS, NULL, "metrics nsys families",
+	{"name", "--name", "TEXT", QP_STRINGS, NULL,
+	 "metrics nsys families timeline",
 	 "metrics: exact series name; nsys: case-insensitive substring of the "
 	 "range name; families: substring; repeat (or a JSON array) for any "
 	 "of several.",
 	 NULL, "name", 0, NULL, OFF(name), -1, OFF(name_list)},
-	{"search", "--search", "TEXT", QP_STRING, NULL, "requests",
-	 "requests: case-insensitive substring of any identity.", NULL,
+	{"search", "--search", "TEXT", QP_STRING, NULL,
+	 "requests timeline", "requests: case-insensitive substring of any identity.", NULL,
 	 "search", 0, NULL, OFF(search), -1, -1},
-	{"min_ttft_ms", "--min-ttft-ms", "MS", QP_NUMBER, "0", "requests",
-	 "Requests with ttft_ms >= MS (a null TTFT counts as 0).",
+	{"min_ttft_ms", "--min-ttft-ms", "MS", QP_NUMBER, "0",
+	 "requests timeline", "Requests with ttft_ms >= MS (a null TTFT counts as 0).",
 	 "\"minimum\":0", "minTTFT", 0, NULL, OFF(min_ttft_ms), -1, -1},
 	{"sort", "--sort", "KEYS", QP_KEYS, NULL, SORTED,
 	 "Order by these keys in turn (comma-separated or a JSON array; "
@@ -85,6 +88,19 @@ const struct qparam qparam_table[] = {
 	{"points", "--points", NULL, QP_BOOLEAN, "false", "metrics",
 	 "metrics: include up to 1,000 raw points per series.", NULL, "points",
 	 0, NULL, OFF(points), -1, -1},
+	{"group_by", "--group-by", "FIELD", QP_STRING, NULL,
+	 "nsys requests timeline",
+	 "Group the matches: nsys by name, worker, profile or tid; requests by "
+	 "session, agent, worker, status or client_kind; timeline (of nsys) "
+	 "by name.",
+	 NULL, NULL, 0, NULL, OFF(group_by), -1, -1},
+	{"bucket", "--bucket", "SECONDS", QP_NUMBER, NULL, "timeline",
+	 "timeline: bucket width in seconds (> 0; at most 10000 buckets).",
+	 "\"exclusiveMinimum\":0", NULL, 0, NULL, OFF(bucket),
+	 OFF(has_bucket), -1},
+	{"of", "--of", "SOURCE", QP_STRING, "\"requests\"", "timeline",
+	 "timeline: what to bucket: requests, nsys, cpu or metrics.", NULL,
+	 NULL, 0, "requests nsys cpu metrics", OFF(of), -1, -1},
 };
 const size_t qparam_count = sizeof qparam_table / sizeof qparam_table[0];
 

@@ -38,6 +38,10 @@ struct query_params {
 	struct qlist sort;      /* keys, "-" prefix for descending */
 	struct qlist fields;    /* item keys to keep */
 	const char *phase;      /* with request_id: prefill, decode, whole */
+	const char *group_by;   /* nsys, requests, timeline; NULL = none */
+	int has_bucket;         /* timeline: the bucket width is required */
+	double bucket;
+	const char *of;         /* timeline source; NULL = "requests" */
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 };
 

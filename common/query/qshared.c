@@ -108,6 +108,15 @@ void q_list_head(struct qctx *q, size_t total)
 	buf_puts(q->out, ",\"items\":[");
 }
 
+void q_groups_head(struct qctx *q, size_t total, size_t groups)
+{
+	buf_puts(q->out, "{\"total\":");
+	jsonout_int(q->out, (int64_t)total);
+	buf_puts(q->out, ",\"groups\":");
+	jsonout_int(q->out, (int64_t)groups);
+	buf_puts(q->out, ",\"items\":[");
+}
+
 void q_list_tail(struct qctx *q)
 {
 	buf_puts(q->out, "],\"offset\":");

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "query/dataset.h"
 #include "base/err.h"
+#include "query/qgroup.h"
 #include "query/qorder.h"
 #include "query/qparams.h"
 
@@ -116,10 +117,60 @@ int64_t q_id(const json_t *obj, size_t k);
  * into catalog.profiles).  0 or ERR_NOMEM. */
 int q_select_profiles(struct qctx *q, size_t **idx, size_t *n);
 
+/* The nsys name filter: lowercased needles (several --name values match
+ * any).  q_name_needles prepares them (*nd NULL, *nn 0 when no filter);
+ * q_match_names gives name_ok[k] = dictionary name k contains a needle
+ * (malloc'd, NULL out of memory). */
+struct q_needle {
+	char *text;
+	size_t len;
+};
+int q_name_needles(struct qctx *q, struct q_needle **nd, size_t *nn);
+void q_name_needles_free(struct q_needle *nd, size_t nn);
+unsigned char *q_match_names(const json_t *names, const struct q_needle *nd,
+                             size_t nn);
+/* The requests the requests kind's filters keep, in stored order (*el
+ * malloc'd).  0 or ERR_NOMEM. */
+int q_match_requests(struct qctx *q, const json_t ***el, size_t *n);
+/* The metrics kind's series filter (worker, exact name, rank as text). */
+int q_keep_series(const struct qctx *q, const json_t *s);
+
+/* The NVTX groups (by "name", "worker", "profile" or "tid") of the rows
+ * the nsys kind matches, unpaged (query_group.c); free with
+ * q_nvtx_groups_free. */
+struct q_nvtx_groups {
+	struct qkeys keys; /* group k has key keys.keys[k] */
+	struct qnvtx *g;   /* n used, cap allocated */
+	size_t n, cap;
+	int partial;       /* a selected profile was truncated */
+};
+int q_nsys_groups(struct qctx *q, const char *field,
+                  struct q_nvtx_groups *out);
+void q_nvtx_groups_free(struct q_nvtx_groups *g);
+/* The groups' order (the default order, then q->order's keys when
+ * with_sort) in *order, and their sort values; both malloc'd. */
+int q_nvtx_groups_order(struct qctx *q, const struct q_nvtx_groups *gs,
+                        int with_sort, size_t **order, struct num **vals);
+
+/* The group-by fields of kind, and the sort keys of its groups (NULL-ended
+ * lists in message order), or NULL when kind does not group. */
+const char *const *query_group_fields(const char *kind);
+const char *const *query_group_sort_keys(const char *kind);
+/* group_by validation on q->kind (nsys, requests; timeline of nsys): an
+ * unknown field is a usage error naming the choices. */
+int q_group_check(struct qctx *q);
+/* timeline validation: the bucket (given, finite, > 0), then the source
+ * `of`; q_timeline_count: at most 10000 buckets over the resolved window
+ * (usage errors). */
+int q_timeline_check(struct qctx *q);
+int q_timeline_count(struct qctx *q);
+
 /* The page [from, to) of a list of total matches. */
 void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
 /* `{"total":T,"items":[` */
 void q_list_head(struct qctx *q, size_t total);
+/* `{"total":T,"groups":G,"items":[` (a grouped list) */
+void q_groups_head(struct qctx *q, size_t total, size_t groups);
 /* `],"offset":O,"limit":L,"range":[s,e]` and the join's "request" (the
  * caller adds group_by and extras, then calls q_list_close) */
 void q_list_tail(struct qctx *q);

@@ -22,7 +22,8 @@ const struct qkind query_kind_table[] = {
 	{"summary", query_summary,
 	 "schema, meta, audit, capabilities, counts", NULL, NULL},
 	{"requests", query_requests, "client requests overlapping the window",
-	 "queryRequests", "requests --from 3 --to 4 --search chat --limit 10"},
+	 "queryRequests",
+	 "requests --sort -ttft_ms --limit 5 --fields id,ttft_ms,workers"},
 	{"request", run_request, "one whole request", "getRequest",
 	 "request --request req-0001"},
 	{"lifecycle", run_lifecycle, "one request's lifecycle", NULL,
@@ -33,7 +34,7 @@ const struct qkind query_kind_table[] = {
 	{"profiles", query_profiles, "Nsight profiles", "queryProfiles",
 	 "profiles --worker decode-0"},
 	{"nsys", query_nsys, "NVTX ranges overlapping the window", "queryNsys",
-	 "nsys --from 9 --to 10 --profile 0 --name forward"},
+	 "nsys --request req-0001 --phase prefill --fields name,start,end"},
 	{"cpu", query_cpu, "inclusive CPU hotspots", "queryCpu",
 	 "cpu --worker frontend --limit 20"},
 	{"iterations", query_iterations, "batch observations",
@@ -47,6 +48,9 @@ const struct qkind query_kind_table[] = {
 	{"workers", query_workers, "the worker catalog", NULL, "workers"},
 	{"families", query_families, "metric families", "listMetricFamilies",
 	 "families --name queue"},
+	{"timeline", query_timeline,
+	 "time buckets of requests, NVTX ranges, CPU samples or metrics", NULL,
+	 "timeline --bucket 10 --of nsys --group-by name"},
 };
 const size_t query_kind_count =
 	sizeof query_kind_table / sizeof query_kind_table[0];
@@ -156,15 +160,26 @@ static int check_join(struct qctx *q)
 
 static int check_sort(struct qctx *q)
 {
+	const char *const *gkeys = query_group_sort_keys(q->kind);
 	if (!qparam_used_by(qparam_by_name("sort"), q->kind))
 		return 0;
+	if (q->p->group_by && gkeys) /* --sort orders the groups */
+		return qorder_parse_keys(q->kind, gkeys, &q->p->sort, &q->order,
+		                         q->e);
 	return qorder_parse(q->kind, &q->p->sort, &q->order, q->e);
+}
+
+static int check_timeline(struct qctx *q)
+{
+	if (strcmp(q->kind, "timeline") != 0)
+		return 0;
+	return q_timeline_check(q);
 }
 
 /* The checks after the types, in order; the first failure wins. */
 static int (*const checks[])(struct qctx *) = {
-	check_window, check_page, check_ttft, check_kind,
-	check_phase,  check_join, check_sort,
+	check_window, check_page,  check_ttft, check_kind, check_timeline,
+	check_phase,  check_join,  check_sort, q_group_check,
 };
 
 /* A filter from one value or a list (empty_is_none: one "" is none). */
@@ -219,6 +234,8 @@ int query_run(struct dataset *ds, const struct query_params *p,
 	filter(&q.names, p->name, &p->name_list, 0, &slots[3]);
 	if (!rc && p->request_id && qjoin_applies(q.kind))
 		rc = qjoin_resolve(&q);
+	if (!rc && !strcmp(q.kind, "timeline")) /* the resolved window */
+		rc = q_timeline_count(&q);
 	if (!rc) {
 		k = query_kind_find(q.kind);
 		rc = k->run(&q);

@@ -332,6 +332,51 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 	return 1;
 }
 
+struct gather {
+	struct qctx *q;
+	const struct search *s;
+	const json_t **el;
+	size_t n;
+};
+
+/* Keeps a matching request for the rest of the query (q->held): the
+ * element passed may live only during the call. */
+static int gather_request(void *ctx, const json_t *r, size_t index)
+{
+	struct gather *g = ctx;
+	(void)index;
+	if (!keep_request(g->q, r, (void *)g->s))
+		return 0;
+	if (!g->q->held)
+		g->q->held = json_array();
+	if (!g->q->held || json_array_append(g->q->held, (json_t *)r))
+		return err_set(g->q->e, ERR_NOMEM, "out of memory");
+	g->el[g->n++] = r;
+	return 0;
+}
+
+int q_match_requests(struct qctx *q, const json_t ***el, size_t *n)
+{
+	struct search s = {NULL, 0};
+	struct gather g = {q, NULL, NULL, 0};
+	int rc;
+
+	if (q_given(q->p->search)) {
+		s.needle = text_lower(q->p->search, strlen(q->p->search), &s.len);
+		if (!s.needle)
+			return err_set(q->e, ERR_NOMEM, "out of memory");
+		g.s = &s;
+	}
+	g.el = malloc(((size_t)dataset_count(q->ds, EVIDENCE_REQUESTS) + 1) *
+	              sizeof *g.el);
+	rc = g.el ? q_request_foreach(q, gather_request, &g)
+	          : err_set(q->e, ERR_NOMEM, "out of memory");
+	free(s.needle);
+	*el = g.el;
+	*n = g.n;
+	return rc;
+}
+
 static void emit_request_item(struct qctx *q, const json_t *r)
 {
 	static const char *const skip[] = {"spans", "lifecycle", NULL};
@@ -344,12 +389,13 @@ static void emit_request_item(struct qctx *q, const json_t *r)
 	qi_end(&it);
 }
 
-int query_requests(struct qctx *q)
+/* The requests the backend selects itself (filters, sort and page in
+ * SQL), DATASET_FALLBACK when it cannot. */
+static int requests_backend(struct qctx *q)
 {
 	struct search s = {NULL, 0};
 	struct store_select sel;
-	struct kept k;
-	size_t from, to, total;
+	size_t total;
 	int rc;
 
 	if (q_given(q->p->search)) {
@@ -366,29 +412,40 @@ int query_requests(struct qctx *q)
 	sel.needle_len = s.len;
 	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,
 	                  &total);
-	if (rc != DATASET_FALLBACK) {
-		free(s.needle);
-		if (!rc)
-			q_list_close(q, total);
-		return rc;
-	}
-	rc = coll_collect(q, EVIDENCE_REQUESTS, keep_request,
-	                  s.needle ? &s : NULL, &k);
 	free(s.needle);
+	if (!rc)
+		q_list_close(q, total);
+	return rc;
+}
+
+int query_requests(struct qctx *q)
+{
+	const json_t **el;
+	size_t n, from, to;
+	int rc;
+
+	if (q->p->group_by)
+		return query_requests_grouped(q);
+	rc = requests_backend(q);
+	if (rc != DATASET_FALLBACK)
+		return rc;
+	rc = q_match_requests(q, &el, &n);
+	if (!rc)
+		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
 	if (rc) {
-		kept_free(&k);
+		free(el);
 		return rc;
 	}
-	q_page(q, k.n, &from, &to);
-	q_list_head(q, k.n);
-	for (size_t i = from; i < to; i++) {
-		if (i > from)
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
+	for (size_t k = from; k < to; k++) {
+		if (k > from)
 			buf_putc(q->out, ',');
-		emit_request_item(q, k.el[i]);
+		emit_request_item(q, el[k]);
 	}
 	q_list_tail(q);
-	q_list_close(q, k.n);
-	kept_free(&k);
+	q_list_close(q, n);
+	free(el);
 	return 0;
 }
 

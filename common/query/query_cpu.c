@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 #include "query/qkinds.h"
 
 struct sym {
@@ -110,14 +111,8 @@ static int add_profile(const json_t *cpu, const struct counts *c,
 		const json_t *v = json_array_get(names, k);
 		if (!by_name[k])
 			continue;
-		if (*nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			struct sym *ns = realloc(*syms, ncap * sizeof *ns);
-			if (!ns)
-				goto out;
-			*syms = ns;
-			*cap = ncap;
-		}
+		if (vec_reserve(syms, cap, *nsyms + 1, sizeof **syms))
+			goto out;
 		(*syms)[*nsyms].name = json_is_string(v) ? json_string_value(v) : "";
 		(*syms)[*nsyms].len = json_is_string(v) ? json_string_length(v) : 0;
 		(*syms)[*nsyms].samples = by_name[k];

@@ -104,7 +104,7 @@ static void rank_text(const json_t *v, char *out, size_t n)
 		snprintf(out, n, "None");
 }
 
-static int keep_series(const struct qctx *q, const json_t *s)
+int q_keep_series(const struct qctx *q, const json_t *s)
 {
 	if (!json_is_object(s))
 		return 0;
@@ -228,7 +228,7 @@ int query_metrics(struct qctx *q)
 	if (!idx)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
 	json_array_foreach(all, k, s) {
-		if (keep_series(q, s))
+		if (q_keep_series(q, s))
 			idx[n++] = k;
 	}
 	buf_init(&points, 0);

@@ -247,15 +247,8 @@ static int emit_event(void *ctx, int64_t ordinal,
 	return 0;
 }
 
-/* The lowercased name needles (several --name values match any). */
-struct needle {
-	char *text;
-	size_t len;
-};
-
-/* name_ok[k] = the dictionary name k contains one of the needles. */
-static unsigned char *match_names(const json_t *names,
-                                  const struct needle *nd, size_t nn)
+unsigned char *q_match_names(const json_t *names, const struct q_needle *nd,
+                             size_t nn)
 {
 	size_t n = json_array_size(names), k;
 	unsigned char *ok = calloc(n ? n : 1, 1);
@@ -273,6 +266,37 @@ static unsigned char *match_names(const json_t *names,
 	return ok;
 }
 
+int q_name_needles(struct qctx *q, struct q_needle **out, size_t *count)
+{
+	struct q_needle *nd = NULL;
+	size_t nn = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (!q->names.on || (q->names.n == 1 && !*q->names.v[0]))
+		return 0;
+	nd = calloc(q->names.n, sizeof *nd);
+	for (; nd && nn < q->names.n; nn++) {
+		const char *v = q->names.v[nn];
+		if (!(nd[nn].text = text_lower(v, strlen(v), &nd[nn].len)))
+			break;
+	}
+	if (!nd || nn < q->names.n) {
+		q_name_needles_free(nd, nn);
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	*out = nd;
+	*count = nn;
+	return 0;
+}
+
+void q_name_needles_free(struct q_needle *nd, size_t nn)
+{
+	for (size_t k = 0; nd && k < nn; k++)
+		free(nd[k].text);
+	free(nd);
+}
+
 int query_nsys(struct qctx *q)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
@@ -281,10 +305,12 @@ int query_nsys(struct qctx *q)
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct scan s;
-	struct needle *nd = NULL;
+	struct q_needle *nd = NULL;
 	size_t nn = 0, *idx = NULL, n, from, to;
 	int partial = 0, rc;
 
+	if (q->p->group_by)
+		return query_nsys_grouped(q);
 	memset(&s, 0, sizeof s);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
@@ -292,16 +318,7 @@ int query_nsys(struct qctx *q)
 	rc = q_select_profiles(q, &idx, &n);
 	if (rc)
 		return rc;
-	if (q->names.on && !(q->names.n == 1 && !*q->names.v[0])) {
-		nd = calloc(q->names.n, sizeof *nd);
-		for (; nd && nn < q->names.n; nn++) {
-			const char *v = q->names.v[nn];
-			if (!(nd[nn].text = text_lower(v, strlen(v), &nd[nn].len)))
-				break;
-		}
-		if (!nd || nn < q->names.n)
-			rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	}
+	rc = q_name_needles(q, &nd, &nn);
 	s.order = &q->order;
 	s.keep = (size_t)q->p->offset + (size_t)q->p->limit;
 	if (q->p->limit == 0)
@@ -314,7 +331,7 @@ int query_nsys(struct qctx *q)
 		s.names = json_object_get(pr, "names");
 		if (nd) {
 			const json_t *names = s.names;
-			name_ok = match_names(names, nd, nn);
+			name_ok = q_match_names(names, nd, nn);
 			if (!name_ok) {
 				rc = err_set(q->e, ERR_NOMEM, "out of memory");
 				break;
@@ -330,9 +347,7 @@ int query_nsys(struct qctx *q)
 		if (s.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	}
-	for (size_t k = 0; nd && k < nn; k++)
-		free(nd[k].text);
-	free(nd);
+	q_name_needles_free(nd, nn);
 	free(idx);
 	if (rc) {
 		free(s.heap);

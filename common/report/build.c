@@ -119,18 +119,21 @@ static int open_row_writers(struct build_state *s, struct err *e)
 
 	if (store_write_open(staged(s, DATA_SQLITE), &s->store, e))
 		return e->code;
+	store_write_cancel(s->store, s->o->cancel);
 	store_write_sink(s->store, &sink);
 	sink_tee_add(&s->tee, &sink);
 
 	if (webreport_open(&s->web, publish_staging(s->pub), s->o->single_file,
 	                   0, e))
 		return e->code;
+	webreport_cancel(s->web, s->o->cancel);
 	webreport_sink(s->web, &sink);
 	sink_tee_add(&s->tee, &sink);
 
 	memset(&sink, 0, sizeof sink);
 	sink.ctx = (void *)s->o;
 	sink.progress = on_read_progress;
+	sink.cancel = s->o->cancel;
 	if (s->o->cancel) {
 		sink.event = cancel_event;
 		sink.sample = cancel_sample;
@@ -360,6 +363,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 	mi.generation = s.generation;
 	mi.data_file = o->single_file ? DATA_DOCUMENT : DATA_SQLITE;
 	mi.elements = s.stats.elements;
+	mi.cancel = o->cancel;
 	if ((rc = manifest_write(publish_staging(s.pub), s.catalog, &mi, e)))
 		goto out;
 	sz.root = publish_staging(s.pub);
@@ -368,9 +372,11 @@ int build_run(const struct build_options *o, struct build_result *r,
 	if ((rc = fswalk(sz.root, add_size, &sz, e)))
 		goto out;
 
-	progress(o, BUILD_PUBLISH, 0, 0);
 	if ((rc = check_cancel(o, e)) || (rc = verify_staged(&s, e)) ||
-	    (rc = check_cancel(o, e)) || (rc = publish_commit(s.pub, e)))
+	    (rc = check_cancel(o, e)))
+		goto out;
+	progress(o, BUILD_PUBLISH, 0, 0); /* from here on the build completes */
+	if ((rc = publish_commit(s.pub, e)))
 		goto out;
 
 	r->output = strdup(publish_output(s.pub));
@@ -390,6 +396,10 @@ int build_run(const struct build_options *o, struct build_result *r,
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 	}
 out:
+	/* whatever stopped first (a row, an SQLite statement, a hash), a
+	 * signal is reported as such */
+	if (rc && o->cancel && *o->cancel)
+		rc = check_cancel(o, e);
 	build_state_free(&s);
 	return rc;
 }

@@ -24,6 +24,7 @@
  *   single-file page (there is no detail/ directory then).
  */
 #include "report/html.h"
+#include "base/gz.h"
 #include "store/store_ext.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
@@ -36,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 
 /* ---- core catalog ------------------------------------------------------ */
 
@@ -269,18 +269,20 @@ static int embed_shard(struct out *o, const char *dir, const char *sha,
 	return 0;
 }
 
-/* The catalog text streamed through gzip (same settings as gzip_buf) and
- * base64 (3-byte carry, so the text is that of the whole stream). */
+/* The catalog text streamed through gzip (base/gz) and base64 (3-byte
+ * carry, so the text is that of the whole stream). */
 struct gzb64 {
 	struct out *o;
-	z_stream z;
+	struct gz z;
 	unsigned char carry[3];
 	size_t ncarry;
 	uint64_t gzbytes;
 };
 
-static void b64_feed(struct gzb64 *g, const unsigned char *p, size_t n)
+static int b64_feed(void *ctx, const unsigned char *p, size_t n, struct err *e)
 {
+	struct gzb64 *g = ctx;
+	(void)e;
 	g->gzbytes += n;
 	while (n > 0 && g->ncarry > 0 && g->ncarry < 3) {
 		g->carry[g->ncarry++] = *p++;
@@ -294,56 +296,39 @@ static void b64_feed(struct gzb64 *g, const unsigned char *p, size_t n)
 	out_base64(g->o, p, whole);
 	memcpy(g->carry, p + whole, n - whole);
 	g->ncarry = n - whole;
-}
-
-static int gz_push(struct gzb64 *g, const char *data, size_t n, int flush)
-{
-	unsigned char obuf[64 * 1024];
-	int rc;
-
-	g->z.next_in = (Bytef *)data;
-	g->z.avail_in = (uInt)n;
-	do {
-		g->z.next_out = obuf;
-		g->z.avail_out = sizeof obuf;
-		rc = deflate(&g->z, flush);
-		if (rc == Z_STREAM_ERROR)
-			return ERR_DATA;
-		b64_feed(g, obuf, sizeof obuf - g->z.avail_out);
-	} while (g->z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
 	return 0;
 }
 
+struct gz_ctx {
+	struct gzb64 *g;
+	struct err *e;
+};
+
 static int gz_out(void *ctx, const char *data, size_t n)
 {
-	return gz_push(ctx, data, n, Z_NO_FLUSH);
+	struct gz_ctx *c = ctx;
+	return gz_stream(&c->g->z, data, n, 0, b64_feed, c->g, "the catalog", c->e);
 }
 
 static int write_data(struct out *o, const json_t *core, const char *shard_dir,
                       struct html_stats *st, struct err *e)
 {
 	struct gzb64 g;
-	gz_header h;
+	struct gz_ctx c = {&g, e};
 	sqlite3 *db = NULL;
 	unsigned mask = 0;
 	int rc;
 
 	memset(&g, 0, sizeof g);
-	memset(&h, 0, sizeof h);
 	g.o = o;
-	h.os = 255;
 	if (o->coll_db && (rc = store_ext_open_collections(o->coll_db, &db, &mask, e)))
 		return rc;
-	if (deflateInit2(&g.z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		sqlite3_close(db);
-		return err_set(e, ERR_NOMEM, "Cannot start gzip compression");
-	}
-	deflateSetHeader(&g.z, &h);
+	gz_init(&g.z, 9);
 	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
-	rc = store_ext_emit_catalog(db, core, mask, NULL, gz_out, &g, e);
-	if (!rc && gz_push(&g, NULL, 0, Z_FINISH))
-		rc = err_set(e, ERR_DATA, "Cannot compress the catalog");
-	deflateEnd(&g.z);
+	rc = store_ext_emit_catalog(db, core, mask, NULL, gz_out, &c, e);
+	if (!rc)
+		rc = gz_stream(&g.z, NULL, 0, 1, b64_feed, &g, "the catalog", e);
+	gz_free(&g.z);
 	sqlite3_close(db);
 	if (rc)
 		return rc;

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <signal.h>
 
 #include "base/err.h"
 
@@ -24,6 +25,7 @@ struct manifest_info {
 	const char *data_file;  /* relative: trace-data.sqlite or trace-data.json.gz */
 	/* streamed collection sizes (evidence_stats.elements) or NULL */
 	const uint64_t *elements;
+	const volatile sig_atomic_t *cancel; /* optional: stops the hashing */
 };
 
 /*

@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/num.h"
+#include "base/vec.h"
 
 enum {
 	ST_GEN,
@@ -415,16 +416,10 @@ int store_events(struct store *s, int64_t profile, int has_window, int wide,
 	st = s->st[ST_DURATIONS];
 	sqlite3_bind_int64(st, 1, profile);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct bucket_max *nb = realloc(bm, nc * sizeof *nb);
-			if (!nb) {
-				sqlite3_reset(st);
-				free(bm);
-				return err_set(e, ERR_NOMEM, "out of memory");
-			}
-			bm = nb;
-			cap = nc;
+		if (vec_reserve(&bm, &cap, n + 1, sizeof *bm)) {
+			sqlite3_reset(st);
+			free(bm);
+			return err_set(e, ERR_NOMEM, "out of memory");
 		}
 		bm[n].bucket = sqlite3_column_int64(st, 0);
 		bm[n].maximum = sqlite3_column_double(st, 1);

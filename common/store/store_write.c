@@ -1,5 +1,6 @@
 /* store_write: the SQLite v1 writer (see store_write.h). */
 #include "store/store_write.h"
+#include "base/cancel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/num.h"
+#include "base/vec.h"
 #include "store/store_ext.h"
 
 #define BUCKET_MIN (-29)
@@ -169,17 +171,10 @@ static int note_duration(struct store_writer *w, int64_t profile, double d,
 	if (profile < 0)
 		return err_set(e, ERR_DATA, "negative profile index %lld",
 		               (long long)profile);
-	if ((uint64_t)profile >= w->ndur) {
-		size_t n = w->ndur ? w->ndur : 8;
-		while (n <= (uint64_t)profile)
-			n *= 2;
-		struct prof_dur **p = realloc(w->dur, n * sizeof *p);
-		if (!p)
-			return err_set(e, ERR_NOMEM, "out of memory");
-		memset(p + w->ndur, 0, (n - w->ndur) * sizeof *p);
-		w->dur = p;
-		w->ndur = n;
-	}
+	if ((uint64_t)profile >= SIZE_MAX / sizeof *w->dur ||
+	    vec_reserve_zero(&w->dur, &w->ndur, (size_t)profile + 1,
+	                     sizeof *w->dur))
+		return err_set(e, ERR_NOMEM, "out of memory");
 	struct prof_dur *pd = w->dur[profile];
 	if (!pd) {
 		pd = calloc(1, sizeof *pd);
@@ -726,6 +721,11 @@ static int write_catalog(struct store_writer *w, const json_t *catalog,
 	sqlite3_finalize(st);
 	buf_free(&b);
 	return rc == SQLITE_DONE ? 0 : db_fail(w, e, "catalog");
+}
+
+void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *cancel)
+{
+	cancel_sqlite(w->db, cancel);
 }
 
 int store_write_finish(struct store_writer *w, const json_t *catalog,

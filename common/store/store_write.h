@@ -15,6 +15,7 @@
 #define DSIGHT_STORE_WRITE_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -40,6 +41,10 @@ struct store_write_stats {
  */
 int store_write_open(const char *path, struct store_writer **out,
                      struct err *e);
+
+/* Makes the load, the index build and the catalog write stop soon after
+ * *cancel becomes non-zero (borrowed; NULL: never). */
+void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *cancel);
 
 /* Fills sink (event, sample and point callbacks; ctx = w).  The sink stays
  * valid while w is open. */

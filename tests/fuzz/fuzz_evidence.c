@@ -45,7 +45,7 @@ static int on_point(void *ctx, int64_t s, int64_t o, const struct evidence_point
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct counts c = {0, 0, 0};
-	struct evidence_sink sink = {&c, on_event, on_sample, on_point, NULL};
+	struct evidence_sink sink = {&c, on_event, on_sample, on_point, NULL, NULL};
 	struct evidence_stats st;
 	json_t *cat = NULL;
 	struct err e;

@@ -30,7 +30,7 @@ static int on_sample(void *ctx, int64_t pr, int64_t o, const struct evidence_sam
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct evidence_sink sink = {NULL, on_event, on_sample, NULL, NULL};
+	struct evidence_sink sink = {NULL, on_event, on_sample, NULL, NULL, NULL};
 	struct nsys_options opt = {1000, "fuzz"};
 	json_t *cat = NULL;
 	struct err e;

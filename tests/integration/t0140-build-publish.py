@@ -197,12 +197,13 @@ t.eq((r.returncode, r.stderr), (0, ""), "not a terminal: no progress line")
 # A request carrying 100 MB of incompressible text puts ~100 MB of base64
 # into the embedded catalog; the warning names the sizes.
 doc = json.load(open(tap.FIXTURE))
-blob = base64.b64encode(os.urandom(75_000_000)).decode()
-doc["requests"][0]["issues"] = doc["requests"][0].get("issues", []) + [blob]
+# (in 5 MB strings: one string over 64 MiB is refused as hostile input)
+blobs = [base64.b64encode(os.urandom(3_750_000)).decode() for _ in range(20)]
+doc["requests"][0]["issues"] = doc["requests"][0].get("issues", []) + blobs
 big = os.path.join(t.tmp, "big.json")
 with open(big, "w") as f:
     json.dump(doc, f)
-del doc, blob
+del doc, blobs
 single = os.path.join(t.tmp, "single")
 r = tap.run([DSIGHT, "build", big, "--single-file", "-o", single], timeout=900)
 size = os.path.getsize(os.path.join(single, "index.html")) if r.returncode == 0 else 0

@@ -88,7 +88,7 @@ try:
 
     # a response over 64 MiB is replaced by an error asking to narrow the query
     d = json.load(open(tap.FIXTURE))
-    d["requests"][0]["issues"] = d["requests"][0].get("issues", []) + ["x" * (65 * 1024 * 1024)]
+    d["requests"][0]["issues"] = d["requests"][0].get("issues", []) + ["x" * (1024 * 1024)] * 65  # 65 MiB, in strings under the 64 MiB cap
     huge = os.path.join(t.tmp, "huge.json")
     json.dump(d, open(huge, "w"))
     del d

@@ -79,7 +79,7 @@ schema = tools[0]["inputSchema"]
 props = schema["properties"]
 want = ["dataset", "kind", "start", "end", "request_id", "phase", "session", "agent", "worker",
         "rank", "profile", "name", "search", "min_ttft_ms", "sort", "fields", "offset", "limit",
-        "points"]
+        "points", "group_by", "bucket", "of"]
 t.ok(set(want) <= set(props), "schema lists every query parameter by its RPC name", sorted(props))
 t.eq(props["phase"]["enum"], ["prefill", "decode", "whole"], "phase is a closed enum")
 t.eq([a.get("type") for a in props["worker"]["anyOf"]], ["string", "array"],
@@ -88,6 +88,8 @@ t.ok("-ttft_ms" in props["sort"]["anyOf"][1]["items"]["enum"], "sort keys are an
 t.eq(schema["required"], ["dataset"], "dataset is required")
 t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
       props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
+t.eq((props["bucket"]["type"], props["bucket"]["exclusiveMinimum"], props["of"]["enum"]),
+     ("number", 0, ["requests", "nsys", "cpu", "metrics"]), "timeline parameters typed, of closed")
 t.eq((props["rank"]["type"], props["start"]["type"], props["points"]["type"]),
      ("integer", "number", "boolean"), "schema types")
 ann = tools[0]["annotations"]

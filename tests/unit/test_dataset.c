@@ -216,6 +216,8 @@ TEST(readonly_open_keeps_mtime_and_files)
 		p.kind = *k;
 		p.request_id = "req-001";
 		p.points = 1;
+		p.has_bucket = 1; /* timeline needs one; others ignore it */
+		p.bucket = 1;
 		buf_reset(&b);
 		CHECK_EQ(query_run(ds, &p, &b, &e), 0);
 	}

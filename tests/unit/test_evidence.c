@@ -89,7 +89,7 @@ static void rec_progress(void *ctx, uint64_t done, uint64_t total)
 
 static struct evidence_sink rec_sink(struct rec *r)
 {
-	struct evidence_sink s = { r, rec_event, rec_sample, rec_point, rec_progress, NULL };
+	struct evidence_sink s = { r, rec_event, rec_sample, rec_point, rec_progress, NULL, NULL };
 	memset(r, 0, sizeof *r);
 	buf_init(&r->log, 0);
 	return s;

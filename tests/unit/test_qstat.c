@@ -144,19 +144,19 @@ TEST(number_sums_keep_integers_exact)
 	qnsum_free(&s);
 }
 
-static void stats(struct qval *v, size_t n, struct num out[QSTAT_N])
+static void stats(struct qobs *v, size_t n, struct num out[QSTAT_N])
 {
-	qval_sort(v, n);
+	qobs_sort(v, n);
 	qstat_compute(v, n, out);
 }
 
 TEST(nearest_rank_percentiles)
 {
 	struct num st[QSTAT_N];
-	struct qval one[] = {{I(7), 0}};
-	struct qval two[] = {{I(2), 0}, {I(1), 1}};
-	struct qval ten[10];
-	struct qval hundred[100];
+	struct qobs one[] = {{I(7), 0}};
+	struct qobs two[] = {{I(2), 0}, {I(1), 1}};
+	struct qobs ten[10];
+	struct qobs hundred[100];
 
 	stats(one, 1, st);
 	for (int k = 0; k < 5; k++)
@@ -170,13 +170,13 @@ TEST(nearest_rank_percentiles)
 	CHECK(st[5].kind == NUM_REAL && st[5].d == 1.5);
 
 	for (int k = 0; k < 10; k++)
-		ten[k] = (struct qval){I(10 - k), (size_t)k};
+		ten[k] = (struct qobs){I(10 - k), (size_t)k};
 	stats(ten, 10, st);
 	CHECK(st[1].i == 5 && st[2].i == 9 && st[3].i == 10);
 	CHECK_EQ(st[5].d, 5.5);
 
 	for (int k = 0; k < 100; k++)
-		hundred[k] = (struct qval){R(k + 1), (size_t)k};
+		hundred[k] = (struct qobs){R(k + 1), (size_t)k};
 	stats(hundred, 100, st);
 	CHECK(st[1].d == 50.0 && st[2].d == 90.0 && st[3].d == 99.0 &&
 	      st[4].d == 100.0 && st[1].kind == NUM_REAL);
@@ -190,8 +190,8 @@ TEST(percentile_ties_keep_the_first_in_default_order)
 {
 	struct num st[QSTAT_N];
 	/* 2.0 comes before 2 in default order: every tie returns the real */
-	struct qval a[] = {{R(2.0), 0}, {I(2), 1}, {I(1), 2}};
-	struct qval b[] = {{I(2), 0}, {R(2.0), 1}, {I(1), 2}};
+	struct qobs a[] = {{R(2.0), 0}, {I(2), 1}, {I(1), 2}};
+	struct qobs b[] = {{I(2), 0}, {R(2.0), 1}, {I(1), 2}};
 
 	stats(a, 3, st);
 	CHECK(st[0].kind == NUM_INT && st[0].i == 1);
@@ -202,7 +202,7 @@ TEST(percentile_ties_keep_the_first_in_default_order)
 	CHECK(st[4].kind == NUM_INT && st[4].i == 2);
 	/* exact comparison: 2^53 + 1 is above the real 2^53 */
 	{
-		struct qval c[] = {{I(((int64_t)1 << 53) + 1), 0},
+		struct qobs c[] = {{I(((int64_t)1 << 53) + 1), 0},
 		                   {R(9007199254740992.0), 1}};
 		stats(c, 2, st);
 		CHECK(st[0].kind == NUM_REAL && st[4].kind == NUM_INT);

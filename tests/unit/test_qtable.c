@@ -229,7 +229,7 @@ TEST(schema_and_description_follow_the_tables)
 	          "--from");
 	json_decref(d);
 	buf_reset(&b);
-	qdoc_help(&b);
+	qdoc_help(&b, NULL);
 	for (size_t k = 0; k < qparam_count; k++)
 		if (qparam_table[k].flag)
 			CHECK(strstr(b.data, qparam_table[k].flag) != NULL);

@@ -241,7 +241,7 @@ TEST(validation_order_and_texts)
 	fail2(&pr, &p, ERR_USAGE,
 	      "Unknown query kind 'nope'; choose from summary, requests, "
 	      "request, lifecycle, metrics, profiles, nsys, cpu, iterations, "
-	      "sources, server_spans, sessions, workers, families");
+	      "sources, server_spans, sessions, workers, families, timeline");
 	p.kind = "nsys";
 	fail2(&pr, &p, ERR_USAGE, "--phase needs --request");
 	p.request_id = "req-001";
@@ -327,6 +327,88 @@ TEST(lists_from_json_and_cli)
 	query_params_free(&p);
 }
 
+TEST(join_edges_clamping_zero_length_and_phase_errors)
+{
+	const char *doc = tmp_path("join.json");
+	struct pair pr;
+	struct query_params p;
+	const char *t;
+	write_file(doc,
+	           "{\"schema\":\"srtctl-trace/1\",\"meta\":{\"origin_ns\":\"0\","
+	           "\"duration\":10.0},\"requests\":["
+	           "{\"id\":\"r-late\",\"start\":2.0,\"end\":3.0,\"first\":4.0,"
+	           "\"workers\":[\"w\"]},"
+	           "{\"id\":\"r-early\",\"start\":5.0,\"end\":6.0,\"first\":1.0,"
+	           "\"workers\":[\"w\"]},"
+	           "{\"id\":\"r-out\",\"start\":-2.0,\"end\":12.0,\"first\":11.0,"
+	           "\"workers\":[\"ghost\",\"w2\"]},"
+	           "{\"id\":\"r-zero\",\"start\":7.0,\"end\":9.0,\"first\":7.0,"
+	           "\"workers\":[\"w\"]}],"
+	           "\"profiles\":[{\"id\":0,\"worker\":\"w\",\"rank\":0,"
+	           "\"names\":[\"x\"],\"name_definitions\":[],\"events\":["
+	           "[6.5,7.0,0,\"1\",1],[7.0,7.5,0,\"1\",2],"
+	           "[7.25,8.0,0,\"1\",3]]}]}");
+	pr = open_pair(doc);
+	p = kind_only("nsys");
+	p.request_id = "r-late";
+	p.phase = "decode";
+	fail2(&pr, &p, ERR_USAGE,
+	      "Request r-late has its first token after its end; no decode "
+	      "phase");
+	p.phase = "prefill"; /* [2, 4]: fine, nothing there */
+	HAS(run2(&pr, &p), "{\"total\":0,");
+	p.request_id = "r-early";
+	fail2(&pr, &p, ERR_USAGE,
+	      "Request r-early has its first token before its start; no "
+	      "prefill phase");
+	/* a zero-length window [7, 7] takes what touches 7.0 */
+	p.request_id = "r-zero";
+	CHECK_STR(rowids(run2(&pr, &p)), "1,2");
+	HAS(run2(&pr, &p), "\"range\":[7.0,7.0],\"request\":{\"id\":"
+	                   "\"r-zero\",\"phase\":\"prefill\",\"window\":"
+	                   "[7.0,7.0],\"workers\":[\"w\"]}");
+	/* both ends clamped to [0, duration]: decode [11, 12] -> [10, 10] */
+	p.request_id = "r-out";
+	p.phase = "decode";
+	t = run2(&pr, &p);
+	HAS(t, "\"range\":[10.0,10.0],\"request\":{\"id\":\"r-out\","
+	       "\"phase\":\"decode\",\"window\":[10.0,10.0],\"workers\":"
+	       "[\"ghost\",\"w2\"]}");
+	HAS(t, "\"partial\":false,\"notes\":[\"No profile belongs to the "
+	       "workers of request r-out: ghost, w2.\"]}");
+	p = kind_only("cpu");
+	p.request_id = "r-out";
+	HAS(run2(&pr, &p), "\"range\":[0.0,10.0],");
+	close_pair(&pr);
+}
+
+TEST(worker_note_lists_twenty_and_counts_the_rest)
+{
+	const char *doc = tmp_path("workers.json");
+	struct pair pr;
+	struct query_params p;
+	char text[4096];
+	size_t len;
+
+	len = (size_t)snprintf(text, sizeof text,
+	                       "{\"schema\":\"srtctl-trace/1\",\"meta\":{"
+	                       "\"origin_ns\":\"0\",\"duration\":1.0},"
+	                       "\"workers\":[");
+	for (int k = 0; k < 23; k++)
+		len += (size_t)snprintf(text + len, sizeof text - len,
+		                        "%s{\"id\":\"w%02d\"}", k ? "," : "", k);
+	snprintf(text + len, sizeof text - len, "]}");
+	write_file(doc, text);
+	pr = open_pair(doc);
+	p = kind_only("workers");
+	p.worker = "nobody";
+	HAS(run2(&pr, &p),
+	    "\"notes\":[\"No worker named 'nobody'. Workers: w00, w01, w02, "
+	    "w03, w04, w05, w06, w07, w08, w09, w10, w11, w12, w13, w14, w15, "
+	    "w16, w17, w18, w19, and 3 more.\"]}");
+	close_pair(&pr);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -339,5 +421,7 @@ int main(void)
 	RUN(notes_in_table_order);
 	RUN(validation_order_and_texts);
 	RUN(lists_from_json_and_cli);
+	RUN(join_edges_clamping_zero_length_and_phase_errors);
+	RUN(worker_note_lists_twenty_and_counts_the_rest);
 	return querylib_done();
 }
