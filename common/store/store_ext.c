@@ -604,8 +604,11 @@ int store_ext_emit_catalog(sqlite3 *db, const json_t *core, unsigned from_db,
 			break;
 	}
 	if (!rc) {
-		if (extra)
+		if (extra) {
+			if (!first)
+				buf_putc(&b, ',');
 			buf_puts(&b, extra);
+		}
 		buf_putc(&b, '}');
 		rc = flush_out(&b, out, ctx, e);
 	}

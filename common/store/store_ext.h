@@ -121,7 +121,7 @@ void store_ext_close(struct store_ext *x);
  * Emits the full catalog JSON: core's members in order, with each
  * collection key named in `from_db` (bit 1 << c) filled from its table
  * in ordinal order instead of core's (empty) array.  `extra` (may be
- * NULL) is written before the closing brace (",\"k\":v").  Chunks go to
+ * NULL) is one more member, written last ("\"k\":v").  Chunks go to
  * out(ctx, data, n) (nonzero return stops with that code).  db is read
  * only.
  */
