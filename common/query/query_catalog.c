@@ -229,7 +229,8 @@ static int backend_list(struct qctx *q, enum evidence_collection c,
 	items = malloc(n + 1);
 	if (!items)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
-	memcpy(items, q->out->data + mark, n);
+	if (n)
+		memcpy(items, q->out->data + mark, n);
 	q->out->len = mark;
 	q_list_head(q, (size_t)total);
 	buf_append(q->out, items, n);

@@ -684,7 +684,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 	if (rc)
 		goto out;
 	*total = (int64_t)n;
-	if (sel->nsort)
+	if (sel->nsort && n)
 		qsort_r(h, n, sizeof *h, hit_cmp, (void *)sel);
 	for (int64_t i = sel->offset; !rc && i < (int64_t)n && i < sel->offset + sel->limit; i++) {
 		sqlite3_stmt *at = c->at[EVIDENCE_REQUESTS];
