@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "ingest/evidence.h"
 #include "base/fileid.h"
@@ -50,6 +51,9 @@ const char *dataset_generation(const struct dataset *ds);
 /* The absolute path of the data file actually read (whose file identity
  * tells a rebuild). */
 const char *dataset_data_path(const struct dataset *ds);
+
+/* True when the data file is a SQLite cache (the sql kind needs one). */
+int dataset_has_cache(const struct dataset *ds);
 
 /* The identity (device, inode, size, mtime, ctime) of the data file as it
  * was when opened: compare it with fileid_get(dataset_data_path(ds)) to
@@ -113,14 +117,6 @@ int dataset_foreach(struct dataset *ds, enum evidence_collection c,
 /* The request with this id: *out a new reference, NULL when unknown. */
 int dataset_find_request(struct dataset *ds, const char *id, json_t **out,
                          struct err *e);
-/*
- * A selection answered by the backend (store_coll.h: filters, sort and
- * page in SQL, exactly as the engine's own code would answer): *total, the
- * page through fn, *unaligned for iterations.  DATASET_FALLBACK when the
- * backend cannot (the in-memory backend never does; the environment
- * variable DSIGHT_NO_PUSHDOWN turns it off for parity tests): the caller
- * then filters, sorts and pages dataset_foreach itself.
- */
 /* The distinct strings of a collection's member, in first-seen order
  * (stored order, then array order): the names a filter can match. */
 enum dataset_names {
@@ -134,10 +130,53 @@ int dataset_names(struct dataset *ds, enum dataset_names which,
                   int (*fn)(void *ctx, const char *s, size_t n), void *ctx,
                   struct err *e);
 
+/*
+ * A selection answered by the backend (store_coll.h: filters, sort and
+ * page in SQL, exactly as the engine's own code would answer): *total, the
+ * page through fn, *unaligned for iterations.  DATASET_FALLBACK when the
+ * backend cannot (the in-memory backend never does; the environment
+ * variable DSIGHT_NO_PUSHDOWN turns it off for parity tests): the caller
+ * then filters, sorts and pages dataset_foreach itself.
+ */
 #define DATASET_FALLBACK STORE_COLL_FALLBACK
 int dataset_select(struct dataset *ds, enum evidence_collection c,
                    const struct store_select *sel, int64_t *total,
                    int64_t *unaligned, dataset_elem_fn fn, void *ctx,
                    struct err *e);
+
+/* Brackets one query's reads (SQLite: one read transaction, so the file is
+ * locked and checked once, not per statement; no-op in memory). */
+int dataset_read_begin(struct dataset *ds, struct err *e);
+void dataset_read_end(struct dataset *ds);
+
+/*
+ * Build-time summaries (SQLite caches that have them; doc/report-files.md
+ * "Summaries").  Each answers for the whole run [0, duration] and sets
+ * *have to 1, or sets it to 0 (the in-memory backend, a cache without
+ * them, DSIGHT_NO_SUMMARIES=1 at open, dataset_set_summaries(ds, 0), or an
+ * item the build could not summarise exactly): then scan as usual.  The
+ * answers are identical either way.  0 or an ERR_* code.
+ */
+void dataset_set_summaries(struct dataset *ds, int on);
+/* The number of NVTX ranges of profile (catalog index) in the run. */
+int dataset_run_events(struct dataset *ds, int64_t profile, int *have,
+                       int64_t *count, struct err *e);
+/* The CPU samples of profile in the run: *total, and fn once per stack
+ * index with samples (any order). */
+typedef void (*dataset_stack_fn)(void *ctx, int64_t stack, int64_t samples);
+int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
+                        int64_t *total, dataset_stack_fn fn, void *ctx,
+                        struct err *e);
+/* The metrics statistics of series over the run, into out (initialised
+ * with numstats_init). */
+struct numstats;
+int dataset_run_series(struct dataset *ds, int64_t series, int *have,
+                       struct numstats *out, struct err *e);
+/* The ranges of profile overlapping w in ascending start order (equal
+ * starts in any order); fn's non-zero return stops the walk and is
+ * returned.  Offered with the summaries (*have as above). */
+int dataset_events_by_start(struct dataset *ds, int64_t profile,
+                            const struct dataset_window *w, int *have,
+                            dataset_event_fn fn, void *ctx, struct err *e);
 
 #endif

@@ -56,7 +56,8 @@ void store_write_sink(struct store_writer *w, struct evidence_sink *sink);
  * extension tables while the row stays within 32 MiB, else left empty
  * and marked "dsight_collections": "external"; see store_ext.h) with
  * generation, dsight_core and dsight_meta, fills `durations`, commits,
- * creates the indexes and leaves the file in rollback-journal mode with
+ * writes the views (store_views), creates the indexes and leaves the
+ * file in rollback-journal mode with
  * user_version 1, synced to disk.  After a failure the file is unusable
  * (the caller discards it).
  */
