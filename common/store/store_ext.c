@@ -310,7 +310,7 @@ int store_ext_create(sqlite3 *db, struct store_ext *x, struct err *e)
 	x->db = db;
 	buf_init(&sql, 0);
 	buf_puts(&sql,
-	         "CREATE TABLE dsight_meta (key TEXT PRIMARY KEY, value TEXT);"
+	         "CREATE TABLE dsight_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
 	         "CREATE TABLE dsight_core (json TEXT NOT NULL);"
 	         "CREATE TABLE dsight_request_workers (request TEXT, worker TEXT,"
 	         " ordinal INTEGER);"
