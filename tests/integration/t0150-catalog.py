@@ -63,10 +63,10 @@ def v1_copy(src, dst, whole_doc=None):
     con.close()
 
 
-def parity(doc, cache, label, env=None):
+def parity(doc, cache, label, env=None, random=150):
     e = dict(os.environ)
     e.update(env or {})
-    r = tap.run([PARITY, doc, cache, "--random", "150"], env=e, timeout=900)
+    r = tap.run([PARITY, doc, cache, "--random", str(random)], env=e, timeout=1800)
     bad = [l for l in r.stdout.splitlines() if l.startswith("not ok")]
     t.ok(r.returncode == 0 and not bad, "parity: %s" % label, "\n".join(bad[:10]) + r.stderr[-2000:])
 
@@ -101,7 +101,7 @@ t.ok(all(core[k] == [] for k in COLLECTIONS) and core["meta"] == small_doc["meta
 con.close()
 
 parity(small, db, "2,000 requests, extension (SQL selections)")
-parity(small, db, "2,000 requests, extension (exact fallback)", {"DSIGHT_NO_PUSHDOWN": "1"})
+parity(small, db, "2,000 requests, extension (exact fallback)", {"DSIGHT_NO_PUSHDOWN": "1"}, random=60)
 v1 = os.path.join(t.tmp, "v1-small.sqlite")
 v1_copy(db, v1)
 parity(small, v1, "2,000 requests, dsight_ tables dropped (v1 row)")
@@ -136,10 +136,10 @@ t.ok(r.returncode == 0 and "dsight_collections" not in r.stdout
      "summary counts every request and prints no marker", r.stdout[-300:] + r.stderr)
 man = json.load(open(os.path.join(brep, "manifest.json")))
 t.eq(man["counts"]["requests"], 18000, "manifest counts every request")
-parity(big, bdb, "18,000 requests, extension")
+parity(big, bdb, "18,000 requests, extension", random=20)
 bv1 = os.path.join(t.tmp, "v1-big.sqlite")
 v1_copy(bdb, bv1, whole_doc=big_doc)
-parity(big, bv1, "18,000 requests, dsight_ tables dropped (row rewritten whole)")
+parity(big, bv1, "18,000 requests, dsight_ tables dropped (row rewritten whole)", random=20)
 
 missing = os.path.join(t.tmp, "missing.sqlite")
 v1_copy(bdb, missing)
