@@ -23,7 +23,7 @@ struct manifest_info {
 	const char *delivery;   /* MANIFEST_DELIVERY_* */
 	const char *generation; /* the build's generation id */
 	const char *data_file;  /* relative: trace-data.sqlite or trace-data.json.gz */
-	/* streamed collection sizes (evidence_stats.elements) or NULL */
+	/* streamed collection sizes (evstats.elements) or NULL */
 	const uint64_t *elements;
 	const volatile sig_atomic_t *cancel; /* optional: stops the hashing */
 };
@@ -31,7 +31,7 @@ struct manifest_info {
 /*
  * The manifest's `counts` object for a catalog: the lengths of requests,
  * sessions, workers, metrics, profiles and iterations.  elements (may be
- * NULL) adds the sizes of streamed collections (evidence_stats.elements),
+ * NULL) adds the sizes of streamed collections (evstats.elements),
  * whose catalog arrays are empty.  New reference.
  */
 json_t *manifest_counts(const json_t *catalog, const uint64_t *elements);
