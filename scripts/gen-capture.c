@@ -1,7 +1,7 @@
 /*
  * gen-capture: deterministic synthetic evidence generator (srtctl-trace/1).
  *
- *   gen-capture --preset small|medium|large [--seed N] [--scale F] [--gzip] -o FILE
+ *   gen-capture --preset small|medium|large [--seed N] [--scale F] [--requests N] [--gzip] -o FILE
  *
  * Writes one compact evidence document.  The same preset, seed and scale give
  * byte-identical output.  Presets:
@@ -12,6 +12,11 @@
  *           260,000 CPU samples (200,000 on the frontend, a twentieth of that on
  *           every GPU profile but the first), 7,616,598 points in 600 series
  * --scale F multiplies the row counts (events, CPU samples, metric points).
+ * --requests N replaces the request count: sessions (one per five
+ * requests), agents, lifecycles (every third available, with stages and
+ * activities), joined spans, unjoined spans (one per 20 requests) and
+ * iterations (one per 4 requests) follow it, and the run lasts at least
+ * N * 3.6 ms; without it every preset's bytes are unchanged.
  * Every preset carries every edge case of doc/evidence-document.md: setting series
  * with pre-run values, null invalidations and conflicting timestamps, point
  * values beyond 2^63 and 2^64, string and integer ranks, zero-length and
@@ -396,13 +401,17 @@ static void emit_profile(struct gen *g, const struct plan *p, int w)
 
 static void usage(FILE *f)
 {
-	fputs("usage: gen-capture --preset small|medium|large [--seed N] [--scale F] [--gzip] -o FILE\n"
+	fputs("usage: gen-capture --preset small|medium|large [--seed N] [--scale F] [--requests N]\n"
+	      "                   [--gzip] -o FILE\n"
 	      "Writes a deterministic synthetic evidence document (srtctl-trace/1).\n"
 	      "  --preset P   small (fixture-sized), medium (~100k NVTX ranges, ~200k points),\n"
 	      "               large (900 s, 406 requests, 4,162,788 ranges, 260,000 CPU samples,\n"
 	      "               7,616,598 points in 600 series)\n"
 	      "  --seed N     random seed (default 1); same preset+seed+scale = same bytes\n"
 	      "  --scale F    multiply events, CPU samples and metric points by F (default 1)\n"
+	      "  --requests N N client requests (1..100000000) instead of the preset's, with\n"
+	      "               sessions, agents, lifecycles, spans and iterations to match;\n"
+	      "               the run lasts at least N * 3.6 ms\n"
 	      "  --gzip       gzip the output (zlib level 1)\n"
 	      "  -o FILE      output file (required)\n", f);
 }
@@ -412,6 +421,7 @@ int main(int argc, char **argv)
 	const char *preset = NULL, *out = NULL;
 	uint64_t seed = 1;
 	double scale = 1.0;
+	int64_t requests = 0;
 	int gz = 0;
 	char *end;
 
@@ -433,6 +443,15 @@ int main(int argc, char **argv)
 				fprintf(stderr, "gen-capture: --seed needs a non-negative integer, not '%s'\n", v);
 				return 2;
 			}
+		} else if (v && !strcmp(a, "--requests")) {
+			errno = 0;
+			long long n = strtoll(v, &end, 10);
+			k++;
+			if (errno || *end || !*v || n < 1 || n > 100000000) {
+				fprintf(stderr, "gen-capture: --requests needs an integer in 1..100000000, not '%s'\n", v);
+				return 2;
+			}
+			requests = n;
 		} else if (v && !strcmp(a, "--scale")) {
 			scale = strtod(v, &end), k++;
 			if (*end || !*v || !(scale > 0) || scale > 1000) {
@@ -452,7 +471,7 @@ int main(int argc, char **argv)
 	}
 
 	struct plan p;
-	if (gencap_plan_make(&p, preset, seed, scale)) {
+	if (gencap_plan_make(&p, preset, seed, scale, requests)) {
 		fprintf(stderr, "gen-capture: unknown preset '%s' (small, medium or large)\n", preset);
 		gencap_plan_free(&p);
 		return 2;
@@ -506,9 +525,9 @@ int main(int argc, char **argv)
 		gencap_plan_free(&p);
 		return 1;
 	}
-	fprintf(stderr, "gen-capture: %s: preset %s seed %llu scale %g: %lld events, %lld samples, "
-	        "%lld points in %.2f s\n", out, preset, (unsigned long long)seed, scale,
-	        (long long)p.events, (long long)cpu_samples_total(&p), (long long)p.points,
+	fprintf(stderr, "gen-capture: %s: preset %s seed %llu scale %g: %d requests, %lld events, "
+	        "%lld samples, %lld points in %.2f s\n", out, preset, (unsigned long long)seed, scale,
+	        p.nreq, (long long)p.events, (long long)cpu_samples_total(&p), (long long)p.points,
 	        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	gencap_plan_free(&p);
 	return 0;

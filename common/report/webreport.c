@@ -174,7 +174,7 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		goto out;
 	}
 	snprintf(page, n, "%s/index.html", wr->staging);
-	if ((rc = html_write(page, core, wr->single_file ? wr->shard_dir : NULL,
+	if ((rc = html_write_from(page, core, wr->single_file ? wr->shard_dir : NULL, sqlite_path,
 	                     &hs, e)))
 		goto out;
 	if (wr->single_file && (rc = remove_scratch(wr->shard_dir, e)))

@@ -297,6 +297,18 @@ static int read_generation(struct store *s, char *gen, struct err *e)
 	return 0;
 }
 
+int store_read_generation(struct store *s,
+                          char generation[STORE_GENERATION_MAX + 1],
+                          struct err *e)
+{
+	return read_generation(s, generation, e);
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
+}
+
 int store_read_catalog(struct store *s, json_t **catalog,
                        char generation[STORE_GENERATION_MAX + 1],
                        struct err *e)

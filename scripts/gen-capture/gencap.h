@@ -170,8 +170,11 @@ extern const int gencap_nfams;
 #define SETTING_POINTS 6
 
 /* Fills p for a preset; returns 0, or -1 for an unknown preset or no memory.
- * p->series_points is allocated: free it with gencap_plan_free. */
-int gencap_plan_make(struct plan *p, const char *preset, uint64_t seed, double scale);
+ * requests > 0 replaces the preset's request count (and scales what
+ * follows it); 0 keeps the preset.  p->series_points is allocated: free it
+ * with gencap_plan_free. */
+int gencap_plan_make(struct plan *p, const char *preset, uint64_t seed, double scale,
+                     int64_t requests);
 void gencap_plan_free(struct plan *p);
 void gencap_worker_name(const struct plan *p, int w, char *out, size_t n);
 void gencap_host_name(const struct plan *p, int w, char *out, size_t n);
