@@ -46,7 +46,8 @@ SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer 
 CPPFLAGS += -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
 endif
 CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen $(PKG_CFLAGS)
-CFLAGS   += $(WARN) $(OPT) -g $(SANFLAGS) -MMD -MP
+# -fPIC: the same objects also make libdsight.so (the Python binding).
+CFLAGS   += $(WARN) $(OPT) -g -fPIC $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 
 COMMON_SRC   := $(wildcard common/*/*.c)
@@ -68,6 +69,11 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 LIBDSIGHT := $(B)/libdsight.a
 LIBPROTO  := $(B)/libdsproto.a
 BINS      := $(B)/bin/dsight $(B)/bin/dsightd
+# The shared library the Python package loads (client/python/native/dsapi.c
+# on top of libdsight), linked against the system's shared libraries.
+SHLIB     := $(B)/lib/libdsight.so
+SHLIB_SRC := $(wildcard client/python/native/*.c)
+SHLIB_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunistring -lm -lpthread
 TOOLS     := $(patsubst scripts/%.c,$(B)/bin/%,$(TOOL_SRC))
 UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
@@ -77,7 +83,7 @@ FUZZ_SECONDS ?= 60
 .PHONY: all asan check install clean fuzz fuzz-build fuzzers
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
-all: $(BINS) $(TOOLS) $(UNITS)
+all: $(BINS) $(TOOLS) $(UNITS) $(SHLIB)
 
 asan:
 	$(MAKE) B=build-asan SAN=1 all
@@ -126,6 +132,10 @@ $(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT)
 $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
+$(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ $(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) -Wl,--no-whole-archive $(SHLIB_LIBS)
 
 $(B)/bin/%: $(B)/obj/scripts/%.o $(LIBPROTO) $(LIBDSIGHT)
 	@mkdir -p $(dir $@)
