@@ -1,35 +1,90 @@
 # dsight: one Makefile for the whole tree.
 #
-#   make            build/ : bin/dsight, bin/dsightd, tools, unit tests
+#   make            build/ : bin/dsight, bin/dsightd, tools, unit tests, man pages
 #   make asan       build-asan/ : the same with AddressSanitizer + UBSan
 #   make check      both builds, then every test suite (tests/run)
 #   make fuzz       build-fuzz/ : libFuzzer harnesses (clang), each run for
 #                   FUZZ_SECONDS (default 60) from tests/fuzz/corpus/<harness>
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
+#   make uninstall  removes what install put there
 #   make clean
+#
+# Knobs: V=1 prints every command (quiet by default); LINK=static|dynamic
+# (below); OPT=... overrides -O2.  Objects and binaries are rebuilt when the
+# compiler, flags or libraries change (build/cflags.stamp, build/ldflags.stamp).
 #
 # Sources are found by directory: common/*/*.c -> libdsight, protocol/*.c ->
 # libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/*.c ->
 # one tool each (plus scripts/<tool>/*.c when present), tests/unit/test_*.c ->
 # one test program each.
 
+# The version, in one place: compiled in (DSIGHT_VERSION) and written into
+# the man pages (@VERSION@ in man/*) when they are built into $(B)/man.
+VERSION := 0.1.0
+
 B       ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
-VERSION := 0.1.0
 
-PKGS     := jansson yajl libuv sqlite3 zlib libcrypto
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunistring -lm -lpthread
-# Process start matters: `dsight query --remote` is a one-shot an agent runs
-# many times, and the dynamic loader's work for libcrypto, libunistring and
-# libsqlite3 costs milliseconds per run (bench-session: warm summary <= 5 ms
-# end to end).  Link their static archives when installed (only the objects
-# used are pulled in); --as-needed then drops the shared copies.
-STATIC_ARCHIVES := $(foreach l,crypto unistring sqlite3,$(if $(wildcard $(shell $(CC) -print-file-name=lib$(l).a)),$(l)))
-ifneq ($(STATIC_ARCHIVES),)
-PKG_LIBS := -Wl,-Bstatic $(addprefix -l,$(STATIC_ARCHIVES)) -Wl,-Bdynamic -Wl,--as-needed $(PKG_LIBS) -ldl
+.DEFAULT_GOAL := all
+
+# A recipe that fails removes its half-written target.
+.DELETE_ON_ERROR:
+
+# Goals that need neither the libraries nor the compiler flags.
+NO_DEPS_GOALS := clean uninstall
+NEED_DEPS := $(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all))
+
+# ---- dependencies: a missing one stops the build, named -----------------
+#
+# pkg-config module -> the Debian package that provides it
+# (scripts/install-deps installs them all).
+PKGS := jansson yajl libuv sqlite3 zlib libcrypto
+deb.jansson   := libjansson-dev
+deb.yajl      := libyajl-dev
+deb.libuv     := libuv1-dev
+deb.sqlite3   := libsqlite3-dev
+deb.zlib      := zlib1g-dev
+deb.libcrypto := libssl-dev
+
+# Link choice, the same on every machine.  LINK=static (the default) links
+# libcrypto, libunistring and libsqlite3 from their static archives (shipped
+# by the same -dev packages) and everything else dynamically: `dsight query
+# --remote` is a one-shot an agent runs many times, and the dynamic loader's
+# work for those three libraries doubled its start-up time.  LINK=dynamic
+# links every library dynamically (for distributions that forbid static
+# copies).  A missing archive is an error, never a silent fallback.
+LINK ?= static
+STATIC_LIBS := crypto unistring sqlite3
+deb.crypto    := libssl-dev
+deb.unistring := libunistring-dev
+
+ifneq ($(NEED_DEPS),)
+ifeq ($(shell command -v pkg-config),)
+$(error pkg-config is missing (Debian: pkg-config); run scripts/install-deps)
+endif
+MISSING_PKGS := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo ok),,$(p))))
+ifneq ($(MISSING_PKGS),)
+$(error Missing libraries: $(foreach p,$(MISSING_PKGS),$(p) (Debian: $(deb.$(p)))); run scripts/install-deps)
+endif
+ifeq ($(shell printf '\043include <unistr.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo ok),)
+$(error Missing library: libunistring (Debian: libunistring-dev); run scripts/install-deps)
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+SHLIB_LIBS := $(shell pkg-config --libs $(PKGS)) -lunistring -lm -lpthread
+ifeq ($(LINK),static)
+MISSING_ARCHIVES := $(strip $(foreach l,$(STATIC_LIBS),$(if $(wildcard $(shell $(CC) -print-file-name=lib$(l).a)),,$(l))))
+ifneq ($(MISSING_ARCHIVES),)
+$(error LINK=static needs $(foreach l,$(MISSING_ARCHIVES),lib$(l).a (Debian: $(deb.$(l)))); install it, or build with LINK=dynamic)
+endif
+PKG_LIBS := -Wl,-Bstatic $(addprefix -l,$(STATIC_LIBS)) -Wl,-Bdynamic \
+            $(shell pkg-config --libs $(filter-out sqlite3 libcrypto,$(PKGS))) -lm -lpthread -ldl
+else ifeq ($(LINK),dynamic)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lunistring -lm -lpthread
+else
+$(error LINK must be static or dynamic, not '$(LINK)')
+endif
 endif
 
 WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
@@ -49,6 +104,34 @@ CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I
 # -fPIC: the same objects also make libdsight.so (the Python binding).
 CFLAGS   += $(WARN) $(OPT) -g -fPIC $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
+
+# ---- quiet output (V=1: every command; make -s: nothing) -----------------
+MAKEFLAGS_SHORT := $(firstword -$(MAKEFLAGS))
+ifeq ($(V),1)
+Q   :=
+say :=
+else ifneq ($(findstring s,$(MAKEFLAGS_SHORT)),)
+Q   := @
+say :=
+else
+Q   := @
+say  = @printf '  %-6s %s\n' '$(1)' '$(2)'
+endif
+
+# ---- flag stamps: a changed compiler, flag or library rebuilds ----------
+# Each stamp is rewritten only when its text changes, so its mtime is the
+# time the flags last changed (never under make -n, which changes nothing).
+CFLAGS_STAMP  := $(B)/cflags.stamp
+LDFLAGS_STAMP := $(B)/ldflags.stamp
+ifneq ($(NEED_DEPS),)
+ifeq ($(findstring n,$(MAKEFLAGS_SHORT)),)
+stamp = $(shell mkdir -p $(B) && printf '%s\n' '$(2)' | cmp -s - $(1) || printf '%s\n' '$(2)' >$(1))
+$(call stamp,$(CFLAGS_STAMP),$(CC) $(CPPFLAGS) $(CFLAGS))
+$(call stamp,$(LDFLAGS_STAMP),$(CC) $(LDFLAGS) $(PKG_LIBS))
+endif
+endif
+# Written above at parse time; this rule only lets make -n plan a fresh tree.
+$(CFLAGS_STAMP) $(LDFLAGS_STAMP): ;
 
 COMMON_SRC   := $(wildcard common/*/*.c)
 PROTOCOL_SRC := $(wildcard protocol/*.c)
@@ -70,96 +153,128 @@ LIBDSIGHT := $(B)/libdsight.a
 LIBPROTO  := $(B)/libdsproto.a
 BINS      := $(B)/bin/dsight $(B)/bin/dsightd
 # The shared library the Python package loads (client/python/native/dsapi.c
-# on top of libdsight), linked against the system's shared libraries.
+# on top of the two libraries), linked against the system's shared libraries.
 SHLIB     := $(B)/lib/libdsight.so
 SHLIB_SRC := $(wildcard client/python/native/*.c)
-SHLIB_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunistring -lm -lpthread
 TOOLS     := $(patsubst scripts/%.c,$(B)/bin/%,$(TOOL_SRC))
 UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+MAN_SRC   := $(wildcard man/*.[1-8])
+MANS      := $(patsubst man/%,$(B)/man/%,$(MAN_SRC))
+ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC) \
+                        $(wildcard scripts/*.c scripts/*/*.c) $(UNIT_SRC) $(FUZZ_SRC)) \
+             $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all asan check install clean fuzz fuzz-build fuzzers
+.PHONY: all asan check install uninstall clean fuzz fuzz-build fuzzers
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
-all: $(BINS) $(TOOLS) $(UNITS) $(SHLIB)
+all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
 
 asan:
-	$(MAKE) B=build-asan SAN=1 all
+	$(Q)$(MAKE) B=build-asan SAN=1 all
 
 check: all asan
 	tests/run
 
 # The harnesses of tests/fuzz/ (clang: libFuzzer + ASan + UBSan).
 fuzz-build:
-	$(MAKE) B=build-fuzz SAN=fuzz CC=clang fuzzers
+	$(Q)$(MAKE) B=build-fuzz SAN=fuzz CC=clang fuzzers
 
 fuzzers: $(FUZZERS)
 
 fuzz: fuzz-build
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run
 
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c $(CFLAGS_STAMP)
+	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # web/ itself: its mtime changes when a file is added or removed.
 $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
+	$(call say,EMBED,$@)
 	@mkdir -p $(dir $@)
-	scripts/embed-web $@ $(WEB_FILES)
+	$(Q)scripts/embed-web $@ $(WEB_FILES)
 
 # Exact arithmetic (correctly rounded sums, timeline bucket edges
 # start + i*width): no fused multiply-add may change a rounding.
 $(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o: CFLAGS += -ffp-contract=off
 
-$(B)/obj/gen/%.o: $(B)/gen/%.c
+$(B)/obj/gen/%.o: $(B)/gen/%.c $(CFLAGS_STAMP)
+	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIBDSIGHT): $(call obj,$(COMMON_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
+	$(call say,AR,$@)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(LIBPROTO): $(call obj,$(PROTOCOL_SRC))
+	$(call say,AR,$@)
 	@rm -f $@
-	ar rcs $@ $^ $(if $^,,)
+	$(Q)ar rcs $@ $^
 
-$(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+# link OBJECTS: one program from its objects and the two libraries.
+link = $(Q)$(CC) $(LDFLAGS) -o $@ $(1) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
-$(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT)
+$(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+	$(call link,$(call obj,$(CLIENT_SRC)))
 
-$(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT)
+$(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ $(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) -Wl,--no-whole-archive $(SHLIB_LIBS)
+	$(call link,$(call obj,$(DAEMON_SRC)))
 
-$(B)/bin/%: $(B)/obj/scripts/%.o $(LIBPROTO) $(LIBDSIGHT)
+$(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ \
+		$(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) \
+		-Wl,--no-whole-archive $(SHLIB_LIBS)
+
+$(B)/bin/%: $(B)/obj/scripts/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(call link,$(filter %.o,$^))
 
 # A tool too big for one file keeps its other modules in scripts/<tool>/*.c.
 $(foreach t,$(TOOL_SRC),$(eval $(B)/bin/$(basename $(notdir $(t))): $(call obj,$(wildcard scripts/$(basename $(notdir $(t)))/*.c))))
 
-$(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT)
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+	$(call link,$<)
 
 # A harness links the client's modules (not its main) for the CLI parser.
-$(B)/fuzz/%: $(B)/obj/tests/fuzz/%.o $(call obj,$(filter-out client/main.c,$(CLIENT_SRC))) $(LIBPROTO) $(LIBDSIGHT)
+$(B)/fuzz/%: $(B)/obj/tests/fuzz/%.o $(call obj,$(filter-out client/main.c,$(CLIENT_SRC))) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
+# Man pages carry @VERSION@ in their sources; the built copies the version.
+$(B)/man/%: man/% Makefile
+	$(call say,MAN,$@)
+	@mkdir -p $(dir $@)
+	$(Q)sed 's/@VERSION@/$(VERSION)/g' $< >$@
+
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+MANDIR := $(DESTDIR)$(PREFIX)/share/man
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
-	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
-	$(if $(wildcard man/*.5),install -m 644 $(wildcard man/*.5) $(DESTDIR)$(PREFIX)/share/man/man5/)
+	install -d $(BINDIR)
+	install -m 755 $(BINS) $(BINDIR)/
+	$(foreach s,$(sort $(patsubst .%,%,$(suffix $(MANS)))),install -d $(MANDIR)/man$(s) && install -m 644 $(filter %.$(s),$(MANS)) $(MANDIR)/man$(s)/;)
+
+uninstall:
+	rm -f $(addprefix $(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(foreach m,$(MAN_SRC),$(MANDIR)/man$(patsubst .%,%,$(suffix $(m)))/$(notdir $(m)))
 
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(ALL_OBJS:.o=.d)

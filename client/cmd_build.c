@@ -1,5 +1,7 @@
 /* cmd_build: `dsight build` — flags, progress display, summary line. */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 
 #include "base/buf.h"
 #include "report/build.h"
+#include "report/publish.h"
 #include "cmd.h"
 #include "base/err.h"
 #include "base/jsonout.h"
@@ -58,10 +61,63 @@ static const char usage[] =
  * directory (a second signal kills at once). */
 static volatile sig_atomic_t interrupted;
 
+/*
+ * The watchdog: most of a build notices `interrupted` within a fraction of a
+ * second (rows, chunks, SQLite statements, hashing), but SQLite's index sort
+ * does not look at it.  When a signal came and the build has neither
+ * stopped nor started publishing after STOP_GRACE seconds, the watchdog
+ * removes the staging directory itself and exits.  `phase_mu` orders it
+ * with the start of publishing: whoever takes it first wins.
+ */
+#define STOP_GRACE 1.0
+static int wake_pipe[2] = {-1, -1};
+static pthread_mutex_t phase_mu = PTHREAD_MUTEX_INITIALIZER;
+static int build_over; /* under phase_mu: publishing or returned */
+static const char *build_output;
+
 static void on_signal(int sig)
 {
+	int saved = errno;
 	(void)sig;
 	interrupted = 1;
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "", 1) < 0) {
+		/* the watchdog is awake already */
+	}
+	errno = saved;
+}
+
+static void *watchdog(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(wake_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	for (int i = 0; i < (int)(STOP_GRACE * 50); i++) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		pthread_mutex_lock(&phase_mu);
+		int over = build_over;
+		pthread_mutex_unlock(&phase_mu);
+		if (over)
+			return NULL;
+		nanosleep(&ts, NULL);
+	}
+	pthread_mutex_lock(&phase_mu); /* kept: the build never publishes now */
+	if (build_over) {
+		pthread_mutex_unlock(&phase_mu);
+		return NULL;
+	}
+	publish_abandon_staging(build_output);
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
+	fputs("dsight build: interrupted; the previous report is unchanged\n", stderr);
+	_exit(1);
+}
+
+static void mark_over(void)
+{
+	pthread_mutex_lock(&phase_mu);
+	build_over = 1;
+	pthread_mutex_unlock(&phase_mu);
 }
 
 static void catch_signals(void)
@@ -80,6 +136,7 @@ static void catch_signals(void)
 struct progress_state {
 	double last;
 	int shown;
+	int draw; /* stderr is a terminal */
 };
 
 static double now(void)
@@ -94,6 +151,11 @@ static void show_progress(void *ctx, enum build_phase phase, uint64_t done,
 {
 	struct progress_state *p = ctx;
 	double t = now();
+
+	if (phase == BUILD_PUBLISH)
+		mark_over(); /* blocks for good if the watchdog took over */
+	if (!p->draw)
+		return;
 
 	if (phase == BUILD_READ) {
 		if (t - p->last < 0.2)
@@ -160,7 +222,7 @@ int cmd_build_main(int argc, char **argv)
 	const char *nsys[MAX_NSYS];
 	struct build_options o;
 	struct build_result r;
-	struct progress_state ps = {0, 0};
+	struct progress_state ps = {0, 0, 0};
 	struct err e;
 	int only_positional = 0;
 
@@ -238,14 +300,19 @@ int cmd_build_main(int argc, char **argv)
 	}
 	/* A file-size limit must fail the write cleanly, not kill us. */
 	signal(SIGXFSZ, SIG_IGN);
+	build_output = o.output;
+	pthread_t wd;
+	if (pipe2(wake_pipe, O_CLOEXEC) == 0 &&
+	    pthread_create(&wd, NULL, watchdog, NULL) == 0)
+		pthread_detach(wd);
 	catch_signals();
 	o.cancel = &interrupted;
-	if (isatty(2)) {
-		o.progress = show_progress;
-		o.progress_ctx = &ps;
-	}
+	o.progress = show_progress; /* also tells the watchdog about publishing */
+	o.progress_ctx = &ps;
+	ps.draw = isatty(2);
 	err_clear(&e);
 	int rc = build_run(&o, &r, &e);
+	mark_over();
 	if (ps.shown)
 		fputs("\r\033[K", stderr);
 	if (rc)

@@ -35,7 +35,13 @@ static const char tool_description[] =
 	"settings); profiles, nsys (Nsight NVTX ranges overlapping a window), cpu "
 	"(inclusive CPU hotspots); iterations, server_spans, sources. Times are "
 	"seconds from the run origin; lists are paged (offset, limit <= 1000; "
-	"limit 0 gives exact totals). The result is the same JSON as "
+	"limit 0 gives exact totals). worker, session, agent and name take a "
+	"list (any of them); sort orders requests, nsys, server_spans, "
+	"iterations and sessions (\"-key\" descending); request_id with phase "
+	"joins nsys, metrics, iterations, cpu and timeline to a request's "
+	"window and workers; fields keeps only the named keys of each item; "
+	"an empty "
+	"result carries notes saying why. The result is the same JSON as "
 	"`dsight query`.";
 
 struct mcp {

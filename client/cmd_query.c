@@ -12,6 +12,7 @@
 #include "base/jsonout.h"
 #include "query/qdoc.h"
 #include "query/query.h"
+#include "query/query_sql.h"
 
 static void print_usage(void)
 {
@@ -29,11 +30,11 @@ static void print_usage(void)
 	"on stderr and exit status 2 (usage/validation), 1 (data/I/O), 3 (no live\n"
 	"session for --remote).\n"
 	"\n");
-	qdoc_help(&b);
-	buf_puts(&b,
+	qdoc_help(&b,
 	"  --pretty             indent the JSON\n"
 	"  --remote ADDR        query the warm session ADDR instead of DATASET\n"
-	"  -h, --help           this text\n"
+	"  -h, --help           this text\n");
+	buf_puts(&b,
 	"\n"
 	"Examples:\n"
 	"  dsight query ./report\n");
@@ -64,16 +65,27 @@ static int fail(int code, const char *msg)
 	return err_exit_status(code);
 }
 
-int cmd_query_main(int argc, char **argv)
+/* A positional argument after the kind: the message says the fix. */
+static int extra_argument(const char *kind, const char *arg)
 {
-	struct query_params p;
+	char msg[ERR_MSG_MAX];
+	if (kind && (!strcmp(kind, "request") || !strcmp(kind, "lifecycle")))
+		snprintf(msg, sizeof msg, "Give the request as --request %s",
+		         arg);
+	else
+		snprintf(msg, sizeof msg, "Unexpected argument '%s'", arg);
+	return fail(ERR_USAGE, msg);
+}
+
+/* Parses argv into *p (owned by the caller) and runs the query. */
+static int query_main(int argc, char **argv, struct query_params *p)
+{
 	const char *pos[3] = {NULL, NULL, NULL};
 	const char *remote = NULL;
 	int npos = 0, pretty = 0, only_pos = 0;
 	char msg[ERR_MSG_MAX];
 	struct err pe;
 
-	query_params_init(&p);
 	for (int k = 1; k < argc; k++) {
 		const char *a = argv[k];
 		const struct qparam *f;
@@ -82,9 +94,7 @@ int cmd_query_main(int argc, char **argv)
 
 		if (only_pos || a[0] != '-' || !a[1]) {
 			if (npos == 3)
-				return fail(ERR_USAGE, "dsight query: too many "
-				                       "arguments (see dsight query "
-				                       "--help)");
+				return extra_argument(pos[1], a);
 			pos[npos++] = a;
 			continue;
 		}
@@ -114,7 +124,7 @@ int cmd_query_main(int argc, char **argv)
 		f = qparam_by_flag(a, nlen);
 		if (f && f->type == QP_BOOLEAN && !a[nlen]) {
 			err_clear(&pe);
-			query_params_set_cli(&p, f, NULL, &pe);
+			query_params_set_cli(p, f, NULL, &pe);
 			continue;
 		}
 		if (!f || f->type == QP_BOOLEAN) {
@@ -135,24 +145,29 @@ int cmd_query_main(int argc, char **argv)
 			val = argv[++k];
 		}
 		err_clear(&pe);
-		if (query_params_set_cli(&p, f, val, &pe))
+		if (query_params_set_cli(p, f, val, &pe))
 			return fail(pe.code, pe.msg);
 	}
+	/* The CLI names the flag (RPC and MCP name the parameter); checked
+	 * here so that a local and a remote query fail alike. */
+	if (p->has_timeout && !(p->timeout > 0 && p->timeout <= QUERY_SQL_TIMEOUT_MAX))
+		return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
 	if (remote) {
-		if (npos > 1)
+		if (npos > 1 && !query_kind_find(pos[0]))
 			return fail(ERR_USAGE,
 			            "dsight query: give either DATASET or --remote "
 			            "ADDR, not both");
-		p.kind = pos[0];
-		return cmd_query_remote(remote, &p, pretty);
+		if (npos > 1)
+			return extra_argument(pos[0], pos[1]);
+		p->kind = pos[0];
+		return cmd_query_remote(remote, p, pretty);
 	}
 	if (npos == 0)
 		return fail(ERR_USAGE, "dsight query: missing DATASET (see dsight "
 		                       "query --help)");
 	if (npos > 2)
-		return fail(ERR_USAGE, "dsight query: too many arguments (see "
-		                       "dsight query --help)");
-	p.kind = pos[1];
+		return extra_argument(pos[1], pos[2]);
+	p->kind = pos[1];
 	{
 		struct dataset *ds = NULL;
 		struct err e;
@@ -164,7 +179,7 @@ int cmd_query_main(int argc, char **argv)
 		if (rc)
 			return fail(rc, e.msg);
 		buf_init(&out, 0);
-		rc = query_run(ds, &p, &out, &e);
+		rc = query_run(ds, p, &out, &e);
 		dataset_close(ds);
 		if (rc) {
 			buf_free(&out);
@@ -195,4 +210,14 @@ int cmd_query_main(int argc, char **argv)
 		buf_free(&out);
 		return 0;
 	}
+}
+int cmd_query_main(int argc, char **argv)
+{
+	struct query_params p;
+	int rc;
+
+	query_params_init(&p);
+	rc = query_main(argc, argv, &p);
+	query_params_free(&p);
+	return rc;
 }

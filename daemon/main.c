@@ -224,7 +224,7 @@ static int bind_socket(struct daemon *d, struct err *e)
 
 	if (lstat(d->socket_path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return err_set(e, ERR_DATA, /* exit 1: the socket cannot be bound */
+			return err_set(e, ERR_USAGE,
 			               "%s exists and is not a socket; remove it or choose another --path",
 			               d->socket_path);
 		if (unlink(d->socket_path) != 0)

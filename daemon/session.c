@@ -2,6 +2,7 @@
 #include "session.h"
 #include "query/dataset.h"
 #include "base/fileid.h"
+#include "base/vec.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -157,16 +158,10 @@ static int take_handle(struct session_gen *g, struct dataset **out, struct err *
 static void give_handle(struct session_gen *g, struct dataset *ds)
 {
 	pthread_mutex_lock(&g->lock);
-	if (g->npool == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 4;
-		struct dataset **p = realloc(g->pool, cap * sizeof *p);
-		if (!p) {
-			pthread_mutex_unlock(&g->lock);
-			dataset_close(ds);
-			return;
-		}
-		g->pool = p;
-		g->cap = cap;
+	if (vec_reserve(&g->pool, &g->cap, g->npool + 1, sizeof *g->pool)) {
+		pthread_mutex_unlock(&g->lock);
+		dataset_close(ds);
+		return;
 	}
 	g->pool[g->npool++] = ds;
 	pthread_mutex_unlock(&g->lock);

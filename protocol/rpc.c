@@ -286,7 +286,7 @@ int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
 	}
 	if (!s[3].found)
 		return err_set(e, ERR_DATA, "Malformed response from the session: neither result nor error");
-	err_obj = json_loadb(s[3].text, s[3].len, 0, &je);
+	err_obj = json_loadb(s[3].text, s[3].len, JSON_ALLOW_NUL, &je);
 	code = json_object_get(err_obj, "code");
 	msg = json_object_get(err_obj, "message");
 	if (!json_is_integer(code) || !json_is_string(msg)) {

@@ -1,6 +1,8 @@
 /*
  * query-parity: runs every query kind against both backends of one capture
- * and checks that the answers are byte-identical.
+ * and checks that the answers are byte-identical: the in-memory backend,
+ * the SQLite backend with its build-time summaries, and the SQLite backend
+ * without them (dataset_set_summaries).
  *
  *   query-parity DOCUMENT [CACHE] [--random N] [--seed S]
  *
@@ -8,8 +10,11 @@
  * trace-data.sqlite (a report directory works too); without it a cache is
  * written to a temporary file with store_write.  Runs the fixed parameter
  * sets of the query issue, each kind's own filters, then N (default 250)
- * random windows and filters.  Prints TAP lines (one per kind and group)
- * and exits 1 on any difference.
+ * random windows and filters, among them sort keys (valid and not),
+ * request joins with every phase, fields, and several values per worker,
+ * session, agent and name (some naming nothing, so notes are compared
+ * too).  Prints TAP lines (one per kind and group) and exits 1 on any
+ * difference.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +26,7 @@
 #include "query/dataset.h"
 #include "base/err.h"
 #include "ingest/evidence.h"
+#include "query/qorder.h"
 #include "query/query.h"
 #include "store/store_write.h"
 
@@ -49,12 +55,38 @@ static double rnd01(struct ctx *c)
 	return (double)(rnd(c) >> 11) / 9007199254740992.0;
 }
 
+static void list_text(const char *name, const struct qlist *l, char *out,
+                      size_t n)
+{
+	size_t len = 0;
+	out[0] = 0;
+	for (size_t k = 0; k < l->n && len < n; k++)
+		len += (size_t)snprintf(out + len, n - len, "%s%s%s",
+		                        k ? "," : " ", k ? "" : name, l->v[k]);
+}
+
 static void describe(const struct query_params *p, char *out, size_t n)
 {
+	char lists[6][256];
+	size_t len;
+	list_text("workers=", &p->worker_list, lists[0], sizeof lists[0]);
+	list_text("sessions=", &p->session_list, lists[1], sizeof lists[1]);
+	list_text("agents=", &p->agent_list, lists[2], sizeof lists[2]);
+	list_text("names=", &p->name_list, lists[3], sizeof lists[3]);
+	list_text("sort=", &p->sort, lists[4], sizeof lists[4]);
+	list_text("fields=", &p->fields, lists[5], sizeof lists[5]);
+	len = (size_t)snprintf(out, n, "phase=%s%s%s%s%s%s%s ",
+	                       p->phase ? p->phase : "-", lists[0], lists[1],
+	                       lists[2], lists[3], lists[4], lists[5]);
+	if (len >= n)
+		return;
+	out += len;
+	n -= len;
 	snprintf(out, n,
 	         "kind=%s start=%s%.17g end=%s%.17g req=%s session=%s agent=%s "
 	         "worker=%s rank=%s%lld profile=%s%lld name=%s search=%s "
-	         "ttft=%.17g offset=%lld limit=%lld points=%d",
+	         "ttft=%.17g offset=%lld limit=%lld points=%d group_by=%s "
+	         "bucket=%s%.17g of=%s",
 	         p->kind ? p->kind : "-", p->has_start ? "" : "~", p->start,
 	         p->has_end ? "" : "~", p->end,
 	         p->request_id ? p->request_id : "-",
@@ -63,26 +95,34 @@ static void describe(const struct query_params *p, char *out, size_t n)
 	         (long long)p->rank, p->has_profile ? "" : "~",
 	         (long long)p->profile, p->name ? p->name : "-",
 	         p->search ? p->search : "-", p->min_ttft_ms,
-	         (long long)p->offset, (long long)p->limit, p->points);
+	         (long long)p->offset, (long long)p->limit, p->points,
+	         p->group_by ? p->group_by : "-", p->has_bucket ? "" : "~",
+	         p->bucket, p->of ? p->of : "-");
 }
 
-/* Runs p on both backends; returns 1 when they agree. */
+/* Runs p on the document and on the cache with its build-time summaries
+ * on and off; returns 1 when all three agree. */
 static int compare(struct ctx *c, const struct query_params *p)
 {
-	struct buf a, b;
-	struct err ea, eb;
-	int ra, rb, same;
+	static const char *const label[2] = {"sqlite", "sqlite without summaries"};
+	struct buf a, b[2];
+	struct err ea, eb[2];
+	int ra, rb[2], same = 1;
 
 	buf_init(&a, 0);
-	buf_init(&b, 0);
 	err_clear(&ea);
-	err_clear(&eb);
 	ra = query_run(c->mem, p, &a, &ea);
-	rb = query_run(c->sql, p, &b, &eb);
-	if (ra || rb)
-		same = ra == rb && !strcmp(ea.msg, eb.msg);
-	else
-		same = a.len == b.len && !memcmp(a.data, b.data, a.len);
+	for (int k = 0; k < 2; k++) {
+		buf_init(&b[k], 0);
+		err_clear(&eb[k]);
+		dataset_set_summaries(c->sql, k == 0);
+		rb[k] = query_run(c->sql, p, &b[k], &eb[k]);
+		if (ra || rb[k])
+			same &= ra == rb[k] && !strcmp(ea.msg, eb[k].msg);
+		else
+			same &= a.len == b[k].len && !memcmp(a.data, b[k].data, a.len);
+	}
+	dataset_set_summaries(c->sql, 1);
 	c->compared++;
 	if (!same) {
 		char d[2048];
@@ -92,12 +132,14 @@ static int compare(struct ctx *c, const struct query_params *p)
 			printf("# DIFF %s\n", d);
 			printf("#  memory: %d %s %.600s\n", ra, ea.msg,
 			       a.data ? a.data : "");
-			printf("#  sqlite: %d %s %.600s\n", rb, eb.msg,
-			       b.data ? b.data : "");
+			for (int k = 0; k < 2; k++)
+				printf("#  %s: %d %s %.600s\n", label[k], rb[k],
+				       eb[k].msg, b[k].data ? b[k].data : "");
 		}
 	}
 	buf_free(&a);
-	buf_free(&b);
+	buf_free(&b[0]);
+	buf_free(&b[1]);
 	return same;
 }
 
@@ -167,7 +209,7 @@ static void add_time(struct ctx *c, double t)
 }
 
 static int collect_event(void *ctx, int64_t ordinal,
-                         const struct evidence_event *row)
+                         const struct row_event *row)
 {
 	struct ctx *c = ctx;
 	if (ordinal % 7 == 0 || c->ntimes < 4096) {
@@ -178,7 +220,7 @@ static int collect_event(void *ctx, int64_t ordinal,
 }
 
 static int collect_point(void *ctx, int64_t ordinal,
-                         const struct evidence_point *row)
+                         const struct row_point *row)
 {
 	struct ctx *c = ctx;
 	if (ordinal % 5 == 0)
@@ -201,7 +243,7 @@ static void collect_times(struct ctx *c)
 static int build_cache(const char *doc, const char *out, struct err *e)
 {
 	struct store_writer *w = NULL;
-	struct evidence_sink sink;
+	struct row_sink sink;
 	json_t *cat = NULL;
 	char gen[STORE_GENERATION_LEN + 1];
 	int rc = store_write_open(out, &w, e);
@@ -218,10 +260,20 @@ static int build_cache(const char *doc, const char *out, struct err *e)
 	return rc;
 }
 
+static const char *const start_key[] = {"-start", "duration"};
+static const char *const end_keys[] = {"-end", "name", "-ttft_ms", "id"};
+static const char *const foo_key[] = {"foo"};
+static const char *const field_names[] = {"name", "start", "id",
+                                          "samples", "nope"};
+static const char *const worker_pair[] = {"frontend", "decode-0"};
+
 static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 {
 	struct query_params p;
 	const char *req = pick_string(c, "requests", "id");
+	const struct qlist keys1 = {start_key, 2}, keys2 = {end_keys, 4},
+	                   bad_key = {foo_key, 1}, fields = {field_names, 5},
+	                   two_workers = {worker_pair, 2};
 
 #define RUN(setup)                                                         \
 	do {                                                               \
@@ -255,12 +307,206 @@ static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 	RUN(p.min_ttft_ms = NAN);
 	RUN(p.request_id = "no-such-request");
 	RUN(p.offset = 1000000; p.limit = 5);
+	/* whole-run pages around the depth read in start order */
+	RUN(p.offset = 37; p.limit = 1000);
+	RUN(p.offset = 9990; p.limit = 20);
+	RUN(p.offset = 8999; p.limit = 1000);
+	/* analysis parameters: sort, joins, fields, several values, notes */
+	RUN(p.sort = keys1; p.limit = 5);
+	RUN(p.sort = keys2; p.offset = 1);
+	RUN(p.sort = bad_key);
+	RUN(p.fields = fields);
+	RUN(p.worker_list = two_workers);
+	RUN(p.worker = "no-such-worker");
+	RUN(p.session = "no-such-session"; p.agent = "no-such-agent");
+	RUN(p.name = "no-such-series"; p.has_profile = 1; p.profile = 99);
+	RUN(p.phase = "prefill");
+	RUN(p.phase = "decode"; p.fields = fields);
+	RUN(p.phase = "whole"; p.sort = keys2);
+	RUN(p.phase = "nope");
+	RUN(p.phase = "prefill"; p.request_id = NULL);
+	RUN(p.phase = "decode"; p.worker = "decode-0");
+	RUN(p.request_id = "req-004"; p.phase = "prefill");
+	/* grouping and time buckets */
+	{
+		static const char *const by[] = {
+			"name", "worker", "profile", "tid", "session", "agent",
+			"status", "client_kind", "nope"};
+		static const char *const sources[] = {"requests", "nsys", "cpu",
+		                                      "metrics"};
+		for (size_t f = 0; f < sizeof by / sizeof *by; f++) {
+			RUN(p.group_by = by[f]);
+			RUN(p.group_by = by[f]; p.fields = fields);
+			RUN(p.group_by = by[f]; p.has_start = p.has_end = 1;
+			    p.start = 3; p.end = 4; p.limit = 2; p.offset = 1);
+		}
+		for (size_t o = 0; o < 4; o++) {
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 1);
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 0.3;
+			    p.group_by = "name");
+			RUN(p.of = sources[o]; p.has_bucket = 1;
+			    p.bucket = c->duration / 7; p.has_start = 1;
+			    p.start = 0.1; p.limit = 1; p.offset = 1);
+		}
+		RUN(p.has_bucket = 1; p.bucket = c->duration / 20000);
+		RUN(p.has_bucket = 1; p.bucket = 0);
+		RUN(p.has_bucket = 1; p.bucket = NAN);
+		RUN(p.has_bucket = 1; p.bucket = 1; p.of = "nope");
+		RUN(p.has_bucket = 1; p.bucket = 1; p.of = "nsys";
+		    p.group_by = "tid");
+		RUN(p.has_bucket = 1; p.bucket = 0.5; p.of = "nsys";
+		    p.group_by = "name"; p.phase = "prefill");
+		RUN(p.has_bucket = 1; p.bucket = 0.5; p.phase = "decode";
+		    p.fields = fields);
+	}
 #undef RUN
+}
+
+/* Storage for the random lists of one query. */
+struct lists {
+	const char *workers[3], *sessions[3], *agents[3], *names[3];
+	const char *sort[3], *fields[4];
+	char sortbuf[3][32];
+};
+
+/* up to 3 values: picked ones, sometimes one that names nothing */
+static size_t pick_values(struct ctx *c, const char **out, const char *arr,
+                          const char *key, const char *missing)
+{
+	size_t n = 1 + rnd(c) % 3;
+	for (size_t k = 0; k < n; k++) {
+		const char *v = rnd(c) % 5 ? pick_string(c, arr, key) : missing;
+		out[k] = v && *v ? v : missing;
+	}
+	return n;
+}
+
+static const char *const any_fields[] = {
+	"id", "start", "end", "name", "worker", "samples", "ttft_ms",
+	"profile", "symbol", "span_count", "mean", "requests", "no-such-key"};
+
+/* Random sort keys, joins, fields and several values per filter. */
+static void random_analysis(struct ctx *c, const char *kind,
+                            struct query_params *p, struct lists *l)
+{
+	const char *const *keys = qorder_keys(kind);
+	static const char *const phases[] = {"prefill", "decode", "whole",
+	                                     NULL};
+	if (rnd(c) % 4 == 0) {
+		p->worker = NULL;
+		p->worker_list.v = l->workers;
+		p->worker_list.n = pick_values(c, l->workers, "workers", "id",
+		                               "no-such-worker");
+	}
+	if (rnd(c) % 5 == 0) {
+		p->session = NULL;
+		p->session_list.v = l->sessions;
+		p->session_list.n = pick_values(c, l->sessions, "sessions", "id",
+		                                "no-such-session");
+	}
+	if (rnd(c) % 5 == 0) {
+		p->agent_list.v = l->agents;
+		p->agent_list.n = pick_values(c, l->agents, "requests", "agent",
+		                              "no-such-agent");
+	}
+	if (rnd(c) % 5 == 0) {
+		p->name = NULL;
+		p->name_list.v = l->names;
+		p->name_list.n = pick_values(c, l->names, "metrics", "name",
+		                             "no-such-series");
+	}
+	if (keys && rnd(c) % 2) {
+		size_t nk = 0;
+		while (keys[nk])
+			nk++;
+		p->sort.v = l->sort;
+		p->sort.n = 1 + rnd(c) % 3;
+		for (size_t k = 0; k < p->sort.n; k++) {
+			snprintf(l->sortbuf[k], sizeof l->sortbuf[k], "%s%s",
+			         rnd(c) % 2 ? "-" : "",
+			         rnd(c) % 40 ? keys[rnd(c) % nk] : "nokey");
+			l->sort[k] = l->sortbuf[k];
+		}
+	}
+	if (rnd(c) % 4 == 0) {
+		p->fields.v = l->fields;
+		p->fields.n = 1 + rnd(c) % 4;
+		for (size_t k = 0; k < p->fields.n; k++)
+			l->fields[k] =
+				any_fields[rnd(c) % (sizeof any_fields /
+				                     sizeof *any_fields)];
+	}
+	if (rnd(c) % 3 == 0 && strcmp(kind, "request") &&
+	    strcmp(kind, "lifecycle")) {
+		/* a join: no window or worker (else it is check 4's error) */
+		p->request_id = rnd(c) % 30 ? pick_string(c, "requests", "id")
+		                            : "no-such-request";
+		p->phase = phases[rnd(c) % 4];
+		if (rnd(c) % 10) {
+			p->has_start = p->has_end = 0;
+			p->worker = NULL;
+			p->worker_list.n = 0;
+		}
+	}
+}
+
+/* Random --group-by / timeline parameters (valid most of the time); with
+ * a group_by, sort keys are drawn from the group keys. */
+static void random_grouping(struct ctx *c, struct query_params *p)
+{
+	static const char *const nsys_f[] = {"name", "worker", "profile", "tid"};
+	static const char *const req_f[] = {"session", "agent", "worker",
+	                                    "status", "client_kind"};
+	static const char *const sources[] = {"requests", "nsys", "cpu",
+	                                      "metrics"};
+	int timeline = p->kind && !strcmp(p->kind, "timeline");
+
+	/* group sort keys; "nokey" last, so only a draw at the end has it */
+	static const char *const nsys_s[] = {
+		"-clipped_total", "count", "-duration_max", "key", "-key",
+		"duration_mean", "-duration_total", "-count", "nokey"};
+	static const char *const req_s[] = {
+		"-ttft_ms.p99", "count", "-input_tokens", "key", "output_tokens",
+		"duration.p50", "-duration.max", "ttft_ms.mean", "-key",
+		"-ttft_ms.min", "nokey"};
+
+	if (p->kind && !strcmp(p->kind, "nsys") && rnd(c) % 2)
+		p->group_by = nsys_f[rnd(c) % 4];
+	if (p->kind && !strcmp(p->kind, "requests") && rnd(c) % 2)
+		p->group_by = req_f[rnd(c) % 5];
+	if (p->group_by && p->sort.n) {
+		int req = !strcmp(p->kind, "requests");
+		size_t nk = req ? sizeof req_s / sizeof *req_s
+		                : sizeof nsys_s / sizeof *nsys_s;
+		size_t at = rnd(c) % (nk - 1), n = 1 + rnd(c) % 3;
+		p->sort.v = (req ? req_s : nsys_s) + at;
+		p->sort.n = at + n <= nk ? n : nk - at;
+	}
+	if (!timeline)
+		return;
+	p->of = sources[rnd(c) % 4];
+	if (!strcmp(p->of, "nsys") && rnd(c) % 2)
+		p->group_by = "name";
+	if (rnd(c) % 20) {
+		double s = p->has_start ? p->start : 0;
+		double e = p->has_end ? p->end : c->duration;
+		unsigned long long r = rnd(c) % 4;
+		p->has_bucket = 1;
+		if (r == 0) /* a width that does not divide the window */
+			p->bucket = (e - s) / (1 + (double)(rnd(c) % 3000)) * 1.0001;
+		else if (r == 1)
+			p->bucket = (e - s) / (double)(1 + rnd(c) % 40);
+		else if (r == 2)
+			p->bucket = 0.1 * (double)(1 + rnd(c) % 30);
+		else
+			p->bucket = rnd01(c) * (e - s) + 1e-9;
+	}
 }
 
 static void random_set(struct ctx *c, const char *kind, int *ok)
 {
 	struct query_params p;
+	struct lists lists;
 	char *name = NULL, *search = NULL;
 	const char *s;
 
@@ -324,7 +570,10 @@ static void random_set(struct ctx *c, const char *kind, int *ok)
 	if (rnd(c) % 3 == 0)
 		p.limit = (int64_t)(rnd(c) % 30);
 	p.points = rnd(c) % 2;
-	p.request_id = pick_string(c, "requests", "id");
+	if (!strcmp(kind, "request") || !strcmp(kind, "lifecycle"))
+		p.request_id = pick_string(c, "requests", "id");
+	random_analysis(c, kind, &p, &lists);
+	random_grouping(c, &p);
 	*ok &= compare(c, &p);
 	free(name);
 	free(search);

@@ -6,7 +6,15 @@
 'use strict';
 
 const DSQuery = (() => {
-  const MSG_RANGE = 'Require 0 <= start < end <= run duration (seconds from origin_ns)';
+  /* A real as dsight prints it (Python repr: 900.0, 0.1, 1e-09). */
+  function realText(d) {
+    if (Number.isInteger(d) && Math.abs(d) < 1e16) return d.toFixed(1);
+    const [mant, ex] = d.toExponential().split('e');
+    const e = Number(ex);
+    if (e < -4 || e >= 16) return `${mant}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+    return String(d);
+  }
+  const MSG_RANGE = (dur) => `Require 0 <= start < end <= ${realText(dur)} (run duration in seconds from origin_ns)`;
   const MSG_PAGE = 'Require integer offset >= 0 and 0 <= limit <= 1000';
   const MSG_TTFT = 'min_ttft_ms must be finite and nonnegative';
   const ATTR_NSYS = 'Shared worker/rank activity; overlap does not establish request ownership.';
@@ -45,7 +53,7 @@ const DSQuery = (() => {
     out.from = from === null ? 0 : from;
     out.to = to === null ? dur : to;
     if (!(Number.isFinite(out.from) && Number.isFinite(out.to) && out.from >= 0 && out.from < out.to && out.to <= dur))
-      throw new UsageError(MSG_RANGE);
+      throw new UsageError(MSG_RANGE(dur));
     out.offset = offset === null ? 0 : offset;
     out.limit = limit === null ? 100 : limit;
     if (!(out.offset >= 0 && out.limit >= 0 && out.limit <= 1000)) throw new UsageError(MSG_PAGE);

@@ -1,5 +1,6 @@
 /* hash: SHA-256 hex digests (see hash.h). */
 #include "base/hash.h"
+#include "base/cancel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +64,13 @@ int hash_sha256_hex(const void *p, size_t n, char out[HASH_HEX_LEN + 1],
 int hash_sha256_file(const char *path, char out[HASH_HEX_LEN + 1],
                      unsigned long long *size, struct err *e)
 {
+	return hash_sha256_file_cancel(path, out, size, NULL, e);
+}
+
+int hash_sha256_file_cancel(const char *path, char out[HASH_HEX_LEN + 1],
+                            unsigned long long *size,
+                            const volatile sig_atomic_t *cancel, struct err *e)
+{
 	struct hash_sha256 h;
 	unsigned long long total = 0;
 	char *chunk;
@@ -84,8 +92,11 @@ int hash_sha256_file(const char *path, char out[HASH_HEX_LEN + 1],
 		ssize_t n = read(fd, chunk, 1 << 20);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			err_sys(e, ERR_DATA, "cannot read %s", path);
+		if (n < 0 || cancel_requested(cancel)) {
+			if (n < 0)
+				err_sys(e, ERR_DATA, "cannot read %s", path);
+			else
+				err_set(e, ERR_DATA, "interrupted");
 			hash_sha256_abort(&h);
 			free(chunk);
 			close(fd);

@@ -5,6 +5,7 @@
 #ifndef DSIGHT_HASH_H
 #define DSIGHT_HASH_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "base/err.h"
@@ -29,5 +30,10 @@ int hash_sha256_hex(const void *p, size_t n, char out[HASH_HEX_LEN + 1],
 /* SHA-256 of the file at path; *size (may be NULL) gets its size. */
 int hash_sha256_file(const char *path, char out[HASH_HEX_LEN + 1],
                      unsigned long long *size, struct err *e);
+/* The same, stopping with ERR_DATA "interrupted" soon after *cancel
+ * becomes non-zero (cancel may be NULL): a file may be gigabytes. */
+int hash_sha256_file_cancel(const char *path, char out[HASH_HEX_LEN + 1],
+                            unsigned long long *size,
+                            const volatile sig_atomic_t *cancel, struct err *e);
 
 #endif

@@ -9,6 +9,29 @@ int utf8_valid(const char *s, size_t n)
 	return u8_check((const uint8_t *)s, n) == NULL;
 }
 
+const char *utf8_problem(const char *s, size_t n)
+{
+	const uint8_t *bad = u8_check((const uint8_t *)s, n);
+	if (!bad)
+		return NULL;
+	size_t left = n - (size_t)(bad - (const uint8_t *)s);
+	uint8_t c = bad[0], d = left > 1 ? bad[1] : 0;
+	int cont = (d & 0xC0) == 0x80;
+
+	if ((c & 0xC0) == 0x80)
+		return "a stray continuation byte";
+	if (c == 0xC0 || c == 0xC1 || (c == 0xE0 && cont && d < 0xA0) ||
+	    (c == 0xF0 && cont && d < 0x90))
+		return "an overlong form";
+	if (c == 0xED && cont && d >= 0xA0)
+		return "an encoded surrogate";
+	if ((c == 0xF4 && cont && d >= 0x90) || (c >= 0xF5 && c <= 0xF7))
+		return "a code point above U+10FFFF";
+	if (c >= 0xF8)
+		return "a byte that is never UTF-8";
+	return "a truncated character";
+}
+
 /* Length of the sequence a lead byte announces (0: not a lead byte). */
 static size_t lead_len(unsigned char c)
 {
@@ -21,6 +44,30 @@ static size_t lead_len(unsigned char c)
 	if (c >= 0xF0 && c <= 0xF4)
 		return 4;
 	return 0;
+}
+
+/* The length of the maximal subpart at s (invalid there): a lead byte and
+ * the continuation bytes that could still have completed it, at least 1. */
+static size_t subpart(const unsigned char *s, size_t n)
+{
+	size_t need = lead_len(s[0]), k = 1;
+	unsigned char lo = 0x80, hi = 0xBF;
+
+	if (need < 2)
+		return 1;
+	if (s[0] == 0xE0)
+		lo = 0xA0;
+	else if (s[0] == 0xED)
+		hi = 0x9F;
+	else if (s[0] == 0xF0)
+		lo = 0x90;
+	else if (s[0] == 0xF4)
+		hi = 0x8F;
+	while (k < need && k < n && s[k] >= lo && s[k] <= hi) {
+		k++;
+		lo = 0x80, hi = 0xBF;
+	}
+	return k;
 }
 
 size_t utf8_cut(const char *s, size_t n, size_t cap)
@@ -99,9 +146,11 @@ size_t utf8_repair(struct buf *out, const char *s, size_t n)
 		ucs4_t uc;
 		int k = u8_mbtoucr(&uc, (const uint8_t *)s + i, n - i);
 		if (k < 0) {
+			/* one U+FFFD per maximal subpart (Unicode 3.9, "U+FFFD
+			 * substitution of maximal subparts") */
 			buf_append(out, "\xEF\xBF\xBD", 3);
 			bad++;
-			i++;
+			i += subpart((const unsigned char *)s + i, n - i);
 		} else {
 			buf_append(out, s + i, (size_t)k);
 			i += (size_t)k;

@@ -18,6 +18,12 @@
 /* 1 when s (n bytes) is valid UTF-8, else 0. */
 int utf8_valid(const char *s, size_t n);
 
+/* What is wrong with the first invalid sequence of s (n bytes), as a
+ * phrase for messages ("an overlong form", "an encoded surrogate", "a code
+ * point above U+10FFFF", "a stray continuation byte", "a truncated
+ * character", "a byte that is never UTF-8"); NULL when s is valid. */
+const char *utf8_problem(const char *s, size_t n);
+
 /* The length of the longest prefix of s (n bytes) that is at most cap bytes
  * and does not end inside a multibyte character. */
 size_t utf8_cut(const char *s, size_t n, size_t cap);

@@ -6,6 +6,8 @@
 #include "ingest/evidence.h"
 #include "ingest/evparse.h"
 #include "ingest/input.h"
+#include "ingest/strscan.h"
+#include "base/cancel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,83 +33,6 @@ char *evidence_data_file(const char *path)
 		return out;
 	}
 	return strdup(path);
-}
-
-void evidence_stats_free(struct evidence_stats *stats)
-{
-	if (!stats)
-		return;
-	free(stats->series_points);
-	free(stats->profile_events);
-	free(stats->profile_samples);
-	memset(stats, 0, sizeof *stats);
-}
-
-/* ---- capabilities ------------------------------------------------------- */
-
-static int str_is(const json_t *obj, const char *key, const char *want)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
-}
-
-static int nonempty(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_array(v) && json_array_size(v) > 0;
-}
-
-static int count_of(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_integer(v) && json_integer_value(v) > 0;
-}
-
-json_t *evidence_capabilities(const json_t *catalog,
-                              const uint64_t *series_points, size_t nseries)
-{
-	const json_t *reqs = json_object_get(catalog, "requests");
-	const json_t *metrics = json_object_get(catalog, "metrics");
-	const json_t *profiles = json_object_get(catalog, "profiles");
-	const json_t *v;
-	int breakdown = 0, spans = nonempty(catalog, "server_spans");
-	int any_points = 0, worker = 0, hardware = 0, nvtx = 0, cpu = 0;
-	size_t i;
-
-	json_array_foreach(reqs, i, v) {
-		const json_t *lc = json_object_get(v, "lifecycle");
-		if (json_is_true(json_object_get(lc, "available")))
-			breakdown = 1;
-		if (nonempty(v, "spans"))
-			spans = 1;
-	}
-	json_array_foreach(metrics, i, v) {
-		if (i >= nseries || !series_points || series_points[i] == 0)
-			continue;
-		any_points = 1;
-		if (str_is(v, "component", "Workers") || str_is(v, "group", "worker"))
-			worker = 1;
-		if (str_is(v, "component", "GPU") || str_is(v, "component", "Host") ||
-		    str_is(v, "group", "hardware"))
-			hardware = 1;
-	}
-	json_array_foreach(profiles, i, v) {
-		if (count_of(v, "event_count"))
-			nvtx = 1;
-		if (count_of(json_object_get(v, "cpu"), "sample_count"))
-			cpu = 1;
-	}
-	return json_pack("{sbsbsbsbsbsbsbsbsbsb}",
-	                 "requests", json_is_array(reqs) && json_array_size(reqs) > 0,
-	                 "request_breakdown", breakdown,
-	                 "server_activity", spans,
-	                 "metrics", nonempty(catalog, "metric_catalog") || any_points,
-	                 "worker_metrics", worker,
-	                 "hardware_metrics", hardware,
-	                 "nvtx", nvtx,
-	                 "cpu_samples", cpu,
-	                 "nsight", nvtx || cpu,
-	                 "iterations", nonempty(catalog, "iterations"));
 }
 
 /* ---- the read ----------------------------------------------------------- */
@@ -175,18 +100,81 @@ static int first_byte(const char *s, size_t n, const char *file, int *seen,
 	return 0;
 }
 
-static int read_stream(struct input *in, const char *file,
-                       const struct evidence_sink *sink, json_t **catalog,
-                       struct evidence_stats *stats, struct err *e)
+/* The parse of one document: yajl, evparse, and the look-ahead that holds
+ * back a string crossing a chunk boundary (see strscan.h). */
+struct reader {
+	yajl_handle h;
+	struct evparse *p;
+	const char *file;
+	struct strscan sc;
+	struct buf hold;  /* the start of a string that crosses chunks */
+	uint64_t base;    /* document bytes given to yajl so far */
+};
+
+static int give(struct reader *r, const char *s, size_t n, struct err *e)
 {
-	struct evparse *p = evparse_new(file, sink, e);
-	yajl_handle h = NULL;
+	if (!n)
+		return 0;
+	evparse_lone_string(r->p, r->sc.lone);
+	if (yajl_parse(r->h, (const unsigned char *)s, n) != yajl_status_ok) {
+		int rc = evparse_error(r->p);
+		return rc ? rc : yajl_failure(r->h, r->p, r->file, s, n, r->base, e);
+	}
+	r->base += n;
+	return 0;
+}
+
+/* One chunk of the document.  A string token is given to yajl whole: yajl
+ * rescans a partial token from its start on every chunk. */
+static int take(struct reader *r, const char *s, size_t n, struct err *e)
+{
+	int holding = r->sc.in_str;
+	size_t start = 0;
+	int rc;
+
+	if (strscan_feed(&r->sc, s, n) == STRSCAN_TOO_LONG) {
+		/* the string starts where yajl stopped: its path is known */
+		if (!holding && r->sc.last_open != SIZE_MAX &&
+		    (rc = give(r, s, r->sc.last_open, e)))
+			return rc;
+		return evparse_fail_here(r->p, "a string longer than 64 MiB");
+	}
+	if (holding) {
+		if (r->sc.first_close == SIZE_MAX) {
+			buf_append(&r->hold, s, n);
+			return r->hold.failed ? err_set(e, ERR_NOMEM, "out of memory") : 0;
+		}
+		start = r->sc.first_close;
+		buf_append(&r->hold, s, start);
+		if (r->hold.failed)
+			return err_set(e, ERR_NOMEM, "out of memory");
+		rc = give(r, r->hold.data, r->hold.len, e);
+		buf_free(&r->hold); /* a long string's memory goes back now */
+		buf_init(&r->hold, 0);
+		if (rc)
+			return rc;
+	}
+	if (!r->sc.in_str)
+		return give(r, s + start, n - start, e);
+	if ((rc = give(r, s + start, r->sc.last_open - start, e)))
+		return rc;
+	buf_append(&r->hold, s + r->sc.last_open, n - r->sc.last_open);
+	return r->hold.failed ? err_set(e, ERR_NOMEM, "out of memory") : 0;
+}
+
+static int read_stream(struct input *in, const char *file,
+                       const struct row_sink *sink, json_t **catalog,
+                       struct evstats *stats, struct err *e)
+{
+	struct reader r = { .file = file };
 	const char *chunk = NULL;
-	uint64_t base = 0;
 	int rc = 0, seen = 0;
 	size_t n = 0;
 
-	if (!p || !(h = yajl_alloc(&evparse_callbacks, NULL, p))) {
+	strscan_init(&r.sc);
+	buf_init(&r.hold, 0);
+	r.p = evparse_new(file, sink, e);
+	if (!r.p || !(r.h = yajl_alloc(&evparse_callbacks, NULL, r.p))) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -197,36 +185,39 @@ static int read_stream(struct input *in, const char *file,
 			break;
 		if (!seen && (rc = first_byte(chunk, n, file, &seen, e)))
 			goto out;
-		if (yajl_parse(h, (const unsigned char *)chunk, n) != yajl_status_ok) {
-			rc = evparse_error(p);
-			if (!rc)
-				rc = yajl_failure(h, p, file, chunk, n, base, e);
+		if (sink && cancel_requested(sink->cancel)) {
+			rc = err_set(e, ERR_DATA, "interrupted");
 			goto out;
 		}
-		base += n;
+		if ((rc = take(&r, chunk, n, e)))
+			goto out;
 		if (sink && sink->progress)
 			sink->progress(sink->ctx, input_consumed(in), input_size(in));
 	}
+	/* an unterminated string: yajl names the end of the document */
+	if ((rc = give(&r, r.hold.data, r.hold.len, e)))
+		goto out;
 	if (!seen) {
 		rc = err_set(e, ERR_DATA, "%s: empty document", file);
 		goto out;
 	}
-	if (yajl_complete_parse(h) != yajl_status_ok) {
-		rc = evparse_error(p);
+	if (yajl_complete_parse(r.h) != yajl_status_ok) {
+		rc = evparse_error(r.p);
 		if (!rc)
-			rc = yajl_failure(h, p, file, NULL, 0, base, e);
+			rc = yajl_failure(r.h, r.p, file, NULL, 0, r.base, e);
 		goto out;
 	}
-	rc = evparse_finish(p, catalog, stats);
+	rc = evparse_finish(r.p, catalog, stats);
 out:
-	if (h)
-		yajl_free(h);
-	evparse_free(p);
+	if (r.h)
+		yajl_free(r.h);
+	evparse_free(r.p);
+	buf_free(&r.hold);
 	return rc;
 }
 
-int evidence_read(const char *path, const struct evidence_sink *sink,
-                  json_t **catalog, struct evidence_stats *stats,
+int evidence_read(const char *path, const struct row_sink *sink,
+                  json_t **catalog, struct evstats *stats,
                   struct err *e)
 {
 	struct input *in = NULL;
@@ -258,7 +249,7 @@ int evidence_read(const char *path, const struct evidence_sink *sink,
 		*catalog = NULL;
 	}
 	if (rc && stats)
-		evidence_stats_free(stats);
+		evstats_free(stats);
 	input_close(in);
 	free(file);
 	return rc;

@@ -4,6 +4,8 @@
 #include "ingest/evrow.h"
 #include "base/numtext.h"
 #include "base/utf8.h"
+#include "base/vec.h"
+#include "ingest/capabilities.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -35,7 +37,7 @@ struct frame {
 
 struct evparse {
 	const char *file;
-	const struct evidence_sink *sink;
+	const struct row_sink *sink;
 	struct err *e;
 	int rc;
 	json_t *root;
@@ -47,8 +49,8 @@ struct evparse {
 	struct buf path;
 	struct evrow row;
 	struct evrow_bounds names, stacks;
-	struct evidence_stats st;
-	size_t series_cap, profiles_cap;
+	struct evstats st;
+	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
 };
 
 /* ---- paths and errors ---------------------------------------------- */
@@ -150,44 +152,14 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 
 /* ---- stats ------------------------------------------------------------ */
 
-static int grow_u64(uint64_t **a, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	while (nc < need)
-		nc *= 2;
-	uint64_t *n = realloc(*a, nc * sizeof **a);
-	if (!n)
-		return -1;
-	memset(n + *cap, 0, (nc - *cap) * sizeof *n);
-	*a = n;
-	*cap = nc;
-	return 0;
-}
-
 static int note_profile(struct evparse *p, int64_t ord)
 {
-	size_t need = (size_t)ord + 1, cap = p->profiles_cap;
-	if (grow_u64(&p->st.profile_events, &cap, need))
-		return -1;
-	cap = p->profiles_cap;
-	if (grow_u64(&p->st.profile_samples, &cap, need))
-		return -1;
-	p->profiles_cap = cap;
-	if (p->st.nprofiles < need)
-		p->st.nprofiles = need;
-	return 0;
+	return evstats_note_profile(&p->st, ord);
 }
 
 static int note_series(struct evparse *p, int64_t ord)
 {
-	size_t need = (size_t)ord + 1;
-	if (grow_u64(&p->st.series_points, &p->series_cap, need))
-		return -1;
-	if (p->st.nseries < need)
-		p->st.nseries = need;
-	return 0;
+	return evstats_note_series(&p->st, ord);
 }
 
 static int64_t array_size_of(json_t *obj, const char *key)
@@ -238,14 +210,14 @@ static int row_end(struct evparse *p)
 {
 	struct frame *f = &p->fr[p->depth - 1];
 	struct frame *arr = &p->fr[p->depth - 2];
-	const struct evidence_sink *s = p->sink;
+	const struct row_sink *s = p->sink;
 	int64_t ord = arr->index;
 	int rc = 0;
 
 	if (!evrow_complete(&p->row))
 		return row_shape_error(p);
 	if (f->role == R_EVENT) {
-		struct evidence_event ev;
+		struct row_event ev;
 		evrow_event(&p->row, &ev);
 		if (evrow_bounds_note(&p->names, ord, ev.name))
 			return nomem(p);
@@ -254,7 +226,7 @@ static int row_end(struct evparse *p)
 		if (s && s->event)
 			rc = s->event(s->ctx, f->ord, ord, &ev, p->e);
 	} else if (f->role == R_SAMPLE) {
-		struct evidence_sample sa;
+		struct row_sample sa;
 		evrow_sample(&p->row, &sa);
 		if (evrow_bounds_note(&p->stacks, ord, sa.stack))
 			return nomem(p);
@@ -263,7 +235,7 @@ static int row_end(struct evparse *p)
 		if (s && s->sample)
 			rc = s->sample(s->ctx, f->ord, ord, &sa, p->e);
 	} else {
-		struct evidence_point pt;
+		struct row_point pt;
 		evrow_point(&p->row, &pt);
 		p->st.points++;
 		p->st.series_points[f->ord]++;
@@ -467,15 +439,31 @@ static int cb_number(void *ctx, const char *s, size_t n)
 	return 1;
 }
 
+/* Text checks every string token passes (values, keys, row fields). */
+static int text_ok(struct evparse *p, const unsigned char *s, size_t n)
+{
+	const char *what;
+
+	if (++p->nstr == p->lone_str)
+		what = "a lone surrogate \\u escape";
+	else if (utf8_valid((const char *)s, n))
+		return 1;
+	else
+		what = utf8_problem((const char *)s, n);
+	if (in_row(p))
+		return fail(p, path_of(p, p->depth, 0), "[%d]: invalid UTF-8 (%s)", p->row.k, what);
+	return fail(p, path_of(p, p->depth, 1), "invalid UTF-8 (%s)", what);
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct evparse *p = ctx;
 
+	if (!text_ok(p, s, n))
+		return 0;
 	if (in_row(p)) {
 		return row_result(p, evrow_string(&p->row, (const char *)s, n));
 	}
-	if (!evrow_text_ok((const char *)s, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
 			char q[80];
@@ -577,9 +565,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	buf_append(b, k, n);
 	if (b->failed)
 		return nomem(p);
-	if (!evrow_text_ok((const char *)k, n))
-		return fail(p, path_of(p, p->depth, 1), LONE_SURROGATE);
-	return 1;
+	return text_ok(p, k, n);
 }
 
 /* ---- checks when an object ends ---------------------------------------- */
@@ -752,7 +738,7 @@ const yajl_callbacks evparse_callbacks = {
 
 /* ---- lifetime ------------------------------------------------------------ */
 
-struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
+struct evparse *evparse_new(const char *file, const struct row_sink *sink,
                             struct err *e)
 {
 	struct evparse *p = calloc(1, sizeof *p);
@@ -773,19 +759,33 @@ struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
 	return p;
 }
 
+void evparse_lone_string(struct evparse *p, uint64_t index)
+{
+	p->lone_str = index;
+}
+
+int evparse_fail_here(struct evparse *p, const char *msg)
+{
+	if (in_row(p))
+		fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, msg);
+	else
+		fail(p, path_of(p, p->depth, 1), "%s", msg);
+	return p->rc;
+}
+
 int evparse_error(const struct evparse *p)
 {
 	return p->rc;
 }
 
 int evparse_finish(struct evparse *p, json_t **catalog,
-                   struct evidence_stats *stats)
+                   struct evstats *stats)
 {
 	if (!p->done || !p->root)
 		return err_set(p->e, ERR_DATA, "%s: invalid JSON: unexpected end of document",
 		               p->file);
 	if (!json_object_get(p->root, "capabilities")) {
-		json_t *caps = evidence_capabilities(p->root, p->st.series_points,
+		json_t *caps = capabilities_compute(p->root, p->st.series_points,
 		                                     p->st.nseries);
 		if (!caps || json_object_set_new(p->root, "capabilities", caps))
 			return err_set(p->e, ERR_NOMEM, "%s: out of memory", p->file);
@@ -811,6 +811,6 @@ void evparse_free(struct evparse *p)
 	evrow_free(&p->row);
 	evrow_bounds_free(&p->names);
 	evrow_bounds_free(&p->stacks);
-	evidence_stats_free(&p->st);
+	evstats_free(&p->st);
 	free(p);
 }

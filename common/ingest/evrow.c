@@ -1,6 +1,7 @@
 /* evrow: decoding one streamed row from its tokens (see evrow.h). */
 #include "ingest/evrow.h"
 #include "base/numtext.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ int evrow_complete(const struct evrow *r)
 	return r->k == nfields[r->kind];
 }
 
-void evrow_event(const struct evrow *r, struct evidence_event *out)
+void evrow_event(const struct evrow *r, struct row_event *out)
 {
 	out->start = r->t0;
 	out->end = r->t1;
@@ -151,7 +152,7 @@ void evrow_event(const struct evrow *r, struct evidence_event *out)
 	out->source_row = r->i[2];
 }
 
-void evrow_sample(const struct evrow *r, struct evidence_sample *out)
+void evrow_sample(const struct evrow *r, struct row_sample *out)
 {
 	out->time = r->t0;
 	out->tid = r->tid.data ? r->tid.data : "";
@@ -160,7 +161,7 @@ void evrow_sample(const struct evrow *r, struct evidence_sample *out)
 	out->source_row = r->i[1];
 }
 
-void evrow_point(const struct evrow *r, struct evidence_point *out)
+void evrow_point(const struct evrow *r, struct row_point *out)
 {
 	out->time = r->t0;
 	out->value = r->value;
@@ -189,14 +190,8 @@ int evrow_bounds_note(struct evrow_bounds *b, int64_t row, int64_t v)
 	if (b->known >= 0 || v <= b->max)
 		return 0;
 	b->max = v;
-	if (b->nhighs == b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 64;
-		struct evrow_high *h = realloc(b->highs, nc * sizeof *h);
-		if (!h)
-			return -1;
-		b->highs = h;
-		b->cap = nc;
-	}
+	if (vec_reserve(&b->highs, &b->cap, b->nhighs + 1, sizeof *b->highs))
+		return -1;
 	b->highs[b->nhighs].value = v;
 	b->highs[b->nhighs++].row = row;
 	return 0;

@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include "base/buf.h"
+#include "base/vec.h"
+#include "ingest/capabilities.h"
 #include "ingest/nsys_export.h"
 #include "ingest/nsys_name.h"
 #include "ingest/nsys_profile.h"
@@ -48,14 +50,8 @@ static void items_free(struct items *it)
 
 static int items_add(struct items *it, const char *path, const char *display)
 {
-	if (it->n == it->cap) {
-		size_t cap = it->cap ? it->cap * 2 : 8;
-		struct item *v = realloc(it->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		it->v = v;
-		it->cap = cap;
-	}
+	if (vec_reserve(&it->v, &it->cap, it->n + 1, sizeof *it->v))
+		return -1;
 	struct item *x = &it->v[it->n];
 	memset(x, 0, sizeof *x);
 	x->path = strdup(path);
@@ -145,15 +141,9 @@ static int walk(const char *root, const char *rel, struct names *out,
 		}
 		if (!ends_with(de->d_name, ".sqlite"))
 			continue;
-		if (out->n == out->cap) {
-			size_t cap = out->cap ? out->cap * 2 : 16;
-			char **v = realloc(out->v, cap * sizeof *v);
-			if (!v) {
-				rc = err_set(e, ERR_NOMEM, "out of memory");
-				break;
-			}
-			out->v = v;
-			out->cap = cap;
+		if (vec_reserve(&out->v, &out->cap, out->n + 1, sizeof *out->v)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
 		}
 		if (!(out->v[out->n] = strdup(child))) {
 			rc = err_set(e, ERR_NOMEM, "out of memory");
@@ -296,25 +286,15 @@ static int add_to_worker(json_t *workers, const json_t *profile)
 }
 
 /* Grows the per-profile counts of stats by one profile. */
-static int stats_add(struct evidence_stats *s, int64_t id, uint64_t ev,
+static int stats_add(struct evstats *s, int64_t id, uint64_t ev,
                      uint64_t sm, uint64_t bytes)
 {
 	if (!s)
 		return 0;
-	size_t n = (size_t)id + 1 > s->nprofiles ? (size_t)id + 1 : s->nprofiles;
-	uint64_t *a = realloc(s->profile_events, n * sizeof *a);
-	if (!a)
+	if (evstats_note_profile(s, id))
 		return -1;
-	s->profile_events = a;
-	uint64_t *b = realloc(s->profile_samples, n * sizeof *b);
-	if (!b)
-		return -1;
-	s->profile_samples = b;
-	for (size_t i = s->nprofiles; i < n; i++)
-		a[i] = b[i] = 0;
-	s->nprofiles = n;
-	a[id] = ev;
-	b[id] = sm;
+	s->profile_events[id] = ev;
+	s->profile_samples[id] = sm;
 	s->events += ev;
 	s->samples += sm;
 	s->input_bytes += bytes;
@@ -370,8 +350,8 @@ static json_t *new_document(const struct nsys_options *opt, int64_t origin,
 static int import_one(struct item *it, json_t *doc, int64_t origin,
                       uint64_t done, uint64_t total,
                       const struct nsys_options *opt,
-                      const struct evidence_sink *sink,
-                      struct evidence_stats *stats, json_t *warnings,
+                      const struct row_sink *sink,
+                      struct evstats *stats, json_t *warnings,
                       struct err *e)
 {
 	struct nsys_export x;
@@ -405,7 +385,7 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 		return rc;
 	}
 	if ((rc = nsys_export_file_facts(it->path, it->display, &bytes, &mtime,
-	                                 sha, e)) != 0) {
+	                                 sha, sink ? sink->cancel : NULL, e)) != 0) {
 		nsys_export_close(&x);
 		return rc;
 	}
@@ -435,6 +415,8 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 	    audit_add(audit, "nsight_selected_events", out.events) != 0 ||
 	    audit_add(audit, "nvtx_without_end", out.without_end) != 0 ||
 	    audit_add(audit, "nvtx_invalid_or_boundary", out.invalid) != 0 ||
+	    (out.invalid_text &&
+	     audit_add(audit, "nsight_invalid_text", out.invalid_text) != 0) ||
 	    stats_add(stats, in.profile_id, out.events, out.samples,
 	              (uint64_t)bytes) != 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -475,8 +457,8 @@ static int survey(struct items *it, json_t *warnings, struct err *e)
 
 int nsys_import_all(const char *const *paths, size_t npaths,
                     json_t **catalog, const struct nsys_options *opt,
-                    const struct evidence_sink *sink,
-                    struct evidence_stats *stats, struct err *e)
+                    const struct row_sink *sink,
+                    struct evstats *stats, struct err *e)
 {
 	struct items it = {0};
 	json_t *warnings = json_array(), *doc = NULL;
@@ -562,7 +544,7 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	json_t *caps = evidence_capabilities(doc,
+	json_t *caps = capabilities_compute(doc,
 	                                     stats ? stats->series_points : NULL,
 	                                     stats ? stats->nseries : 0);
 	if (!caps || json_object_set_new(doc, "capabilities", caps) != 0) {

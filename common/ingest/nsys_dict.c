@@ -1,5 +1,6 @@
 /* nsys_dict: insertion-ordered byte-string dictionary (see nsys_dict.h). */
 #include "ingest/nsys_dict.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,15 +83,8 @@ static int64_t dict_add(struct nsys_dict *d, const void *key, size_t len,
 {
 	if ((d->count + 1) * 2 > d->nslots && dict_grow(d) != 0)
 		return -1;
-	if (d->count == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 32;
-		struct nsys_dict_entry *en =
-			realloc(d->entries, cap * sizeof *en);
-		if (!en)
-			return -1;
-		d->entries = en;
-		d->cap = cap;
-	}
+	if (vec_reserve(&d->entries, &d->cap, d->count + 1, sizeof *d->entries))
+		return -1;
 	char *copy = malloc(len + 1);
 	if (!copy)
 		return -1;

@@ -410,7 +410,8 @@ fail:
 
 int nsys_export_file_facts(const char *path, const char *display,
                            int64_t *bytes, int64_t *mtime_ns,
-                           char sha256_hex[65], struct err *e)
+                           char sha256_hex[65],
+                           const volatile sig_atomic_t *cancel, struct err *e)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -424,7 +425,7 @@ int nsys_export_file_facts(const char *path, const char *display,
 	*mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
 	            st.st_mtim.tv_nsec;
 	close(fd);
-	if (hash_sha256_file(path, sha256_hex, NULL, e))
+	if (hash_sha256_file_cancel(path, sha256_hex, NULL, cancel, e))
 		return err_prefix(e, "%s: cannot hash the export", display);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #define DSIGHT_NSYS_EXPORT_H
 
 #include <sqlite3.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -47,9 +48,11 @@ void nsys_export_close(struct nsys_export *x);
 int nsys_export_sqlerr(const struct nsys_export *x, int rc, const char *what,
                        struct err *e);
 
-/* Size, mtime (ns) and lowercase hex SHA-256 of the file at path. */
+/* Size, mtime (ns) and lowercase hex SHA-256 of the file at path; stops
+ * ("interrupted") soon after *cancel (may be NULL) becomes non-zero. */
 int nsys_export_file_facts(const char *path, const char *display,
                            int64_t *bytes, int64_t *mtime_ns,
-                           char sha256_hex[65], struct err *e);
+                           char sha256_hex[65],
+                           const volatile sig_atomic_t *cancel, struct err *e);
 
 #endif

@@ -1,5 +1,7 @@
 /* nsys_profile: one export -> one streamed profile (see nsys_profile.h). */
 #include "ingest/nsys_profile.h"
+#include "base/utf8.h"
+#include "base/cancel.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include "base/buf.h"
 #include "ingest/nsys_dict.h"
 #include "ingest/nsys_name.h"
+#include "base/vec.h"
 
 #define ATTRIBUTION "shared worker/process/thread context; no per-request " \
                     "NVTX identity"
@@ -18,26 +21,23 @@
 #define CPU_EVIDENCE "COMPOSITE_EVENTS.id -> SAMPLING_CALLCHAINS.id -> " \
                      "StringIds.id"
 
-json_t *nsys_json_string(const char *s, size_t n)
+json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid)
 {
-	if (!u8_check((const uint8_t *)s, n))
+	if (utf8_valid(s, n))
 		return json_stringn(s, n);
 	struct buf b;
 	buf_init(&b, 0);
-	for (size_t i = 0; i < n;) {
-		ucs4_t uc;
-		int k = u8_mbtoucr(&uc, (const uint8_t *)s + i, n - i);
-		if (k < 0) {
-			buf_puts(&b, "\xEF\xBF\xBD");
-			i++;
-		} else {
-			buf_append(&b, s + i, (size_t)k);
-			i += (size_t)k;
-		}
-	}
+	size_t bad = utf8_repair(&b, s, n);
+	if (invalid)
+		*invalid += bad;
 	json_t *j = b.failed ? NULL : json_stringn(b.data ? b.data : "", b.len);
 	buf_free(&b);
 	return j;
+}
+
+json_t *nsys_json_string(const char *s, size_t n)
+{
+	return nsys_json_text(s, n, NULL);
 }
 
 /* State shared by the range and sample passes. */
@@ -128,7 +128,7 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 		return sqlerr(ps, rc, "reading NVTX_EVENTS", e);
 	int64_t kept = 0, max = ps->in->max_events;
 	uint64_t stepped = 0, rows = 0;
-	const struct evidence_sink *sink = ps->in->sink;
+	const struct row_sink *sink = ps->in->sink;
 	if (sink && sink->progress) {
 		sqlite3_stmt *q;
 		if (sqlite3_prepare_v2(x->db, "SELECT max(rowid) FROM NVTX_EVENTS",
@@ -170,7 +170,7 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 			out->truncated = 1;
 			continue;
 		}
-		struct evidence_event ev;
+		struct row_event ev;
 		char tid[32];
 		if ((rc = to_seconds(ps, s, &ev.start, e)) != 0 ||
 		    (rc = to_seconds(ps, en, &ev.end, e)) != 0 ||
@@ -218,14 +218,8 @@ struct cpu {
 
 static int push_frame(struct cpu *c, int64_t idx)
 {
-	if (c->nframes == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		int64_t *f = realloc(c->frames, cap * sizeof *f);
-		if (!f)
-			return -1;
-		c->frames = f;
-		c->cap = cap;
-	}
+	if (vec_reserve(&c->frames, &c->cap, c->nframes + 1, sizeof *c->frames))
+		return -1;
 	c->frames[c->nframes++] = idx;
 	return 0;
 }
@@ -234,7 +228,7 @@ static int emit_sample(struct pstate *ps, struct cpu *c, int64_t id,
                        int64_t start, int null_tid, int64_t gtid,
                        struct err *e)
 {
-	struct evidence_sample sm;
+	struct row_sample sm;
 	char tid[32];
 	int rc;
 	int64_t stack = nsys_dict_intern(&c->stacks, c->frames,
@@ -336,12 +330,12 @@ static int set(json_t *o, const char *k, json_t *v)
 	return v ? json_object_set_new(o, k, v) : -1;
 }
 
-static json_t *dict_strings(const struct nsys_dict *d)
+static json_t *dict_strings(const struct nsys_dict *d, uint64_t *invalid)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < d->count; i++)
-		if (add(a, nsys_json_string(d->entries[i].key,
-		                            d->entries[i].len)) != 0) {
+		if (add(a, nsys_json_text(d->entries[i].key,
+		                          d->entries[i].len, invalid)) != 0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -349,7 +343,8 @@ static json_t *dict_strings(const struct nsys_dict *d)
 }
 
 /* The threads array, with names from ThreadNames. */
-static int build_threads(struct pstate *ps, json_t **out, struct err *e)
+static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
+                         struct err *e)
 {
 	struct nsys_dict byid, tnames;
 	json_t *a = json_array();
@@ -407,8 +402,8 @@ static int build_threads(struct pstate *ps, json_t **out, struct err *e)
 		if (!failed)
 			failed |= set(o, "name",
 				nsys_dict_get(&byid, t->key, t->len, &k) ?
-				nsys_json_string(tnames.entries[k].key,
-				                 tnames.entries[k].len) :
+				nsys_json_text(tnames.entries[k].key,
+				               tnames.entries[k].len, invalid) :
 				json_null());
 		if (failed) {
 			rc = err_set(e, ERR_NOMEM, "out of memory");
@@ -425,7 +420,7 @@ out:
 	return rc;
 }
 
-static json_t *cpu_object(struct cpu *c)
+static json_t *cpu_object(struct cpu *c, uint64_t *invalid)
 {
 	json_t *o = json_object(), *stacks = json_array();
 	if (!o || !stacks)
@@ -443,7 +438,7 @@ static json_t *cpu_object(struct cpu *c)
 		}
 	}
 	if (set(o, "pid", c->pid >= 0 ? json_integer(c->pid) : json_null()) ||
-	    set(o, "names", dict_strings(&c->names)) ||
+	    set(o, "names", dict_strings(&c->names, invalid)) ||
 	    set(o, "stacks", stacks) ||
 	    set(o, "samples", json_array()) ||
 	    set(o, "sample_count", json_integer((json_int_t)c->count)) ||
@@ -486,7 +481,7 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	nsys_name_parse(in->file, &nm);
 	if ((rc = to_seconds(ps, x->cap_start, &c0, e)) != 0 ||
 	    (rc = to_seconds(ps, x->cap_stop, &c1, e)) != 0 ||
-	    (rc = build_threads(ps, &threads, e)) != 0)
+	    (rc = build_threads(ps, &threads, &out->invalid_text, e)) != 0)
 		return rc;
 	const char *host = x->hostname ? x->hostname :
 	                   nm.mapped ? nm.host : NULL;
@@ -495,12 +490,12 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	p = json_object();
 	if (!p ||
 	    set(p, "id", json_integer(in->profile_id)) ||
-	    set(p, "worker", json_string(nm.worker)) ||
+	    set(p, "worker", nsys_json_string(nm.worker, strlen(nm.worker))) ||
 	    set(p, "rank", nm.has_rank ? json_integer(nm.rank) : json_null()) ||
 	    set(p, "engine", nm.has_engine ? json_integer(nm.engine)
 	                                   : json_null()) ||
 	    set(p, "gpus", nm.gpus[0] ? json_string(nm.gpus) : json_null()) ||
-	    set(p, "host", host ? nsys_json_string(host, strlen(host))
+	    set(p, "host", host ? nsys_json_text(host, strlen(host), &out->invalid_text)
 	                        : json_null()) ||
 	    set(p, "host_source", json_string(host_source)) ||
 	    set(p, "file", nsys_json_string(in->file, strlen(in->file))) ||
@@ -513,7 +508,7 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	        json_integer((json_int_t)out->invalid)) ||
 	    set(p, "timed_ranges_scanned",
 	        json_integer((json_int_t)out->scanned)) ||
-	    set(p, "names", dict_strings(&ps->names)) ||
+	    set(p, "names", dict_strings(&ps->names, &out->invalid_text)) ||
 	    set(p, "name_definitions", json_array()) ||
 	    set(p, "threads", threads) ||
 	    set(p, "imported_range", out->events ? pair(range[0], range[1])
@@ -524,7 +519,7 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	    set(p, "cuda", json_boolean(x->cuda)) ||
 	    set(p, "attribution", json_string(ATTRIBUTION)) ||
 	    set(p, "clock", json_string(CLOCK)) ||
-	    set(p, "cpu", cpu && cpu->count ? cpu_object(cpu) : json_null())) {
+	    set(p, "cpu", cpu && cpu->count ? cpu_object(cpu, &out->invalid_text) : json_null())) {
 		json_decref(p);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
@@ -545,6 +540,8 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 	memset(&cpu, 0, sizeof cpu);
 	ps.in = in;
 	cpu.pid = -1;
+	if (in->sink)
+		cancel_sqlite(in->x->db, in->sink->cancel);
 	nsys_dict_init(&ps.names);
 	nsys_dict_init(&ps.text_ids);
 	nsys_dict_init(&ps.threads);

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 #include "ingest/nsys_export.h"
 
 struct nsys_profile_in {
@@ -26,13 +26,14 @@ struct nsys_profile_in {
 	/* Progress in bytes (sink->progress): this export's size and the
 	 * bytes of the exports before it, out of progress_total. */
 	uint64_t file_bytes, progress_base, progress_total;
-	const struct evidence_sink *sink;
+	const struct row_sink *sink;
 };
 
 struct nsys_profile_out {
 	json_t *profile;        /* new reference: the catalog profile object */
 	uint64_t events, samples;
 	uint64_t without_end, invalid, scanned;
+	uint64_t invalid_text;  /* invalid UTF-8 sequences replaced by U+FFFD */
 	int truncated;
 };
 
@@ -42,8 +43,12 @@ struct nsys_profile_out {
 int nsys_profile_import(const struct nsys_profile_in *in,
                         struct nsys_profile_out *out, struct err *e);
 
-/* A JSON string of n bytes; invalid UTF-8 sequences become U+FFFD.
- * New reference, NULL only when out of memory. */
+/* A JSON string of n bytes of text from an export; invalid UTF-8
+ * sequences become U+FFFD (each adds 1 to *invalid when invalid is not
+ * NULL) and NUL stays U+0000.  New reference, NULL only when out of
+ * memory. */
+json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid);
+/* nsys_json_text without counting. */
 json_t *nsys_json_string(const char *s, size_t n);
 
 #endif

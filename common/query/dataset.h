@@ -14,8 +14,9 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 #include "base/fileid.h"
 
 struct dataset;
@@ -50,6 +51,9 @@ const char *dataset_generation(const struct dataset *ds);
  * tells a rebuild). */
 const char *dataset_data_path(const struct dataset *ds);
 
+/* True when the data file is a SQLite cache (the sql kind needs one). */
+int dataset_has_cache(const struct dataset *ds);
+
 /* The identity (device, inode, size, mtime, ctime) of the data file as it
  * was when opened: compare it with fileid_get(dataset_data_path(ds)) to
  * notice a rebuild (the daemon and the MCP server do).  Borrowed. */
@@ -60,39 +64,69 @@ const struct fileid *dataset_fileid(const struct dataset *ds);
  * Always 0 for the in-memory backend. */
 int dataset_check_generation(struct dataset *ds, struct err *e);
 
-/* Row callbacks: return 0 to continue, anything else stops the scan and is
- * returned by the iterating function. Row pointers live during the call. */
-typedef int (*dataset_event_fn)(void *ctx, int64_t ordinal,
-                                const struct evidence_event *row);
-typedef int (*dataset_sample_fn)(void *ctx, int64_t ordinal,
-                                 const struct evidence_sample *row);
-typedef int (*dataset_point_fn)(void *ctx, int64_t ordinal,
-                                const struct evidence_point *row);
+/* Row callbacks (row_event_fn, ... of base/row.h): return 0 to continue,
+ * anything else stops the scan and is returned by the iterating function.
+ * Row pointers live during the call. */
 
 /* Events of one profile overlapping w (start <= w.end && end >= w.start),
  * in no particular order; w == NULL: every event in ordinal order.  The
  * SQLite backend uses the durations lower-bound scan of
  * doc/query-semantics.md "nsys". */
 int dataset_events(struct dataset *ds, int64_t profile,
-                   const struct dataset_window *w, dataset_event_fn fn,
+                   const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e);
 /* The one event (profile, ordinal), if it exists (fn not called
  * otherwise). */
 int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
-                     dataset_event_fn fn, void *ctx, struct err *e);
+                     row_event_fn fn, void *ctx, struct err *e);
 /* Samples of one profile with w.start <= time <= w.end, ordinal order
  * (w == NULL: all). */
 int dataset_samples(struct dataset *ds, int64_t profile,
-                    const struct dataset_window *w, dataset_sample_fn fn,
+                    const struct dataset_window *w, row_sample_fn fn,
                     void *ctx, struct err *e);
 /* Points of one series with w.start <= time <= w.end, ordinal order
  * (w == NULL: all). */
 int dataset_points(struct dataset *ds, int64_t series,
-                   const struct dataset_window *w, dataset_point_fn fn,
+                   const struct dataset_window *w, row_point_fn fn,
                    void *ctx, struct err *e);
 /* Every point of the series at the latest timestamp strictly before t, in
  * ordinal order (none when there is no earlier point). */
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
-                          dataset_point_fn fn, void *ctx, struct err *e);
+                          row_point_fn fn, void *ctx, struct err *e);
+
+/* Brackets one query's reads (SQLite: one read transaction, so the file is
+ * locked and checked once, not per statement; no-op in memory). */
+int dataset_read_begin(struct dataset *ds, struct err *e);
+void dataset_read_end(struct dataset *ds);
+
+/*
+ * Build-time summaries (SQLite caches that have them; doc/report-files.md
+ * "Summaries").  Each answers for the whole run [0, duration] and sets
+ * *have to 1, or sets it to 0 (the in-memory backend, a cache without
+ * them, DSIGHT_NO_SUMMARIES=1 at open, dataset_set_summaries(ds, 0), or an
+ * item the build could not summarise exactly): then scan as usual.  The
+ * answers are identical either way.  0 or an ERR_* code.
+ */
+void dataset_set_summaries(struct dataset *ds, int on);
+/* The number of NVTX ranges of profile (catalog index) in the run. */
+int dataset_run_events(struct dataset *ds, int64_t profile, int *have,
+                       int64_t *count, struct err *e);
+/* The CPU samples of profile in the run: *total, and fn once per stack
+ * index with samples (any order). */
+typedef void (*dataset_stack_fn)(void *ctx, int64_t stack, int64_t samples);
+int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
+                        int64_t *total, dataset_stack_fn fn, void *ctx,
+                        struct err *e);
+/* The metrics statistics of series over the run, into out (initialised
+ * with numstats_init). */
+struct numstats;
+int dataset_run_series(struct dataset *ds, int64_t series, int *have,
+                       struct numstats *out, struct err *e);
+/* The ranges of profile overlapping w in ascending start order (equal
+ * starts in any order); fn's non-zero return stops the walk and is
+ * returned.  Offered with the summaries (*have as above). */
+int dataset_events_by_start(struct dataset *ds, int64_t profile,
+                            const struct dataset_window *w, int *have,
+                            row_event_fn fn, void *ctx, struct err *e);
 
 #endif

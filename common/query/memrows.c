@@ -8,9 +8,8 @@
 #include "base/buf.h"
 #include "ingest/evidence.h"
 #include "base/num.h"
+#include "base/vec.h"
 
-#define BUCKET_MIN (-30)
-#define BUCKET_MAX 1100
 
 struct bucket {
 	int bucket;
@@ -60,17 +59,6 @@ struct memrows {
 	struct buf bigs; /* big integer digits */
 };
 
-/* ---- growth helpers ---- */
-
-static int grow(void **p, size_t elem, size_t cap)
-{
-	void *n = realloc(*p, elem * cap);
-	if (!n)
-		return -1;
-	*p = n;
-	return 0;
-}
-
 static uint64_t hash_text(const char *s, size_t n)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -111,8 +99,8 @@ static int intern(struct memrows *m, const char *s, size_t n, uint32_t *id)
 	}
 	if (m->ntid == m->captid) {
 		size_t nc = m->captid ? m->captid * 2 : 16;
-		if (grow((void **)&m->tid_off, sizeof(size_t), nc) ||
-		    grow((void **)&m->tid_len, sizeof(size_t), nc))
+		if (vec_resize(&m->tid_off, nc, sizeof *m->tid_off) ||
+		    vec_resize(&m->tid_len, nc, sizeof *m->tid_len))
 			return -1;
 		m->captid = nc;
 	}
@@ -133,13 +121,11 @@ static struct mprof *profile_at(struct memrows *m, int64_t p)
 		return NULL;
 	if ((size_t)p >= m->nprof) {
 		size_t nn = (size_t)p + 1;
-		struct mprof *np = realloc(m->prof, nn * sizeof *np);
-		if (!np)
+		if (vec_resize(&m->prof, nn, sizeof *m->prof))
 			return NULL;
-		memset(np + m->nprof, 0, (nn - m->nprof) * sizeof *np);
+		memset(m->prof + m->nprof, 0, (nn - m->nprof) * sizeof *m->prof);
 		for (size_t k = m->nprof; k < nn; k++)
-			np[k].sm_sorted = 1;
-		m->prof = np;
+			m->prof[k].sm_sorted = 1;
 		m->nprof = nn;
 	}
 	return &m->prof[p];
@@ -151,13 +137,11 @@ static struct mseries *series_at(struct memrows *m, int64_t s)
 		return NULL;
 	if ((size_t)s >= m->nser) {
 		size_t nn = (size_t)s + 1;
-		struct mseries *ns = realloc(m->ser, nn * sizeof *ns);
-		if (!ns)
+		if (vec_resize(&m->ser, nn, sizeof *m->ser))
 			return NULL;
-		memset(ns + m->nser, 0, (nn - m->nser) * sizeof *ns);
+		memset(m->ser + m->nser, 0, (nn - m->nser) * sizeof *m->ser);
 		for (size_t k = m->nser; k < nn; k++)
-			ns[k].sorted = 1;
-		m->ser = ns;
+			m->ser[k].sorted = 1;
 		m->nser = nn;
 	}
 	return &m->ser[s];
@@ -171,7 +155,7 @@ static int nomem(struct err *e)
 }
 
 static int sink_event(void *ctx, int64_t profile, int64_t ordinal,
-                      const struct evidence_event *row, struct err *e)
+                      const struct row_event *row, struct err *e)
 {
 	struct memrows *m = ctx;
 	struct mprof *p = profile_at(m, profile);
@@ -184,11 +168,11 @@ static int sink_event(void *ctx, int64_t profile, int64_t ordinal,
 		         : nomem(e);
 	if (p->nev == p->capev) {
 		size_t nc = p->capev ? p->capev * 2 : 256;
-		if (grow((void **)&p->start, sizeof(double), nc) ||
-		    grow((void **)&p->end, sizeof(double), nc) ||
-		    grow((void **)&p->name, sizeof(int64_t), nc) ||
-		    grow((void **)&p->ev_row, sizeof(int64_t), nc) ||
-		    grow((void **)&p->ev_tid, sizeof(uint32_t), nc))
+		if (vec_resize(&p->start, nc, sizeof *p->start) ||
+		    vec_resize(&p->end, nc, sizeof *p->end) ||
+		    vec_resize(&p->name, nc, sizeof *p->name) ||
+		    vec_resize(&p->ev_row, nc, sizeof *p->ev_row) ||
+		    vec_resize(&p->ev_tid, nc, sizeof *p->ev_tid))
 			return nomem(e);
 		p->capev = nc;
 	}
@@ -205,7 +189,7 @@ static int sink_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int sink_sample(void *ctx, int64_t profile, int64_t ordinal,
-                       const struct evidence_sample *row, struct err *e)
+                       const struct row_sample *row, struct err *e)
 {
 	struct memrows *m = ctx;
 	struct mprof *p = profile_at(m, profile);
@@ -218,10 +202,10 @@ static int sink_sample(void *ctx, int64_t profile, int64_t ordinal,
 		         : nomem(e);
 	if (p->nsm == p->capsm) {
 		size_t nc = p->capsm ? p->capsm * 2 : 256;
-		if (grow((void **)&p->sm_time, sizeof(double), nc) ||
-		    grow((void **)&p->sm_tid, sizeof(uint32_t), nc) ||
-		    grow((void **)&p->sm_stack, sizeof(int64_t), nc) ||
-		    grow((void **)&p->sm_row, sizeof(int64_t), nc))
+		if (vec_resize(&p->sm_time, nc, sizeof *p->sm_time) ||
+		    vec_resize(&p->sm_tid, nc, sizeof *p->sm_tid) ||
+		    vec_resize(&p->sm_stack, nc, sizeof *p->sm_stack) ||
+		    vec_resize(&p->sm_row, nc, sizeof *p->sm_row))
 			return nomem(e);
 		p->capsm = nc;
 	}
@@ -238,7 +222,7 @@ static int sink_sample(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int sink_point(void *ctx, int64_t series, int64_t ordinal,
-                      const struct evidence_point *row, struct err *e)
+                      const struct row_point *row, struct err *e)
 {
 	struct memrows *m = ctx;
 	struct mseries *s = series_at(m, series);
@@ -251,13 +235,13 @@ static int sink_point(void *ctx, int64_t series, int64_t ordinal,
 		         : nomem(e);
 	if (s->n == s->cap) {
 		size_t nc = s->cap ? s->cap * 2 : 64;
-		if (grow((void **)&s->time, sizeof(double), nc) ||
-		    grow((void **)&s->kind, 1, nc) ||
-		    grow((void **)&s->iv, sizeof(int64_t), nc) ||
-		    grow((void **)&s->dv, sizeof(double), nc) ||
-		    grow((void **)&s->big_len, sizeof(uint32_t), nc) ||
-		    grow((void **)&s->src, sizeof(int64_t), nc) ||
-		    grow((void **)&s->row, sizeof(int64_t), nc))
+		if (vec_resize(&s->time, nc, sizeof *s->time) ||
+		    vec_resize(&s->kind, nc, sizeof *s->kind) ||
+		    vec_resize(&s->iv, nc, sizeof *s->iv) ||
+		    vec_resize(&s->dv, nc, sizeof *s->dv) ||
+		    vec_resize(&s->big_len, nc, sizeof *s->big_len) ||
+		    vec_resize(&s->src, nc, sizeof *s->src) ||
+		    vec_resize(&s->row, nc, sizeof *s->row))
 			return nomem(e);
 		s->cap = nc;
 	}
@@ -286,17 +270,6 @@ static int sink_point(void *ctx, int64_t series, int64_t ordinal,
 
 /* ---- bucket order ---- */
 
-static int bucket_of(double start, double end)
-{
-	double d = end - start;
-	double b = ceil(log2(d > 1e-9 ? d : 1e-9));
-	if (!(b >= BUCKET_MIN))
-		return BUCKET_MIN;
-	if (b > BUCKET_MAX)
-		return BUCKET_MAX;
-	return (int)b;
-}
-
 static int cmp_start(const void *a, const void *b, void *arg)
 {
 	const struct mprof *p = arg;
@@ -309,7 +282,7 @@ static int cmp_start(const void *a, const void *b, void *arg)
 
 static int build_buckets(struct mprof *p)
 {
-	size_t nb = BUCKET_MAX - BUCKET_MIN + 1;
+	size_t nb = ROW_BUCKET_MAX - ROW_BUCKET_MIN + 1;
 	size_t *count = calloc(nb, sizeof *count);
 	double *maxd = malloc(nb * sizeof *maxd);
 	size_t *pos = calloc(nb, sizeof *pos);
@@ -321,7 +294,7 @@ static int build_buckets(struct mprof *p)
 	if (!p->order)
 		goto out;
 	for (size_t k = 0; k < p->nev; k++) {
-		int b = bucket_of(p->start[k], p->end[k]) - BUCKET_MIN;
+		int b = row_bucket(p->start[k], p->end[k]) - ROW_BUCKET_MIN;
 		double d = p->end[k] - p->start[k];
 		if (!count[b]++ || d > maxd[b])
 			maxd[b] = d;
@@ -337,7 +310,7 @@ static int build_buckets(struct mprof *p)
 		for (size_t b = 0; b < nb; b++) {
 			if (!count[b])
 				continue;
-			p->buckets[i].bucket = (int)b + BUCKET_MIN;
+			p->buckets[i].bucket = (int)b + ROW_BUCKET_MIN;
 			p->buckets[i].maximum = maxd[b];
 			p->buckets[i].off = off;
 			p->buckets[i].n = count[b];
@@ -347,7 +320,7 @@ static int build_buckets(struct mprof *p)
 		}
 	}
 	for (size_t k = 0; k < p->nev; k++) {
-		int b = bucket_of(p->start[k], p->end[k]) - BUCKET_MIN;
+		int b = row_bucket(p->start[k], p->end[k]) - ROW_BUCKET_MIN;
 		p->order[pos[b]++] = (uint32_t)k;
 	}
 	for (size_t i = 0; i < p->nbuckets; i++) {
@@ -374,7 +347,7 @@ int memrows_load(const char *path, json_t **catalog, struct memrows **out,
                  struct err *e)
 {
 	struct memrows *m = calloc(1, sizeof *m);
-	struct evidence_sink sink;
+	struct row_sink sink;
 	int rc;
 
 	*out = NULL;
@@ -446,9 +419,9 @@ void memrows_free(struct memrows *m)
 /* ---- scans ---- */
 
 static int emit_event(const struct memrows *m, const struct mprof *p,
-                      size_t k, store_event_fn fn, void *ctx)
+                      size_t k, row_event_fn fn, void *ctx)
 {
-	struct evidence_event ev;
+	struct row_event ev;
 	ev.start = p->start[k];
 	ev.end = p->end[k];
 	ev.name = p->name[k];
@@ -459,7 +432,7 @@ static int emit_event(const struct memrows *m, const struct mprof *p,
 }
 
 int memrows_events(const struct memrows *m, int64_t profile, int has_window,
-                   double wstart, double wend, store_event_fn fn, void *ctx)
+                   double wstart, double wend, row_event_fn fn, void *ctx)
 {
 	const struct mprof *p;
 	int rc;
@@ -498,7 +471,7 @@ int memrows_events(const struct memrows *m, int64_t profile, int has_window,
 }
 
 int memrows_event_at(const struct memrows *m, int64_t profile,
-                     int64_t ordinal, store_event_fn fn, void *ctx)
+                     int64_t ordinal, row_event_fn fn, void *ctx)
 {
 	const struct mprof *p;
 	if (profile < 0 || (size_t)profile >= m->nprof)
@@ -524,7 +497,7 @@ static size_t lower_bound(const double *t, size_t n, double v)
 }
 
 int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
-                    double wstart, double wend, store_sample_fn fn,
+                    double wstart, double wend, row_sample_fn fn,
                     void *ctx)
 {
 	const struct mprof *p;
@@ -537,7 +510,7 @@ int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
 	if (has_window && p->sm_sorted)
 		k = lower_bound(p->sm_time, p->nsm, wstart);
 	for (; k < p->nsm; k++) {
-		struct evidence_sample sm;
+		struct row_sample sm;
 		double t = p->sm_time[k];
 		if (has_window) {
 			if (t > wend) {
@@ -560,9 +533,9 @@ int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
 }
 
 static int emit_point(const struct memrows *m, const struct mseries *s,
-                      size_t k, store_point_fn fn, void *ctx)
+                      size_t k, row_point_fn fn, void *ctx)
 {
-	struct evidence_point pt;
+	struct row_point pt;
 	memset(&pt, 0, sizeof pt);
 	pt.time = s->time[k];
 	pt.value.kind = (enum num_kind)s->kind[k];
@@ -579,7 +552,7 @@ static int emit_point(const struct memrows *m, const struct mseries *s,
 }
 
 int memrows_points(const struct memrows *m, int64_t series, int has_window,
-                   double wstart, double wend, store_point_fn fn, void *ctx)
+                   double wstart, double wend, row_point_fn fn, void *ctx)
 {
 	const struct mseries *s;
 	size_t k = 0;
@@ -608,7 +581,7 @@ int memrows_points(const struct memrows *m, int64_t series, int has_window,
 }
 
 int memrows_points_before(const struct memrows *m, int64_t series, double t,
-                          store_point_fn fn, void *ctx)
+                          row_point_fn fn, void *ctx)
 {
 	const struct mseries *s;
 	double at = -INFINITY;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "query/qorder.h"
 #include "query/qparams.h"
 #include "query/query.h"
 
@@ -32,10 +33,12 @@ static void wrap(struct buf *out, const char *text, size_t col, size_t indent)
 	buf_putc(out, '\n');
 }
 
+/* Names for --help and qdoc_describe_json; "strings" is one string or a
+ * list, "keys" a comma-separated string or a list. */
 static const char *const type_names[] = {"string", "number", "integer",
-                                         "boolean"};
+                                         "boolean", "strings", "keys"};
 
-void qdoc_help(struct buf *out)
+void qdoc_help(struct buf *out, const char *more_flags)
 {
 	char line[256];
 
@@ -69,12 +72,30 @@ void qdoc_help(struct buf *out)
 			continue;
 		buf_init(&t, 0);
 		buf_puts(&t, qp->help);
-		if (qp->def && qp->type != QP_BOOLEAN)
+		if (qp->def && qp->def[0] == '"') /* a JSON string: unquoted */
+			buf_printf(&t, " Default %.*s.", (int)strlen(qp->def) - 2,
+			           qp->def + 1);
+		else if (qp->def && qp->type != QP_BOOLEAN)
 			buf_printf(&t, " Default %s.", qp->def);
 		snprintf(line, sizeof line, "  %s%s%s", qp->flag,
 		         qp->metavar ? " " : "", qp->metavar ? qp->metavar : "");
 		buf_printf(out, "%-23s", line);
 		wrap(out, t.failed ? qp->help : t.data, 23, 23);
+		buf_free(&t);
+	}
+	buf_puts(out, more_flags ? more_flags : "");
+	buf_puts(out, "\nSort keys (--sort):\n");
+	for (size_t k = 0; k < query_kind_count; k++) {
+		const char *const *keys = qorder_keys(query_kind_table[k].name);
+		struct buf t;
+		if (!keys)
+			continue;
+		buf_init(&t, 0);
+		for (const char *const *key = keys; *key; key++)
+			buf_printf(&t, "%s%s", key == keys ? "" : ", ", *key);
+		snprintf(line, sizeof line, "  %-14s", query_kind_table[k].name);
+		buf_puts(out, line);
+		wrap(out, t.failed ? "" : t.data, 16, 16);
 		buf_free(&t);
 	}
 }
@@ -137,8 +158,22 @@ static json_t *param_schema(const struct qparam *qp)
 	json_t *s = json_object();
 	int bad = !s;
 
-	bad |= json_object_set_new(s, "type",
-	                           json_string(type_names[qp->type]));
+	if (qp->type == QP_STRINGS || qp->type == QP_KEYS) {
+		json_t *item = json_pack("{s:s}", "type", "string");
+		if (qp->type == QP_STRINGS)
+			bad |= json_object_set_new(item, "minLength",
+			                           json_integer(1));
+		if (!strcmp(qp->name, "sort"))
+			bad |= json_object_set_new(item, "enum",
+			                           qorder_key_enum());
+		bad |= json_object_set_new(
+			s, "anyOf",
+			json_pack("[{s:s},{s:s,s:o,s:i}]", "type", "string",
+			          "type", "array", "items", item, "minItems", 1));
+	} else {
+		bad |= json_object_set_new(s, "type",
+		                           json_string(type_names[qp->type]));
+	}
 	if (qp->def)
 		bad |= json_object_set_new(s, "default",
 		                           json_loads(qp->def, JSON_DECODE_ANY,
@@ -148,6 +183,16 @@ static json_t *param_schema(const struct qparam *qp)
 		for (size_t k = 0; k < query_kind_count; k++)
 			bad |= json_array_append_new(
 				en, json_string(query_kind_table[k].name));
+		bad |= json_object_set_new(s, "enum", en);
+	}
+	if (qp->choices) {
+		json_t *en = json_array();
+		for (const char *c = qp->choices; *c;) {
+			size_t w = strcspn(c, " ");
+			bad |= json_array_append_new(en, json_stringn(c, w));
+			c += w;
+			c += strspn(c, " ");
+		}
 		bad |= json_object_set_new(s, "enum", en);
 	}
 	if (qp->schema) {

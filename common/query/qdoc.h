@@ -11,8 +11,9 @@
 
 #include "base/buf.h"
 
-/* Appends the "Kinds" and "Flags" sections of `dsight query --help`. */
-void qdoc_help(struct buf *out);
+/* Appends the "Kinds", "Flags" (ending with more_flags, the caller's own
+ * lines, or NULL) and "Sort keys" sections of `dsight query --help`. */
+void qdoc_help(struct buf *out, const char *more_flags);
 
 /*
  * Appends {"kinds": [{"name", "help", "params": [names]}], "params":

@@ -21,5 +21,10 @@ int query_profiles(struct qctx *q);
 int query_nsys(struct qctx *q);
 int query_cpu(struct qctx *q);
 int query_metrics(struct qctx *q);
+int query_timeline(struct qctx *q);
+/* --group-by on nsys and requests (query_group.c) */
+int query_nsys_grouped(struct qctx *q);
+int query_requests_grouped(struct qctx *q);
+int query_sql(struct qctx *q);
 
 #endif

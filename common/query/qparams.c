@@ -7,59 +7,114 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 
 #define OFF(m) offsetof(struct query_params, m)
-#define WINDOWED "requests metrics nsys cpu iterations server_spans sessions"
+#define WINDOWED \
+	"requests metrics nsys cpu iterations server_spans sessions timeline"
 #define LISTS                                                              \
 	"requests metrics profiles nsys cpu iterations sources server_spans " \
-	"sessions workers families"
+	"sessions workers families timeline"
 
+#define SORTED "requests nsys server_spans iterations sessions"
+#define JOINED "nsys metrics iterations cpu timeline"
+
+/* name, flag, metavar, type, default, kinds, help, schema, web, flags,
+ * choices, member, has_ flag, list member */
 const struct qparam qparam_table[] = {
 	{"kind", NULL, "KIND", QP_STRING, "\"summary\"", "",
-	 "What to ask.", NULL, NULL, 0, OFF(kind), -1},
+	 "What to ask.", NULL, NULL, 0, NULL, OFF(kind), -1, -1},
 	{"start", "--from", "SECONDS", QP_NUMBER, "0", WINDOWED,
 	 "Window start, seconds from meta.origin_ns.", NULL, "from",
-	 QP_COMMON, OFF(start), OFF(has_start)},
+	 QP_COMMON, NULL, OFF(start), OFF(has_start), -1},
 	{"end", "--to", "SECONDS", QP_NUMBER, NULL, WINDOWED,
 	 "Window end, seconds; default the run duration.", NULL, "to",
-	 QP_COMMON, OFF(end), OFF(has_end)},
-	{"request_id", "--request", "ID", QP_STRING, NULL, "request lifecycle",
-	 "Request id; required by request and lifecycle.", NULL, NULL, 0,
-	 OFF(request_id), -1},
-	{"session", "--session", "ID", QP_STRING, NULL, "requests sessions",
-	 "Exact session id.", NULL, "session", 0, OFF(session), -1},
-	{"agent", "--agent", "NAME", QP_STRING, NULL, "requests sessions",
-	 "Exact agent.", NULL, "agent", 0, OFF(agent), -1},
-	{"worker", "--worker", "ID", QP_STRING, NULL,
-	 "requests metrics profiles nsys cpu iterations workers",
-	 "Exact worker id (e.g. decode-0); empty means no filter.", NULL,
-	 "worker", 0, OFF(worker), -1},
+	 QP_COMMON, NULL, OFF(end), OFF(has_end), -1},
+	{"request_id", "--request", "ID", QP_STRING, NULL,
+	 "request lifecycle " JOINED,
+	 "Request id: required by request and lifecycle; on nsys, metrics, "
+	 "iterations, cpu and timeline it sets the window and the workers "
+	 "(see --phase).",
+	 NULL, NULL, 0, NULL, OFF(request_id), -1, -1},
+	{"phase", "--phase", "PHASE", QP_STRING, "\"whole\"", JOINED,
+	 "With --request: the request's prefill [start, first], decode "
+	 "[first, end] or whole [start, end].",
+	 NULL, NULL, 0, "prefill decode whole", OFF(phase), -1, -1},
+	{"session", "--session", "ID", QP_STRINGS, NULL,
+	 "requests sessions timeline", "Exact session id; repeat (or a JSON array) for any of several.",
+	 NULL, "session", 0, NULL, OFF(session), -1, OFF(session_list)},
+	{"agent", "--agent", "NAME", QP_STRINGS, NULL,
+	 "requests sessions timeline", "Exact agent; repeat (or a JSON array) for any of several.", NULL,
+	 "agent", 0, NULL, OFF(agent), -1, OFF(agent_list)},
+	{"worker", "--worker", "ID", QP_STRINGS, NULL,
+	 "requests metrics profiles nsys cpu iterations workers timeline",
+	 "Exact worker id (e.g. decode-0); one empty value means no filter; "
+	 "repeat (or a JSON array) for any of several.",
+	 NULL, "worker", 0, NULL, OFF(worker), -1, OFF(worker_list)},
 	{"rank", "--rank", "N", QP_INTEGER, NULL,
-	 "metrics profiles nsys cpu iterations",
-	 "Rank filter; 0 is a real filter.", NULL, "rank", 0, OFF(rank),
-	 OFF(has_rank)},
-	{"profile", "--profile", "N", QP_INTEGER, NULL, "profiles nsys cpu",
-	 "Profile id; 0 is a real filter.", NULL, "profile", 0, OFF(profile),
-	 OFF(has_profile)},
-	{"name", "--name", "TEXT", QP_STRING, NULL, "metrics nsys families",
+	 "metrics profiles nsys cpu iterations timeline",
+	 "Rank filter; 0 is a real filter.", NULL, "rank", 0, NULL, OFF(rank),
+	 OFF(has_rank), -1},
+	{"profile", "--profile", "N", QP_INTEGER, NULL,
+	 "profiles nsys cpu timeline",
+	 "Profile id; 0 is a real filter.", NULL, "profile", 0, NULL,
+	 OFF(profile), OFF(has_profile), -1},
+	{"name", "--name", "TEXT", QP_STRINGS, NULL,
+	 "metrics nsys families timeline",
 	 "metrics: exact series name; nsys: case-insensitive substring of the "
-	 "range name; families: substring.",
-	 NULL, "name", 0, OFF(name), -1},
-	{"search", "--search", "TEXT", QP_STRING, NULL, "requests",
-	 "requests: case-insensitive substring of any identity.", NULL,
-	 "search", 0, OFF(search), -1},
-	{"min_ttft_ms", "--min-ttft-ms", "MS", QP_NUMBER, "0", "requests",
-	 "Requests with ttft_ms >= MS (a null TTFT counts as 0).",
-	 "\"minimum\":0", "minTTFT", 0, OFF(min_ttft_ms), -1},
+	 "range name; families: substring; repeat (or a JSON array) for any "
+	 "of several.",
+	 NULL, "name", 0, NULL, OFF(name), -1, OFF(name_list)},
+	{"search", "--search", "TEXT", QP_STRING, NULL,
+	 "requests timeline", "requests: case-insensitive substring of any identity.", NULL,
+	 "search", 0, NULL, OFF(search), -1, -1},
+	{"min_ttft_ms", "--min-ttft-ms", "MS", QP_NUMBER, "0",
+	 "requests timeline", "Requests with ttft_ms >= MS (a null TTFT counts as 0).",
+	 "\"minimum\":0", "minTTFT", 0, NULL, OFF(min_ttft_ms), -1, -1},
+	{"sort", "--sort", "KEYS", QP_KEYS, NULL, SORTED,
+	 "Order by these keys in turn (comma-separated or a JSON array; "
+	 "\"-\" before a key for descending; nulls last; ties keep the "
+	 "default order).",
+	 NULL, NULL, 0, NULL, OFF(sort), -1, -1},
+	{"fields", "--fields", "KEYS", QP_KEYS, NULL, LISTS,
+	 "Keep only these top-level keys of each item (comma-separated or a "
+	 "JSON array).",
+	 NULL, NULL, 0, NULL, OFF(fields), -1, -1},
 	{"offset", "--offset", "N", QP_INTEGER, "0", LISTS,
 	 "First item of the page.", "\"minimum\":0", "offset", QP_COMMON,
-	 OFF(offset), -1},
+	 NULL, OFF(offset), -1, -1},
 	{"limit", "--limit", "N", QP_INTEGER, "100", LISTS,
 	 "Page size, 0..1000; 0 returns exact totals only.",
-	 "\"minimum\":0,\"maximum\":1000", "limit", QP_COMMON, OFF(limit), -1},
+	 "\"minimum\":0,\"maximum\":1000", "limit", QP_COMMON, NULL,
+	 OFF(limit), -1, -1},
 	{"points", "--points", NULL, QP_BOOLEAN, "false", "metrics",
 	 "metrics: include up to 1,000 raw points per series.", NULL, "points",
-	 0, OFF(points), -1},
+	 0, NULL, OFF(points), -1, -1},
+	{"group_by", "--group-by", "FIELD", QP_STRING, NULL,
+	 "nsys requests timeline",
+	 "Group the matches: nsys by name, worker, profile or tid; requests by "
+	 "session, agent, worker, status or client_kind; timeline (of nsys) "
+	 "by name.",
+	 NULL, NULL, 0, "name worker profile tid session agent status client_kind",
+	 OFF(group_by), -1, -1},
+	{"bucket", "--bucket", "SECONDS", QP_NUMBER, NULL, "timeline",
+	 "timeline: bucket width in seconds (> 0; at most 10000 buckets).",
+	 "\"exclusiveMinimum\":0", NULL, 0, NULL, OFF(bucket),
+	 OFF(has_bucket), -1},
+	{"of", "--of", "SOURCE", QP_STRING, "\"requests\"", "timeline",
+	 "timeline: what to bucket: requests, nsys, cpu or metrics.", NULL,
+	 NULL, 0, "requests nsys cpu metrics", OFF(of), -1, -1},
+	{"sql", "--sql", "STATEMENT", QP_STRING, NULL, "sql",
+	 "sql: one read-only SELECT on the report's SQLite cache and its views "
+	 "(nvtx, cpu_samples, cpu_frames, metric_points, series, requests, "
+	 "request_workers, lifecycle_stages, server_spans, profiles, workers, "
+	 "sessions, iterations, sources); at most 10,000 rows / 16 MiB "
+	 "(then truncated: true).",
+	 NULL, NULL, 0, NULL, OFF(sql), -1, -1},
+	{"timeout", "--timeout", "SECONDS", QP_NUMBER, "10", "sql",
+	 "sql: time limit in seconds, > 0 and <= 30.",
+	 "\"exclusiveMinimum\":0,\"maximum\":30", NULL, 0, NULL, OFF(timeout),
+	 OFF(has_timeout), -1},
 };
 const size_t qparam_count = sizeof qparam_table / sizeof qparam_table[0];
 
@@ -97,6 +152,7 @@ int qparam_used_by(const struct qparam *qp, const char *kind)
 /* ---- member access ---- */
 
 #define MEMBER(p, qp, type) ((type *)((char *)(p) + (qp)->off))
+#define LIST(p, qp) ((struct qlist *)((char *)(p) + (qp)->list_off))
 
 static void mark(struct query_params *p, const struct qparam *qp)
 {
@@ -107,6 +163,62 @@ static void mark(struct query_params *p, const struct qparam *qp)
 static int has(const struct query_params *p, const struct qparam *qp)
 {
 	return qp->has_off >= 0 && *(const int *)((const char *)p + qp->has_off);
+}
+
+/* Memory the decoders allocated for p: a growing array of blocks. */
+struct owned {
+	void **blocks;
+	size_t n, cap;
+};
+
+/* Takes block (malloc'd) into p's ownership; NULL (block freed) when out
+ * of memory. */
+static void *own(struct query_params *p, void *block)
+{
+	struct owned *o = p->owned;
+	if (!block)
+		return NULL;
+	if (!o && !(o = p->owned = calloc(1, sizeof *o)))
+		goto fail;
+	if (vec_reserve(&o->blocks, &o->cap, o->n + 1, sizeof *o->blocks))
+		goto fail;
+	o->blocks[o->n++] = block;
+	return block;
+fail:
+	free(block);
+	return NULL;
+}
+
+/* Appends value to *l (a new owned array each time: lists are short). */
+static int list_add(struct query_params *p, struct qlist *l, const char *v)
+{
+	const char **a = own(p, malloc((l->n + 1) * sizeof *a));
+	if (!a)
+		return -1;
+	if (l->n)
+		memcpy(a, l->v, l->n * sizeof *a);
+	a[l->n] = v;
+	l->v = a;
+	l->n++;
+	return 0;
+}
+
+/* Appends the comma-separated keys of text to *l. */
+static int keys_add(struct query_params *p, struct qlist *l, const char *text)
+{
+	char *copy = own(p, strdup(text));
+	if (!copy)
+		return -1;
+	for (char *s = copy;;) {
+		char *c = strchr(s, ',');
+		if (c)
+			*c = 0;
+		if (list_add(p, l, s))
+			return -1;
+		if (!c)
+			return 0;
+		s = c + 1;
+	}
 }
 
 void query_params_init(struct query_params *p)
@@ -127,7 +239,13 @@ void query_params_init(struct query_params *p)
 
 void query_params_free(struct query_params *p)
 {
-	free(p->owned);
+	struct owned *o = p->owned;
+	if (o) {
+		for (size_t k = 0; k < o->n; k++)
+			free(o->blocks[k]);
+		free(o->blocks);
+		free(o);
+	}
 	query_params_init(p);
 }
 
@@ -179,6 +297,29 @@ int query_params_set_cli(struct query_params *p, const struct qparam *qp,
 	case QP_BOOLEAN:
 		*MEMBER(p, qp, int) = 1;
 		break;
+	case QP_STRINGS: {
+		const char **one = MEMBER(p, qp, const char *);
+		struct qlist *l = LIST(p, qp);
+		if (!*one && !l->n) {
+			*one = text;
+			break;
+		}
+		if (*one && list_add(p, l, *one))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		*one = NULL;
+		if (list_add(p, l, text))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		for (size_t k = 0; k < l->n; k++)
+			if (!*l->v[k])
+				return err_set(e, ERR_USAGE,
+				               "%s values must not be empty",
+				               qp->name);
+		break;
+	}
+	case QP_KEYS:
+		if (keys_add(p, MEMBER(p, qp, struct qlist), text))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		break;
 	}
 	mark(p, qp);
 	return 0;
@@ -186,8 +327,36 @@ int query_params_set_cli(struct query_params *p, const struct qparam *qp,
 
 /* ---- RPC / MCP ---- */
 
-static const char *const type_words[] = {"a string", "a number",
-                                         "an integer", "a boolean"};
+static const char *const type_words[] = {
+	"a string", "a number", "an integer", "a boolean",
+	"a string, a list of strings", "a string, a list of strings"};
+
+/* A JSON array of strings into *l (QP_STRINGS: no empty string). */
+static int decode_list(const json_t *v, const struct qparam *qp,
+                       struct query_params *p, struct qlist *l,
+                       struct err *e)
+{
+	size_t k;
+	const json_t *x;
+
+	if (!json_array_size(v))
+		return err_set(e, ERR_USAGE, "%s must not be an empty list",
+		               qp->name);
+	json_array_foreach(v, k, x) {
+		if (!json_is_string(x))
+			return err_set(e, ERR_USAGE, "%s must be %s or null",
+			               qp->name, type_words[qp->type]);
+		if (qp->type == QP_STRINGS && !json_string_length(x))
+			return err_set(e, ERR_USAGE,
+			               "%s values must not be empty", qp->name);
+	}
+	l->n = 0;
+	json_array_foreach(v, k, x) {
+		if (list_add(p, l, json_string_value(x)))
+			return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
 
 static int nonfinite_text(const char *s, double *out)
 {
@@ -229,6 +398,21 @@ static int decode_one(const json_t *v, const struct qparam *qp,
 	case QP_BOOLEAN:
 		if ((ok = json_is_boolean(v)))
 			*MEMBER(p, qp, int) = json_is_true(v);
+		break;
+	case QP_STRINGS:
+		if ((ok = json_is_string(v)))
+			*MEMBER(p, qp, const char *) = json_string_value(v);
+		else if (json_is_array(v))
+			return decode_list(v, qp, p, LIST(p, qp), e);
+		break;
+	case QP_KEYS:
+		if (json_is_array(v))
+			return decode_list(v, qp, p, MEMBER(p, qp, struct qlist),
+			                   e);
+		if ((ok = json_is_string(v)) &&
+		    keys_add(p, MEMBER(p, qp, struct qlist),
+		             json_string_value(v)))
+			return err_set(e, ERR_NOMEM, "out of memory");
 		break;
 	}
 	if (!ok)
@@ -312,6 +496,26 @@ void query_params_to_json(const struct query_params *p, struct buf *out)
 			put_key(out, &n, qp->name);
 			buf_puts(out, *MEMBER(p, qp, int) ? "true" : "false");
 			break;
+		case QP_STRINGS:
+		case QP_KEYS: {
+			const struct qlist *l = qp->type == QP_KEYS
+			                                ? MEMBER(p, qp, struct qlist)
+			                                : LIST(p, qp);
+			if (qp->type == QP_STRINGS &&
+			    *MEMBER(p, qp, const char *)) {
+				put_key(out, &n, qp->name);
+				jsonout_cstr(out, *MEMBER(p, qp, const char *));
+			}
+			if (!l->n)
+				continue;
+			put_key(out, &n, qp->name);
+			for (size_t i = 0; i < l->n; i++) {
+				buf_putc(out, i ? ',' : '[');
+				jsonout_cstr(out, l->v[i]);
+			}
+			buf_putc(out, ']');
+			break;
+		}
 		}
 	}
 	buf_puts(out, n ? "}" : "{}");

@@ -15,16 +15,36 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+/* Several values of one parameter (n == 0: not given as a list). */
+struct qlist {
+	const char *const *v;
+	size_t n;
+};
+
 struct query_params {
 	const char *kind;       /* NULL = "summary" */
 	int has_start, has_end; /* absent: 0 and the run duration */
 	double start, end;
+	/* worker, session, agent, name: one value here, or several in the
+	 * *_list member (a JSON array or a repeated CLI flag); the engine
+	 * reads whichever is given (qshared.h q_values). */
 	const char *request_id, *session, *agent, *worker, *name, *search;
+	struct qlist session_list, agent_list, worker_list, name_list;
 	int has_rank, has_profile;
 	int64_t rank, profile;
 	double min_ttft_ms;     /* default 0 */
 	int64_t offset, limit;  /* defaults 0 and 100 */
 	int points;             /* metrics only */
+	struct qlist sort;      /* keys, "-" prefix for descending */
+	struct qlist fields;    /* item keys to keep */
+	const char *phase;      /* with request_id: prefill, decode, whole */
+	const char *group_by;   /* nsys, requests, timeline; NULL = none */
+	int has_bucket;         /* timeline: the bucket width is required */
+	double bucket;
+	const char *of;         /* timeline source; NULL = "requests" */
+	const char *sql;        /* sql only: the statement */
+	int has_timeout;        /* sql only: absent = 10 s */
+	double timeout;
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 };
 
@@ -33,6 +53,10 @@ enum qparam_type {
 	QP_NUMBER,  /* double (non-finite values allowed: validation rejects) */
 	QP_INTEGER, /* int64_t */
 	QP_BOOLEAN, /* int; a CLI switch without a value */
+	QP_STRINGS, /* const char * (one value) or struct qlist at list_off
+	             * (a JSON array, or the CLI flag repeated) */
+	QP_KEYS,    /* struct qlist: a comma-separated string or a JSON array
+	             * of strings; a repeated CLI flag adds to it */
 };
 
 /* Where a parameter is shown in the generated help: with every list kind
@@ -50,8 +74,10 @@ struct qparam {
 	const char *schema;   /* extra JSON-schema members ("minimum":0) or NULL */
 	const char *web;      /* name in the browser API (web/query.js) or NULL */
 	unsigned flags;       /* QP_COMMON */
+	const char *choices;  /* closed values, space-separated (schema enum) */
 	size_t off;           /* member of struct query_params */
 	ptrdiff_t has_off;    /* its has_ flag, or -1 */
+	ptrdiff_t list_off;   /* QP_STRINGS: its struct qlist, else -1 */
 };
 
 /* The parameters, in help and schema order; qparam_count of them. */
@@ -72,8 +98,11 @@ void query_params_free(struct query_params *p);
 /*
  * Sets the parameter of CLI flag qp from its text value (NULL for a
  * switch).  A value that does not parse as the type is ERR_USAGE
- * "--limit must be an integer" / "--from must be a number".  String
- * values point into text: keep it alive while p is used.
+ * "--limit must be an integer" / "--from must be a number".  A repeated
+ * QP_STRINGS flag makes a list ("worker values must not be empty" when one
+ * of them is empty); QP_KEYS values are split on commas and accumulate.
+ * String values point into text: keep it alive while p is used; call
+ * query_params_free.
  */
 int query_params_set_cli(struct query_params *p, const struct qparam *qp,
                          const char *text, struct err *e);
@@ -82,7 +111,9 @@ int query_params_set_cli(struct query_params *p, const struct qparam *qp,
  * Reads RPC/MCP parameters from a JSON object (members by their RPC names;
  * null = absent; unknown members ignored).  A member of the wrong JSON type
  * is ERR_USAGE "<name> must be an integer or null" (or "a number",
- * "a string", "a boolean").  A number parameter also takes the strings
+ * "a string", "a boolean", "a string, a list of strings"); an empty
+ * array is "<name> must not be an empty list" and an empty string in a
+ * list "<name> values must not be empty".  A number parameter also takes the strings
  * "nan", "inf" and "-inf" (what the CLI client sends for a non-finite value
  * the user typed, so that validation answers as it does locally).  Strings
  * point into j: keep j alive while p is used; call query_params_free.

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "query/qjoin.h"
+#include "query/qnotes.h"
 
 const json_t *q_array(const json_t *obj, const char *key)
 {
@@ -35,6 +37,11 @@ int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
 int q_wide(const struct qctx *q)
 {
 	return q->end - q->start >= q->duration / 4;
+}
+
+int q_whole_run(const struct qctx *q)
+{
+	return q->start == 0 && q->end == q->duration;
 }
 
 int q_given(const char *s)
@@ -80,7 +87,7 @@ int q_select_profiles(struct qctx *q, size_t **idx, size_t *n)
 	json_array_foreach(profiles, k, pr) {
 		if (!json_is_object(pr))
 			continue;
-		if (q_given(q->p->worker) && !q_str_eq(pr, "worker", q->p->worker))
+		if (!q_field_in(&q->workers, pr, "worker"))
 			continue;
 		if (q->p->has_rank &&
 		    !q_int_eq(json_object_get(pr, "rank"), q->p->rank))
@@ -106,6 +113,15 @@ void q_list_head(struct qctx *q, size_t total)
 	buf_puts(q->out, ",\"items\":[");
 }
 
+void q_groups_head(struct qctx *q, size_t total, size_t groups)
+{
+	buf_puts(q->out, "{\"total\":");
+	jsonout_int(q->out, (int64_t)total);
+	buf_puts(q->out, ",\"groups\":");
+	jsonout_int(q->out, (int64_t)groups);
+	buf_puts(q->out, ",\"items\":[");
+}
+
 void q_list_tail(struct qctx *q)
 {
 	buf_puts(q->out, "],\"offset\":");
@@ -117,28 +133,147 @@ void q_list_tail(struct qctx *q)
 	buf_putc(q->out, ',');
 	jsonout_real(q->out, q->end);
 	buf_putc(q->out, ']');
+	qjoin_emit(q);
 }
 
-size_t q_obj_open_except(struct buf *b, const json_t *obj,
-                         const char *const *skip)
+void q_list_close(struct qctx *q, size_t total)
+{
+	if (!total)
+		qnotes_emit(q);
+	buf_putc(q->out, '}');
+}
+
+int q_str_in(const struct qfilter *f, const char *s)
+{
+	if (!f->on)
+		return 1;
+	for (size_t k = 0; k < f->n; k++)
+		if (!strcmp(f->v[k], s))
+			return 1;
+	return 0;
+}
+
+int q_in(const struct qfilter *f, const json_t *v)
+{
+	if (!f->on)
+		return 1;
+	if (!json_is_string(v))
+		return 0;
+	for (size_t k = 0; k < f->n; k++)
+		if (strlen(f->v[k]) == json_string_length(v) &&
+		    !memcmp(f->v[k], json_string_value(v), json_string_length(v)))
+			return 1;
+	return 0;
+}
+
+int q_field_in(const struct qfilter *f, const json_t *obj, const char *key)
+{
+	return !f->on || q_in(f, json_object_get(obj, key));
+}
+
+int q_any_in(const struct qfilter *f, const json_t *arr)
+{
+	size_t k;
+	const json_t *v;
+	if (!f->on)
+		return 1;
+	json_array_foreach(arr, k, v) {
+		if (q_in(f, v))
+			return 1;
+	}
+	return 0;
+}
+
+int q_request_foreach(struct qctx *q,
+                      int (*fn)(void *ctx, const json_t *req, size_t index),
+                      void *ctx)
+{
+	const json_t *reqs = q_array(q->cat, "requests"), *r;
+	size_t k;
+	int rc;
+	json_array_foreach(reqs, k, r) {
+		if ((rc = fn(ctx, r, k)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+struct find {
+	const char *id;
+	const json_t *found;
+};
+
+static int find_one(void *ctx, const json_t *req, size_t index)
+{
+	struct find *f = ctx;
+	(void)index;
+	if (!q_str_eq(req, "id", f->id))
+		return 0;
+	f->found = req;
+	return 1;
+}
+
+const json_t *q_request_find(struct qctx *q, const char *id)
+{
+	struct find f = {id, NULL};
+	q_request_foreach(q, find_one, &f);
+	return f.found;
+}
+
+void qi_begin(struct qitem *it, struct qctx *q)
+{
+	it->b = q->out;
+	it->fields = &q->p->fields;
+	it->n = 0;
+	buf_putc(it->b, '{');
+}
+
+int qi_key(struct qitem *it, const char *key)
+{
+	if (it->fields->n) {
+		size_t k;
+		for (k = 0; k < it->fields->n; k++)
+			if (!strcmp(it->fields->v[k], key))
+				break;
+		if (k == it->fields->n)
+			return 0;
+	}
+	if (it->n++)
+		buf_putc(it->b, ',');
+	jsonout_cstr(it->b, key);
+	buf_putc(it->b, ':');
+	return 1;
+}
+
+void qi_members(struct qitem *it, const json_t *obj,
+                const char *const *skip)
 {
 	const char *key;
 	json_t *v;
-	size_t n = 0;
 
-	buf_putc(b, '{');
 	json_object_foreach((json_t *)obj, key, v) {
 		int skipped = 0;
 		for (const char *const *s = skip; s && *s; s++)
 			if (!strcmp(*s, key))
 				skipped = 1;
-		if (skipped)
-			continue;
-		if (n++)
-			buf_putc(b, ',');
-		jsonout_cstr(b, key);
-		buf_putc(b, ':');
-		jsonout_tree(b, v, 0);
+		if (!skipped && qi_key(it, key))
+			jsonout_tree(it->b, v, 0);
 	}
-	return n;
+}
+
+void qi_end(struct qitem *it)
+{
+	buf_putc(it->b, '}');
+}
+
+void q_emit_object(struct qctx *q, const json_t *obj)
+{
+	struct qitem it;
+	if (!json_is_object(obj)) {
+		jsonout_tree(q->out, obj, 0);
+		return;
+	}
+	qi_begin(&it, q);
+	qi_members(&it, obj, NULL);
+	qi_end(&it);
 }

@@ -14,17 +14,82 @@
 #include "base/buf.h"
 #include "query/dataset.h"
 #include "base/err.h"
+#include "query/qgroup.h"
+#include "query/qorder.h"
 #include "query/qparams.h"
+
+/* A filter by several exact values (worker, session, agent, name).  on ==
+ * 0: no filter; on with n == 0 (a request without workers): nothing
+ * matches. */
+struct qfilter {
+	const char *const *v;
+	size_t n;
+	int on;
+};
+
+/* A request join (--request with --phase on nsys, metrics, iterations,
+ * cpu, timeline): resolved by qjoin_resolve (qjoin.h). */
+struct qjoin {
+	int on;
+	const char *id, *phase;
+	double a, b;             /* the window */
+	const char **workers;    /* the request's workers (malloc'd array) */
+	size_t nworkers;
+};
 
 struct qctx {
 	struct dataset *ds;
 	const json_t *cat;
 	const struct query_params *p;
+	const char *kind;
 	double start, end; /* the resolved window */
 	double duration;
+	/* the filters as given (or as the join sets them) */
+	struct qfilter workers, sessions, agents, names;
+	struct qorder order; /* the parsed sort (n == 0: default order) */
+	struct qjoin join;
 	struct buf *out;
 	struct err *e;
 };
+
+/* Whether v (a JSON value) is a string equal to one of f's values; 1 when
+ * the filter is off. */
+int q_in(const struct qfilter *f, const json_t *v);
+/* Whether obj's member key is in f (1 when f is off). */
+int q_field_in(const struct qfilter *f, const json_t *obj, const char *key);
+/* Whether any string of the array arr is in f (1 when f is off). */
+int q_any_in(const struct qfilter *f, const json_t *arr);
+/* Whether s (a C string) is one of f's values (1 when f is off). */
+int q_str_in(const struct qfilter *f, const char *s);
+
+/* The catalog's requests, backend neutral: calls fn for each request
+ * element in stored order until it returns non-zero (returned). */
+int q_request_foreach(struct qctx *q,
+                      int (*fn)(void *ctx, const json_t *req, size_t index),
+                      void *ctx);
+/* The request with this id (borrowed), or NULL. */
+const json_t *q_request_find(struct qctx *q, const char *id);
+
+/* One item written under --fields: only the listed top-level keys, in the
+ * item's own order. */
+struct qitem {
+	struct buf *b;
+	const struct qlist *fields; /* n == 0: every key */
+	size_t n;                   /* keys written */
+};
+/* Writes "{" and starts an item. */
+void qi_begin(struct qitem *it, struct qctx *q);
+/* Whether key is kept; when it is, writes `,"key":` (the caller then
+ * writes the value). */
+int qi_key(struct qitem *it, const char *key);
+/* Writes obj's members (except those named in skip, NULL-ended) through
+ * qi_key. */
+void qi_members(struct qitem *it, const json_t *obj,
+                const char *const *skip);
+/* Writes "}". */
+void qi_end(struct qitem *it);
+/* A whole catalog object as an item. */
+void q_emit_object(struct qctx *q, const json_t *obj);
 
 /* Borrowed catalog member arrays (NULL when absent or not an array). */
 const json_t *q_array(const json_t *obj, const char *key);
@@ -35,6 +100,9 @@ int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
                const char *kend);
 /* The window covers at least a quarter of the run (dataset_window.wide). */
 int q_wide(const struct qctx *q);
+/* The window is the whole run [0, duration]: build-time summaries apply
+ * (dataset_run_*). */
+int q_whole_run(const struct qctx *q);
 /* A worker filter (or a substring filter) is given: non-NULL and
  * non-empty; exact session/agent/name filters test non-NULL only. */
 int q_given(const char *s);
@@ -49,15 +117,70 @@ int64_t q_id(const json_t *obj, size_t k);
  * into catalog.profiles).  0 or ERR_NOMEM. */
 int q_select_profiles(struct qctx *q, size_t **idx, size_t *n);
 
+/* The nsys name filter: lowercased needles (several --name values match
+ * any).  q_name_needles prepares them (*nd NULL, *nn 0 when no filter);
+ * q_match_names gives name_ok[k] = dictionary name k contains a needle
+ * (malloc'd, NULL out of memory). */
+struct q_needle {
+	char *text;
+	size_t len;
+};
+int q_name_needles(struct qctx *q, struct q_needle **nd, size_t *nn);
+void q_name_needles_free(struct q_needle *nd, size_t nn);
+unsigned char *q_match_names(const json_t *names, const struct q_needle *nd,
+                             size_t nn);
+/* The requests the requests kind's filters keep, in stored order (*el
+ * malloc'd).  0 or ERR_NOMEM. */
+int q_match_requests(struct qctx *q, const json_t ***el, size_t *n);
+/* The metrics kind's series filter (worker, exact name, rank as text). */
+int q_keep_series(const struct qctx *q, const json_t *s);
+
+/* The NVTX groups (by "name", "worker", "profile" or "tid") of the rows
+ * the nsys kind matches, unpaged (query_group.c); free with
+ * q_nvtx_groups_free. */
+struct q_nvtx_groups {
+	struct qkeys keys; /* group k has key keys.keys[k] */
+	struct qnvtx *g;   /* n used, cap allocated */
+	size_t n, cap;
+	int partial;       /* a selected profile was truncated */
+};
+int q_nsys_groups(struct qctx *q, const char *field,
+                  struct q_nvtx_groups *out);
+/* The same, calling hook for every matching row with its group index
+ * (a non-zero return stops the scan and is returned). */
+typedef int (*q_group_row_fn)(void *ctx, int64_t group,
+                              const struct row_event *row);
+int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
+                       void *hook_ctx, struct q_nvtx_groups *out);
+void q_nvtx_groups_free(struct q_nvtx_groups *g);
+/* The groups' order (the default order, then q->order's keys when
+ * with_sort) in *order, and their sort values; both malloc'd. */
+int q_nvtx_groups_order(struct qctx *q, const struct q_nvtx_groups *gs,
+                        int with_sort, size_t **order, struct num **vals);
+
+/* The group-by fields of kind, and the sort keys of its groups (NULL-ended
+ * lists in message order), or NULL when kind does not group. */
+const char *const *query_group_fields(const char *kind);
+const char *const *query_group_sort_keys(const char *kind);
+/* group_by validation on q->kind (nsys, requests; timeline of nsys): an
+ * unknown field is a usage error naming the choices. */
+int q_group_check(struct qctx *q);
+/* timeline validation: the bucket (given, finite, > 0), then the source
+ * `of`; q_timeline_count: at most 10000 buckets over the resolved window
+ * (usage errors). */
+int q_timeline_check(struct qctx *q);
+int q_timeline_count(struct qctx *q);
+
 /* The page [from, to) of a list of total matches. */
 void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
 /* `{"total":T,"items":[` */
 void q_list_head(struct qctx *q, size_t total);
-/* `],"offset":O,"limit":L,"range":[s,e]` (the caller adds extras and `}`) */
+/* `{"total":T,"groups":G,"items":[` (a grouped list) */
+void q_groups_head(struct qctx *q, size_t total, size_t groups);
+/* `],"offset":O,"limit":L,"range":[s,e]` and the join's "request" (the
+ * caller adds group_by and extras, then calls q_list_close) */
 void q_list_tail(struct qctx *q);
-/* Writes obj's members except those named in skip (NULL-ended) as
- * `{k:v,...` without the closing brace; returns the number written. */
-size_t q_obj_open_except(struct buf *b, const json_t *obj,
-                         const char *const *skip);
+/* The "notes" when total is 0, then `}`. */
+void q_list_close(struct qctx *q, size_t total);
 
 #endif

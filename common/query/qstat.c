@@ -195,22 +195,22 @@ struct num qnsum_value(const struct qnsum *s)
 
 /* ---- order statistics ---- */
 
-static int qval_cmp(const void *a, const void *b)
+static int qobs_cmp(const void *a, const void *b)
 {
-	const struct qval *x = a, *y = b;
+	const struct qobs *x = a, *y = b;
 	int c = num_cmp(&x->v, &y->v);
 	if (c)
 		return c;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-void qval_sort(struct qval *v, size_t n)
+void qobs_sort(struct qobs *v, size_t n)
 {
 	if (n > 1)
-		qsort(v, n, sizeof *v, qval_cmp);
+		qsort(v, n, sizeof *v, qobs_cmp);
 }
 
-size_t qval_rank(const struct qval *sorted, size_t n, unsigned p)
+size_t qobs_rank(const struct qobs *sorted, size_t n, unsigned p)
 {
 	/* ceil(p * n / 100) in integers: exact for any n */
 	unsigned __int128 k = ((unsigned __int128)p * n + 99) / 100;
@@ -229,7 +229,7 @@ size_t qval_rank(const struct qval *sorted, size_t n, unsigned p)
 const char *const qstat_names[QSTAT_N] = {"min", "p50", "p90",
                                            "p99", "max", "mean"};
 
-void qstat_compute(const struct qval *sorted, size_t n, struct num out[QSTAT_N])
+void qstat_compute(const struct qobs *sorted, size_t n, struct num out[QSTAT_N])
 {
 	static const unsigned ranks[5] = {0, 50, 90, 99, 100};
 	struct qsum s;
@@ -238,7 +238,7 @@ void qstat_compute(const struct qval *sorted, size_t n, struct num out[QSTAT_N])
 	if (!n)
 		return;
 	for (int k = 0; k < 5; k++)
-		out[k] = sorted[qval_rank(sorted, n, ranks[k])].v;
+		out[k] = sorted[qobs_rank(sorted, n, ranks[k])].v;
 	qsum_init(&s);
 	for (size_t k = 0; k < n; k++)
 		qsum_add(&s, sorted[k].v.kind == NUM_REAL

@@ -79,26 +79,26 @@ struct num qnsum_value(const struct qnsum *s);
 
 /* One value of an order statistic, with its position in the kind's
  * default order (ties between equal values go to the lowest). */
-struct qval {
+struct qobs {
 	struct num v; /* NUM_INT, NUM_BIG or NUM_REAL; never NUM_NULL */
 	size_t order;
 };
 
 /* Sorts by exact value, then by order. */
-void qval_sort(struct qval *v, size_t n);
-/* The index, in a qval_sort-ed array of n >= 1 values, of the
+void qobs_sort(struct qobs *v, size_t n);
+/* The index, in a qobs_sort-ed array of n >= 1 values, of the
  * nearest-rank p-th percentile (the ceil(p/100 * n)-th smallest, computed
  * exactly; p in 0..100, 0 meaning the smallest), moved to the first of the
  * values equal to it (the earliest in default order). */
-size_t qval_rank(const struct qval *sorted, size_t n, unsigned p);
+size_t qobs_rank(const struct qobs *sorted, size_t n, unsigned p);
 
 /* The statistics object {"min","p50","p90","p99","max","mean"} of n
- * values (already qval_sort-ed); all null when n == 0.  mean = the
+ * values (already qobs_sort-ed); all null when n == 0.  mean = the
  * correctly rounded sum / n.  The six numbers are also returned in out[]
  * (same order; NUM_NULL when n == 0) for sorting. */
 #define QSTAT_N 6
 extern const char *const qstat_names[QSTAT_N];
-void qstat_compute(const struct qval *sorted, size_t n, struct num out[QSTAT_N]);
+void qstat_compute(const struct qobs *sorted, size_t n, struct num out[QSTAT_N]);
 void qstat_emit(struct buf *b, const struct num st[QSTAT_N]);
 
 /* A JSON-kind number from a jansson value (integer or real); NUM_NULL for

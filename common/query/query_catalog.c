@@ -66,44 +66,50 @@ int query_request(struct qctx *q, int lifecycle_only)
 	               q->p->request_id ? q->p->request_id : "None");
 }
 
-/* Collects the indexes of arr's elements for which keep() is true. */
+/* Collects arr's elements for which keep() is true (*el malloc'd). */
 static int collect(struct qctx *q, const json_t *arr,
                    int (*keep)(struct qctx *, const json_t *, void *),
-                   void *arg, size_t **idx, size_t *n)
+                   void *arg, const json_t ***el, size_t *n)
 {
 	size_t total = json_array_size(arr), k;
 	const json_t *v;
 
 	*n = 0;
-	*idx = malloc((total ? total : 1) * sizeof **idx);
-	if (!*idx)
+	*el = malloc((total ? total : 1) * sizeof **el);
+	if (!*el)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
 	json_array_foreach(arr, k, v) {
 		if (keep(q, v, arg))
-			(*idx)[(*n)++] = k;
+			(*el)[(*n)++] = v;
 	}
 	return 0;
 }
 
-/* Emits a plain list: matching elements of arr, whole. */
+/* Emits a plain list: matching elements of arr, whole, in the sort's
+ * order. */
 static int plain_list(struct qctx *q, const json_t *arr,
                       int (*keep)(struct qctx *, const json_t *, void *),
                       void *arg)
 {
-	size_t *idx, n, from, to;
-	int rc = collect(q, arr, keep, arg, &idx, &n);
-	if (rc)
+	const json_t **el;
+	size_t n, from, to;
+	int rc = collect(q, arr, keep, arg, &el, &n);
+	if (!rc)
+		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
+	if (rc) {
+		free(el);
 		return rc;
+	}
 	q_page(q, n, &from, &to);
 	q_list_head(q, n);
 	for (size_t k = from; k < to; k++) {
 		if (k > from)
 			buf_putc(q->out, ',');
-		jsonout_tree(q->out, json_array_get(arr, idx[k]), 0);
+		q_emit_object(q, el[k]);
 	}
 	q_list_tail(q);
-	buf_putc(q->out, '}');
-	free(idx);
+	q_list_close(q, n);
+	free(el);
 	return 0;
 }
 
@@ -132,18 +138,6 @@ static int any_matches(const json_t *arr, const struct search *s)
 	return 0;
 }
 
-static int contains_string(const json_t *arr, const char *s)
-{
-	size_t k, n = strlen(s);
-	const json_t *v;
-	json_array_foreach(arr, k, v) {
-		if (json_is_string(v) && json_string_length(v) == n &&
-		    !memcmp(json_string_value(v), s, n))
-			return 1;
-	}
-	return 0;
-}
-
 static int keep_request(struct qctx *q, const json_t *r, void *arg)
 {
 	const struct query_params *p = q->p;
@@ -153,12 +147,9 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 
 	if (!json_is_object(r) || !q_overlaps(q, r, "start", "end"))
 		return 0;
-	if (p->session && !q_str_eq(r, "session", p->session))
-		return 0;
-	if (p->agent && !q_str_eq(r, "agent", p->agent))
-		return 0;
-	if (q_given(p->worker) &&
-	    !contains_string(json_object_get(r, "workers"), p->worker))
+	if (!q_field_in(&q->sessions, r, "session") ||
+	    !q_field_in(&q->agents, r, "agent") ||
+	    !q_any_in(&q->workers, json_object_get(r, "workers")))
 		return 0;
 	ttft = json_object_get(r, "ttft_ms");
 	if (json_is_number(ttft))
@@ -177,39 +168,77 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 	return 1;
 }
 
-int query_requests(struct qctx *q)
+struct gather {
+	struct qctx *q;
+	const struct search *s;
+	const json_t **el;
+	size_t n;
+};
+
+static int gather_request(void *ctx, const json_t *r, size_t index)
 {
-	static const char *const skip[] = {"spans", "lifecycle", NULL};
-	const json_t *reqs = q_array(q->cat, "requests");
+	struct gather *g = ctx;
+	(void)index;
+	if (keep_request(g->q, r, (void *)g->s))
+		g->el[g->n++] = r;
+	return 0;
+}
+
+int q_match_requests(struct qctx *q, const json_t ***el, size_t *n)
+{
 	struct search s = {NULL, 0};
-	size_t *idx, n, from, to;
+	struct gather g = {q, NULL, NULL, 0};
 	int rc;
 
 	if (q_given(q->p->search)) {
 		s.needle = text_lower(q->p->search, strlen(q->p->search), &s.len);
 		if (!s.needle)
 			return err_set(q->e, ERR_NOMEM, "out of memory");
+		g.s = &s;
 	}
-	rc = collect(q, reqs, keep_request, s.needle ? &s : NULL, &idx, &n);
+	g.el = malloc((json_array_size(q_array(q->cat, "requests")) + 1) *
+	              sizeof *g.el);
+	rc = g.el ? q_request_foreach(q, gather_request, &g)
+	          : err_set(q->e, ERR_NOMEM, "out of memory");
 	free(s.needle);
-	if (rc)
+	*el = g.el;
+	*n = g.n;
+	return rc;
+}
+
+int query_requests(struct qctx *q)
+{
+	static const char *const skip[] = {"spans", "lifecycle", NULL};
+	struct gather g = {q, NULL, NULL, 0};
+	size_t from, to;
+	int rc;
+
+	if (q->p->group_by)
+		return query_requests_grouped(q);
+	rc = q_match_requests(q, &g.el, &g.n);
+	if (!rc)
+		rc = qorder_sort_objects(&q->order, q->kind, g.el, g.n, q->e);
+	if (rc) {
+		free(g.el);
 		return rc;
-	q_page(q, n, &from, &to);
-	q_list_head(q, n);
+	}
+	q_page(q, g.n, &from, &to);
+	q_list_head(q, g.n);
 	for (size_t k = from; k < to; k++) {
-		const json_t *r = json_array_get(reqs, idx[k]);
-		const json_t *spans = json_object_get(r, "spans");
+		const json_t *r = g.el[k];
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		if (q_obj_open_except(q->out, r, skip))
-			buf_putc(q->out, ',');
-		buf_puts(q->out, "\"span_count\":");
-		jsonout_int(q->out, (int64_t)json_array_size(spans));
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		qi_members(&it, r, skip);
+		if (qi_key(&it, "span_count"))
+			jsonout_int(q->out, (int64_t)json_array_size(
+			                            json_object_get(r, "spans")));
+		qi_end(&it);
 	}
 	q_list_tail(q);
-	buf_putc(q->out, '}');
-	free(idx);
+	q_list_close(q, g.n);
+	free(g.el);
 	return 0;
 }
 
@@ -245,12 +274,8 @@ static int keep_session(struct qctx *q, const json_t *v, void *arg)
 	(void)arg;
 	if (!json_is_object(v) || !q_overlaps(q, v, "start", "end"))
 		return 0;
-	if (q->p->agent &&
-	    !contains_string(json_object_get(v, "agents"), q->p->agent))
-		return 0;
-	if (q->p->session && !q_str_eq(v, "id", q->p->session))
-		return 0;
-	return 1;
+	return q_any_in(&q->agents, json_object_get(v, "agents")) &&
+	       q_field_in(&q->sessions, v, "id");
 }
 
 int query_sessions(struct qctx *q)
@@ -261,7 +286,7 @@ int query_sessions(struct qctx *q)
 static int keep_worker(struct qctx *q, const json_t *v, void *arg)
 {
 	(void)arg;
-	return !q_given(q->p->worker) || q_str_eq(v, "id", q->p->worker);
+	return q_field_in(&q->workers, v, "id");
 }
 
 int query_workers(struct qctx *q)
@@ -271,10 +296,57 @@ int query_workers(struct qctx *q)
 
 /* ---- families ---- */
 
+/* The lowercased needles of the name filter (none: no filter). */
+struct needles {
+	struct search *v;
+	size_t n;
+};
+
+static int needles_make(struct qctx *q, struct needles *nd)
+{
+	nd->n = 0;
+	nd->v = NULL;
+	if (!q->names.on || (q->names.n == 1 && !*q->names.v[0]))
+		return 0;
+	nd->v = calloc(q->names.n, sizeof *nd->v);
+	if (!nd->v)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	for (; nd->n < q->names.n; nd->n++) {
+		const char *s = q->names.v[nd->n];
+		nd->v[nd->n].needle = text_lower(s, strlen(s), &nd->v[nd->n].len);
+		if (!nd->v[nd->n].needle)
+			return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void needles_free(struct needles *nd)
+{
+	for (size_t k = 0; k < nd->n; k++)
+		free(nd->v[k].needle);
+	free(nd->v);
+}
+
+static int needles_match(const struct needles *nd, const char *s, size_t len)
+{
+	if (!nd->v)
+		return 1;
+	for (size_t k = 0; k < nd->n; k++)
+		if (text_contains(s, len, nd->v[k].needle, nd->v[k].len))
+			return 1;
+	return 0;
+}
+
 static int keep_family(struct qctx *q, const json_t *v, void *arg)
 {
+	const json_t *name = json_object_get(v, "name");
+	const struct needles *nd = arg;
 	(void)q;
-	return !arg || str_matches(json_object_get(v, "name"), arg);
+	if (!nd->v)
+		return 1;
+	return json_is_string(name) &&
+	       needles_match(nd, json_string_value(name),
+	                     json_string_length(name));
 }
 
 struct fam {
@@ -295,7 +367,7 @@ static int cmp_fam(const void *a, const void *b)
 
 /* Without a stored catalog: one {"name", "series_count"} per distinct
  * series name, in name order. */
-static int derived_families(struct qctx *q, const struct search *s)
+static int derived_families(struct qctx *q, const struct needles *nd)
 {
 	const json_t *series = q_array(q->cat, "metrics"), *v;
 	size_t n = 0, m = 0, k, from, to;
@@ -322,21 +394,23 @@ static int derived_families(struct qctx *q, const struct search *s)
 	}
 	n = 0;
 	for (k = 0; k < m; k++)
-		if (!s || text_contains(f[k].name, f[k].len, s->needle, s->len))
+		if (needles_match(nd, f[k].name, f[k].len))
 			f[n++] = f[k];
 	q_page(q, n, &from, &to);
 	q_list_head(q, n);
 	for (k = from; k < to; k++) {
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		buf_puts(q->out, "{\"name\":");
-		jsonout_str(q->out, f[k].name, f[k].len);
-		buf_puts(q->out, ",\"series_count\":");
-		jsonout_int(q->out, f[k].count);
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		if (qi_key(&it, "name"))
+			jsonout_str(q->out, f[k].name, f[k].len);
+		if (qi_key(&it, "series_count"))
+			jsonout_int(q->out, f[k].count);
+		qi_end(&it);
 	}
 	q_list_tail(q);
-	buf_putc(q->out, '}');
+	q_list_close(q, n);
 	free(f);
 	return 0;
 }
@@ -344,19 +418,14 @@ static int derived_families(struct qctx *q, const struct search *s)
 int query_families(struct qctx *q)
 {
 	const json_t *cat = q_array(q->cat, "metric_catalog");
-	struct search s = {NULL, 0};
-	int rc;
+	struct needles nd;
+	int rc = needles_make(q, &nd);
 
-	if (q_given(q->p->name)) {
-		s.needle = text_lower(q->p->name, strlen(q->p->name), &s.len);
-		if (!s.needle)
-			return err_set(q->e, ERR_NOMEM, "out of memory");
-	}
-	if (json_array_size(cat)) /* an empty catalog counts as none */
-		rc = plain_list(q, cat, keep_family, s.needle ? &s : NULL);
-	else
-		rc = derived_families(q, s.needle ? &s : NULL);
-	free(s.needle);
+	if (!rc && json_array_size(cat)) /* an empty catalog counts as none */
+		rc = plain_list(q, cat, keep_family, &nd);
+	else if (!rc)
+		rc = derived_families(q, &nd);
+	needles_free(&nd);
 	return rc;
 }
 
@@ -376,9 +445,10 @@ int query_iterations(struct qctx *q)
 	const json_t *rows = q_array(q->cat, "iterations"), *row;
 	size_t total = json_array_size(rows), n = 0, k, from, to;
 	int64_t unaligned = 0;
-	size_t *idx = malloc((total ? total : 1) * sizeof *idx);
+	const json_t **el = malloc((total ? total : 1) * sizeof *el);
+	int rc;
 
-	if (!idx)
+	if (!el)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
 	json_array_foreach(rows, k, row) {
 		const json_t *start;
@@ -386,7 +456,7 @@ int query_iterations(struct qctx *q)
 		double a, b;
 		if (!json_is_object(row))
 			continue;
-		if (q_given(q->p->worker) && !q_str_eq(row, "worker", q->p->worker))
+		if (!q_field_in(&q->workers, row, "worker"))
 			continue;
 		if (!iteration_rank_ok(q, row))
 			continue;
@@ -402,22 +472,28 @@ int query_iterations(struct qctx *q)
 		if (!ok)
 			b = a;
 		if (a <= q->end && b >= q->start)
-			idx[n++] = k;
+			el[n++] = row;
+	}
+	rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
+	if (rc) {
+		free(el);
+		return rc;
 	}
 	q_page(q, n, &from, &to);
 	q_list_head(q, n);
 	for (k = from; k < to; k++) {
 		if (k > from)
 			buf_putc(q->out, ',');
-		jsonout_tree(q->out, json_array_get(rows, idx[k]), 0);
+		q_emit_object(q, el[k]);
 	}
 	q_list_tail(q);
 	buf_puts(q->out, ",\"unaligned_rows\":");
 	jsonout_int(q->out, unaligned);
 	buf_puts(q->out, ",\"attribution\":\"Shared batch observations with "
 	                 "recorded timestamp precision and rank scope; not "
-	                 "per-request execution time.\"}");
-	free(idx);
+	                 "per-request execution time.\"");
+	q_list_close(q, n);
+	free(el);
 	return 0;
 }
 
@@ -440,26 +516,31 @@ int query_profiles(struct qctx *q)
 		const json_t *ec = json_object_get(pr, "event_count");
 		const json_t *cpu = json_object_get(pr, "cpu");
 		const json_t *sc = json_object_get(cpu, "sample_count");
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		if (q_obj_open_except(q->out, pr, skip))
-			buf_putc(q->out, ',');
-		buf_puts(q->out, "\"event_count\":");
-		if (json_is_integer(ec))
-			jsonout_int(q->out, (int64_t)json_integer_value(ec));
-		else
-			jsonout_int(q->out, (int64_t)json_array_size(
-			                            json_object_get(pr, "events")));
-		buf_puts(q->out, ",\"cpu_samples\":");
-		if (json_is_integer(sc))
-			jsonout_int(q->out, (int64_t)json_integer_value(sc));
-		else
-			jsonout_int(q->out, (int64_t)json_array_size(
-			                            json_object_get(cpu, "samples")));
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		qi_members(&it, pr, skip);
+		if (qi_key(&it, "event_count")) {
+			if (json_is_integer(ec))
+				jsonout_int(q->out, (int64_t)json_integer_value(ec));
+			else
+				jsonout_int(q->out,
+				            (int64_t)json_array_size(
+				                    json_object_get(pr, "events")));
+		}
+		if (qi_key(&it, "cpu_samples")) {
+			if (json_is_integer(sc))
+				jsonout_int(q->out, (int64_t)json_integer_value(sc));
+			else
+				jsonout_int(q->out,
+				            (int64_t)json_array_size(
+				                    json_object_get(cpu, "samples")));
+		}
+		qi_end(&it);
 	}
 	q_list_tail(q);
-	buf_putc(q->out, '}');
+	q_list_close(q, n);
 	free(idx);
 	return 0;
 }

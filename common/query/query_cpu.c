@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 #include "query/qkinds.h"
 
 struct sym {
@@ -41,7 +42,7 @@ struct counts {
 };
 
 static int on_sample(void *ctx, int64_t ordinal,
-                     const struct evidence_sample *row)
+                     const struct row_sample *row)
 {
 	struct counts *c = ctx;
 	(void)ordinal;
@@ -49,6 +50,14 @@ static int on_sample(void *ctx, int64_t ordinal,
 	if (row->stack >= 0 && (uint64_t)row->stack < c->nstacks)
 		c->per_stack[row->stack]++;
 	return 0;
+}
+
+/* A stack's whole-run samples from the build-time summary. */
+static void on_stack(void *ctx, int64_t stack, int64_t samples)
+{
+	struct counts *c = ctx;
+	if (stack >= 0 && (uint64_t)stack < c->nstacks)
+		c->per_stack[stack] += samples;
 }
 
 /* Adds the profile's inclusive symbol counts to *syms. */
@@ -110,14 +119,8 @@ static int add_profile(const json_t *cpu, const struct counts *c,
 		const json_t *v = json_array_get(names, k);
 		if (!by_name[k])
 			continue;
-		if (*nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			struct sym *ns = realloc(*syms, ncap * sizeof *ns);
-			if (!ns)
-				goto out;
-			*syms = ns;
-			*cap = ncap;
-		}
+		if (vec_reserve(syms, cap, *nsyms + 1, sizeof **syms))
+			goto out;
 		(*syms)[*nsyms].name = json_is_string(v) ? json_string_value(v) : "";
 		(*syms)[*nsyms].len = json_is_string(v) ? json_string_length(v) : 0;
 		(*syms)[*nsyms].samples = by_name[k];
@@ -151,6 +154,7 @@ int query_cpu(struct qctx *q)
 		const json_t *pr = json_array_get(profiles, idx[k]);
 		const json_t *cpu = json_object_get(pr, "cpu");
 		struct counts c;
+		int have = 0;
 		if (!json_is_object(cpu))
 			continue;
 		c.nstacks = json_array_size(json_object_get(cpu, "stacks"));
@@ -161,8 +165,12 @@ int query_cpu(struct qctx *q)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 			break;
 		}
-		rc = dataset_samples(q->ds, (int64_t)idx[k], &w, on_sample, &c,
-		                     q->e);
+		if (q_whole_run(q))
+			rc = dataset_run_samples(q->ds, (int64_t)idx[k], &have,
+			                         &c.total, on_stack, &c, q->e);
+		if (!rc && !have)
+			rc = dataset_samples(q->ds, (int64_t)idx[k], &w, on_sample,
+			                     &c, q->e);
 		if (!rc && add_profile(cpu, &c, &syms, &nsyms, &cap))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		total_samples += c.total;
@@ -187,21 +195,25 @@ int query_cpu(struct qctx *q)
 	q_page(q, m, &from, &to);
 	q_list_head(q, m);
 	for (size_t k = from; k < to; k++) {
+		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		buf_puts(q->out, "{\"symbol\":");
-		jsonout_str(q->out, syms[k].name, syms[k].len);
-		buf_puts(q->out, ",\"samples\":");
-		jsonout_int(q->out, syms[k].samples);
-		buf_puts(q->out, ",\"fraction\":");
-		jsonout_real(q->out, (double)syms[k].samples / (double)total_samples);
-		buf_putc(q->out, '}');
+		qi_begin(&it, q);
+		if (qi_key(&it, "symbol"))
+			jsonout_str(q->out, syms[k].name, syms[k].len);
+		if (qi_key(&it, "samples"))
+			jsonout_int(q->out, syms[k].samples);
+		if (qi_key(&it, "fraction"))
+			jsonout_real(q->out, (double)syms[k].samples /
+			                             (double)total_samples);
+		qi_end(&it);
 	}
 	q_list_tail(q);
 	buf_puts(q->out, ",\"total_samples\":");
 	jsonout_int(q->out, total_samples);
 	buf_puts(q->out, ",\"attribution\":\"Inclusive process samples; not "
-	                 "per-request CPU time.\"}");
+	                 "per-request CPU time.\"");
+	q_list_close(q, m);
 	free(syms);
 	return 0;
 }

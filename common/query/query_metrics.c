@@ -7,35 +7,18 @@
 
 #include "base/jsonout.h"
 #include "base/num.h"
+#include "base/numstats.h"
 #include "query/qkinds.h"
 
 #define POINTS_MAX 1000
 
-/* A number kept beyond the row callback (big digits copied). */
-struct held {
-	struct num n;
-	struct buf big;
-};
-
-static void hold(struct held *h, const struct num *n)
-{
-	h->n = *n;
-	if (n->kind == NUM_BIG) {
-		buf_reset(&h->big);
-		buf_append(&h->big, n->big, n->big_len);
-		h->n.big = h->big.data ? h->big.data : "";
-	}
-}
-
 struct stats {
-	int64_t samples, points_total;
-	struct held min, max, last;
-	double sum;
+	struct numstats n;
 	int want_points;
 	struct buf *points; /* first POINTS_MAX raw points, comma-separated */
 };
 
-static void emit_point(struct buf *b, const struct evidence_point *pt)
+static void emit_point(struct buf *b, const struct row_point *pt)
 {
 	buf_putc(b, '[');
 	jsonout_real(b, pt->time);
@@ -49,35 +32,21 @@ static void emit_point(struct buf *b, const struct evidence_point *pt)
 }
 
 static int on_point(void *ctx, int64_t ordinal,
-                    const struct evidence_point *pt)
+                    const struct row_point *pt)
 {
 	struct stats *s = ctx;
 	(void)ordinal;
-	if (s->want_points && s->points_total < POINTS_MAX) {
-		if (s->points_total)
+	if (s->want_points && s->n.points_total < POINTS_MAX) {
+		if (s->n.points_total)
 			buf_putc(s->points, ',');
 		emit_point(s->points, pt);
 	}
-	s->points_total++;
-	if (pt->value.kind == NUM_NULL)
-		return 0;
-	if (!s->samples) {
-		hold(&s->min, &pt->value);
-		hold(&s->max, &pt->value);
-	} else {
-		if (num_cmp(&pt->value, &s->min.n) < 0)
-			hold(&s->min, &pt->value);
-		if (num_cmp(&pt->value, &s->max.n) > 0)
-			hold(&s->max, &pt->value);
-	}
-	hold(&s->last, &pt->value);
-	s->sum += num_to_double(&pt->value);
-	s->samples++;
+	numstats_add(&s->n, &pt->value);
 	return 0;
 }
 
 static int on_carried(void *ctx, int64_t ordinal,
-                      const struct evidence_point *pt)
+                      const struct row_point *pt)
 {
 	struct buf *b = ctx;
 	(void)ordinal;
@@ -104,13 +73,12 @@ static void rank_text(const json_t *v, char *out, size_t n)
 		snprintf(out, n, "None");
 }
 
-static int keep_series(const struct qctx *q, const json_t *s)
+int q_keep_series(const struct qctx *q, const json_t *s)
 {
 	if (!json_is_object(s))
 		return 0;
-	if (q_given(q->p->worker) && !q_str_eq(s, "worker", q->p->worker))
-		return 0;
-	if (q->p->name && !q_str_eq(s, "name", q->p->name))
+	if (!q_field_in(&q->workers, s, "worker") ||
+	    !q_field_in(&q->names, s, "name"))
 		return 0;
 	if (q->p->has_rank) {
 		const json_t *r = json_object_get(s, "rank");
@@ -134,46 +102,34 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
                       struct buf *points)
 {
 	static const char *const skip[] = {"points", NULL};
+	static const char *const stats[] = {"samples", "min", "max", "mean",
+	                                    "last"};
 	struct dataset_window w = {q->start, q->end, q_wide(q)};
 	struct buf *b = q->out;
 	struct stats s;
-	int rc;
+	struct qitem it;
+	int rc = 0, have = 0;
 
 	memset(&s, 0, sizeof s);
-	buf_init(&s.min.big, 0);
-	buf_init(&s.max.big, 0);
-	buf_init(&s.last.big, 0);
+	numstats_init(&s.n);
 	s.want_points = q->p->points;
 	s.points = points;
 	buf_reset(points);
-	rc = dataset_points(q->ds, (int64_t)index, &w, on_point, &s, q->e);
+	/* the whole run without raw points: the build-time summary */
+	if (!q->p->points && q_whole_run(q))
+		rc = dataset_run_series(q->ds, (int64_t)index, &have, &s.n, q->e);
+	if (!rc && !have)
+		rc = dataset_points(q->ds, (int64_t)index, &w, on_point, &s, q->e);
 	if (rc)
 		goto out;
-	if (q_obj_open_except(b, series, skip))
-		buf_putc(b, ',');
-	buf_puts(b, "\"samples\":");
-	jsonout_int(b, s.samples);
-	if (s.samples) {
-		buf_puts(b, ",\"min\":");
-		num_emit(b, &s.min.n);
-		buf_puts(b, ",\"max\":");
-		num_emit(b, &s.max.n);
-		double mean = s.sum / (double)s.samples;
-		buf_puts(b, ",\"mean\":");
-		/* integers beyond the double range make the sum infinite: no
-		 * meaningful real mean, and JSON has no Infinity */
-		if (isfinite(mean))
-			jsonout_real(b, mean);
-		else
-			buf_puts(b, "null");
-		buf_puts(b, ",\"last\":");
-		num_emit(b, &s.last.n);
-	} else {
-		buf_puts(b, ",\"min\":null,\"max\":null,\"mean\":null,"
-		            "\"last\":null");
-	}
-	if (q_str_eq(series, "temporal", "setting")) {
-		buf_puts(b, ",\"carried_setting\":[");
+	qi_begin(&it, q);
+	qi_members(&it, series, skip);
+	for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
+		if (qi_key(&it, stats[k]))
+			numstats_member(&s.n, stats[k], b);
+	if (q_str_eq(series, "temporal", "setting") &&
+	    qi_key(&it, "carried_setting")) {
+		buf_putc(b, '[');
 		rc = dataset_points_before(q->ds, (int64_t)index, q->start,
 		                           on_carried, b, q->e);
 		if (rc)
@@ -181,21 +137,23 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 		buf_putc(b, ']');
 	}
 	if (q->p->points) {
-		buf_puts(b, ",\"points\":[");
-		buf_append(b, points->data ? points->data : "", points->len);
-		buf_puts(b, "],\"points_total\":");
-		jsonout_int(b, s.points_total);
-		buf_puts(b, ",\"points_truncated\":");
-		buf_puts(b, s.points_total > POINTS_MAX ? "true" : "false");
+		if (qi_key(&it, "points")) {
+			buf_putc(b, '[');
+			buf_append(b, points->data ? points->data : "",
+			           points->len);
+			buf_putc(b, ']');
+		}
+		if (qi_key(&it, "points_total"))
+			jsonout_int(b, s.n.points_total);
+		if (qi_key(&it, "points_truncated"))
+			buf_puts(b, s.n.points_total > POINTS_MAX ? "true"
+			                                          : "false");
 	}
-	buf_putc(b, '}');
-	if (s.min.big.failed || s.max.big.failed || s.last.big.failed ||
-	    points->failed)
+	qi_end(&it);
+	if (numstats_failed(&s.n) || points->failed)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 out:
-	buf_free(&s.min.big);
-	buf_free(&s.max.big);
-	buf_free(&s.last.big);
+	numstats_free(&s.n);
 	return rc;
 }
 
@@ -214,7 +172,7 @@ int query_metrics(struct qctx *q)
 	if (!idx)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
 	json_array_foreach(all, k, s) {
-		if (keep_series(q, s))
+		if (q_keep_series(q, s))
 			idx[n++] = k;
 	}
 	buf_init(&points, 0);
@@ -230,6 +188,6 @@ int query_metrics(struct qctx *q)
 	if (rc)
 		return rc;
 	q_list_tail(q);
-	buf_putc(q->out, '}');
+	q_list_close(q, n);
 	return 0;
 }

@@ -9,15 +9,40 @@
 
 /* One match; the page's rows are re-read by ordinal at the end. */
 struct hit {
-	double start;
+	double start, end;
 	int64_t profile; /* the profile's id */
 	int64_t source_row;
 	int64_t ordinal;
 	size_t pindex;   /* index into catalog.profiles */
+	const json_t *name; /* its dictionary name (sorting by name) */
 };
 
-static int hit_cmp(const struct hit *a, const struct hit *b)
+static void hit_value(const struct hit *h, const char *key, struct qval *v)
 {
+	if (!strcmp(key, "start"))
+		qval_number(h->start, v);
+	else if (!strcmp(key, "end"))
+		qval_number(h->end, v);
+	else if (!strcmp(key, "duration"))
+		qval_number(h->end - h->start, v);
+	else if (!strcmp(key, "profile"))
+		qval_int(h->profile, v);
+	else
+		qval_of_json(h->name, v);
+}
+
+/* The sort's keys first (when given), then the default order. */
+static int hit_cmp(const struct hit *a, const struct hit *b,
+                   const struct qorder *o)
+{
+	for (size_t k = 0; o && k < o->n; k++) {
+		struct qval x, y;
+		int c;
+		hit_value(a, o->keys[k].name, &x);
+		hit_value(b, o->keys[k].name, &y);
+		if ((c = qval_cmp(&x, &y, o->keys[k].desc)) != 0)
+			return c;
+	}
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	if (a->profile != b->profile)
@@ -29,9 +54,9 @@ static int hit_cmp(const struct hit *a, const struct hit *b)
 	return a->ordinal < b->ordinal ? -1 : a->ordinal > b->ordinal;
 }
 
-static int hit_qsort(const void *a, const void *b)
+static int hit_qsort(const void *a, const void *b, void *o)
 {
-	return hit_cmp(a, b);
+	return hit_cmp(a, b, o);
 }
 
 /* The keep smallest hits in a max-heap (heap[0] is the largest kept). */
@@ -45,15 +70,22 @@ struct scan {
 	size_t pindex;
 	const unsigned char *name_ok; /* NULL = no name filter */
 	size_t nnames;
+	const json_t *names;          /* the profile's dictionary */
+	const struct qorder *order;
+	int stopped; /* on_event_ordered stopped the walk */
 };
 
-static void sift_down(struct hit *h, size_t n, size_t i)
+/* The deepest page read in start order (deeper pages scan the window). */
+#define ORDERED_KEEP_MAX 10000
+
+static void sift_down(struct hit *h, size_t n, size_t i,
+                      const struct qorder *o)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && hit_cmp(&h[l], &h[m]) > 0)
+		if (l < n && hit_cmp(&h[l], &h[m], o) > 0)
 			m = l;
-		if (r < n && hit_cmp(&h[r], &h[m]) > 0)
+		if (r < n && hit_cmp(&h[r], &h[m], o) > 0)
 			m = r;
 		if (m == i)
 			return;
@@ -64,11 +96,11 @@ static void sift_down(struct hit *h, size_t n, size_t i)
 	}
 }
 
-static void sift_up(struct hit *h, size_t i)
+static void sift_up(struct hit *h, size_t i, const struct qorder *o)
 {
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (hit_cmp(&h[i], &h[parent]) <= 0)
+		if (hit_cmp(&h[i], &h[parent], o) <= 0)
 			return;
 		struct hit t = h[i];
 		h[i] = h[parent];
@@ -77,20 +109,16 @@ static void sift_up(struct hit *h, size_t i)
 	}
 }
 
-static int on_event(void *ctx, int64_t ordinal,
-                    const struct evidence_event *row)
+/* Keeps the hit if it is among the keep smallest so far. */
+static int keep_hit(struct scan *s, int64_t ordinal,
+                    const struct row_event *row)
 {
-	struct scan *s = ctx;
 	struct hit h;
 
-	if (s->name_ok &&
-	    (row->name < 0 || (uint64_t)row->name >= s->nnames ||
-	     !s->name_ok[row->name]))
-		return 0;
-	s->total++;
-	if (!s->keep)
-		return 0;
 	h.start = row->start;
+	h.end = row->end;
+	h.name = row->name >= 0 ? json_array_get(s->names, (size_t)row->name)
+	                        : NULL;
 	h.profile = s->profile;
 	h.source_row = row->source_row;
 	h.ordinal = ordinal;
@@ -110,12 +138,85 @@ static int on_event(void *ctx, int64_t ordinal,
 			s->cap = nc;
 		}
 		s->heap[s->n] = h;
-		sift_up(s->heap, s->n++);
-	} else if (hit_cmp(&h, &s->heap[0]) < 0) {
+		sift_up(s->heap, s->n++, s->order);
+	} else if (hit_cmp(&h, &s->heap[0], s->order) < 0) {
 		s->heap[0] = h;
-		sift_down(s->heap, s->n, 0);
+		sift_down(s->heap, s->n, 0, s->order);
 	}
 	return 0;
+}
+
+static int on_event(void *ctx, int64_t ordinal,
+                    const struct row_event *row)
+{
+	struct scan *s = ctx;
+
+	if (s->name_ok &&
+	    (row->name < 0 || (uint64_t)row->name >= s->nnames ||
+	     !s->name_ok[row->name]))
+		return 0;
+	s->total++;
+	if (!s->keep)
+		return 0;
+	return keep_hit(s, ordinal, row);
+}
+
+/* Ranges in start order: once the page is full, a range starting after
+ * the last kept one (and every range after it) cannot enter the page. */
+static int on_event_ordered(void *ctx, int64_t ordinal,
+                            const struct row_event *row)
+{
+	struct scan *s = ctx;
+
+	if (s->n == s->keep && row->start > s->heap[0].start) {
+		s->stopped = 1;
+		return 1;
+	}
+	return keep_hit(s, ordinal, row);
+}
+
+/* Most pages ask for a few ranges in the default order: read each
+ * profile's ranges in start order and stop after the page, counting the
+ * whole run from the build-time summary.  *done = 0 when that does not
+ * apply (a name filter, a sort, a window other than the whole run, a deep
+ * page, no summaries). */
+static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
+                        size_t n, int filtered, const struct dataset_window *w,
+                        int *done)
+{
+	const json_t *profiles = q_array(q->cat, "profiles");
+	size_t total = 0;
+	int rc = 0, have = 1;
+
+	*done = 0;
+	if (filtered || q->order.n || !q_whole_run(q) ||
+	    s->keep > ORDERED_KEEP_MAX)
+		return 0;
+	for (size_t k = 0; k < n && have && !rc; k++) {
+		int64_t c = 0;
+		rc = dataset_run_events(q->ds, (int64_t)idx[k], &have, &c, q->e);
+		total += (size_t)c;
+	}
+	if (rc || !have)
+		return rc;
+	for (size_t k = 0; k < n && s->keep && !rc; k++) {
+		const json_t *pr = json_array_get(profiles, idx[k]);
+		s->names = json_object_get(pr, "names");
+		s->profile = q_id(pr, idx[k]);
+		s->pindex = idx[k];
+		s->stopped = 0;
+		rc = dataset_events_by_start(q->ds, (int64_t)idx[k], w, &have,
+		                             on_event_ordered, s, q->e);
+		if (rc == 1 && s->stopped)
+			rc = 0;
+		if (s->oom)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		if (!rc && !have) /* cannot happen once the counts were there */
+			return err_set(q->e, ERR_DATA, "the summaries vanished");
+	}
+	s->total = total;
+	*done = !rc;
+	return rc;
 }
 
 struct emit {
@@ -154,8 +255,14 @@ static int gtid_parts(const char *s, size_t n, int64_t *pid, int64_t *tid)
 	return 1;
 }
 
+static void put_member(struct buf *b, const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	jsonout_tree(b, v ? v : json_null(), 0);
+}
+
 static int emit_event(void *ctx, int64_t ordinal,
-                      const struct evidence_event *row)
+                      const struct row_event *row)
 {
 	struct emit *em = ctx;
 	struct buf *b = em->q->out;
@@ -163,6 +270,8 @@ static int emit_event(void *ctx, int64_t ordinal,
 	const json_t *defs = json_object_get(em->pr, "name_definitions");
 	const json_t *name = NULL, *def = NULL;
 	int64_t pid, tid;
+	int parts = gtid_parts(row->tid, row->tid_len, &pid, &tid);
+	struct qitem it;
 
 	(void)ordinal;
 	if (row->name >= 0) {
@@ -170,51 +279,46 @@ static int emit_event(void *ctx, int64_t ordinal,
 		if (json_array_size(defs))
 			def = json_array_get(defs, (size_t)row->name);
 	}
-	buf_puts(b, "{\"profile\":");
-	jsonout_int(b, em->profile);
-	buf_puts(b, ",\"worker\":");
-	jsonout_tree(b, json_object_get(em->pr, "worker")
-	                        ? json_object_get(em->pr, "worker")
-	                        : json_null(),
-	             0);
-	buf_puts(b, ",\"rank\":");
-	jsonout_tree(b, json_object_get(em->pr, "rank")
-	                        ? json_object_get(em->pr, "rank")
-	                        : json_null(),
-	             0);
-	buf_puts(b, ",\"start\":");
-	jsonout_real(b, row->start);
-	buf_puts(b, ",\"end\":");
-	jsonout_real(b, row->end);
-	buf_puts(b, ",\"name\":");
-	jsonout_tree(b, name ? name : json_null(), 0);
-	buf_puts(b, ",\"global_tid\":");
-	jsonout_str(b, row->tid, row->tid_len);
-	if (gtid_parts(row->tid, row->tid_len, &pid, &tid)) {
-		buf_puts(b, ",\"pid\":");
-		jsonout_int(b, pid);
-		buf_puts(b, ",\"tid\":");
-		jsonout_int(b, tid);
-	} else {
-		buf_puts(b, ",\"pid\":null,\"tid\":null");
+	qi_begin(&it, em->q);
+	if (qi_key(&it, "profile"))
+		jsonout_int(b, em->profile);
+	if (qi_key(&it, "worker"))
+		put_member(b, em->pr, "worker");
+	if (qi_key(&it, "rank"))
+		put_member(b, em->pr, "rank");
+	if (qi_key(&it, "start"))
+		jsonout_real(b, row->start);
+	if (qi_key(&it, "end"))
+		jsonout_real(b, row->end);
+	if (qi_key(&it, "name"))
+		jsonout_tree(b, name ? name : json_null(), 0);
+	if (qi_key(&it, "global_tid"))
+		jsonout_str(b, row->tid, row->tid_len);
+	if (qi_key(&it, "pid")) {
+		if (parts)
+			jsonout_int(b, pid);
+		else
+			buf_puts(b, "null");
 	}
-	buf_puts(b, ",\"definition\":");
-	jsonout_tree(b, def ? def : json_null(), 0);
-	buf_puts(b, ",\"rowid\":");
-	jsonout_int(b, row->source_row);
-	buf_puts(b, ",\"evidence_source\":");
-	jsonout_tree(b, json_object_get(em->pr, "evidence_source")
-	                        ? json_object_get(em->pr, "evidence_source")
-	                        : json_null(),
-	             0);
-	buf_putc(b, '}');
+	if (qi_key(&it, "tid")) {
+		if (parts)
+			jsonout_int(b, tid);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "definition"))
+		jsonout_tree(b, def ? def : json_null(), 0);
+	if (qi_key(&it, "rowid"))
+		jsonout_int(b, row->source_row);
+	if (qi_key(&it, "evidence_source"))
+		put_member(b, em->pr, "evidence_source");
+	qi_end(&it);
 	em->done = 1;
 	return 0;
 }
 
-/* name_ok[k] = the dictionary name k contains the needle. */
-static unsigned char *match_names(const json_t *names, const char *needle,
-                                  size_t nlen)
+unsigned char *q_match_names(const json_t *names, const struct q_needle *nd,
+                             size_t nn)
 {
 	size_t n = json_array_size(names), k;
 	unsigned char *ok = calloc(n ? n : 1, 1);
@@ -223,11 +327,44 @@ static unsigned char *match_names(const json_t *names, const char *needle,
 	if (!ok)
 		return NULL;
 	json_array_foreach(names, k, v) {
-		ok[k] = json_is_string(v) &&
-		        text_contains(json_string_value(v), json_string_length(v),
-		                      needle, nlen);
+		for (size_t i = 0; i < nn && !ok[k]; i++)
+			ok[k] = json_is_string(v) &&
+			        text_contains(json_string_value(v),
+			                      json_string_length(v), nd[i].text,
+			                      nd[i].len);
 	}
 	return ok;
+}
+
+int q_name_needles(struct qctx *q, struct q_needle **out, size_t *count)
+{
+	struct q_needle *nd = NULL;
+	size_t nn = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (!q->names.on || (q->names.n == 1 && !*q->names.v[0]))
+		return 0;
+	nd = calloc(q->names.n, sizeof *nd);
+	for (; nd && nn < q->names.n; nn++) {
+		const char *v = q->names.v[nn];
+		if (!(nd[nn].text = text_lower(v, strlen(v), &nd[nn].len)))
+			break;
+	}
+	if (!nd || nn < q->names.n) {
+		q_name_needles_free(nd, nn);
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	*out = nd;
+	*count = nn;
+	return 0;
+}
+
+void q_name_needles_free(struct q_needle *nd, size_t nn)
+{
+	for (size_t k = 0; nd && k < nn; k++)
+		free(nd[k].text);
+	free(nd);
 }
 
 int query_nsys(struct qctx *q)
@@ -238,10 +375,12 @@ int query_nsys(struct qctx *q)
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct scan s;
-	char *needle = NULL;
-	size_t nlen = 0, *idx = NULL, n, from, to;
-	int partial = 0, rc;
+	struct q_needle *nd = NULL;
+	size_t nn = 0, *idx = NULL, n, from, to;
+	int partial = 0, done = 0, rc;
 
+	if (q->p->group_by)
+		return query_nsys_grouped(q);
 	memset(&s, 0, sizeof s);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
@@ -249,24 +388,24 @@ int query_nsys(struct qctx *q)
 	rc = q_select_profiles(q, &idx, &n);
 	if (rc)
 		return rc;
-	if (q_given(q->p->name)) {
-		needle = text_lower(q->p->name, strlen(q->p->name), &nlen);
-		if (!needle) {
-			free(idx);
-			return err_set(q->e, ERR_NOMEM, "out of memory");
-		}
-	}
+	rc = q_name_needles(q, &nd, &nn);
+	s.order = &q->order;
 	s.keep = (size_t)q->p->offset + (size_t)q->p->limit;
 	if (q->p->limit == 0)
 		s.keep = 0;
-	for (size_t k = 0; k < n && !rc; k++) {
+	if (!rc)
+		rc = ordered_page(q, &s, idx, n, nd != NULL, &w, &done);
+	for (size_t k = 0; k < n && !rc; k++)
+		if (json_is_true(json_object_get(json_array_get(profiles, idx[k]),
+		                                 "truncated")))
+			partial = 1;
+	for (size_t k = 0; k < n && !rc && !done; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
 		unsigned char *name_ok = NULL;
-		if (json_is_true(json_object_get(pr, "truncated")))
-			partial = 1;
-		if (needle) {
-			const json_t *names = json_object_get(pr, "names");
-			name_ok = match_names(names, needle, nlen);
+		s.names = json_object_get(pr, "names");
+		if (nd) {
+			const json_t *names = s.names;
+			name_ok = q_match_names(names, nd, nn);
 			if (!name_ok) {
 				rc = err_set(q->e, ERR_NOMEM, "out of memory");
 				break;
@@ -282,14 +421,15 @@ int query_nsys(struct qctx *q)
 		if (s.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	}
-	free(needle);
+	q_name_needles_free(nd, nn);
 	free(idx);
 	if (rc) {
 		free(s.heap);
 		return rc;
 	}
 	if (s.n > 1)
-		qsort(s.heap, s.n, sizeof *s.heap, hit_qsort);
+		qsort_r(s.heap, s.n, sizeof *s.heap, hit_qsort,
+		        (void *)&q->order);
 	q_page(q, s.total, &from, &to);
 	if (to > s.n)
 		to = s.n;
@@ -315,6 +455,7 @@ int query_nsys(struct qctx *q)
 	buf_puts(q->out, ",\"attribution\":\"Shared worker/rank activity; "
 	                 "overlap does not establish request ownership.\","
 	                 "\"partial\":");
-	buf_puts(q->out, partial ? "true}" : "false}");
+	buf_puts(q->out, partial ? "true" : "false");
+	q_list_close(q, s.total);
 	return 0;
 }

@@ -17,6 +17,8 @@
 #include "ingest/sink_tee.h"
 #include "store/store_write.h"
 #include "report/webreport.h"
+#include "query/dataset.h"
+#include "query/query.h"
 
 #define DATA_SQLITE "trace-data.sqlite"
 #define DATA_DOCUMENT "trace-data.json.gz"
@@ -32,7 +34,7 @@ struct build_state {
 	struct sink_tee tee;
 	json_t *catalog;
 	json_t *warnings; /* added by this build, for the user */
-	struct evidence_stats stats;
+	struct evstats stats;
 	char generation[STORE_GENERATION_LEN + 1];
 	char path[4096]; /* scratch for staging paths */
 };
@@ -65,7 +67,7 @@ static int check_cancel(const struct build_options *o, struct err *e)
 }
 
 static int cancel_event(void *ctx, int64_t p, int64_t k,
-                        const struct evidence_event *row, struct err *e)
+                        const struct row_event *row, struct err *e)
 {
 	(void)p;
 	(void)k;
@@ -74,7 +76,7 @@ static int cancel_event(void *ctx, int64_t p, int64_t k,
 }
 
 static int cancel_sample(void *ctx, int64_t p, int64_t k,
-                         const struct evidence_sample *row, struct err *e)
+                         const struct row_sample *row, struct err *e)
 {
 	(void)p;
 	(void)k;
@@ -83,7 +85,7 @@ static int cancel_sample(void *ctx, int64_t p, int64_t k,
 }
 
 static int cancel_point(void *ctx, int64_t p, int64_t k,
-                        const struct evidence_point *row, struct err *e)
+                        const struct row_point *row, struct err *e)
 {
 	(void)p;
 	(void)k;
@@ -104,22 +106,25 @@ static const char *staged(struct build_state *s, const char *rel)
  */
 static int open_row_writers(struct build_state *s, struct err *e)
 {
-	struct evidence_sink sink;
+	struct row_sink sink;
 
 	if (store_write_open(staged(s, DATA_SQLITE), &s->store, e))
 		return e->code;
+	store_write_cancel(s->store, s->o->cancel);
 	store_write_sink(s->store, &sink);
 	sink_tee_add(&s->tee, &sink);
 
 	if (webreport_open(&s->web, publish_staging(s->pub), s->o->single_file,
 	                   0, e))
 		return e->code;
+	webreport_cancel(s->web, s->o->cancel);
 	webreport_sink(s->web, &sink);
 	sink_tee_add(&s->tee, &sink);
 
 	memset(&sink, 0, sizeof sink);
 	sink.ctx = (void *)s->o;
 	sink.progress = on_read_progress;
+	sink.cancel = s->o->cancel;
 	if (s->o->cancel) {
 		sink.event = cancel_event;
 		sink.sample = cancel_sample;
@@ -131,7 +136,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 
 /* Appends the --nsys-sqlite exports (doc/nsight-import.md) to the catalog, or makes
  * an Nsight-only one. */
-static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
+static int import_nsys(struct build_state *s, const struct row_sink *tee,
                        struct err *e)
 {
 	const struct build_options *o = s->o;
@@ -165,7 +170,7 @@ static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
 static int read_sources(struct build_state *s, struct err *e)
 {
 	const struct build_options *o = s->o;
-	struct evidence_sink tee;
+	struct row_sink tee;
 
 	sink_tee_sink(&s->tee, &tee);
 	if (o->input &&
@@ -242,7 +247,38 @@ static void build_state_free(struct build_state *s)
 	publish_end(s->pub);
 	json_decref(s->catalog);
 	json_decref(s->warnings);
-	evidence_stats_free(&s->stats);
+	evstats_free(&s->stats);
+}
+
+/* The last line of defence before publishing: the staged report must be
+ * one the reader opens and answers a summary from, with a manifest that a
+ * later build of the same output accepts.  Otherwise nothing is published
+ * and the previous report stays. */
+static int verify_staged(struct build_state *s, struct err *e)
+{
+	struct dataset *ds = NULL;
+	struct query_params qp;
+	struct buf out;
+	int rc;
+
+	/* tests only: damage one staged file to exercise this defence */
+	const char *damage = getenv("DSIGHT_TEST_DAMAGE_STAGED");
+	if (damage && *damage && !strchr(damage, '/') && truncate(staged(s, damage), 1))
+		return err_sys(e, ERR_DATA, "DSIGHT_TEST_DAMAGE_STAGED");
+	if ((rc = publish_verify_staged(s->pub, e)) ||
+	    (rc = dataset_open(publish_staging(s->pub), &ds, e)))
+		goto fail;
+	query_params_init(&qp);
+	buf_init(&out, 0);
+	rc = query_run(ds, &qp, &out, e);
+	buf_free(&out);
+	dataset_close(ds);
+	if (!rc)
+		return 0;
+fail:
+	err_prefix(e, "refusing to publish: the new report does not read back "
+	              "(the previous report is unchanged)");
+	return rc == ERR_NOMEM ? rc : ERR_DATA;
 }
 
 int build_run(const struct build_options *o, struct build_result *r,
@@ -292,6 +328,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 	                             : MANIFEST_DELIVERY_STATIC;
 	mi.generation = s.generation;
 	mi.data_file = o->single_file ? DATA_DOCUMENT : DATA_SQLITE;
+	mi.cancel = o->cancel;
 	if ((rc = manifest_write(publish_staging(s.pub), s.catalog, &mi, e)))
 		goto out;
 	sz.root = publish_staging(s.pub);
@@ -300,8 +337,11 @@ int build_run(const struct build_options *o, struct build_result *r,
 	if ((rc = fswalk(sz.root, add_size, &sz, e)))
 		goto out;
 
-	progress(o, BUILD_PUBLISH, 0, 0);
-	if ((rc = check_cancel(o, e)) || (rc = publish_commit(s.pub, e)))
+	if ((rc = check_cancel(o, e)) || (rc = verify_staged(&s, e)) ||
+	    (rc = check_cancel(o, e)))
+		goto out;
+	progress(o, BUILD_PUBLISH, 0, 0); /* from here on the build completes */
+	if ((rc = publish_commit(s.pub, e)))
 		goto out;
 
 	r->output = strdup(publish_output(s.pub));
@@ -321,6 +361,10 @@ int build_run(const struct build_options *o, struct build_result *r,
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 	}
 out:
+	/* whatever stopped first (a row, an SQLite statement, a hash), a
+	 * signal is reported as such */
+	if (rc && o->cancel && *o->cancel)
+		rc = check_cancel(o, e);
 	build_state_free(&s);
 	return rc;
 }

@@ -28,7 +28,8 @@ enum build_phase {
 	BUILD_READ,     /* reading evidence: done/total are input bytes */
 	BUILD_INDEX,    /* finishing the store (indexes) */
 	BUILD_WRITE,    /* writing the remaining files */
-	BUILD_PUBLISH,
+	BUILD_PUBLISH,  /* the staged report was verified; publishing it
+	                   (short) cannot be interrupted any more */
 };
 
 struct build_options {

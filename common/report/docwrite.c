@@ -2,46 +2,37 @@
  * docwrite.h). */
 #include "report/docwrite.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "base/buf.h"
+#include "base/fdio.h"
+#include "base/gz.h"
 #include "base/jsonout.h"
 
 #define FLUSH_AT (256u << 10)
-#define OUT_CHUNK (256u << 10)
 
 struct docw {
 	sqlite3 *db;
 	sqlite3_stmt *ev, *sa, *pt;
 	struct buf text;
-	z_stream z;
-	int z_ready;
-	unsigned char *out;
+	struct gz gz;
 	int fd;
 	const char *path;
 	uint64_t bytes;
 };
 
-static int write_all(struct docw *w, const unsigned char *p, size_t n,
-                     struct err *e)
+/* gz_stream's sink: appends a compressed piece to the output file. */
+static int put_gz(void *ctx, const unsigned char *p, size_t n, struct err *e)
 {
-	while (n) {
-		ssize_t k = write(w->fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return err_sys(e, ERR_DATA, "cannot write %s", w->path);
-		p += k;
-		n -= (size_t)k;
-		w->bytes += (uint64_t)k;
-	}
+	struct docw *w = ctx;
+	if (fdio_write_all(w->fd, p, n) != 0)
+		return err_sys(e, ERR_DATA, "cannot write %s", w->path);
+	w->bytes += n;
 	return 0;
 }
 
@@ -51,19 +42,10 @@ static int flush_text(struct docw *w, int finish, struct err *e)
 	if (w->text.failed)
 		return err_set(e, w->text.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
 		               "cannot encode the document");
-	w->z.next_in = (unsigned char *)w->text.data;
-	w->z.avail_in = (uInt)w->text.len;
-	for (;;) {
-		w->z.next_out = w->out;
-		w->z.avail_out = OUT_CHUNK;
-		int rc = deflate(&w->z, finish ? Z_FINISH : Z_NO_FLUSH);
-		if (rc == Z_STREAM_ERROR)
-			return err_set(e, ERR_DATA, "gzip compression failed");
-		if (write_all(w, w->out, OUT_CHUNK - w->z.avail_out, e))
-			return e->code;
-		if (finish ? rc == Z_STREAM_END : w->z.avail_in == 0)
-			break;
-	}
+	int rc = gz_stream(&w->gz, w->text.data, w->text.len, finish, put_gz, w,
+	                   "the document", e);
+	if (rc)
+		return rc;
 	buf_reset(&w->text);
 	return 0;
 }
@@ -279,6 +261,7 @@ int docwrite_gzip(const char *db_path, const json_t *catalog,
 	memset(&w, 0, sizeof w);
 	w.fd = -1;
 	w.path = out_path;
+	gz_init(&w.gz, level);
 	buf_init(&w.text, 0);
 	uri = sqlite3_mprintf("file:%s?mode=ro", db_path);
 	if (!uri)
@@ -298,19 +281,6 @@ int docwrite_gzip(const char *db_path, const json_t *catalog,
 	    (rc = prepare(&w, "SELECT payload FROM points WHERE series = ?1"
 	                      " ORDER BY ordinal", &w.pt, e)))
 		goto out;
-	w.out = malloc(OUT_CHUNK);
-	if (!w.out) {
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	/* windowBits 15 + 16: a gzip wrapper; zlib writes a zero mtime and no
-	 * file name. */
-	if (deflateInit2(&w.z, level, Z_DEFLATED, 15 + 16, 8,
-	                 Z_DEFAULT_STRATEGY) != Z_OK) {
-		rc = err_set(e, ERR_NOMEM, "cannot start gzip compression");
-		goto out;
-	}
-	w.z_ready = 1;
 	w.fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (w.fd < 0) {
 		rc = err_sys(e, ERR_DATA, "cannot create %s", out_path);
@@ -327,9 +297,7 @@ int docwrite_gzip(const char *db_path, const json_t *catalog,
 out:
 	if (w.fd >= 0 && close(w.fd) && !rc)
 		rc = err_sys(e, ERR_DATA, "cannot write %s", out_path);
-	if (w.z_ready)
-		deflateEnd(&w.z);
-	free(w.out);
+	gz_free(&w.gz);
 	buf_free(&w.text);
 	sqlite3_finalize(w.ev);
 	sqlite3_finalize(w.sa);

@@ -24,6 +24,7 @@
  *   single-file page (there is no detail/ directory then).
  */
 #include "report/html.h"
+#include "base/gz.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
 #include "base/utf8.h"
@@ -35,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 
 /* ---- core catalog ------------------------------------------------------ */
 
@@ -207,40 +207,6 @@ static uint64_t b64_len(uint64_t n)
 
 /* ---- data elements ----------------------------------------------------- */
 
-static int gzip_buf(const char *data, size_t len, unsigned char **out,
-                    size_t *outlen, struct err *e)
-{
-	z_stream z;
-	gz_header h;
-	int rc;
-
-	memset(&z, 0, sizeof z);
-	memset(&h, 0, sizeof h);
-	h.os = 255;
-	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return err_set(e, ERR_NOMEM, "Cannot start gzip compression");
-	deflateSetHeader(&z, &h);
-	size_t cap = deflateBound(&z, (uLong)len) + 64;
-	*out = malloc(cap);
-	if (!*out) {
-		deflateEnd(&z);
-		return err_set(e, ERR_NOMEM, "Out of memory compressing the catalog");
-	}
-	z.next_in = (Bytef *)data;
-	z.avail_in = (uInt)len;
-	z.next_out = *out;
-	z.avail_out = (uInt)cap;
-	rc = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (rc != Z_STREAM_END) {
-		free(*out);
-		*out = NULL;
-		return err_set(e, ERR_DATA, "Cannot compress the catalog (%d)", rc);
-	}
-	*outlen = cap - z.avail_out;
-	return 0;
-}
-
 static void collect_shas(const json_t *chunks, json_t *set)
 {
 	size_t i;
@@ -316,10 +282,16 @@ static int write_data(struct out *o, const json_t *core, const char *shard_dir,
 		return err_set(e, b.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
 		               "Cannot serialize the core catalog");
 	}
-	rc = gzip_buf(b.data, b.len, &gz, &gzlen, e);
+	struct gz z;
+	size_t cap = 0;
+	gz_init(&z, 9);
+	rc = gz_member(&z, b.data, b.len, &gz, &cap, &gzlen, "the catalog", e);
+	gz_free(&z);
 	buf_free(&b);
-	if (rc)
+	if (rc) {
+		free(gz);
 		return rc;
+	}
 	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
 	out_base64(o, gz, gzlen);
 	out_puts(o, "</script>\n");

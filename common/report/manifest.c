@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/fdio.h"
 #include "base/fswalk.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
@@ -84,14 +85,15 @@ nomem:
 }
 
 static json_t *hash_or_null(const char *dir, const char *rel, int required,
-                            struct err *e, int *rc)
+                            const volatile sig_atomic_t *cancel, struct err *e,
+                            int *rc)
 {
 	char path[4096], hex[HASH_HEX_LEN + 1];
 
 	snprintf(path, sizeof path, "%s/%s", dir, rel);
 	if (access(path, F_OK) && errno == ENOENT && !required)
 		return json_null();
-	if ((*rc = hash_sha256_file(path, hex, NULL, e)))
+	if ((*rc = hash_sha256_file_cancel(path, hex, NULL, cancel, e)))
 		return NULL;
 	return json_string(hex);
 }
@@ -100,20 +102,6 @@ static void copy_key(json_t *m, const json_t *catalog, const char *key)
 {
 	json_t *v = json_object_get(catalog, key);
 	json_object_set_new(m, key, v ? json_deep_copy(v) : json_null());
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 int manifest_write(const char *dir, const json_t *catalog,
@@ -134,11 +122,11 @@ int manifest_write(const char *dir, const json_t *catalog,
 	json_object_set_new(m, "counts", manifest_counts(catalog));
 	json_object_set_new(m, "delivery", json_string(info->delivery));
 	json_object_set_new(m, "generation", json_string(info->generation));
-	data = hash_or_null(dir, info->data_file, 1, e, &rc);
+	data = hash_or_null(dir, info->data_file, 1, info->cancel, e, &rc);
 	if (rc)
 		goto out;
 	json_object_set_new(m, "data_sha256", data);
-	html = hash_or_null(dir, "index.html", 0, e, &rc);
+	html = hash_or_null(dir, "index.html", 0, info->cancel, e, &rc);
 	if (rc)
 		goto out;
 	json_object_set_new(m, "html_sha256", html);
@@ -158,7 +146,7 @@ int manifest_write(const char *dir, const json_t *catalog,
 	}
 	snprintf(path, sizeof path, "%s/manifest.json", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, b.data, b.len) || fsync(fd)) {
+	if (fd < 0 || fdio_write_all(fd, b.data, b.len) || fsync(fd)) {
 		rc = err_sys(e, ERR_DATA, "cannot write %s", path);
 	}
 	if (fd >= 0 && close(fd) && !rc)

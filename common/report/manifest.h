@@ -10,6 +10,7 @@
 #define DSIGHT_MANIFEST_H
 
 #include <jansson.h>
+#include <signal.h>
 
 #include "base/err.h"
 
@@ -21,6 +22,7 @@ struct manifest_info {
 	const char *delivery;   /* MANIFEST_DELIVERY_* */
 	const char *generation; /* the build's generation id */
 	const char *data_file;  /* relative: trace-data.sqlite or trace-data.json.gz */
+	const volatile sig_atomic_t *cancel; /* optional: stops the hashing */
 };
 
 /*

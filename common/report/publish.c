@@ -245,7 +245,7 @@ static int load_listed(const char *dir, const char *output, json_t **listed,
 		               "refusing to replace %s: its manifest.json is not a regular file",
 		               output);
 	}
-	m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	m = json_load_file(path, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	free(path);
 	v = m ? json_object_get(m, "generator") : NULL;
 	if (!m || !json_is_string(v) || strcmp(json_string_value(v), GENERATOR)) {
@@ -329,6 +329,68 @@ static void remove_stale(const struct publish *p)
 	free(prefix);
 }
 
+void publish_abandon_staging(const char *output)
+{
+	char *parent = NULL, *name = NULL, *prefix = NULL, *gone[8];
+	size_t ngone = 0;
+	struct err e;
+	int exists = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (resolve_output(output, &parent, &name, &exists, &e) ||
+	    !(prefix = str_printf(".%s.build-%s", name, "")) ||
+	    !(d = opendir(parent))) {
+		free(parent);
+		free(name);
+		free(prefix);
+		return;
+	}
+	size_t n = strlen(prefix);
+	while ((de = readdir(d)) && ngone < sizeof gone / sizeof gone[0]) {
+		if (strncmp(de->d_name, prefix, n) || strlen(de->d_name) != n + 6)
+			continue;
+		char *path = join(parent, de->d_name);
+		char *to = str_printf("%s/.%s.build-XXXXXX", parent, name);
+		/* one rename (a fresh empty directory it replaces): the build's
+		 * further writes fail instead of re-creating entries */
+		if (path && to && mkdtemp(to)) {
+			if (rename(path, to) == 0) {
+				gone[ngone++] = to;
+				to = NULL;
+			} else {
+				rmdir(to);
+			}
+		}
+		if (to && path) { /* cannot rename: remove in place */
+			gone[ngone++] = path;
+			path = NULL;
+		}
+		free(path);
+		free(to);
+	}
+	closedir(d);
+	/* Removing thousands of files can wait on the filesystem journal for
+	 * seconds while the build's writes are flushed: a child does it, so
+	 * that the process can exit now (the names are stale staging names,
+	 * which the next build removes too if the child has not finished). */
+	pid_t pid = ngone ? fork() : -1;
+	if (pid == 0) {
+		close_range(3, ~0U, 0); /* not the build lock: the next build may start */
+		for (size_t i = 0; i < ngone; i++)
+			fswalk_remove_tree(gone[i]);
+		_exit(0);
+	}
+	for (size_t i = 0; i < ngone; i++) {
+		if (pid < 0)
+			fswalk_remove_tree(gone[i]);
+		free(gone[i]);
+	}
+	free(parent);
+	free(name);
+	free(prefix);
+}
+
 /* Creates a fresh empty `.<name>.build-XXXXXX` directory; caller frees. */
 static char *make_temp_dir(const struct publish *p, struct err *e)
 {
@@ -400,6 +462,17 @@ int publish_begin(const char *output, const char *const *inputs,
 	return 0;
 fail:
 	publish_end(p);
+	return rc;
+}
+
+int publish_verify_staged(const struct publish *p, struct err *e)
+{
+	json_t *listed = NULL;
+	int rc = load_listed(p->staging, p->output, &listed, e);
+	if (rc || !listed)
+		rc = err_set(e, ERR_DATA, "its manifest.json is missing or unreadable, "
+		             "so the next build of %s would refuse it", p->output);
+	json_decref(listed);
 	return rc;
 }
 

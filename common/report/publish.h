@@ -39,6 +39,21 @@ int publish_check_output(const char *output, const char *const *inputs,
 int publish_begin(const char *output, const char *const *inputs,
                   size_t ninputs, struct publish **out, struct err *e);
 
+/*
+ * For a build that must stop NOW (a signal it cannot honour promptly, e.g.
+ * inside SQLite's index sort): removes every staging directory beside
+ * output.  Only for the process that holds output's build lock, i.e. from
+ * another thread while its own build runs, before publishing starts, and
+ * just before that process exits.  Each directory is renamed (so that the
+ * build's further writes fail instead of re-creating entries) and removed
+ * by a forked child that does not keep the lock.  Best effort.
+ */
+void publish_abandon_staging(const char *output);
+
+/* Checks that the staged manifest.json is one a later build of the same
+ * output accepts (the check publish_begin makes on an existing report). */
+int publish_verify_staged(const struct publish *p, struct err *e);
+
 /* The staging directory (absolute) where every report file is written. */
 const char *publish_staging(const struct publish *p);
 /* The absolute path of the output. */

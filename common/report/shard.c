@@ -1,8 +1,11 @@
 /* shard: detail shard cutting, gzip, SHA-256 names, descriptors; density
  * bins (see shard.h). */
 #include "report/shard.h"
+#include "base/fdio.h"
+#include "base/gz.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
+#include "base/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define QUEUE_SLOTS 4
 
@@ -40,7 +42,6 @@ struct streams {
 
 struct shard_writer {
 	char *dir;
-	int level;
 	struct streams kinds[3];
 	struct stream *active; /* the stream rows went to last */
 	struct buf row;        /* scratch: one formatted row */
@@ -52,8 +53,7 @@ struct shard_writer {
 	size_t ndensity;
 
 	/* compression: the worker's state, or the caller's when no thread */
-	z_stream z;
-	int z_ready;
+	struct gz gz;
 	unsigned char *zout;
 	size_t zcap;
 
@@ -71,46 +71,6 @@ struct shard_writer {
 
 /* ---- hashing, compression, writing ------------------------------------ */
 
-/* Compresses data into w->zout as a gzip member with mtime 0, OS 255. */
-static int gzip_data(struct shard_writer *w, const char *data, size_t len,
-                     size_t *outlen, struct err *e)
-{
-	gz_header h;
-	int rc;
-
-	if (!w->z_ready) {
-		memset(&w->z, 0, sizeof w->z);
-		if (deflateInit2(&w->z, w->level, Z_DEFLATED, 15 + 16, 8,
-		                 Z_DEFAULT_STRATEGY) != Z_OK)
-			return err_set(e, ERR_NOMEM, "Cannot start gzip compression");
-		w->z_ready = 1;
-	} else if (deflateReset(&w->z) != Z_OK) {
-		return err_set(e, ERR_DATA, "Cannot reset gzip compression");
-	}
-	memset(&h, 0, sizeof h);
-	h.time = 0;
-	h.os = 255;
-	if (deflateSetHeader(&w->z, &h) != Z_OK)
-		return err_set(e, ERR_DATA, "Cannot set the gzip header");
-	size_t need = deflateBound(&w->z, (uLong)len) + 64;
-	if (need > w->zcap) {
-		unsigned char *p = realloc(w->zout, need);
-		if (!p)
-			return err_set(e, ERR_NOMEM, "Out of memory compressing a shard");
-		w->zout = p;
-		w->zcap = need;
-	}
-	w->z.next_in = (Bytef *)data;
-	w->z.avail_in = (uInt)len;
-	w->z.next_out = w->zout;
-	w->z.avail_out = (uInt)w->zcap;
-	rc = deflate(&w->z, Z_FINISH);
-	if (rc != Z_STREAM_END)
-		return err_set(e, ERR_DATA, "gzip compression of a shard failed (%d)", rc);
-	*outlen = w->zcap - w->z.avail_out;
-	return 0;
-}
-
 static int write_file(const char *dir, const char *sha, const unsigned char *p,
                       size_t n, struct err *e)
 {
@@ -125,18 +85,11 @@ static int write_file(const char *dir, const char *sha, const unsigned char *p,
 			return 0;
 		return err_sys(e, ERR_DATA, "Cannot create %s", path);
 	}
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			err_sys(e, ERR_DATA, "Cannot write %s", path);
-			close(fd);
-			unlink(path);
-			return ERR_DATA;
-		}
-		p += k;
-		n -= (size_t)k;
+	if (fdio_write_all(fd, p, n) != 0) {
+		err_sys(e, ERR_DATA, "Cannot write %s", path);
+		close(fd);
+		unlink(path);
+		return ERR_DATA;
 	}
 	if (close(fd) != 0) {
 		err_sys(e, ERR_DATA, "Cannot write %s", path);
@@ -150,7 +103,8 @@ static int write_file(const char *dir, const char *sha, const unsigned char *p,
 static int process_job(struct shard_writer *w, struct job *j, struct err *e)
 {
 	size_t zlen = 0;
-	int rc = gzip_data(w, j->data, j->len, &zlen, e);
+	int rc = gz_member(&w->gz, j->data, j->len, &w->zout, &w->zcap, &zlen,
+	                   "a shard", e);
 
 	if (rc)
 		return rc;
@@ -235,18 +189,9 @@ static struct stream *stream_get(struct shard_writer *w, int kind,
 		        (long long)index);
 		return NULL;
 	}
-	if ((size_t)index >= s->n) {
-		size_t n = s->n ? s->n : 8;
-		while (n <= (size_t)index)
-			n *= 2;
-		struct stream **v = realloc(s->v, n * sizeof *v);
-		if (!v) {
-			err_set(e, ERR_NOMEM, "Out of memory cutting shards");
-			return NULL;
-		}
-		memset(v + s->n, 0, (n - s->n) * sizeof *v);
-		s->v = v;
-		s->n = n;
+	if (vec_reserve_zero(&s->v, &s->n, (size_t)index + 1, sizeof *s->v)) {
+		err_set(e, ERR_NOMEM, "Out of memory cutting shards");
+		return NULL;
 	}
 	if (!s->v[index]) {
 		struct stream *st = calloc(1, sizeof *st);
@@ -272,14 +217,8 @@ static int stream_flush(struct shard_writer *w, struct stream *st, struct err *e
 	buf_putc(&st->rows, ']');
 	if (st->rows.failed)
 		return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
-	if (st->ndescs == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 4;
-		struct shard_desc **v = realloc(st->descs, cap * sizeof *v);
-		if (!v)
-			return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
-		st->descs = v;
-		st->cap = cap;
-	}
+	if (vec_reserve(&st->descs, &st->cap, st->ndescs + 1, sizeof *st->descs))
+		return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
 	d = calloc(1, sizeof *d);
 	if (!d)
 		return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
@@ -363,18 +302,10 @@ void shard_density_add(uint64_t bins[SHARD_DENSITY_BINS], double duration,
 static int density_add_live(struct shard_writer *w, int64_t profile,
                             double start, double end, struct err *e)
 {
-	if ((size_t)profile >= w->ndensity) {
-		size_t n = w->ndensity ? w->ndensity : 8;
-		while (n <= (size_t)profile)
-			n *= 2;
-		uint64_t *v = realloc(w->density, n * SHARD_DENSITY_BINS * sizeof *v);
-		if (!v)
-			return err_set(e, ERR_NOMEM, "Out of memory for density bins");
-		memset(v + w->ndensity * SHARD_DENSITY_BINS, 0,
-		       (n - w->ndensity) * SHARD_DENSITY_BINS * sizeof *v);
-		w->density = v;
-		w->ndensity = n;
-	}
+	/* one element = one profile's bins */
+	if (vec_reserve_zero(&w->density, &w->ndensity, (size_t)profile + 1,
+	                     SHARD_DENSITY_BINS * sizeof *w->density))
+		return err_set(e, ERR_NOMEM, "Out of memory for density bins");
 	shard_density_add(w->density + (size_t)profile * SHARD_DENSITY_BINS,
 	                  w->duration, start, end);
 	return 0;
@@ -416,7 +347,7 @@ int shard_density_from_db(sqlite3 *db, double duration, size_t nprofiles,
 /* ---- sink callbacks ---------------------------------------------------- */
 
 int shard_writer_event(void *ctx, int64_t profile, int64_t ordinal,
-                       const struct evidence_event *r, struct err *e)
+                       const struct row_event *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
@@ -445,7 +376,7 @@ int shard_writer_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 int shard_writer_sample(void *ctx, int64_t profile, int64_t ordinal,
-                        const struct evidence_sample *r, struct err *e)
+                        const struct row_sample *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
@@ -464,7 +395,7 @@ int shard_writer_sample(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
-                       const struct evidence_point *r, struct err *e)
+                       const struct row_point *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
@@ -482,7 +413,7 @@ int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
 	return stream_add(w, SHARD_POINTS, series, r->time, r->time, e);
 }
 
-void shard_writer_sink(struct shard_writer *w, struct evidence_sink *sink)
+void shard_writer_sink(struct shard_writer *w, struct row_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
 	sink->ctx = w;
@@ -503,7 +434,7 @@ int shard_writer_open(struct shard_writer **out,
 		free(w);
 		return err_set(e, ERR_NOMEM, "Out of memory starting the shard writer");
 	}
-	w->level = opts->level ? opts->level : SHARD_GZIP_LEVEL;
+	gz_init(&w->gz, opts->level ? opts->level : SHARD_GZIP_LEVEL);
 	buf_init(&w->row, 0);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->not_empty, NULL);
@@ -580,8 +511,7 @@ void shard_writer_free(struct shard_writer *w)
 		}
 		free(w->kinds[k].v);
 	}
-	if (w->z_ready)
-		deflateEnd(&w->z);
+	gz_free(&w->gz);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->not_empty);
 	pthread_cond_destroy(&w->not_full);

@@ -1,5 +1,6 @@
 /* webreport: shards + density + index.html for a build (see webreport.h). */
 #include "report/webreport.h"
+#include "base/cancel.h"
 #include "report/html.h"
 #include "report/shard.h"
 
@@ -20,7 +21,13 @@ struct webreport {
 	char *shard_dir;
 	int single_file;
 	struct shard_writer *w;
+	const volatile sig_atomic_t *cancel; /* borrowed */
 };
+
+void webreport_cancel(struct webreport *wr, const volatile sig_atomic_t *cancel)
+{
+	wr->cancel = cancel;
+}
 
 int webreport_open(struct webreport **out, const char *staging, int single_file,
                    double duration, struct err *e)
@@ -64,7 +71,7 @@ void webreport_set_duration(struct webreport *wr, double duration)
 	shard_writer_set_duration(wr->w, duration);
 }
 
-void webreport_sink(struct webreport *wr, struct evidence_sink *sink)
+void webreport_sink(struct webreport *wr, struct row_sink *sink)
 {
 	shard_writer_sink(wr->w, sink);
 }
@@ -102,6 +109,7 @@ static int density(struct webreport *wr, const json_t *catalog,
 		free(bins);
 		return ERR_DATA;
 	}
+	cancel_sqlite(db, wr->cancel);
 	rc = shard_density_from_db(db, duration, nprofiles, bins, e);
 	sqlite3_close(db);
 	if (rc) {
@@ -150,6 +158,10 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	if ((rc = shard_writer_finish(wr->w, e)) ||
 	    (rc = density(wr, catalog, sqlite_path, nprofiles, &bins, e)))
 		goto out;
+	if (cancel_requested(wr->cancel)) {
+		rc = err_set(e, ERR_DATA, "interrupted");
+		goto out;
+	}
 	core = html_core_catalog(catalog, wr->w, bins, nprofiles, wr->single_file, e);
 	if (!core) {
 		rc = e->code ? e->code : ERR_NOMEM;

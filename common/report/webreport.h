@@ -15,11 +15,12 @@
 #ifndef DSIGHT_WEBREPORT_H
 #define DSIGHT_WEBREPORT_H
 
+#include <signal.h>
 #include <jansson.h>
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 struct webreport;
 
@@ -47,8 +48,12 @@ int webreport_open(struct webreport **out, const char *staging, int single_file,
 /* The meta.duration, once known (before the first event to count). */
 void webreport_set_duration(struct webreport *wr, double duration);
 
+/* Makes webreport_finish stop soon after *cancel becomes non-zero
+ * (borrowed; NULL: never). */
+void webreport_cancel(struct webreport *wr, const volatile sig_atomic_t *cancel);
+
 /* Fills *sink with the shard writer's callbacks. */
-void webreport_sink(struct webreport *wr, struct evidence_sink *sink);
+void webreport_sink(struct webreport *wr, struct row_sink *sink);
 
 /*
  * Finishes: catalog is the build's catalog (borrowed, not modified);

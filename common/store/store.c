@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/num.h"
+#include "base/vec.h"
 
 enum {
 	ST_GEN,
@@ -117,6 +118,28 @@ static void uri_path(struct buf *b, const char *path)
 	}
 }
 
+int store_open_ro(const char *abs_path, sqlite3 **db)
+{
+	struct buf uri;
+	int rc;
+
+	*db = NULL;
+	buf_init(&uri, 0);
+	buf_puts(&uri, "file:");
+	uri_path(&uri, abs_path);
+	buf_puts(&uri, "?mode=ro");
+	if (uri.failed) {
+		buf_free(&uri);
+		return SQLITE_NOMEM;
+	}
+	rc = sqlite3_open_v2(uri.data, db,
+	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+	                             SQLITE_OPEN_NOMUTEX,
+	                     NULL);
+	buf_free(&uri);
+	return rc;
+}
+
 static int db_err(struct store *s, struct err *e, const char *what)
 {
 	return err_set(e, ERR_DATA, "%s: %s: %s", s->path, what,
@@ -126,7 +149,6 @@ static int db_err(struct store *s, struct err *e, const char *what)
 int store_open(const char *path, struct store **out, struct err *e)
 {
 	struct store *s = calloc(1, sizeof *s);
-	struct buf uri;
 	sqlite3_stmt *st = NULL;
 	int rc;
 
@@ -148,20 +170,11 @@ int store_open(const char *path, struct store **out, struct err *e)
 		free(s);
 		return ERR_DATA;
 	}
-	buf_init(&uri, 0);
-	buf_puts(&uri, "file:");
-	uri_path(&uri, s->path);
-	buf_puts(&uri, "?mode=ro");
-	if (uri.failed) {
-		buf_free(&uri);
+	rc = store_open_ro(s->path, &s->db);
+	if (rc == SQLITE_NOMEM && !s->db) {
 		store_close(s);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
-	rc = sqlite3_open_v2(uri.data, &s->db,
-	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-	                             SQLITE_OPEN_NOMUTEX,
-	                     NULL);
-	buf_free(&uri);
 	if (rc != SQLITE_OK) {
 		err_set(e, ERR_DATA, "Cannot open DSight SQLite cache %s: %s",
 		        s->path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -170,6 +183,10 @@ int store_open(const char *path, struct store **out, struct err *e)
 	}
 	sqlite3_busy_timeout(s->db, 2000);
 	sqlite3_exec(s->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+	/* 8 MiB of page cache (2 MiB by default) keeps the upper index pages
+	 * and the summaries of a warm session between queries: whole-run
+	 * answers then cost lookups, not page reads. */
+	sqlite3_exec(s->db, "PRAGMA cache_size = -8192", NULL, NULL, NULL);
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
 	            SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
@@ -283,7 +300,7 @@ int store_read_catalog(struct store *s, json_t **catalog,
 			return err_set(e, ERR_DATA, "%s: catalog json is NULL",
 			               s->path);
 		}
-		j = json_loadb(text, (size_t)n, JSON_DECODE_ANY, &je);
+		j = json_loadb(text, (size_t)n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 	}
 	sqlite3_finalize(st);
 	if (!j)
@@ -321,12 +338,30 @@ static int is_number_col(sqlite3_stmt *st, int col)
 	return t == SQLITE_FLOAT || t == SQLITE_INTEGER;
 }
 
-/* Reads one events row (ordinal, start, end, name, tid, source_row) and
- * calls fn.  Returns fn's value, or ERR_DATA for a malformed row. */
-static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
-                     store_event_fn fn, void *ctx, struct err *e)
+sqlite3 *store_db(struct store *s)
 {
-	struct evidence_event ev;
+	return s->db;
+}
+
+int store_read_begin(struct store *s, struct err *e)
+{
+	if (sqlite3_get_autocommit(s->db) &&
+	    sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(s, e, "cannot begin reading");
+	return 0;
+}
+
+void store_read_end(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+}
+
+int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
+                       int64_t *ordinal_out, struct row_event *out,
+                       struct err *e)
+{
+	struct row_event ev;
 	int64_t ordinal = sqlite3_column_int64(st, 0);
 
 	if (!is_number_col(st, 1) || !is_number_col(st, 2) ||
@@ -345,11 +380,25 @@ static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
 	ev.source_row = sqlite3_column_int64(st, 5);
 	if (!ev.tid)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	return fn(ctx, ordinal, &ev);
+	*ordinal_out = ordinal;
+	*out = ev;
+	return 0;
+}
+
+/* Reads one events row and calls fn.  Returns fn's value, or ERR_DATA for
+ * a malformed row. */
+static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
+                     row_event_fn fn, void *ctx, struct err *e)
+{
+	struct row_event ev;
+	int64_t ordinal;
+	int rc = store_event_decode(s, profile, st, &ordinal, &ev, e);
+
+	return rc ? rc : fn(ctx, ordinal, &ev);
 }
 
 static int run_events(struct store *s, int64_t profile, sqlite3_stmt *st,
-                      store_event_fn fn, void *ctx, struct err *e)
+                      row_event_fn fn, void *ctx, struct err *e)
 {
 	int rc, r;
 
@@ -372,7 +421,7 @@ struct bucket_max {
 };
 
 int store_events(struct store *s, int64_t profile, int has_window, int wide,
-                 double wstart, double wend, store_event_fn fn, void *ctx,
+                 double wstart, double wend, row_event_fn fn, void *ctx,
                  struct err *e)
 {
 	struct bucket_max *bm = NULL;
@@ -398,16 +447,10 @@ int store_events(struct store *s, int64_t profile, int has_window, int wide,
 	st = s->st[ST_DURATIONS];
 	sqlite3_bind_int64(st, 1, profile);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct bucket_max *nb = realloc(bm, nc * sizeof *nb);
-			if (!nb) {
-				sqlite3_reset(st);
-				free(bm);
-				return err_set(e, ERR_NOMEM, "out of memory");
-			}
-			bm = nb;
-			cap = nc;
+		if (vec_reserve(&bm, &cap, n + 1, sizeof *bm)) {
+			sqlite3_reset(st);
+			free(bm);
+			return err_set(e, ERR_NOMEM, "out of memory");
 		}
 		bm[n].bucket = sqlite3_column_int64(st, 0);
 		bm[n].maximum = sqlite3_column_double(st, 1);
@@ -437,7 +480,7 @@ int store_events(struct store *s, int64_t profile, int has_window, int wide,
 }
 
 int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
-                   store_event_fn fn, void *ctx, struct err *e)
+                   row_event_fn fn, void *ctx, struct err *e)
 {
 	sqlite3_stmt *st = s->st[ST_EVENT_AT];
 	sqlite3_bind_int64(st, 1, profile);
@@ -589,14 +632,14 @@ static int parse_payload(struct store *s, const unsigned char *text,
 	return 0;
 }
 
-struct row_sink {
-	store_sample_fn sample;
-	store_point_fn point;
+struct payload_fns {
+	row_sample_fn sample;
+	row_point_fn point;
 	void *ctx;
 };
 
 static int run_payloads(struct store *s, const char *table, int64_t key,
-                        sqlite3_stmt *st, const struct row_sink *sink,
+                        sqlite3_stmt *st, const struct payload_fns *sink,
                         struct err *e)
 {
 	struct payload p;
@@ -632,7 +675,7 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 		}
 		p.time = sqlite3_column_double(st, 2);
 		if (is_point) {
-			struct evidence_point pt;
+			struct row_point pt;
 			pt.time = p.time;
 			pt.source_id = p.ints[0];
 			pt.source_row = p.ints[1];
@@ -648,7 +691,7 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 			}
 			r = sink->point(sink->ctx, ordinal, &pt);
 		} else {
-			struct evidence_sample sm;
+			struct row_sample sm;
 			sm.time = p.time;
 			sm.tid = s->str_text.data ? s->str_text.data : "";
 			sm.tid_len = s->str_text.len;
@@ -666,10 +709,10 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 }
 
 int store_samples(struct store *s, int64_t profile, int has_window,
-                  int wide, double wstart, double wend, store_sample_fn fn,
+                  int wide, double wstart, double wend, row_sample_fn fn,
                   void *ctx, struct err *e)
 {
-	struct row_sink sink = {fn, NULL, ctx};
+	struct payload_fns sink = {fn, NULL, ctx};
 	sqlite3_stmt *st = s->st[!has_window ? ST_SAMPLES_ALL
 	                         : wide      ? ST_SAMPLES_WIDE
 	                                     : ST_SAMPLES_WIN];
@@ -682,10 +725,10 @@ int store_samples(struct store *s, int64_t profile, int has_window,
 }
 
 int store_points(struct store *s, int64_t series, int has_window, int wide,
-                 double wstart, double wend, store_point_fn fn, void *ctx,
+                 double wstart, double wend, row_point_fn fn, void *ctx,
                  struct err *e)
 {
-	struct row_sink sink = {NULL, fn, ctx};
+	struct payload_fns sink = {NULL, fn, ctx};
 	sqlite3_stmt *st = s->st[!has_window ? ST_POINTS_ALL
 	                         : wide      ? ST_POINTS_WIDE
 	                                     : ST_POINTS_WIN];
@@ -698,9 +741,9 @@ int store_points(struct store *s, int64_t series, int has_window, int wide,
 }
 
 int store_points_before(struct store *s, int64_t series, double t,
-                        store_point_fn fn, void *ctx, struct err *e)
+                        row_point_fn fn, void *ctx, struct err *e)
 {
-	struct row_sink sink = {NULL, fn, ctx};
+	struct payload_fns sink = {NULL, fn, ctx};
 	sqlite3_stmt *st = s->st[ST_POINTS_MAXBEFORE];
 	double at;
 	int rc;

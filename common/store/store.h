@@ -10,21 +10,15 @@
 #define DSIGHT_STORE_H
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 #define STORE_GENERATION_MAX 64
 
 struct store;
-
-typedef int (*store_event_fn)(void *ctx, int64_t ordinal,
-                              const struct evidence_event *row);
-typedef int (*store_sample_fn)(void *ctx, int64_t ordinal,
-                               const struct evidence_sample *row);
-typedef int (*store_point_fn)(void *ctx, int64_t ordinal,
-                              const struct evidence_point *row);
 
 /* True when the 16 bytes at hdr are the SQLite file header. */
 int store_is_sqlite_header(const unsigned char hdr[16]);
@@ -36,6 +30,30 @@ int store_is_sqlite_header(const unsigned char hdr[16]);
  */
 int store_open(const char *path, struct store **out, struct err *e);
 void store_close(struct store *s);
+
+/* Opens a plain read-only connection to the file at abs_path (an absolute
+ * path; by URI with mode=ro, so the file is never changed).  Returns the
+ * SQLite result code; *db is set whenever SQLite allocated a handle (the
+ * caller sqlite3_close's it, also after a failure). */
+int store_open_ro(const char *abs_path, sqlite3 **db);
+
+/* The connection (borrowed; for the summary and ordered readers that
+ * share it). */
+sqlite3 *store_db(struct store *s);
+
+/* One read transaction around the statements of a query: the file is
+ * locked and checked once instead of once per statement, and every
+ * statement reads the same snapshot.  store_read_end ends it (no-op when
+ * none is open). */
+int store_read_begin(struct store *s, struct err *e);
+void store_read_end(struct store *s);
+
+/* Decodes the current row of st, whose columns are (ordinal, start, end,
+ * name, tid, source_row) from the events table; the tid points into st's
+ * row.  ERR_DATA for a malformed row. */
+int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
+                       int64_t *ordinal, struct row_event *out,
+                       struct err *e);
 
 /*
  * Reads the catalog row: *catalog is a new reference to the parsed JSON
@@ -65,17 +83,17 @@ int store_check_generation(struct store *s, const char *generation,
  *  store_points_before: every point at the latest time strictly before t.
  */
 int store_events(struct store *s, int64_t profile, int has_window, int wide,
-                 double wstart, double wend, store_event_fn fn, void *ctx,
+                 double wstart, double wend, row_event_fn fn, void *ctx,
                  struct err *e);
 int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
-                   store_event_fn fn, void *ctx, struct err *e);
+                   row_event_fn fn, void *ctx, struct err *e);
 int store_samples(struct store *s, int64_t profile, int has_window,
-                  int wide, double wstart, double wend, store_sample_fn fn,
+                  int wide, double wstart, double wend, row_sample_fn fn,
                   void *ctx, struct err *e);
 int store_points(struct store *s, int64_t series, int has_window, int wide,
-                 double wstart, double wend, store_point_fn fn, void *ctx,
+                 double wstart, double wend, row_point_fn fn, void *ctx,
                  struct err *e);
 int store_points_before(struct store *s, int64_t series, double t,
-                        store_point_fn fn, void *ctx, struct err *e);
+                        row_point_fn fn, void *ctx, struct err *e);
 
 #endif

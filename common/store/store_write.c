@@ -1,9 +1,9 @@
 /* store_write: the SQLite v1 writer (see store_write.h). */
 #include "store/store_write.h"
+#include "base/cancel.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -15,10 +15,11 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/num.h"
+#include "base/vec.h"
+#include "store/store_summary.h"
+#include "store/store_views.h"
 
-#define BUCKET_MIN (-29)
-#define BUCKET_MAX 1025
-#define NBUCKETS (BUCKET_MAX - BUCKET_MIN + 1)
+#define NBUCKETS (ROW_BUCKET_MAX - ROW_BUCKET_MIN + 1)
 
 #define BATCH_ROWS 16384
 #define BATCH_TEXT (2u << 20)
@@ -79,6 +80,7 @@ struct store_writer {
 	struct buf payload; /* payload JSON of the rows being inserted */
 	struct prof_dur **dur;
 	size_t ndur;
+	struct store_summary_acc *sum; /* whole-run summaries */
 
 	/* producer side */
 	struct batch *cur;
@@ -96,22 +98,6 @@ struct store_writer {
 	int thread_started;
 	pthread_t thread;
 };
-
-int store_bucket(double start, double end)
-{
-	double d = end - start;
-
-	if (!(d > 1e-9))
-		return BUCKET_MIN; /* also end < start */
-	if (!isfinite(d))
-		return BUCKET_MAX;
-	double b = ceil(log2(d));
-	if (b < BUCKET_MIN)
-		return BUCKET_MIN;
-	if (b > BUCKET_MAX)
-		return BUCKET_MAX;
-	return (int)b;
-}
 
 int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e)
 {
@@ -161,17 +147,10 @@ static int note_duration(struct store_writer *w, int64_t profile, double d,
 	if (profile < 0)
 		return err_set(e, ERR_DATA, "negative profile index %lld",
 		               (long long)profile);
-	if ((uint64_t)profile >= w->ndur) {
-		size_t n = w->ndur ? w->ndur : 8;
-		while (n <= (uint64_t)profile)
-			n *= 2;
-		struct prof_dur **p = realloc(w->dur, n * sizeof *p);
-		if (!p)
-			return err_set(e, ERR_NOMEM, "out of memory");
-		memset(p + w->ndur, 0, (n - w->ndur) * sizeof *p);
-		w->dur = p;
-		w->ndur = n;
-	}
+	if ((uint64_t)profile >= SIZE_MAX / sizeof *w->dur ||
+	    vec_reserve_zero(&w->dur, &w->ndur, (size_t)profile + 1,
+	                     sizeof *w->dur))
+		return err_set(e, ERR_NOMEM, "out of memory");
 	struct prof_dur *pd = w->dur[profile];
 	if (!pd) {
 		pd = calloc(1, sizeof *pd);
@@ -179,7 +158,7 @@ static int note_duration(struct store_writer *w, int64_t profile, double d,
 			return err_set(e, ERR_NOMEM, "out of memory");
 		w->dur[profile] = pd;
 	}
-	int k = bucket - BUCKET_MIN;
+	int k = bucket - ROW_BUCKET_MIN;
 	if (!pd->seen[k] || d > pd->max[k]) {
 		pd->max[k] = d;
 		pd->seen[k] = 1;
@@ -213,6 +192,18 @@ static void format_payload(struct buf *out, const struct batch *b,
 	buf_putc(out, ']');
 }
 
+static int summary_point(struct store_writer *w, const struct batch *b,
+                         const struct rec *r, struct err *e)
+{
+	struct num v = r->value;
+
+	if (v.kind == NUM_BIG) {
+		v.big = b->text.data + r->off;
+		v.big_len = r->len;
+	}
+	return store_summary_point(w->sum, r->key, r->t0, &v, e);
+}
+
 /* Binds rec r as the row starting at parameter base of st; a payload was
  * formatted at payload[poff, poff + plen). */
 static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
@@ -222,8 +213,10 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 	sqlite3_bind_int64(st, base, r->key);
 	sqlite3_bind_int64(st, base + 1, r->ordinal);
 	if (r->kind == REC_EVENT) {
-		int bucket = store_bucket(r->t0, r->t1);
+		int bucket = row_bucket(r->t0, r->t1);
 		if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
+			return e->code;
+		if (store_summary_event(w->sum, r->key, r->t0, r->t1, e))
 			return e->code;
 		sqlite3_bind_int(st, base + 2, bucket);
 		sqlite3_bind_double(st, base + 3, r->t0);
@@ -233,6 +226,10 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 		                  SQLITE_STATIC);
 		sqlite3_bind_int64(st, base + 7, r->source_row);
 	} else {
+		if (r->kind == REC_SAMPLE
+		            ? store_summary_sample(w->sum, r->key, r->t0, r->name, e)
+		            : summary_point(w, b, r, e))
+			return e->code;
 		sqlite3_bind_double(st, base + 2, r->t0);
 		sqlite3_bind_text(st, base + 3, payload, (int)plen, SQLITE_STATIC);
 	}
@@ -397,7 +394,7 @@ static struct rec *next_rec(struct store_writer *w, struct err *e)
 }
 
 static int on_event(void *ctx, int64_t profile, int64_t ordinal,
-                    const struct evidence_event *row, struct err *e)
+                    const struct row_event *row, struct err *e)
 {
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, e);
@@ -419,7 +416,7 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
-                     const struct evidence_sample *row, struct err *e)
+                     const struct row_sample *row, struct err *e)
 {
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, e);
@@ -440,7 +437,7 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int on_point(void *ctx, int64_t series, int64_t ordinal,
-                    const struct evidence_point *row, struct err *e)
+                    const struct row_point *row, struct err *e)
 {
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, e);
@@ -465,7 +462,7 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
 	return 0;
 }
 
-void store_write_sink(struct store_writer *w, struct evidence_sink *sink)
+void store_write_sink(struct store_writer *w, struct row_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
 	sink->ctx = w;
@@ -525,6 +522,12 @@ int store_write_open(const char *path, struct store_writer **out,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
 	buf_init(&w->payload, 0);
+	w->sum = store_summary_acc_new();
+	if (!w->sum) {
+		free(w->path);
+		free(w);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	err_clear(&w->thread_err);
@@ -615,7 +618,7 @@ static int write_durations(struct store_writer *w, struct err *e)
 			if (!w->dur[p]->seen[k])
 				continue;
 			sqlite3_bind_int64(st, 1, (int64_t)p);
-			sqlite3_bind_int(st, 2, k + BUCKET_MIN);
+			sqlite3_bind_int(st, 2, k + ROW_BUCKET_MIN);
 			sqlite3_bind_double(st, 3, w->dur[p]->max[k]);
 			int rc = sqlite3_step(st);
 			sqlite3_reset(st);
@@ -660,6 +663,11 @@ static int write_catalog(struct store_writer *w, const json_t *catalog,
 	return rc == SQLITE_DONE ? 0 : db_fail(w, e, "catalog");
 }
 
+void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *cancel)
+{
+	cancel_sqlite(w->db, cancel);
+}
+
 int store_write_finish(struct store_writer *w, const json_t *catalog,
                        const char *generation, struct err *e)
 {
@@ -675,6 +683,8 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 		w->ins[i] = w->multi[i] = NULL;
 	}
 	if (write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
+	    store_views_write(w->db, catalog, e) ||
+	    store_summary_write(w->sum, w->db, catalog, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
 	    exec(w, "COMMIT", "commit", e) ||
 	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||
@@ -723,6 +733,7 @@ void store_write_close(struct store_writer *w)
 	for (size_t p = 0; p < w->ndur; p++)
 		free(w->dur[p]);
 	free(w->dur);
+	store_summary_acc_free(w->sum);
 	buf_free(&w->payload);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);

@@ -4,10 +4,12 @@
 // report works from file://; the copy-view link restores the view; the
 // display budget switches to the labelled density overview; screenshots of
 // the main views are saved under tests/browser/artifacts/.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { pathToFileURL } from 'node:url';
-import { Tap, ROOT, tmpdir, run, dquery, readCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
+import { Tap, ROOT, tmpdir, run, dquery, readCatalog, withCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
 
 const tap = new Tap();
 const errorsText = (page) => page.evaluate(() => document.getElementById('errors').textContent);
@@ -63,7 +65,8 @@ async function main() {
   await v.page.evaluate((id) => window.traceExplorer.setState({ tab: 'nsight', profile: id, from: 0, to: window.traceExplorer.describe().meta.duration }), prof.id);
   await v.page.evaluate(() => window.traceExplorer.whenDetailsReady());
   const dens = await v.page.evaluate(() => document.querySelector('#sec-nsight .density-label') && document.querySelector('#sec-nsight .density-label').textContent);
-  if (total > 20000) tap.ok(dens && /overlapping interval counts/.test(dens) && /not CPU utilization/.test(dens), `whole run of profile ${prof.id} (${total} rows) shows the labelled density overview`, dens);
+  tap.ok(total > 20000, `the medium preset's largest profile (${total} rows) is over the 20,000-row display budget`);
+  tap.ok(dens && /overlapping interval counts/.test(dens) && /not CPU utilization/.test(dens), `whole run of profile ${prof.id} (${total} rows) shows the labelled density overview`, dens);
   await v.page.evaluate(() => document.getElementById('sec-nsight').scrollIntoView());
   await saveShot(v.page, '04-nsight-density.png');
   const narrow = prof.event_chunks[Math.floor(prof.event_chunks.length / 2)];
@@ -72,7 +75,9 @@ async function main() {
   await v.page.evaluate(() => window.traceExplorer.whenDetailsReady());
   const exact = await v.page.evaluate(() => !document.querySelector('#sec-nsight .density-label'));
   const cli = dquery(rep, 'nsys', { profile: prof.id, from: mid, to: Math.min(D, mid + D * 0.002) });
-  tap.ok(exact && cli.ok && res.total === cli.ok.total, `a narrow window draws exact ranges; inspectNsys returns its page (total ${res.total})`);
+  tap.ok(exact, 'a narrow window draws exact ranges (no density label)');
+  tap.ok(cli.ok && cli.ok.items.length > 0 && JSON.stringify(res) === JSON.stringify(cli.ok),
+    `inspectNsys returns the page dsight query returns (total ${res && res.total}, ${cli.ok && cli.ok.items.length} items)`, { res, cli: cli.ok || cli.error });
   await v.page.evaluate(() => document.getElementById('sec-nsight').scrollIntoView());
   await saveShot(v.page, '05-nsight-exact.png');
 
@@ -153,23 +158,69 @@ async function main() {
   const corrupt = Buffer.from(goodBytes);
   for (let i = 20; i < corrupt.length - 8; i += 7) corrupt[i] ^= 0x5a;
   for (const [label, gz] of [['corrupted gzip', true], ['corrupted, no Content-Encoding', false]]) {
-    const sb = await serve(rep, { gzipHeader: gz, override: (u) => (u === '/' + bad.url ? { body: gz ? corrupt : corrupt, headers: gz ? { 'Content-Encoding': 'gzip' } : {} } : u === '/' + gone.url ? { status: 404, body: 'gone' } : null) });
+    const sb = await serve(rep, { gzipHeader: gz, override: (u) => (u === '/' + bad.url ? { body: corrupt, headers: gz ? { 'Content-Encoding': 'gzip' } : {} } : u === '/' + gone.url ? { status: 404, body: 'gone' } : null) });
     const [ba, bb] = inside(bad), [ga, gb] = inside(gone);
     const vb = await openViewer(`${sb.base}/index.html#from=${ba}&to=${bb}&tab=nsight&profile=${p0.id}`);
     const shown = await waitFor(vb.page, (u) => document.getElementById('errors').textContent.includes(u), bad.url);
     const txt = await errorsText(vb.page);
-    tap.ok(shown && /corrupt|malformed|short/i.test(txt) && !/Require 0/.test(txt), `${label}: a corrupted shard shows an error naming it`, txt);
+    /* with Content-Encoding the browser's own decoder fails (fetch or body
+       read); without it data.js's gunzip fails */
+    const want = gz ? new RegExp(`Detail shard ${bad.url} (could not be fetched or is corrupted \\(the browser reported|is corrupted or short: its body could not be read)`)
+      : new RegExp(`Detail shard ${bad.url} is corrupted: its gzip data does not decode \\(`);
+    tap.ok(shown && want.test(txt), `${label}: a corrupted shard shows the error naming it`, txt);
     const rej = await vb.page.evaluate(async ([a, b2, id]) => {
       try { await window.traceExplorer.queryNsys({ profile: id, from: a, to: b2 }); return null; } catch (e) { return e.message; }
     }, [ba, bb, p0.id]);
-    tap.ok(rej && (rej.includes(bad.url) || rej.includes(gone.url)), `${label}: queryNsys over the corrupted shard rejects instead of answering`, rej);
+    tap.ok(rej && want.test(rej), `${label}: queryNsys over the corrupted shard rejects with that error`, rej);
     const miss = await vb.page.evaluate(async ([a, b2, id]) => {
       try { await window.traceExplorer.queryNsys({ profile: id, from: a, to: b2 }); return null; } catch (e) { return e.message; }
     }, [ga, gb, p0.id]);
     const missShown = await waitFor(vb.page, (u) => document.getElementById('errors').textContent.includes(u), gone.url);
-    tap.ok(miss && /missing/.test(miss) && missShown, `${label}: a missing shard rejects and shows an error`, miss);
+    tap.ok(miss === `Detail shard ${gone.url} is missing (HTTP 404).` && missShown, `${label}: a missing shard rejects and shows its error`, miss);
     if (gz) await saveShot(vb.page, '06-shard-error.png');
     await vb.close();
+  }
+
+  /* valid gzip, wrong content: each check of data.js with its exact message
+     (decoded length, SHA-256 of the content, row count) */
+  const decoded = zlib.gunzipSync(goodBytes);
+  const at = decoded.indexOf('1', 10);
+  const altered = Buffer.from(decoded);
+  altered[at] = 0x32; /* '1' -> '2': same length, still JSON */
+  const longer = Buffer.concat([decoded, Buffer.from(' ')]);
+  const sha = (b) => crypto.createHash('sha256').update(b).digest('hex');
+  const html = fs.readFileSync(path.join(rep, 'index.html'), 'utf8');
+  const fewer = JSON.parse(JSON.stringify(cat));
+  const fewerDesc = fewer.profiles.find((p) => p.id === p0.id).event_chunks.find((d) => d.url === bad.url);
+  fewerDesc.count += 1; /* the catalog promises one row more than the shard has */
+  tap.ok(at > 0 && bad.decoded_bytes === decoded.length && bad.decoded_sha256 === sha(decoded) && bad.count > 0,
+    'the catalog describes the shard (decoded_bytes, decoded_sha256, count)', bad);
+  const variants = [
+    ['altered content', { shard: zlib.gzipSync(altered) },
+      `Detail shard ${bad.url} is corrupted: SHA-256 of its content is ${sha(altered)}, expected ${bad.decoded_sha256}.`],
+    ['wrong length', { shard: zlib.gzipSync(longer) },
+      `Detail shard ${bad.url} is too long: ${longer.length} decoded bytes, expected ${decoded.length}.`],
+    ['wrong row count', { page: withCatalog(html, fewer) },
+      `Detail shard ${bad.url} is malformed: expected an array of ${bad.count + 1} rows, got ${bad.count} rows.`],
+  ];
+  for (const [label, body, msg] of variants) {
+    for (const gz of [true, false]) {
+      const how = `${label}, ${gz ? 'Content-Encoding: gzip' : 'no Content-Encoding'}`;
+      const sb = await serve(rep, { gzipHeader: gz, override: (u) => {
+        if (u === '/' + bad.url && body.shard) return { body: body.shard, headers: gz ? { 'Content-Encoding': 'gzip' } : {} };
+        if ((u === '/' || u === '/index.html') && body.page) return { body: body.page, headers: { 'Content-Type': 'text/html; charset=utf-8' } };
+        return null;
+      } });
+      const [ba, bb] = inside(bad);
+      const vb = await openViewer(`${sb.base}/index.html#from=${ba}&to=${bb}&tab=nsight&profile=${p0.id}`);
+      const shown = await waitFor(vb.page, (u) => document.getElementById('errors').textContent.includes(u), msg);
+      tap.ok(shown, `${how}: the page shows exactly: ${msg.replace(/[0-9a-f]{64}/g, '<sha>')}`, await errorsText(vb.page));
+      const rej = await vb.page.evaluate(async ([a, b2, id]) => {
+        try { await window.traceExplorer.queryNsys({ profile: id, from: a, to: b2 }); return null; } catch (e) { return e.message; }
+      }, [ba, bb, p0.id]);
+      tap.ok(rej === msg, `${how}: queryNsys rejects with that message`, { got: rej, want: msg });
+      await vb.close();
+    }
   }
 
   /* progressive report from file:// */

@@ -152,9 +152,15 @@ def check_report(label, src_doc, out, r):
 
     # schema
     names = {(r_[0], r_[1]) for r_ in db.execute(
-        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND "
+        "name NOT LIKE 'dsight\\_%' ESCAPE '\\' AND type != 'view'")}
     t.eq(names, {("table", n) for n in TABLES} | {("index", n) for n in INDEXES},
-         "%s: exactly the five tables and three indexes" % label)
+         "%s: exactly the five tables and three indexes (besides dsight_ tables and views)"
+         % label)
+    views = {r_[0] for r_ in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'")}
+    t.eq(views, {"nvtx", "cpu_samples", "cpu_frames", "metric_points", "series", "requests",
+                 "request_workers", "lifecycle_stages", "server_spans", "profiles", "workers",
+                 "sessions", "iterations", "sources"}, "%s: the sql views" % label)
     cols = {n: [c[1] for c in db.execute("PRAGMA table_info(%s)" % n)]
             for n in TABLES}
     t.eq(cols, TABLES, "%s: table columns" % label)
@@ -249,9 +255,20 @@ def check_report(label, src_doc, out, r):
     t.eq(m.get("counts"), want_counts, "%s: manifest counts" % label)
     t.eq(summary.get("counts"), want_counts, "%s: summary counts" % label)
 
-    st1 = os.stat(dbp)
-    t.eq((st1.st_mtime_ns, st1.st_size), (st0.st_mtime_ns, st0.st_size),
-         "%s: reading read-only leaves the mtime unchanged" % label)
+    # dsight itself reading the report (every kind, the report and its
+    # SQLite file as datasets) leaves the file and the directory as they were
+    dir0 = os.stat(out)
+    bad = []
+    for ds in (out, dbp):
+        for kind in ("summary", "requests", "metrics", "nsys", "cpu", "sources", "workers"):
+            q = tap.run([DSIGHT, "query", ds, kind])
+            if q.returncode != 0:
+                bad.append((ds, kind, q.stderr))
+    t.eq(bad, [], "%s: dsight query answers every kind from the report and its SQLite file" % label)
+    st2, dir2 = os.stat(dbp), os.stat(out)
+    t.eq((st2.st_mtime_ns, st2.st_ctime_ns, st2.st_size, dir2.st_mtime_ns),
+         (st0.st_mtime_ns, st0.st_ctime_ns, st0.st_size, dir0.st_mtime_ns),
+         "%s: dsight query leaves the SQLite file's mtime, ctime, size and the directory unchanged" % label)
     t.eq(sorted(os.listdir(out)), before, "%s: reading creates no side file" % label)
     parent = os.path.dirname(out)
     t.eq([n for n in os.listdir(parent) if ".build-" in n], [],

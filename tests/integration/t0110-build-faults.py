@@ -6,7 +6,9 @@ directory; refused outputs are not touched.
 Covers bad evidence (schema, duration, duplicate ids, truncated gzip,
 invalid UTF-8, NaN), each output refusal, an unwritable output directory,
 a write failure in the middle of a build (file-size limit), the build
-lock, stale staging removal and the two-rename publish fallback.
+lock, stale staging removal, the two-rename publish fallback and builds
+stopped by SIGINT, SIGTERM and SIGHUP (the input is a FIFO the test holds
+open, so the signal always lands mid-build).
 """
 import copy
 import fcntl
@@ -203,7 +205,7 @@ try:
         expect_failure("unwritable output directory", [tap.FIXTURE],
                        os.path.join(ro, "rep"), root=ro)
     else:
-        t.ok(True, "unwritable output directory # SKIP cannot make a directory unwritable")
+        t.skip("unwritable output directory", "as root, chattr +i is needed (e2fsprogs) and failed here")
 finally:
     if locked_by == "chattr":
         subprocess.run(["chattr", "-i", ro])
@@ -211,8 +213,14 @@ finally:
 
 # An existing report that cannot be replaced: the exchange fails, the
 # staging directory is removed, the report is untouched.
-if locked_by == "chattr" and subprocess.run(["chattr", "+i", rep],
-                                            capture_output=True).returncode == 0:
+locked = None
+if locked_by == "chattr":
+    ch = subprocess.run(["chattr", "+i", rep], capture_output=True, text=True)
+    locked = "chattr" if ch.returncode == 0 else None
+if locked != "chattr":
+    t.skip("report that cannot be replaced",
+           "needs root and a working chattr +i (e2fsprogs) on the test directory's filesystem")
+else:
     try:
         expect_failure("report that cannot be replaced", [tap.FIXTURE], rep,
                        must_contain="cannot publish")
@@ -241,7 +249,9 @@ write(os.path.join(stale, "junk"), "x")
 t0 = time.monotonic()
 expect_failure("a concurrent build of the same output", [tap.FIXTURE], rep,
                must_contain="another build")
-t.ok(time.monotonic() - t0 < 5, "the concurrent build fails fast")
+# the behaviour: it fails at once instead of waiting for the lock (which is
+# held until the end of this test); a generous bound for a loaded machine
+t.ok(time.monotonic() - t0 < 30, "the concurrent build fails at once instead of waiting")
 t.ok(os.path.exists(stale), "stale staging is not removed without the lock")
 os.close(fd)
 
@@ -276,35 +286,42 @@ t.ok(new_gen != old_gen and json.loads(r.stdout)["generation"] == new_gen,
      "two-rename publish replaced the report")
 t.eq([n for n in os.listdir(base) if ".build-" in n], [], "no old report left by the fallback")
 
-# ---- interrupted builds (SIGINT, SIGTERM) clean up after themselves ----
-gen_capture = tap.binpath("gen-capture")
-if os.path.exists(gen_capture):
-    medium = os.path.join(t.tmp, "medium.json")
-    g = tap.run([gen_capture, "--preset", "medium", "-o", medium])
-    t.ok(g.returncode == 0, "gen-capture medium for the interrupt tests", g.stderr)
-    import signal
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        name = signal.Signals(sig).name
-        before = tree_state(base)
-        p = subprocess.Popen([DSIGHT, "build", medium, "-o", rep],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and p.poll() is None and \
-                not [n for n in os.listdir(base) if n.startswith(".rep.build-")]:
-            time.sleep(0.005)
-        time.sleep(0.2)
-        p.send_signal(sig)
-        out, err = p.communicate(timeout=120)
-        if p.returncode == 0:
-            t.ok(True, "%s: build finished before the signal # SKIP too fast" % name)
-            continue
-        t.ok(p.returncode == 1 and err.startswith("dsight build: interrupted") and
-             len(err.splitlines()) == 1, "%s: one line, exit 1" % name, (p.returncode, err))
-        after = tree_state(base)
-        t.ok(after == before, "%s: previous report untouched, staging removed" % name,
-             sorted(set(before) ^ set(after))[:10])
-else:
-    t.ok(True, "interrupted builds # SKIP gen-capture is not built")
+# ---- interrupted builds (SIGINT, SIGTERM, SIGHUP) clean up after themselves ----
+# The evidence comes through a FIFO this test holds open: once the build has
+# its staging directory it is stuck reading, so the signal always lands in
+# the middle of the build (no race with a fast build); then the rest of the
+# document arrives and the build must stop instead of publishing.
+import signal  # noqa: E402
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    name = signal.Signals(sig).name
+    before = tree_state(base)
+    fifo = os.path.join(t.tmp, "ev-%s.json" % name)
+    os.mkfifo(fifo)
+    p = subprocess.Popen([DSIGHT, "build", fifo, "-o", rep],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    w = open(fifo, "wb")  # blocks until the build opens it
+    half = FIXTURE_TEXT.encode()[:len(FIXTURE_TEXT) // 2]
+    w.write(half)
+    w.flush()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None and \
+            not [n for n in os.listdir(base) if n.startswith(".rep.build-")]:
+        time.sleep(0.005)
+    staged = p.poll() is None and bool([n for n in os.listdir(base) if n.startswith(".rep.build-")])
+    t.ok(staged, "%s: the build is staging, waiting for the rest of its input" % name)
+    p.send_signal(sig)
+    try:
+        w.write(FIXTURE_TEXT.encode()[len(half):])
+        w.close()
+    except BrokenPipeError:
+        pass
+    out, err = p.communicate(timeout=120)
+    t.ok(p.returncode == 1 and err == "dsight build: interrupted; the previous report is unchanged\n"
+         and out == "", "%s: one line, exit 1" % name, (p.returncode, out, err))
+    after = tree_state(base)
+    t.ok(after == before, "%s: previous report untouched, staging removed" % name,
+         sorted(set(before) ^ set(after))[:10])
+    os.unlink(fifo)
 
 # ---- usage errors ----
 r = tap.run([DSIGHT, "build", tap.FIXTURE])

@@ -81,7 +81,7 @@ usage_error([FIX, "--min-ttft-ms", "fast"], "--min-ttft-ms must be a number", "-
 usage_error([FIX, "--offset", "-"], "--offset must be an integer", "--offset -")
 usage_error(["/nonexistent/x", "--limit", "abc"], "--limit must be an integer",
             "type errors before touching the dataset")
-RANGE = "Require 0 <= start < end <= run duration (seconds from origin_ns)"
+RANGE = "Require 0 <= start < end <= 12.0 (run duration in seconds from origin_ns)"
 usage_error([FIX, "nope", "--from", "4", "--to", "3", "--limit", "5000"], RANGE, "start >= end")
 usage_error([FIX, "--to", "12.5"], RANGE, "end beyond duration")
 usage_error([FIX, "--from", "-1"], RANGE, "negative start")
@@ -92,7 +92,7 @@ usage_error([FIX, "--offset", "-1"], "Require integer offset >= 0 and 0 <= limit
 usage_error([FIX, "nope", "--min-ttft-ms", "-1"], "min_ttft_ms must be finite and nonnegative", "min_ttft_ms -1")
 usage_error([FIX, "nope"], "Unknown query kind 'nope'; choose from summary, requests, request, "
             "lifecycle, metrics, profiles, nsys, cpu, iterations, sources, server_spans, "
-            "sessions, workers, families", "unknown kind")
+            "sessions, workers, families, timeline, sql", "unknown kind")
 usage_error([FIX, "request", "--request", "zzz"], "Unknown client request: zzz", "unknown request")
 usage_error([FIX, "request"], "Unknown client request: None", "missing request id")
 r = q("--remote", "somewhere", FIX, "summary")

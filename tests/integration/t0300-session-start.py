@@ -150,17 +150,17 @@ try:
     plain = os.path.join(t.tmp, "plain.sock")
     with open(plain, "w") as f:
         f.write("precious\n")
-    s = sl.Server(doc, "--path", plain, env=env, expect_rc=1)
+    s = sl.Server(doc, "--path", plain, env=env, expect_rc=2)
     err = s.stderr_text()
-    t.ok(s.proc.returncode == 1 and
+    t.ok(s.proc.returncode == 2 and
          "%s exists and is not a socket; remove it or choose another --path" % plain in (err or "") and
-         s.line == "", "--path onto a regular file: refused (exit 1) with the message", (s.proc.returncode, err))
+         s.line == "", "--path onto a regular file: refused (exit 2, a usage error) with the message", (s.proc.returncode, err))
     t.ok(open(plain).read() == "precious\n" and not os.path.exists(plain + ".lock"),
          "the file is left as it was (and no lock file stays)")
     os.mkdir(os.path.join(t.tmp, "dir.sock"))
-    s = sl.Server(doc, "--path", os.path.join(t.tmp, "dir.sock"), env=env, expect_rc=1)
+    s = sl.Server(doc, "--path", os.path.join(t.tmp, "dir.sock"), env=env, expect_rc=2)
     err = s.stderr_text()
-    t.ok(s.proc.returncode == 1 and "exists and is not a socket" in (err or "") and
+    t.ok(s.proc.returncode == 2 and "exists and is not a socket" in (err or "") and
          os.path.isdir(os.path.join(t.tmp, "dir.sock")), "--path onto a directory: refused, left alone", err)
 
     # --- --daemonize returns once the socket accepts ---

@@ -5,6 +5,7 @@ flight finish (their answers arrive) before the server exits."""
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sessionlib as sl  # noqa: E402
@@ -65,9 +66,18 @@ try:
          "status answers while a new generation loads (from the old generation; the query from the new)", seen)
     del d
 
-    # shutdown while queries are in flight: accepted at once, queries finish
+    # shutdown while queries are in flight: accepted at once, queries finish.
+    # "In flight" means received: wait until status counts the 4 queries
+    # (another connection may otherwise be read first), then shut down.
+    received = st.call("status")["result"]["queries"]
     for _ in range(4):
         c.send("query", heavy)
+    for _ in range(6000):
+        sr = st.call("status")["result"]
+        if sr["queries"] >= received + 4:
+            break
+        time.sleep(0.01)
+    t.ok(sr["queries"] >= received + 4, "the server received the 4 queries before the shutdown")
     sd = st.call("shutdown")
     t.ok(sd.get("result", {}).get("stopping") is True and sd["result"].get("pid") == s.proc.pid,
          "shutdown replies {stopping, pid} while queries run", sd)
@@ -88,7 +98,7 @@ try:
 
     # a response over 64 MiB is replaced by an error asking to narrow the query
     d = json.load(open(tap.FIXTURE))
-    d["requests"][0]["issues"] = d["requests"][0].get("issues", []) + ["x" * (65 * 1024 * 1024)]
+    d["requests"][0]["issues"] = d["requests"][0].get("issues", []) + ["x" * (1024 * 1024)] * 65  # 65 MiB, in strings under the 64 MiB cap
     huge = os.path.join(t.tmp, "huge.json")
     json.dump(d, open(huge, "w"))
     del d

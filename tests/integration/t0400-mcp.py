@@ -77,12 +77,21 @@ tools = c.call("tools/list")["result"]["tools"]
 t.eq([x["name"] for x in tools], ["query_trace"], "one tool, query_trace")
 schema = tools[0]["inputSchema"]
 props = schema["properties"]
-want = ["dataset", "kind", "start", "end", "request_id", "session", "agent", "worker",
-        "rank", "profile", "name", "search", "min_ttft_ms", "offset", "limit", "points"]
-t.eq(sorted(props), sorted(want), "schema lists every query parameter by its RPC name")
+want = ["dataset", "kind", "start", "end", "request_id", "phase", "session", "agent", "worker",
+        "rank", "profile", "name", "search", "min_ttft_ms", "sort", "fields", "offset", "limit",
+        "points", "group_by", "bucket", "of"]
+t.ok(set(want) <= set(props), "schema lists every query parameter by its RPC name", sorted(props))
+t.eq(props["phase"]["enum"], ["prefill", "decode", "whole"], "phase is a closed enum")
+t.eq([a.get("type") for a in props["worker"]["anyOf"]], ["string", "array"],
+     "worker takes one string or a list of strings")
+t.ok("-ttft_ms" in props["sort"]["anyOf"][1]["items"]["enum"], "sort keys are an enum")
 t.eq(schema["required"], ["dataset"], "dataset is required")
 t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
       props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
+t.eq((props["bucket"]["type"], props["bucket"]["exclusiveMinimum"], props["of"]["enum"]),
+     ("number", 0, ["requests", "nsys", "cpu", "metrics"]), "timeline parameters typed, of closed")
+t.eq(props["group_by"]["enum"], ["name", "worker", "profile", "tid", "session", "agent", "status",
+                                 "client_kind"], "group_by fields are an enum")
 t.eq((props["rank"]["type"], props["start"]["type"], props["points"]["type"]),
      ("integer", "number", "boolean"), "schema types")
 ann = tools[0]["annotations"]
@@ -108,12 +117,35 @@ for kind in kinds:
     t.ok(ok, "tools/call %s equals dsight query" % kind,
          "mcp: %r\ncli: %r %r" % (res, local.stdout[:300], local.stderr))
 
+# the analysis parameters: JSON arrays and typed values equal repeated flags
+for args, cli in (
+        ({"kind": "requests", "worker": ["decode-0", "nobody"], "sort": ["-ttft_ms", "id"],
+          "fields": ["id", "ttft_ms"]},
+         ["requests", "--worker", "decode-0", "--worker", "nobody", "--sort", "-ttft_ms,id",
+          "--fields", "id,ttft_ms"]),
+        ({"kind": "nsys", "request_id": rid, "phase": "prefill", "fields": "name,start"},
+         ["nsys", "--request", rid, "--phase", "prefill", "--fields", "name,start"]),
+        ({"kind": "metrics", "name": ["nope"]}, ["metrics", "--name", "nope"])):
+    res = c.tool(dict(args, dataset=report))["result"]
+    local = tap.run([dsight, "query", report] + cli)
+    t.ok(res.get("isError") is False and res["content"][0]["text"] == local.stdout.rstrip("\n"),
+         "tools/call %s equals dsight query %s" % (json.dumps(args), " ".join(cli)),
+         "mcp: %r\ncli: %r %r" % (res, local.stdout[:300], local.stderr))
+for args, want in (({"kind": "requests", "worker": []}, "worker must not be an empty list"),
+                   ({"kind": "requests", "agent": ["a", ""]}, "agent values must not be empty"),
+                   ({"kind": "nsys", "phase": "decode"}, "--phase needs --request"),
+                   ({"kind": "nsys", "sort": "-foo"},
+                    "Unknown sort key 'foo' for nsys; choose from start, end, duration, name, profile")):
+    res = c.tool(dict(args, dataset=report))["result"]
+    t.ok(res.get("isError") is True and res["content"][0]["text"] == want,
+         "tools/call %s: %s" % (json.dumps(args), want), res)
+
 res = c.tool({"dataset": report, "kind": "nsys", "limit": "5"})["result"]
 t.ok(res.get("isError") is True and "limit must be an integer" in res["content"][0]["text"],
      "wrong parameter type is a tool error with the validation message", res)
 res = c.tool({"dataset": report, "kind": "nsys", "start": 5, "end": 3})["result"]
 t.ok(res.get("isError") is True and res["content"][0]["text"] ==
-     "Require 0 <= start < end <= run duration (seconds from origin_ns)",
+     "Require 0 <= start < end <= 12.0 (run duration in seconds from origin_ns)",
      "range validation message", res)
 res = c.tool({"dataset": report, "kind": "request", "request_id": "nope"})["result"]
 t.ok(res.get("isError") is True and "Unknown client request: nope" in res["content"][0]["text"],

@@ -134,7 +134,7 @@ TEST(random_bit_patterns)
 			continue;
 		bad += !same(v);
 	}
-	CHECK(bad == 0);
+	CHECK_EQ(bad, 0);
 }
 
 TEST(realistic_times_and_values)
@@ -147,7 +147,7 @@ TEST(realistic_times_and_values)
 		bad += !same((double)(r % 1000000 + 1) / 100.0);         /* 2 decimals */
 		bad += !same((double)(r >> 11) * 0x1p-53 * 350.0 + 1e-9); /* full precision */
 	}
-	CHECK(bad == 0);
+	CHECK_EQ(bad, 0);
 }
 
 int main(void)

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "base/buf.h"
+#include "ingest/capabilities.h"
 #include "ingest/evidence.h"
 #include "base/jsonout.h"
 #include "base/num.h"
@@ -38,7 +39,7 @@ static int rec_abort(struct rec *r, struct err *e)
 	return 0;
 }
 
-static int rec_event(void *ctx, int64_t p, int64_t k, const struct evidence_event *ev,
+static int rec_event(void *ctx, int64_t p, int64_t k, const struct row_event *ev,
                      struct err *e)
 {
 	struct rec *r = ctx;
@@ -52,7 +53,7 @@ static int rec_event(void *ctx, int64_t p, int64_t k, const struct evidence_even
 	return rec_abort(r, e);
 }
 
-static int rec_sample(void *ctx, int64_t p, int64_t k, const struct evidence_sample *s,
+static int rec_sample(void *ctx, int64_t p, int64_t k, const struct row_sample *s,
                       struct err *e)
 {
 	struct rec *r = ctx;
@@ -64,7 +65,7 @@ static int rec_sample(void *ctx, int64_t p, int64_t k, const struct evidence_sam
 	return rec_abort(r, e);
 }
 
-static int rec_point(void *ctx, int64_t s, int64_t k, const struct evidence_point *pt,
+static int rec_point(void *ctx, int64_t s, int64_t k, const struct row_point *pt,
                      struct err *e)
 {
 	struct rec *r = ctx;
@@ -87,9 +88,9 @@ static void rec_progress(void *ctx, uint64_t done, uint64_t total)
 	r->last_total = total;
 }
 
-static struct evidence_sink rec_sink(struct rec *r)
+static struct row_sink rec_sink(struct rec *r)
 {
-	struct evidence_sink s = { r, rec_event, rec_sample, rec_point, rec_progress };
+	struct row_sink s = { r, rec_event, rec_sample, rec_point, rec_progress, NULL };
 	memset(r, 0, sizeof *r);
 	buf_init(&r->log, 0);
 	return s;
@@ -115,8 +116,8 @@ static char *temp_file(const void *data, size_t n)
 {
 	char *path = strdup("/tmp/dsight-test-evidence-XXXXXX");
 	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	CHECK(write(fd, data, n) == (ssize_t)n);
+	CHECK_GE(fd, 0);
+	CHECK_EQ(write(fd, data, n), (ssize_t)n);
 	close(fd);
 	return path;
 }
@@ -133,7 +134,7 @@ static char *gzip_file(const char *data, size_t n, int members, const char *path
 		CHECK(g != NULL);
 		size_t k = off + step > n ? n - off : step;
 		if (k)
-			CHECK(gzwrite(g, data + off, (unsigned)k) == (int)k);
+			CHECK_EQ(gzwrite(g, data + off, (unsigned)k), (int)k);
 		off += k;
 		gzclose(g);
 	}
@@ -153,15 +154,15 @@ static int read_text(const char *text, size_t n, struct err *e)
 {
 	char *path = temp_file(text, n);
 	json_t *cat = NULL;
-	struct evidence_stats st;
+	struct evstats st;
 	err_clear(e);
 	int rc = evidence_read(path, NULL, &cat, &st, e);
 	if (!rc) {
 		json_decref(cat);
-		evidence_stats_free(&st);
+		evstats_free(&st);
 	} else {
 		CHECK(cat == NULL);
-		CHECK(e->msg[0] != '\0');
+		CHECK_NE(e->msg[0], '\0');
 		CHECK(strchr(e->msg, '\n') == NULL);
 	}
 	unlink(path);
@@ -230,19 +231,19 @@ static json_t *expected_catalog(void)
 TEST(fixture_rows)
 {
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
-	struct evidence_stats st;
+	struct row_sink sink = rec_sink(&r);
+	struct evstats st;
 	json_t *cat = NULL;
 	struct err e;
 
-	CHECK(evidence_read(FIXTURE, &sink, &cat, &st, &e) == 0);
+	CHECK_EQ(evidence_read(FIXTURE, &sink, &cat, &st, &e), 0);
 	CHECK(r.events == 10 && r.samples == 5 && r.points == 23);
 	CHECK(st.events == 10 && st.samples == 5 && st.points == 23);
 	CHECK(st.nprofiles == 2 && st.profile_events[0] == 8 && st.profile_events[1] == 2);
 	CHECK(st.profile_samples[0] == 0 && st.profile_samples[1] == 5);
 	CHECK(st.nseries == 5 && st.series_points[0] == 6 && st.series_points[1] == 4 &&
 	      st.series_points[2] == 6 && st.series_points[3] == 4 && st.series_points[4] == 3);
-	CHECK(st.input_bytes > 20000);
+	CHECK_GT(st.input_bytes, 20000);
 	CHECK(r.progress_calls >= 1 && r.last_done == st.input_bytes &&
 	      r.last_total == st.input_bytes);
 	const char *log = r.log.data;
@@ -262,7 +263,7 @@ TEST(fixture_rows)
 	/* document order */
 	CHECK(strstr(log, "E 0 7 ") < strstr(log, "E 1 0 "));
 	json_decref(cat);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 	buf_free(&r.log);
 }
 
@@ -271,12 +272,12 @@ TEST(fixture_catalog)
 	json_t *cat = NULL, *want = expected_catalog();
 	struct err e;
 
-	CHECK(evidence_read(FIXTURE, NULL, &cat, NULL, &e) == 0);
+	CHECK_EQ(evidence_read(FIXTURE, NULL, &cat, NULL, &e), 0);
 	char *got = catalog_text(cat), *exp = catalog_text(want);
 	CHECK_STR(got, exp); /* same values, kinds and key order */
 	json_t *p0 = json_array_get(json_object_get(cat, "profiles"), 0);
-	CHECK(json_array_size(json_object_get(p0, "events")) == 0);
-	CHECK(json_integer_value(json_object_get(p0, "event_count")) == 8);
+	CHECK_EQ(json_array_size(json_object_get(p0, "events")), 0);
+	CHECK_EQ(json_integer_value(json_object_get(p0, "event_count")), 8);
 	/* event_count is the last key of the profile */
 	const char *last = NULL, *k;
 	json_t *v;
@@ -284,16 +285,16 @@ TEST(fixture_catalog)
 		last = k;
 	CHECK_STR(last, "event_count");
 	json_t *cpu = json_object_get(json_array_get(json_object_get(cat, "profiles"), 1), "cpu");
-	CHECK(json_integer_value(json_object_get(cpu, "sample_count")) == 5);
+	CHECK_EQ(json_integer_value(json_object_get(cpu, "sample_count")), 5);
 	json_t *s0 = json_array_get(json_object_get(cat, "metrics"), 0);
 	CHECK(json_is_array(json_object_get(s0, "points")) &&
 	      json_array_size(json_object_get(s0, "points")) == 0);
 	CHECK(json_object_get(s0, "point_count") == NULL);
 	/* computed capabilities equal the stored ones */
-	struct evidence_stats st;
+	struct evstats st;
 	json_t *again = NULL;
-	CHECK(evidence_read(FIXTURE, NULL, &again, &st, &e) == 0);
-	json_t *caps = evidence_capabilities(cat, st.series_points, st.nseries);
+	CHECK_EQ(evidence_read(FIXTURE, NULL, &again, &st, &e), 0);
+	json_t *caps = capabilities_compute(cat, st.series_points, st.nseries);
 	CHECK(json_equal(caps, json_object_get(cat, "capabilities")));
 	char *ct = catalog_text(caps);
 	CHECK_STR(ct, "{\"requests\":true,\"request_breakdown\":true,\"server_activity\":true,"
@@ -302,7 +303,7 @@ TEST(fixture_catalog)
 	free(ct);
 	json_decref(caps);
 	json_decref(again);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 	free(got);
 	free(exp);
 	json_decref(cat);
@@ -323,8 +324,8 @@ TEST(capabilities_computed_when_missing)
 		comma--;
 	strcpy(comma, "\n}\n");
 	char *path = temp_file(text, strlen(text));
-	CHECK(evidence_read(path, NULL, &cat, NULL, &e) == 0);
-	CHECK(evidence_read(FIXTURE, NULL, &ref, NULL, &e) == 0);
+	CHECK_EQ(evidence_read(path, NULL, &cat, NULL, &e), 0);
+	CHECK_EQ(evidence_read(FIXTURE, NULL, &ref, NULL, &e), 0);
 	char *a = catalog_text(cat), *b = catalog_text(ref);
 	CHECK_STR(a, b);
 	free(a);
@@ -338,7 +339,7 @@ TEST(capabilities_computed_when_missing)
 	                    "\"points\":[]}],\"profiles\":[{\"id\":0,\"names\":[],\"events\":[],"
 	                    "\"cpu\":null}]}";
 	char *p2 = temp_file(empty, strlen(empty));
-	CHECK(evidence_read(p2, NULL, &cat, NULL, &e) == 0);
+	CHECK_EQ(evidence_read(p2, NULL, &cat, NULL, &e), 0);
 	char *ct = catalog_text(json_object_get(cat, "capabilities"));
 	CHECK_STR(ct, "{\"requests\":false,\"request_breakdown\":false,\"server_activity\":false,"
 	              "\"metrics\":false,\"worker_metrics\":false,\"hardware_metrics\":false,"
@@ -358,11 +359,11 @@ TEST(capabilities_computed_when_missing)
 static void same_as_fixture(const char *path)
 {
 	struct rec r1, r2;
-	struct evidence_sink s1 = rec_sink(&r1), s2 = rec_sink(&r2);
+	struct row_sink s1 = rec_sink(&r1), s2 = rec_sink(&r2);
 	json_t *c1 = NULL, *c2 = NULL;
 	struct err e;
 
-	CHECK(evidence_read(FIXTURE, &s1, &c1, NULL, &e) == 0);
+	CHECK_EQ(evidence_read(FIXTURE, &s1, &c1, NULL, &e), 0);
 	if (evidence_read(path, &s2, &c2, NULL, &e) != 0) {
 		fprintf(stderr, "  %s\n", e.msg);
 		testlib_failed_checks++;
@@ -415,7 +416,7 @@ TEST(legacy_report_directory)
 	/* a directory without the data file */
 	struct err e;
 	json_t *cat = NULL;
-	CHECK(evidence_read(dir, NULL, &cat, NULL, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(dir, NULL, &cat, NULL, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "trace-data.json.gz") != NULL);
 
 	size_t n;
@@ -431,28 +432,28 @@ TEST(legacy_report_directory)
 TEST(sink_abort_and_null_sink)
 {
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
+	struct row_sink sink = rec_sink(&r);
 	json_t *cat = NULL;
-	struct evidence_stats st;
+	struct evstats st;
 	struct err e;
 
 	r.fail_at = 3;
-	CHECK(evidence_read(FIXTURE, &sink, &cat, &st, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(FIXTURE, &sink, &cat, &st, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "sink says stop") != NULL);
 	CHECK(cat == NULL && st.series_points == NULL && st.profile_events == NULL);
 	buf_free(&r.log);
 
 	sink = rec_sink(&r);
 	r.fail_at = -12;
-	CHECK(evidence_read(FIXTURE, &sink, &cat, &st, &e) == ERR_LIMIT);
+	CHECK_EQ(evidence_read(FIXTURE, &sink, &cat, &st, &e), ERR_LIMIT);
 	CHECK(strstr(e.msg, "metrics[2].points[1]: the row was refused") != NULL);
 	buf_free(&r.log);
 
-	struct evidence_sink empty = { 0 };
-	CHECK(evidence_read(FIXTURE, &empty, &cat, &st, &e) == 0);
-	CHECK(st.points == 23);
+	struct row_sink empty = { 0 };
+	CHECK_EQ(evidence_read(FIXTURE, &empty, &cat, &st, &e), 0);
+	CHECK_EQ(st.points, 23);
 	json_decref(cat);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 }
 
 /* ---- validation ------------------------------------------------------------ */
@@ -478,23 +479,23 @@ TEST(gzip_abort_midway_and_big_input)
 	buf_puts(&b, "]}]}");
 	char *gz = gzip_file(b.data, b.len, 2, NULL);
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
-	struct evidence_stats st;
+	struct row_sink sink = rec_sink(&r);
+	struct evstats st;
 	json_t *cat = NULL;
 	struct err e;
 	r.fail_at = 2;
-	CHECK(evidence_read(gz, &sink, &cat, &st, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(gz, &sink, &cat, &st, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "sink says stop") != NULL);
 	buf_free(&r.log);
 	sink = rec_sink(&r);
-	CHECK(evidence_read(gz, &sink, &cat, &st, &e) == 0);
+	CHECK_EQ(evidence_read(gz, &sink, &cat, &st, &e), 0);
 	CHECK(r.events == 3000 && st.events == 3000);
 	CHECK(strstr(r.log.data, "E 0 2999 2999.5 2999.75 0 7 2999\n") != NULL);
 	struct stat sb;
 	CHECK(stat(gz, &sb) == 0 && st.input_bytes == (uint64_t)sb.st_size);
 	CHECK(r.progress_calls > 4 && r.last_done == st.input_bytes);
 	json_decref(cat);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 	buf_free(&r.log);
 	buf_free(&b);
 	unlink(gz);
@@ -507,10 +508,10 @@ TEST(rows_integer_times_become_reals)
 	                       "\"names\":[\"x\"],\"samples\":[[2,\"9\",0,1]]}");
 	char *path = temp_file(doc, strlen(doc));
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
+	struct row_sink sink = rec_sink(&r);
 	json_t *cat = NULL;
 	struct err e;
-	CHECK(evidence_read(path, &sink, &cat, NULL, &e) == 0);
+	CHECK_EQ(evidence_read(path, &sink, &cat, NULL, &e), 0);
 	CHECK_STR(r.log.data, "E 0 0 3.0 4.0 1 9 0\nS 0 0 2.0 9 0 1\n");
 	json_decref(cat);
 	buf_free(&r.log);
@@ -521,7 +522,7 @@ TEST(rows_integer_times_become_reals)
 	                         "[2,-9223372036854775809,0,1],[3,1.50,0,2],[4,1E2,0,3]]");
 	path = temp_file(pts, strlen(pts));
 	sink = rec_sink(&r);
-	CHECK(evidence_read(path, &sink, &cat, NULL, &e) == 0);
+	CHECK_EQ(evidence_read(path, &sink, &cat, NULL, &e), 0);
 	CHECK_STR(r.log.data, "P 0 0 1.0 i:-9223372036854775808 0 0\n"
 	                      "P 0 1 2.0 b:-9223372036854775809 0 1\n"
 	                      "P 0 2 3.0 r:1.5 0 2\nP 0 3 4.0 r:100.0 0 3\n");
@@ -664,6 +665,21 @@ TEST(bad_json)
 	expect_error(PROF(",\"events\":[[0,1,0,\"\\ude00\",0]]"),
 	             "profiles[0].events[0][3]: invalid UTF-8");
 	expect_ok(DOC(",\"x\":\"\\ud83d\\ude00 \xed\x9f\xbf \xed\x80\x80\""));
+	/* RFC 3629 UTF-8 only, and no lone surrogate escape (yajl would turn
+	 * "\ud800" into '?' and pair "\ud800\u0041" into U+10041) */
+	expect_error(DOC(",\"x\":\"a\xc0\xaf\""), "x: invalid UTF-8 (an overlong form)");
+	expect_error(DOC(",\"x\":[\"\xe0\x80\x80\"]"), "x[0]: invalid UTF-8 (an overlong form)");
+	expect_error(DOC(",\"x\":{\"k\xed\xa0\x80\":1}"), "invalid UTF-8 (an encoded surrogate)");
+	expect_error(DOC(",\"x\":\"\xf4\x90\x80\x80\""),
+	             "x: invalid UTF-8 (a code point above U+10FFFF)");
+	expect_error(DOC(",\"x\":[1,\"\\ud800\"]"), "x[1]: invalid UTF-8 (a lone surrogate \\u escape)");
+	expect_error(DOC(",\"x\":\"\\ud800\\u0041\""), "x: invalid UTF-8 (a lone surrogate");
+	expect_error(DOC(",\"x\":\"\\uD800z\""), "x: invalid UTF-8 (a lone surrogate");
+	expect_error(PROF(",\"events\":[[0,1,0,\"\\ud800\",0]]"),
+	             "profiles[0].events[0][3]: invalid UTF-8 (a lone surrogate");
+	expect_error(PROF(",\"events\":[[0,1,0,\"\xc1\x80\",0]]"),
+	             "profiles[0].events[0][3]: invalid UTF-8 (an overlong form)");
+	expect_ok(DOC(",\"x\":\"a\\u0000b\\ud800\\udc00\\\\ud800\""));
 	expect_error(DOC("") "x", "trailing garbage");
 	expect_error(DOC("") "{}", "trailing garbage");
 	expect_error(HEAD, "unexpected end of document");
@@ -688,7 +704,7 @@ TEST(bad_json)
 	/* a missing file */
 	struct err e;
 	json_t *cat = NULL;
-	CHECK(evidence_read("/nonexistent/x.json", NULL, &cat, NULL, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read("/nonexistent/x.json", NULL, &cat, NULL, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "/nonexistent/x.json") != NULL);
 }
 
@@ -704,14 +720,14 @@ TEST(bad_gzip)
 
 	/* truncated */
 	char *t = temp_file(g, gn - 50);
-	CHECK(evidence_read(t, NULL, &cat, NULL, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(t, NULL, &cat, NULL, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "truncated gzip data") != NULL);
 	CHECK(strstr(e.msg, t) != NULL);
 	unlink(t);
 	free(t);
 	/* header only */
 	t = temp_file(g, 5);
-	CHECK(evidence_read(t, NULL, &cat, NULL, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(t, NULL, &cat, NULL, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "truncated gzip data") != NULL);
 	unlink(t);
 	free(t);
@@ -719,7 +735,7 @@ TEST(bad_gzip)
 	for (size_t k = 40; k < 200; k++)
 		g[k] = (char)(g[k] ^ 0x5a);
 	t = temp_file(g, gn);
-	CHECK(evidence_read(t, NULL, &cat, NULL, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(t, NULL, &cat, NULL, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "corrupt gzip data") != NULL);
 	unlink(t);
 	free(t);
@@ -729,13 +745,13 @@ TEST(bad_gzip)
 	memcpy(big, g2, gn);
 	memcpy(big + gn, "xyz", 3);
 	t = temp_file(big, gn + 3);
-	CHECK(evidence_read(t, NULL, &cat, NULL, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(t, NULL, &cat, NULL, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "corrupt gzip data") != NULL);
 	unlink(t);
 	free(t);
 	/* gzip of something that is not JSON */
 	char *nj = gzip_file("PK\3\4 zip?", 10, 1, NULL);
-	CHECK(evidence_read(nj, NULL, &cat, NULL, &e) == ERR_DATA);
+	CHECK_EQ(evidence_read(nj, NULL, &cat, NULL, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "neither JSON nor gzip") != NULL);
 	unlink(nj);
 	free(nj);

@@ -41,7 +41,9 @@ static char *slurp(const char *path, size_t *n)
 }
 
 /* The base64 text of the element with the given id, decoded and gunzipped. */
-static char *element_payload(const char *page, const char *id)
+/* The base64-decoded bytes of the <script> element with this id (malloc'd,
+ * *len set), or NULL. */
+static unsigned char *element_raw(const char *page, const char *id, size_t *len)
 {
 	char needle[160];
 	snprintf(needle, sizeof needle, "id=\"%s\"", id);
@@ -53,12 +55,25 @@ static char *element_payload(const char *page, const char *id)
 	size_t n = (size_t)(q - p);
 	unsigned char *raw = malloc(n + 4);
 	int m = EVP_DecodeBlock(raw, (const unsigned char *)p, (int)n);
-	if (m < 0)
+	if (m < 0) {
+		free(raw);
 		return NULL;
+	}
 	while (n > 0 && p[n - 1] == '=') { /* DecodeBlock keeps padding zeros */
 		m--;
 		n--;
 	}
+	*len = (size_t)m;
+	return raw;
+}
+
+/* The gunzipped payload of that element, NUL-terminated (malloc'd). */
+static char *element_payload(const char *page, const char *id)
+{
+	size_t m;
+	unsigned char *raw = element_raw(page, id, &m);
+	if (!raw)
+		return NULL;
 	size_t cap = 1 << 22;
 	char *out = malloc(cap);
 	z_stream z;
@@ -85,13 +100,13 @@ TEST(asset_check_rejects_closing_tags)
 	struct html_asset ok[] = {{"a.js", (const unsigned char *)"x = '<\\/script>';", 17}};
 	struct html_asset bad1[] = {{"b.js", (const unsigned char *)"s = '</SCRIPT>'", 15}};
 	struct html_asset bad2[] = {{"c.css", (const unsigned char *)"/* </Style */", 13}};
-	CHECK(html_check_assets(ok, 1, &e) == 0);
-	CHECK(html_check_assets(bad1, 1, &e) == ERR_DATA);
+	CHECK_EQ(html_check_assets(ok, 1, &e), 0);
+	CHECK_EQ(html_check_assets(bad1, 1, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "b.js") != NULL);
-	CHECK(html_check_assets(bad2, 1, &e) == ERR_DATA);
+	CHECK_EQ(html_check_assets(bad2, 1, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "c.css") != NULL && strstr(e.msg, "</style") != NULL);
 	/* the viewer actually embedded passes */
-	CHECK(html_check_assets(html_assets, html_asset_count, &e) == 0);
+	CHECK_EQ(html_check_assets(html_assets, html_asset_count, &e), 0);
 }
 
 static const char *CATALOG =
@@ -108,9 +123,9 @@ static struct shard_writer *filled_writer(void)
 	if (shard_writer_open(&w, &o, &e))
 		abort();
 	shard_writer_set_duration(w, 10.0);
-	struct evidence_event e1 = {1.0, 2.0, 0, "5", 1, 0}, e2 = {-1.0, 20.0, 0, "5", 1, 1};
-	struct evidence_sample s1 = {3.0, "5", 1, 0, 9};
-	struct evidence_point p1 = {0.5, {NUM_INT, 7, 7.0, NULL, 0}, 0, 0};
+	struct row_event e1 = {1.0, 2.0, 0, "5", 1, 0}, e2 = {-1.0, 20.0, 0, "5", 1, 1};
+	struct row_sample s1 = {3.0, "5", 1, 0, 9};
+	struct row_point p1 = {0.5, {NUM_INT, 7, 7.0, NULL, 0}, 0, 0};
 	shard_writer_event(w, 0, 0, &e1, &e);
 	shard_writer_event(w, 0, 1, &e2, &e);
 	shard_writer_sample(w, 0, 0, &s1, &e);
@@ -140,19 +155,19 @@ TEST(core_catalog_fields)
 	CHECK(core != NULL);
 	json_t *p0 = json_array_get(json_object_get(core, "profiles"), 0);
 	json_t *p1 = json_array_get(json_object_get(core, "profiles"), 1);
-	CHECK(json_array_size(json_object_get(p0, "event_chunks")) == 1);
+	CHECK_EQ(json_array_size(json_object_get(p0, "event_chunks")), 1);
 	json_t *dens = json_object_get(p0, "event_density");
-	CHECK(json_array_size(dens) == 512);
-	CHECK(json_integer_value(json_array_get(dens, 0)) == 1);
-	CHECK(json_integer_value(json_array_get(dens, 52)) == 2);
-	CHECK(json_integer_value(json_array_get(dens, 511)) == 1);
-	CHECK(json_array_size(json_object_get(json_object_get(p0, "cpu"), "chunks")) == 1);
-	CHECK(json_array_size(json_object_get(p1, "event_chunks")) == 0);
-	CHECK(json_array_size(json_object_get(p1, "event_density")) == 512);
+	CHECK_EQ(json_array_size(dens), 512);
+	CHECK_EQ(json_integer_value(json_array_get(dens, 0)), 1);
+	CHECK_EQ(json_integer_value(json_array_get(dens, 52)), 2);
+	CHECK_EQ(json_integer_value(json_array_get(dens, 511)), 1);
+	CHECK_EQ(json_array_size(json_object_get(json_object_get(p0, "cpu"), "chunks")), 1);
+	CHECK_EQ(json_array_size(json_object_get(p1, "event_chunks")), 0);
+	CHECK_EQ(json_array_size(json_object_get(p1, "event_density")), 512);
 	CHECK(json_is_null(json_object_get(p1, "cpu")));
 	json_t *m = json_object_get(core, "metrics");
-	CHECK(json_array_size(json_object_get(json_array_get(m, 0), "chunks")) == 0);
-	CHECK(json_array_size(json_object_get(json_array_get(m, 1), "chunks")) == 1);
+	CHECK_EQ(json_array_size(json_object_get(json_array_get(m, 0), "chunks")), 0);
+	CHECK_EQ(json_array_size(json_object_get(json_array_get(m, 1), "chunks")), 1);
 	struct buf b;
 	buf_init(&b, 0);
 	jsonout_tree(&b, json_object_get(core, "delivery"), 0);
@@ -173,10 +188,10 @@ TEST(progressive_page)
 	struct shard_writer *w = filled_writer();
 	json_t *core = core_of(w, 0);
 	snprintf(path, sizeof path, "%s/index.html", tmpdir);
-	CHECK(html_write(path, core, NULL, &st, &e) == 0);
+	CHECK_EQ(html_write(path, core, NULL, &st, &e), 0);
 	char *page = slurp(path, &n);
 	CHECK(page && n == st.bytes);
-	CHECK(strncasecmp(page, "<!doctype html>", 15) == 0);
+	CHECK_EQ(strncasecmp(page, "<!doctype html>", 15), 0);
 	CHECK(strstr(page, "<!--dsight:") == NULL);
 	CHECK(strstr(page, "id=\"dsight-shard-") == NULL); /* the viewer JS names the prefix */
 	char *json = element_payload(page, "dsight-catalog");
@@ -210,12 +225,12 @@ TEST(single_file_page_embeds_every_shard)
 	struct shard_writer *w = filled_writer();
 	json_t *core = core_of(w, 1);
 	snprintf(path, sizeof path, "%s/index.html", tmpdir);
-	CHECK(html_write(path, core, tmpdir, &st, &e) == 0);
-	CHECK(st.shards == 3);
+	CHECK_EQ(html_write(path, core, tmpdir, &st, &e), 0);
+	CHECK_EQ(st.shards, 3);
 	char *page = slurp(path, &n);
 	CHECK(strstr(page, "\"embedded\"") == NULL); /* only inside the gzip */
 	json_t *files = shard_writer_files(w);
-	CHECK(json_array_size(files) == 3);
+	CHECK_EQ(json_array_size(files), 3);
 	for (size_t i = 0; i < json_array_size(files); i++) {
 		const char *f = json_string_value(json_array_get(files, i));
 		char id[128], zpath[200];
@@ -225,7 +240,12 @@ TEST(single_file_page_embeds_every_shard)
 		/* the embedded bytes are the shard file's bytes */
 		snprintf(zpath, sizeof zpath, "%s/%s", tmpdir, f + 7);
 		char *z = slurp(zpath, &zn);
-		CHECK(z != NULL);
+		size_t en = 0;
+		unsigned char *emb = element_raw(page, id, &en);
+		CHECK(z != NULL && emb != NULL);
+		CHECK_EQ(en, zn);
+		CHECK(z && emb && en == zn && memcmp(emb, z, zn) == 0);
+		free(emb);
 		free(z);
 		free(rows);
 	}
@@ -237,8 +257,8 @@ TEST(single_file_page_embeds_every_shard)
 	/* a missing shard file is an error naming it */
 	char cmd[200];
 	snprintf(cmd, sizeof cmd, "rm -f %s/*.json.gz", tmpdir);
-	CHECK(system(cmd) == 0);
-	CHECK(html_write(path, core, tmpdir, &st, &e) == ERR_DATA);
+	CHECK_EQ(system(cmd), 0);
+	CHECK_EQ(html_write(path, core, tmpdir, &st, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "Cannot open shard") != NULL);
 	json_decref(core);
 	shard_writer_free(w);
@@ -274,7 +294,7 @@ TEST(template_markers)
 		A("index.html", "<head><!--dsight:css--></head><body><!--dsight:data-->"
 		                "<!--dsight:js--></body>"),
 	};
-	CHECK(page_from(good, 5, &e, &page) == 0);
+	CHECK_EQ(page_from(good, 5, &e, &page), 0);
 	CHECK(page && strstr(page, "<head><style>p{}\nq{}</style></head>") != NULL);
 	CHECK(page && strstr(page, "<script>var a = 1;\n;\nvar b = 2;</script></body>") != NULL);
 	CHECK(page && strstr(page, "<body><script type=\"application/octet-stream\" "
@@ -282,24 +302,24 @@ TEST(template_markers)
 	free(page);
 
 	struct html_asset nodata[] = {A("index.html", "<!--dsight:css--><!--dsight:js-->")};
-	CHECK(page_from(nodata, 1, &e, NULL) == ERR_DATA);
+	CHECK_EQ(page_from(nodata, 1, &e, NULL), ERR_DATA);
 	CHECK(strstr(e.msg, "dsight:data") != NULL);
 	struct html_asset unknown[] = {A("index.html", "<!--dsight:data--><!--dsight:font-->")};
-	CHECK(page_from(unknown, 1, &e, NULL) == ERR_DATA);
+	CHECK_EQ(page_from(unknown, 1, &e, NULL), ERR_DATA);
 	CHECK(strstr(e.msg, "dsight:font") != NULL);
 	struct html_asset twice[] = {A("index.html", "<!--dsight:data--><!--dsight:data-->")};
-	CHECK(page_from(twice, 1, &e, NULL) == ERR_DATA);
+	CHECK_EQ(page_from(twice, 1, &e, NULL), ERR_DATA);
 	struct html_asset unterminated[] = {A("index.html", "<!--dsight:data")};
-	CHECK(page_from(unterminated, 1, &e, NULL) == ERR_DATA);
+	CHECK_EQ(page_from(unterminated, 1, &e, NULL), ERR_DATA);
 	struct html_asset notpl[] = {A("x.js", "1")};
-	CHECK(page_from(notpl, 1, &e, NULL) == ERR_DATA);
+	CHECK_EQ(page_from(notpl, 1, &e, NULL), ERR_DATA);
 	CHECK(strstr(e.msg, "index.html") != NULL);
 	/* the build-time check: a closing tag in any asset fails the page */
 	struct html_asset closing[] = {
 		A("evil.js", "document.write('</Script>')"),
 		A("index.html", "<!--dsight:data--><!--dsight:js-->"),
 	};
-	CHECK(page_from(closing, 2, &e, NULL) == ERR_DATA);
+	CHECK_EQ(page_from(closing, 2, &e, NULL), ERR_DATA);
 	CHECK(strstr(e.msg, "evil.js") != NULL);
 	rmtmp();
 }

@@ -16,20 +16,20 @@ static int64_t ms_of(const char *s)
 
 TEST(idle_timeout_forms)
 {
-	CHECK(ms_of("auto") == 1800000);
-	CHECK(ms_of("90") == 90000);
-	CHECK(ms_of("45s") == 45000);
-	CHECK(ms_of("10m") == 600000);
-	CHECK(ms_of("1h") == 3600000);
-	CHECK(ms_of("1s") == 1000);
-	CHECK(ms_of("0") == -1);
-	CHECK(ms_of("0s") == -1);
-	CHECK(ms_of("off") == -1);
-	CHECK(ms_of("never") == -1);
-	CHECK(ms_of("1.5s") == 1500);
-	CHECK(ms_of("0.5m") == 30000);
-	CHECK(ms_of("2.25h") == 8100000);
-	CHECK(ms_of("0.0s") == -1);
+	CHECK_EQ(ms_of("auto"), 1800000);
+	CHECK_EQ(ms_of("90"), 90000);
+	CHECK_EQ(ms_of("45s"), 45000);
+	CHECK_EQ(ms_of("10m"), 600000);
+	CHECK_EQ(ms_of("1h"), 3600000);
+	CHECK_EQ(ms_of("1s"), 1000);
+	CHECK_EQ(ms_of("0"), -1);
+	CHECK_EQ(ms_of("0s"), -1);
+	CHECK_EQ(ms_of("off"), -1);
+	CHECK_EQ(ms_of("never"), -1);
+	CHECK_EQ(ms_of("1.5s"), 1500);
+	CHECK_EQ(ms_of("0.5m"), 30000);
+	CHECK_EQ(ms_of("2.25h"), 8100000);
+	CHECK_EQ(ms_of("0.0s"), -1);
 }
 
 TEST(idle_timeout_refusals)
@@ -39,7 +39,7 @@ TEST(idle_timeout_refusals)
 	const char *bad[] = {"", "s", "5x", "-1", "1.5", ".5s", "1.s", "1..5s", "1.5.5s", "10mm", "1d", " 5", "5 ", "auto2",
 	                     "99999999999999999999", NULL};
 	for (int k = 0; bad[k]; k++) {
-		CHECK(lifetime_parse_timeout(bad[k], &ms, &e) == ERR_USAGE);
+		CHECK_EQ(lifetime_parse_timeout(bad[k], &ms, &e), ERR_USAGE);
 		CHECK(strstr(e.msg, "--idle-timeout") != NULL);
 	}
 }
@@ -51,7 +51,7 @@ TEST(idle_start_modes)
 	CHECK(lifetime_parse_start("auto", &m, &e) == 0 && m == LIFETIME_AUTO);
 	CHECK(lifetime_parse_start("orphaned", &m, &e) == 0 && m == LIFETIME_ORPHANED);
 	CHECK(lifetime_parse_start("last-query", &m, &e) == 0 && m == LIFETIME_LAST_QUERY);
-	CHECK(lifetime_parse_start("sometimes", &m, &e) == ERR_USAGE);
+	CHECK_EQ(lifetime_parse_start("sometimes", &m, &e), ERR_USAGE);
 	CHECK_STR(lifetime_start_name(LIFETIME_ORPHANED), "orphaned");
 	CHECK_STR(lifetime_start_name(LIFETIME_LAST_QUERY), "last-query");
 }

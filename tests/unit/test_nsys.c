@@ -6,13 +6,14 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "ingest/capabilities.h"
 #include "ingest/nsys.h"
 #include "ingest/nsys_dict.h"
 #include "ingest/nsys_name.h"
 #include "testlib.h"
 
 /* Until the evidence module lands, a minimal capabilities fallback. */
-__attribute__((weak)) json_t *evidence_capabilities(const json_t *catalog,
+__attribute__((weak)) json_t *capabilities_compute(const json_t *catalog,
                                                     const uint64_t *sp,
                                                     size_t ns)
 {
@@ -115,7 +116,7 @@ struct coll {
 };
 
 static int on_event(void *ctx, int64_t profile, int64_t ordinal,
-                    const struct evidence_event *r, struct err *e)
+                    const struct row_event *r, struct err *e)
 {
 	struct coll *c = ctx;
 	(void)e;
@@ -130,7 +131,7 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
-                     const struct evidence_sample *r, struct err *e)
+                     const struct row_sample *r, struct err *e)
 {
 	struct coll *c = ctx;
 	(void)e;
@@ -146,7 +147,7 @@ static json_t *run(const char *const *paths, size_t n, json_t *doc,
                    int64_t max, struct coll *c, int *rc, struct err *e)
 {
 	struct nsys_options o = {.max_events = max, .job = "j"};
-	struct evidence_sink sink = {.ctx = c, .event = on_event,
+	struct row_sink sink = {.ctx = c, .event = on_event,
 	                             .sample = on_sample};
 	memset(c, 0, sizeof *c);
 	err_clear(e);
@@ -197,11 +198,11 @@ TEST(ranges_selection_order_and_clock)
 	json_t *src = json_pack("{s:i}", "id", 0);
 	json_array_append_new(JGET(doc, "sources"), src);
 	doc = run(&p, 1, doc, -1, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	if (rc)
 		fprintf(stderr, "%s\n", e.msg);
 	/* Expected: order by start, end desc, rowid; times (ns + 123)/1e9. */
-	CHECK(c.n == 6);
+	CHECK_EQ(c.n, 6);
 	char want[6][160];
 	snprintf(want[0], 160, "0 %.17g %.17g 0 %lld 10", 123 / 1e9,
 	         10000000123 / 1e9, (long long)GT(100, 7));
@@ -217,7 +218,7 @@ TEST(ranges_selection_order_and_clock)
 	         7500000123 / 1e9, (long long)GT(100, 7));
 	for (int i = 0; i < 6 && i < c.n; i++)
 		CHECK_STR(c.lines[i], want[i]);
-	CHECK(c.max_ordinal == 0);
+	CHECK_EQ(c.max_ordinal, 0);
 	json_t *prof = json_array_get(JGET(doc, "profiles"), 0);
 	char *s = dumps(JGET(prof, "names"));
 	CHECK_STR(s, "[\"root\",\"\",\"from_id\",\"b\"]");
@@ -231,16 +232,16 @@ TEST(ranges_selection_order_and_clock)
 	         (long long)GT(200, 9));
 	CHECK_STR(s, tw);
 	free(s);
-	CHECK(json_integer_value(JGET(prof, "id")) == 0);
-	CHECK(json_integer_value(JGET(prof, "evidence_source")) == 1);
+	CHECK_EQ(json_integer_value(JGET(prof, "id")), 0);
+	CHECK_EQ(json_integer_value(JGET(prof, "evidence_source")), 1);
 	CHECK_STR(json_string_value(JGET(prof, "worker")), "decode-0");
-	CHECK(json_integer_value(JGET(prof, "rank")) == 3);
+	CHECK_EQ(json_integer_value(JGET(prof, "rank")), 3);
 	CHECK_STR(json_string_value(JGET(prof, "host")), "envhost");
 	CHECK_STR(json_string_value(JGET(prof, "host_source")),
 	          "Nsight environment");
-	CHECK(json_integer_value(JGET(prof, "invalid_or_boundary_ranges")) == 3);
-	CHECK(json_integer_value(JGET(prof, "event_count")) == 6);
-	CHECK(json_array_size(JGET(prof, "events")) == 0);
+	CHECK_EQ(json_integer_value(JGET(prof, "invalid_or_boundary_ranges")), 3);
+	CHECK_EQ(json_integer_value(JGET(prof, "event_count")), 6);
+	CHECK_EQ(json_array_size(JGET(prof, "events")), 0);
 	CHECK(JGET(prof, "truncated") == json_false());
 	CHECK(JGET(prof, "cuda") == json_false());
 	CHECK(json_real_value(json_array_get(JGET(prof, "capture"), 0)) ==
@@ -250,12 +251,12 @@ TEST(ranges_selection_order_and_clock)
 	CHECK(json_real_value(json_array_get(JGET(prof, "imported_range"), 1)) ==
 	      10000000123 / 1e9);
 	json_t *audit = JGET(doc, "audit");
-	CHECK(json_integer_value(JGET(audit, "nvtx_without_end")) == 1);
-	CHECK(json_integer_value(JGET(audit, "nvtx_invalid_or_boundary")) == 3);
-	CHECK(json_integer_value(JGET(audit, "nsight_selected_events")) == 6);
+	CHECK_EQ(json_integer_value(JGET(audit, "nvtx_without_end")), 1);
+	CHECK_EQ(json_integer_value(JGET(audit, "nvtx_invalid_or_boundary")), 3);
+	CHECK_EQ(json_integer_value(JGET(audit, "nsight_selected_events")), 6);
 	json_t *src1 = json_array_get(JGET(doc, "sources"), 1);
 	CHECK_STR(json_string_value(JGET(src1, "kind")), "nsight_sqlite");
-	CHECK(json_string_length(JGET(src1, "sha256")) == 64);
+	CHECK_EQ(json_string_length(JGET(src1, "sha256")), 64);
 	CHECK(JGET(src1, "path") && json_string_value(JGET(src1, "path"))[0] == '/');
 	json_t *w = json_array_get(JGET(doc, "workers"), 0);
 	s = dumps(w);
@@ -281,24 +282,24 @@ TEST(cap_at_n_and_n_plus_one)
 	struct err e;
 	int rc;
 	json_t *doc = run(&p, 1, NULL, 3, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	json_t *prof = json_array_get(JGET(doc, "profiles"), 0);
 	CHECK(JGET(prof, "truncated") == json_false());
-	CHECK(c.n == 3);
-	CHECK(json_array_size(JGET(JGET(doc, "meta"), "warnings")) == 0);
+	CHECK_EQ(c.n, 3);
+	CHECK_EQ(json_array_size(JGET(JGET(doc, "meta"), "warnings")), 0);
 	CHECK_STR(json_string_value(JGET(prof, "worker")), "agg-1");
-	CHECK(json_integer_value(JGET(prof, "engine")) == 2);
+	CHECK_EQ(json_integer_value(JGET(prof, "engine")), 2);
 	CHECK_STR(json_string_value(JGET(prof, "gpus")), "0-1");
 	CHECK(json_is_null(JGET(prof, "rank")));
 	CHECK_STR(json_string_value(JGET(prof, "host")), "x");
 	CHECK_STR(json_string_value(JGET(prof, "host_source")), "filename");
 	json_decref(doc);
 	doc = run(&p, 1, NULL, 2, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	prof = json_array_get(JGET(doc, "profiles"), 0);
 	CHECK(JGET(prof, "truncated") == json_true());
-	CHECK(c.n == 2);
-	CHECK(json_integer_value(JGET(prof, "event_count")) == 2);
+	CHECK_EQ(c.n, 2);
+	CHECK_EQ(json_integer_value(JGET(prof, "event_count")), 2);
 	CHECK_STR(json_string_value(json_array_get(JGET(JGET(doc, "meta"),
 	                                                "warnings"), 0)),
 	          "x_agg_w1_e2_profile_gpu0-1.sqlite: NVTX event limit reached "
@@ -324,14 +325,14 @@ TEST(nsight_only_document)
 	struct err e;
 	int rc;
 	json_t *doc = run(paths, 1, NULL, -1, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	if (rc)
 		fprintf(stderr, "%s\n", e.msg);
 	json_t *meta = JGET(doc, "meta");
 	char org[32];
 	snprintf(org, sizeof org, "%lld", (long long)(EPOCH - 1000000000));
 	CHECK_STR(json_string_value(JGET(meta, "origin_ns")), org);
-	CHECK(json_real_value(JGET(meta, "duration")) == 11.0);
+	CHECK_EQ(json_real_value(JGET(meta, "duration")), 11.0);
 	CHECK_STR(json_string_value(JGET(meta, "job")), "j");
 	CHECK_STR(json_string_value(JGET(doc, "schema")), "srtctl-trace/1");
 	/* Byte order of relative paths: a.sqlite before b/h_frontend_0. */
@@ -342,14 +343,14 @@ TEST(nsight_only_document)
 	CHECK(json_is_null(JGET(p0, "host")));
 	CHECK_STR(json_string_value(JGET(p0, "host_source")), "unknown");
 	CHECK_STR(json_string_value(JGET(p1, "worker")), "frontend");
-	CHECK(json_integer_value(JGET(p1, "evidence_source")) == 1);
-	CHECK(c.n == 2);
+	CHECK_EQ(json_integer_value(JGET(p1, "evidence_source")), 1);
+	CHECK_EQ(c.n, 2);
 	char w0[100];
 	snprintf(w0, sizeof w0, "0 %.17g %.17g 0 None 1", 999999995 / 1e9,
 	         1000000002 / 1e9);
 	CHECK_STR(c.lines[0], w0);
-	CHECK(json_array_size(JGET(doc, "requests")) == 0);
-	CHECK(json_array_size(JGET(doc, "workers")) == 2);
+	CHECK_EQ(json_array_size(JGET(doc, "requests")), 0);
+	CHECK_EQ(json_array_size(JGET(doc, "workers")), 2);
 	json_decref(doc);
 	cleanup_dir();
 }
@@ -374,7 +375,7 @@ TEST(cpu_samples_stacks)
 	struct err e;
 	int rc;
 	json_t *doc = run(&p, 1, NULL, -1, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	json_t *cpu = JGET(json_array_get(JGET(doc, "profiles"), 0), "cpu");
 	char *s = dumps(JGET(cpu, "names"));
 	CHECK_STR(s, "[\"main\",\"poll\",\"[unresolved] 0x7f00\",\"tok\"]");
@@ -382,9 +383,9 @@ TEST(cpu_samples_stacks)
 	s = dumps(JGET(cpu, "stacks"));
 	CHECK_STR(s, "[[0,1,1],[2,0],[3]]");
 	free(s);
-	CHECK(json_integer_value(JGET(cpu, "pid")) == 7);
-	CHECK(json_integer_value(JGET(cpu, "sample_count")) == 4);
-	CHECK(c.ns == 4);
+	CHECK_EQ(json_integer_value(JGET(cpu, "pid")), 7);
+	CHECK_EQ(json_integer_value(JGET(cpu, "sample_count")), 4);
+	CHECK_EQ(c.ns, 4);
 	char w[4][100];
 	snprintf(w[0], 100, "0 0 %.17g %lld 0 11", 1000 / 1e9, (long long)GT(7, 1));
 	snprintf(w[1], 100, "0 1 %.17g %lld 1 12", 2000 / 1e9, (long long)GT(7, 2));
@@ -448,8 +449,8 @@ TEST(errors_and_warnings)
 	make_export("mix/partial.sqlite", "DROP TABLE NVTX_EVENTS; DROP TABLE StringIds;");
 	p = d2;
 	doc = run(&p, 1, NULL, -1, &c, &rc, &e);
-	CHECK(rc == 0);
-	CHECK(json_array_size(JGET(doc, "profiles")) == 1);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(json_array_size(JGET(doc, "profiles")), 1);
 	const char *w = json_string_value(json_array_get(
 		JGET(JGET(doc, "meta"), "warnings"), 0));
 	CHECK(w && strstr(w, "partial.sqlite") && strstr(w, "NVTX_EVENTS") &&
@@ -467,7 +468,7 @@ TEST(errors_and_warnings)
 	make_export("c.sqlite",
 		"INSERT INTO NVTX_EVENTS (start,end,eventType,text) VALUES (1,2,59,'a');");
 	doc = run(two, 2, NULL, -1, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	w = json_string_value(json_array_get(JGET(JGET(doc, "meta"), "warnings"), 0));
 	CHECK(w && strstr(w, "reps: holds only .nsys-rep files") != NULL);
 	json_decref(doc);
@@ -497,7 +498,7 @@ TEST(export_unchanged)
 	struct err e;
 	int rc;
 	json_t *doc = run(&p, 1, NULL, -1, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	json_decref(doc);
 	stat(p, &b);
 	f = fopen(p, "rb");
@@ -508,7 +509,7 @@ TEST(export_unchanged)
 	      a.st_mtim.tv_nsec == b.st_mtim.tv_nsec && a.st_size == b.st_size);
 	char side[400];
 	snprintf(side, sizeof side, "%s-journal", p);
-	CHECK(access(side, F_OK) != 0);
+	CHECK_NE(access(side, F_OK), 0);
 	cleanup_dir();
 }
 
@@ -539,7 +540,7 @@ TEST(dict)
 	char k[32];
 	for (int i = 0; i < 5000; i++) {
 		snprintf(k, sizeof k, "k%d", i);
-		CHECK(nsys_dict_intern(&d, k, strlen(k), NULL) == i);
+		CHECK_EQ(nsys_dict_intern(&d, k, strlen(k), NULL), i);
 	}
 	int added = 1;
 	CHECK(nsys_dict_intern(&d, "k42", 3, &added) == 42 && !added);
@@ -565,7 +566,7 @@ TEST(hostile_exports)
 		"INSERT INTO NVTX_EVENTS (start,end,eventType,text) VALUES"
 		" (1, 5, 59, CAST(X'61FF62' AS TEXT));");
 	doc = run(&p, 1, NULL, -1, &c, &rc, &e);
-	CHECK(rc == 0);
+	CHECK_EQ(rc, 0);
 	char *s = json_dumps(JGET(json_array_get(JGET(doc, "profiles"), 0),
 	                          "names"), JSON_COMPACT);
 	CHECK_STR(s, "[\"a\xEF\xBF\xBD" "b\"]");

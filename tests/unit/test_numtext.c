@@ -64,7 +64,7 @@ TEST(real_random_sweep)
 		if (!same_as_strtod(b))
 			bad++;
 	}
-	CHECK(bad == 0);
+	CHECK_EQ(bad, 0);
 }
 
 TEST(integers)
@@ -74,13 +74,13 @@ TEST(integers)
 	CHECK(numtext_int("-17", 3, &v) == NUMTEXT_INT && v == -17);
 	CHECK(numtext_int("9223372036854775807", 19, &v) == NUMTEXT_INT && v == INT64_MAX);
 	CHECK(numtext_int("-9223372036854775808", 20, &v) == NUMTEXT_INT && v == INT64_MIN);
-	CHECK(numtext_int("9223372036854775808", 19, &v) == NUMTEXT_BIG);
-	CHECK(numtext_int("-9223372036854775809", 20, &v) == NUMTEXT_BIG);
-	CHECK(numtext_int("18446744073709551616", 20, &v) == NUMTEXT_BIG);
-	CHECK(numtext_int("100000000000000000000000000", 27, &v) == NUMTEXT_BIG);
-	CHECK(numtext_int("1.0", 3, &v) == NUMTEXT_REAL);
-	CHECK(numtext_int("1e5", 3, &v) == NUMTEXT_REAL);
-	CHECK(numtext_int("99999999999999999999.5", 22, &v) == NUMTEXT_REAL);
+	CHECK_EQ(numtext_int("9223372036854775808", 19, &v), NUMTEXT_BIG);
+	CHECK_EQ(numtext_int("-9223372036854775809", 20, &v), NUMTEXT_BIG);
+	CHECK_EQ(numtext_int("18446744073709551616", 20, &v), NUMTEXT_BIG);
+	CHECK_EQ(numtext_int("100000000000000000000000000", 27, &v), NUMTEXT_BIG);
+	CHECK_EQ(numtext_int("1.0", 3, &v), NUMTEXT_REAL);
+	CHECK_EQ(numtext_int("1e5", 3, &v), NUMTEXT_REAL);
+	CHECK_EQ(numtext_int("99999999999999999999.5", 22, &v), NUMTEXT_REAL);
 }
 
 int main(void)

@@ -15,10 +15,10 @@ TEST(frame_roundtrip_bytewise)
 	buf_init(&b, 0);
 	size_t off = frame_begin(&b);
 	buf_puts(&b, "{\"a\":1}");
-	CHECK(frame_end(&b, off, FRAME_REQUEST_MAX) == 0);
+	CHECK_EQ(frame_end(&b, off, FRAME_REQUEST_MAX), 0);
 	off = frame_begin(&b);
-	CHECK(frame_end(&b, off, FRAME_REQUEST_MAX) == 0); /* an empty frame */
-	CHECK(b.len == 4 + 7 + 4);
+	CHECK_EQ(frame_end(&b, off, FRAME_REQUEST_MAX), 0); /* an empty frame */
+	CHECK_EQ(b.len, 4 + 7 + 4);
 	frame_reader_init(&r, FRAME_REQUEST_MAX);
 	int frames = 0;
 	for (size_t k = 0; k < b.len; k++) {
@@ -32,12 +32,12 @@ TEST(frame_roundtrip_bytewise)
 			if (frames == 0)
 				CHECK(olen == 7 && !memcmp(out, "{\"a\":1}", 7));
 			else
-				CHECK(olen == 0);
+				CHECK_EQ(olen, 0);
 			frames++;
 			free(out);
 		}
 	}
-	CHECK(frames == 2);
+	CHECK_EQ(frames, 2);
 	CHECK(frame_reader_idle(&r));
 	frame_reader_free(&r);
 	buf_free(&b);
@@ -53,21 +53,21 @@ TEST(frame_limit_checked_before_allocation)
 	char *out = NULL;
 	size_t olen;
 	frame_reader_init(&r, FRAME_REQUEST_MAX);
-	CHECK(frame_reader_feed(&r, &p, &n, &out, &olen, &e) == ERR_LIMIT);
+	CHECK_EQ(frame_reader_feed(&r, &p, &n, &out, &olen, &e), ERR_LIMIT);
 	CHECK(strstr(e.msg, "4294967295") && strstr(e.msg, "1 MiB"));
-	CHECK(r.body.cap == 0); /* nothing allocated for the claimed body */
+	CHECK_EQ(r.body.cap, 0); /* nothing allocated for the claimed body */
 	frame_reader_free(&r);
 	/* exactly the limit is fine, one more is not */
 	unsigned char ok[4] = {0x00, 0x10, 0x00, 0x00}, bad[4] = {0x00, 0x10, 0x00, 0x01};
 	frame_reader_init(&r, FRAME_REQUEST_MAX);
 	p = (const char *)ok;
 	n = 4;
-	CHECK(frame_reader_feed(&r, &p, &n, &out, &olen, &e) == FRAME_MORE);
+	CHECK_EQ(frame_reader_feed(&r, &p, &n, &out, &olen, &e), FRAME_MORE);
 	frame_reader_free(&r);
 	frame_reader_init(&r, FRAME_REQUEST_MAX);
 	p = (const char *)bad;
 	n = 4;
-	CHECK(frame_reader_feed(&r, &p, &n, &out, &olen, &e) == ERR_LIMIT);
+	CHECK_EQ(frame_reader_feed(&r, &p, &n, &out, &olen, &e), ERR_LIMIT);
 	frame_reader_free(&r);
 }
 
@@ -77,9 +77,9 @@ TEST(frame_end_rejects_oversize)
 	buf_init(&b, 0);
 	size_t off = frame_begin(&b);
 	buf_puts(&b, "12345");
-	CHECK(frame_end(&b, off, 4) == ERR_LIMIT);
-	CHECK(frame_end(&b, off, 5) == 0);
-	CHECK(frame_get_len((const unsigned char *)b.data) == 5);
+	CHECK_EQ(frame_end(&b, off, 4), ERR_LIMIT);
+	CHECK_EQ(frame_end(&b, off, 5), 0);
+	CHECK_EQ(frame_get_len((const unsigned char *)b.data), 5);
 	buf_free(&b);
 }
 
@@ -92,22 +92,22 @@ static int parse(const char *s, struct rpc_request *rq)
 TEST(rpc_request_validation)
 {
 	struct rpc_request rq;
-	CHECK(parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"query\",\"params\":{\"kind\":\"summary\"}}", &rq) == 0);
+	CHECK_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"query\",\"params\":{\"kind\":\"summary\"}}", &rq), 0);
 	CHECK_STR(rq.method, "query");
-	CHECK(json_integer_value(rq.id) == 7);
+	CHECK_EQ(json_integer_value(rq.id), 7);
 	CHECK(json_is_object(rq.params));
 	rpc_request_free(&rq);
-	CHECK(parse("{nope", &rq) == RPC_PARSE_ERROR);
+	CHECK_EQ(parse("{nope", &rq), RPC_PARSE_ERROR);
 	CHECK(rq.id == NULL);
 	rpc_request_free(&rq);
-	CHECK(parse("[1,2]", &rq) == RPC_INVALID_REQUEST);
+	CHECK_EQ(parse("[1,2]", &rq), RPC_INVALID_REQUEST);
 	rpc_request_free(&rq);
-	CHECK(parse("{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"status\"}", &rq) == RPC_INVALID_REQUEST);
+	CHECK_EQ(parse("{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"status\"}", &rq), RPC_INVALID_REQUEST);
 	CHECK(rq.id && json_integer_value(rq.id) == 3);
 	rpc_request_free(&rq);
-	CHECK(parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":5}", &rq) == RPC_INVALID_REQUEST);
+	CHECK_EQ(parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":5}", &rq), RPC_INVALID_REQUEST);
 	rpc_request_free(&rq);
-	CHECK(parse("{\"jsonrpc\":\"2.0\",\"method\":\"status\"}", &rq) == 0);
+	CHECK_EQ(parse("{\"jsonrpc\":\"2.0\",\"method\":\"status\"}", &rq), 0);
 	CHECK(rq.id == NULL); /* a notification */
 	rpc_request_free(&rq);
 }
@@ -128,19 +128,19 @@ TEST(rpc_result_embeds_verbatim_and_members_locate_raw_text)
 	buf_puts(&b, data);
 	buf_putc(&b, '}');
 	rpc_result_close(&b);
-	CHECK(rpc_parse_response(b.data, b.len, &r, &e) == 0);
+	CHECK_EQ(rpc_parse_response(b.data, b.len, &r, &e), 0);
 	CHECK(!r.is_error && r.result.found);
-	CHECK(rpc_members(r.result.text, r.result.len, keys, sp, 2, &e) == 0);
+	CHECK_EQ(rpc_members(r.result.text, r.result.len, keys, sp, 2, &e), 0);
 	CHECK(sp[0].found && sp[0].len == 5 && !memcmp(sp[0].text, "\"abc\"", 5));
 	CHECK(sp[1].found && sp[1].len == strlen(data) && !memcmp(sp[1].text, data, strlen(data)));
 	buf_reset(&b);
 	rpc_error(&b, NULL, RPC_INVALID_PARAMS, "Unknown client request: x\"y");
-	CHECK(rpc_parse_response(b.data, b.len, &r, &e) == 0);
+	CHECK_EQ(rpc_parse_response(b.data, b.len, &r, &e), 0);
 	CHECK(r.is_error && r.code == -32602);
 	CHECK_STR(r.message, "Unknown client request: x\"y");
 	CHECK(rpc_exit_status(r.code) == 2 && rpc_exit_status(RPC_DATA_ERROR) == 1);
-	CHECK(rpc_parse_response("{\"a\":", 5, &r, &e) == ERR_DATA);
-	CHECK(rpc_parse_response("[1]", 3, &r, &e) == ERR_DATA);
+	CHECK_EQ(rpc_parse_response("{\"a\":", 5, &r, &e), ERR_DATA);
+	CHECK_EQ(rpc_parse_response("[1]", 3, &r, &e), ERR_DATA);
 	json_decref(id);
 	buf_free(&b);
 }
@@ -169,7 +169,7 @@ TEST(address_names)
 		int dashes = 0;
 		for (char *p = name; *p; p++)
 			dashes += *p == '-';
-		CHECK(dashes == 2);
+		CHECK_EQ(dashes, 2);
 	}
 }
 
@@ -183,12 +183,12 @@ TEST(address_resolution_order)
 	setenv("XDG_RUNTIME_DIR", tmpl, 1);
 	CHECK(address_resolve("host:8080", 0, &a, &e) == ERR_USAGE && a.kind == ADDRESS_TCP);
 	CHECK(strstr(e.msg, "not served yet") != NULL);
-	CHECK(address_resolve("tcp://x", 0, &a, &e) == ERR_USAGE);
+	CHECK_EQ(address_resolve("tcp://x", 0, &a, &e), ERR_USAGE);
 	CHECK(address_resolve("/abs/s", 0, &a, &e) == 0 && !a.by_name);
 	CHECK_STR(a.path, "/abs/s");
-	CHECK(address_resolve("rel/x.sock", 0, &a, &e) == 0);
+	CHECK_EQ(address_resolve("rel/x.sock", 0, &a, &e), 0);
 	CHECK_STR(a.path, "rel/x.sock");
-	CHECK(address_resolve("bad.name", 0, &a, &e) == ERR_USAGE);
+	CHECK_EQ(address_resolve("bad.name", 0, &a, &e), ERR_USAGE);
 	CHECK(address_resolve("calm", 1, &a, &e) == 0 && a.by_name);
 	char want[256];
 	snprintf(want, sizeof want, "%s/dsight/calm.sock", tmpl);
@@ -197,20 +197,20 @@ TEST(address_resolution_order)
 	snprintf(want, sizeof want, "%s/dsight", tmpl);
 	CHECK(lstat(want, &st) == 0 && (st.st_mode & 0777) == 0700);
 	chmod(want, 0770);
-	CHECK(address_resolve("calm", 1, &a, &e) == ERR_USAGE);
+	CHECK_EQ(address_resolve("calm", 1, &a, &e), ERR_USAGE);
 	CHECK(strstr(e.msg, "chmod 700") != NULL);
 	rmdir(want);
 	/* an unsafe XDG_RUNTIME_DIR is not used at all */
 	chmod(tmpl, 0755);
 	setenv("TMPDIR", tmpl, 1);
-	CHECK(address_resolve("calm", 0, &a, &e) == 0);
+	CHECK_EQ(address_resolve("calm", 0, &a, &e), 0);
 	snprintf(want, sizeof want, "%s/dsight-%u/calm.sock", tmpl, (unsigned)geteuid());
 	CHECK_STR(a.path, want);
 	char longp[200];
 	memset(longp, 'x', sizeof longp);
 	longp[0] = '/';
 	longp[199] = 0;
-	CHECK(address_resolve(longp, 0, &a, &e) == ERR_USAGE);
+	CHECK_EQ(address_resolve(longp, 0, &a, &e), ERR_USAGE);
 	CHECK(strstr(e.msg, "shorter --path") != NULL);
 	rmdir(tmpl);
 }

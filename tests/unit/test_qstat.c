@@ -27,18 +27,18 @@ TEST(fsum_hand_values)
 	double tenth[10];
 	for (int k = 0; k < 10; k++)
 		tenth[k] = 0.1;
-	CHECK(FSUM(1e16, 1.0, -1e16) == 1.0);
-	CHECK(fsum(tenth, 10) == 1.0); /* sequential: 0.9999999999999999 */
-	CHECK(FSUM(1e100, 1.0, -1e100, 1e-100, 1e50, -1.0, -1e50) == 1e-100);
+	CHECK_EQ(FSUM(1e16, 1.0, -1e16), 1.0);
+	CHECK_EQ(fsum(tenth, 10), 1.0); /* sequential: 0.9999999999999999 */
+	CHECK_EQ(FSUM(1e100, 1.0, -1e100, 1e-100, 1e50, -1.0, -1e50), 1e-100);
 	/* half-even rounding across several parts (CPython's cases) */
-	CHECK(FSUM(ldexp(1, 53), -0.5, -ldexp(1, -54)) == ldexp(1, 53) - 1.0);
-	CHECK(FSUM(ldexp(1, 53), 1.0, ldexp(1, -100)) == ldexp(1, 53) + 2.0);
+	CHECK_EQ(FSUM(ldexp(1, 53), -0.5, -ldexp(1, -54)), ldexp(1, 53) - 1.0);
+	CHECK_EQ(FSUM(ldexp(1, 53), 1.0, ldexp(1, -100)), ldexp(1, 53) + 2.0);
 	CHECK(FSUM(ldexp(1, 53) + 10.0, 1.0, ldexp(1, -100)) ==
 	      ldexp(1, 53) + 12.0);
 	CHECK(FSUM(ldexp(1, 53) - 4.0, 0.5, ldexp(1, -54)) ==
 	      ldexp(1, 53) - 3.0);
-	CHECK(FSUM(ldexp(1, 53), 1.0) == ldexp(1, 53)); /* tie to even */
-	CHECK(fsum(NULL, 0) == 0.0);
+	CHECK_EQ(FSUM(ldexp(1, 53), 1.0), ldexp(1, 53)); /* tie to even */
+	CHECK_EQ(fsum(NULL, 0), 0.0);
 	CHECK(isinf(FSUM(1.0, INFINITY)) && FSUM(1.0, INFINITY) > 0);
 	CHECK(isnan(FSUM(INFINITY, -INFINITY)));
 	/* an intermediate overflow is not a value (Python raises) */
@@ -63,12 +63,12 @@ TEST(fsum_merge_is_exact_in_any_order)
 		for (size_t k = n; k-- > cut;) /* reverse order */
 			qsum_add(&b, v[k]);
 		qsum_merge(&a, &b);
-		CHECK(qsum_value(&a) == whole);
+		CHECK_EQ(qsum_value(&a), whole);
 		/* parts rebuild the same exact value */
 		np = qsum_parts(&a, &parts);
 		for (size_t k = np; k-- > 0;)
 			qsum_add(&c, parts[k]);
-		CHECK(qsum_value(&c) == whole);
+		CHECK_EQ(qsum_value(&c), whole);
 		qsum_free(&a);
 		qsum_free(&b);
 		qsum_free(&c);
@@ -79,10 +79,10 @@ TEST(fsum_merge_is_exact_in_any_order)
 		qsum_init(&s);
 		for (int k = 0; k < 60; k++)
 			qsum_add(&s, ldexp(1.0, 17 * k - 500));
-		CHECK(s.n > QSUM_INLINE);
+		CHECK_GT(s.n, QSUM_INLINE);
 		for (int k = 0; k < 60; k++)
 			qsum_add(&s, -ldexp(1.0, 17 * k - 500));
-		CHECK(qsum_value(&s) == 0.0);
+		CHECK_EQ(qsum_value(&s), 0.0);
 		qsum_free(&s);
 	}
 }
@@ -144,19 +144,19 @@ TEST(number_sums_keep_integers_exact)
 	qnsum_free(&s);
 }
 
-static void stats(struct qval *v, size_t n, struct num out[QSTAT_N])
+static void stats(struct qobs *v, size_t n, struct num out[QSTAT_N])
 {
-	qval_sort(v, n);
+	qobs_sort(v, n);
 	qstat_compute(v, n, out);
 }
 
 TEST(nearest_rank_percentiles)
 {
 	struct num st[QSTAT_N];
-	struct qval one[] = {{I(7), 0}};
-	struct qval two[] = {{I(2), 0}, {I(1), 1}};
-	struct qval ten[10];
-	struct qval hundred[100];
+	struct qobs one[] = {{I(7), 0}};
+	struct qobs two[] = {{I(2), 0}, {I(1), 1}};
+	struct qobs ten[10];
+	struct qobs hundred[100];
 
 	stats(one, 1, st);
 	for (int k = 0; k < 5; k++)
@@ -170,28 +170,28 @@ TEST(nearest_rank_percentiles)
 	CHECK(st[5].kind == NUM_REAL && st[5].d == 1.5);
 
 	for (int k = 0; k < 10; k++)
-		ten[k] = (struct qval){I(10 - k), (size_t)k};
+		ten[k] = (struct qobs){I(10 - k), (size_t)k};
 	stats(ten, 10, st);
 	CHECK(st[1].i == 5 && st[2].i == 9 && st[3].i == 10);
-	CHECK(st[5].d == 5.5);
+	CHECK_EQ(st[5].d, 5.5);
 
 	for (int k = 0; k < 100; k++)
-		hundred[k] = (struct qval){R(k + 1), (size_t)k};
+		hundred[k] = (struct qobs){R(k + 1), (size_t)k};
 	stats(hundred, 100, st);
 	CHECK(st[1].d == 50.0 && st[2].d == 90.0 && st[3].d == 99.0 &&
 	      st[4].d == 100.0 && st[1].kind == NUM_REAL);
 
 	stats(NULL, 0, st);
 	for (int k = 0; k < QSTAT_N; k++)
-		CHECK(st[k].kind == NUM_NULL);
+		CHECK_EQ(st[k].kind, NUM_NULL);
 }
 
 TEST(percentile_ties_keep_the_first_in_default_order)
 {
 	struct num st[QSTAT_N];
 	/* 2.0 comes before 2 in default order: every tie returns the real */
-	struct qval a[] = {{R(2.0), 0}, {I(2), 1}, {I(1), 2}};
-	struct qval b[] = {{I(2), 0}, {R(2.0), 1}, {I(1), 2}};
+	struct qobs a[] = {{R(2.0), 0}, {I(2), 1}, {I(1), 2}};
+	struct qobs b[] = {{I(2), 0}, {R(2.0), 1}, {I(1), 2}};
 
 	stats(a, 3, st);
 	CHECK(st[0].kind == NUM_INT && st[0].i == 1);
@@ -202,7 +202,7 @@ TEST(percentile_ties_keep_the_first_in_default_order)
 	CHECK(st[4].kind == NUM_INT && st[4].i == 2);
 	/* exact comparison: 2^53 + 1 is above the real 2^53 */
 	{
-		struct qval c[] = {{I(((int64_t)1 << 53) + 1), 0},
+		struct qobs c[] = {{I(((int64_t)1 << 53) + 1), 0},
 		                   {R(9007199254740992.0), 1}};
 		stats(c, 2, st);
 		CHECK(st[0].kind == NUM_REAL && st[4].kind == NUM_INT);
@@ -213,38 +213,38 @@ TEST(bucket_edges_by_comparison)
 {
 	struct qbucket q;
 
-	CHECK(qbucket_init(&q, 0, 10, 3) == 0);
+	CHECK_EQ(qbucket_init(&q, 0, 10, 3), 0);
 	CHECK(q.n == 4 && q.b[3] == 9 && qbucket_length(&q, 3) == 1);
 	CHECK(qbucket_find(&q, 3) == 1 && qbucket_find(&q, 2.9999) == 0);
 	CHECK(qbucket_find(&q, 10) == 3 && qbucket_find(&q, 0) == 0);
 	CHECK(qbucket_find(&q, -0.1) == -1 &&
 	      qbucket_find(&q, nextafter(10, 11)) == -1);
-	CHECK(qbucket_first_overlap(&q, 3, 3) == 0); /* touches bucket 0 */
-	CHECK(qbucket_first_overlap(&q, -5, -1) == q.n);
-	CHECK(qbucket_first_overlap(&q, 10, 20) == 3);
+	CHECK_EQ(qbucket_first_overlap(&q, 3, 3), 0); /* touches bucket 0 */
+	CHECK_EQ(qbucket_first_overlap(&q, -5, -1), q.n);
+	CHECK_EQ(qbucket_first_overlap(&q, 10, 20), 3);
 	qbucket_free(&q);
 
 	/* 3 * 0.3 = 0.8999999999999999 < 0.9: a fourth, tiny bucket
 	 * (division would say 3) */
-	CHECK(qbucket_init(&q, 0, 0.9, 0.3) == 0);
+	CHECK_EQ(qbucket_init(&q, 0, 0.9, 0.3), 0);
 	CHECK(q.n == 4 && q.b[3] == 0.8999999999999999);
-	CHECK(qbucket_find(&q, 0.9) == 3);
+	CHECK_EQ(qbucket_find(&q, 0.9), 3);
 	qbucket_free(&q);
 	/* 7 * 0.3 = 2.1 exactly as a double: 7 buckets (ceil of the
 	 * quotient says 8) */
-	CHECK(qbucket_init(&q, 0, 2.1, 0.3) == 0);
-	CHECK(q.n == 7);
+	CHECK_EQ(qbucket_init(&q, 0, 2.1, 0.3), 0);
+	CHECK_EQ(q.n, 7);
 	qbucket_free(&q);
 
 	/* a zero-length window: one bucket of length 0 */
-	CHECK(qbucket_init(&q, 5, 5, 1) == 0);
+	CHECK_EQ(qbucket_init(&q, 5, 5, 1), 0);
 	CHECK(q.n == 1 && qbucket_length(&q, 0) == 0 &&
 	      qbucket_find(&q, 5) == 0);
 	qbucket_free(&q);
 
 	CHECK(qbucket_init(&q, 0, 10000, 1) == 0 && q.n == 10000);
 	qbucket_free(&q);
-	CHECK(qbucket_init(&q, 0, 10000.5, 1) == 1);
+	CHECK_EQ(qbucket_init(&q, 0, 10000.5, 1), 1);
 	CHECK(qbucket_init(&q, 0, 1, 1e300) == 0 && q.n == 1);
 	qbucket_free(&q);
 }

@@ -132,7 +132,7 @@ TEST(every_cli_flag_parses_through_the_table)
 		CHECK(qparam_by_name(qp->name) == qp);
 		err_clear(&e);
 		if (qp->type == QP_INTEGER || qp->type == QP_NUMBER) {
-			CHECK(query_params_set_cli(&p, qp, "x", &e) == ERR_USAGE);
+			CHECK_EQ(query_params_set_cli(&p, qp, "x", &e), ERR_USAGE);
 			CHECK(!strncmp(e.msg, qp->flag, strlen(qp->flag)));
 		}
 	}
@@ -143,7 +143,7 @@ TEST(every_cli_flag_parses_through_the_table)
 	CHECK(query_params_set_cli(&p, qparam_by_name("start"), "x", &e) ==
 	      ERR_USAGE);
 	CHECK_STR(e.msg, "--from must be a number");
-	CHECK(query_params_set_cli(&p, qparam_by_name("rank"), "0", &e) == 0);
+	CHECK_EQ(query_params_set_cli(&p, qparam_by_name("rank"), "0", &e), 0);
 	CHECK(p.has_rank && p.rank == 0);
 	query_params_free(&p);
 }
@@ -176,7 +176,7 @@ TEST(rpc_encoding_round_trips)
 	                  "\"limit\":0,\"points\":true}");
 	j = json_loads(b.data, 0, NULL);
 	err_clear(&e);
-	CHECK(query_params_from_json(j, &q, &e) == 0);
+	CHECK_EQ(query_params_from_json(j, &q, &e), 0);
 	CHECK(isnan(q.start) && q.has_start && isinf(q.end) && q.end > 0);
 	CHECK(isinf(q.min_ttft_ms) && q.min_ttft_ms < 0);
 	CHECK_STR(q.worker, "");
@@ -196,7 +196,7 @@ TEST(rpc_encoding_round_trips)
 	buf_free(&b);
 	/* a string that is not one of the three spellings stays a type error */
 	j = json_loads("{\"start\":\"Infinity\"}", 0, NULL);
-	CHECK(query_params_from_json(j, &q, &e) == ERR_USAGE);
+	CHECK_EQ(query_params_from_json(j, &q, &e), ERR_USAGE);
 	CHECK_STR(e.msg, "start must be a number or null");
 	json_decref(j);
 }
@@ -209,8 +209,8 @@ TEST(schema_and_description_follow_the_tables)
 	const json_t *kinds = json_object_get(json_object_get(props, "kind"),
 	                                      "enum");
 
-	CHECK(json_object_size(props) == qparam_count);
-	CHECK(json_array_size(kinds) == query_kind_count);
+	CHECK_EQ(json_object_size(props), qparam_count);
+	CHECK_EQ(json_array_size(kinds), query_kind_count);
 	CHECK_STR(json_string_value(json_object_get(
 	                  json_object_get(props, "limit"), "type")),
 	          "integer");
@@ -221,15 +221,15 @@ TEST(schema_and_description_follow_the_tables)
 	qdoc_describe_json(&b);
 	d = json_loads(b.data, 0, NULL);
 	CHECK(d != NULL);
-	CHECK(json_array_size(json_object_get(d, "params")) == qparam_count);
-	CHECK(json_array_size(json_object_get(d, "kinds")) == query_kind_count);
+	CHECK_EQ(json_array_size(json_object_get(d, "params")), qparam_count);
+	CHECK_EQ(json_array_size(json_object_get(d, "kinds")), query_kind_count);
 	CHECK_STR(json_string_value(json_object_get(
 	                  json_array_get(json_object_get(d, "params"), 1),
 	                  "flag")),
 	          "--from");
 	json_decref(d);
 	buf_reset(&b);
-	qdoc_help(&b);
+	qdoc_help(&b, NULL);
 	for (size_t k = 0; k < qparam_count; k++)
 		if (qparam_table[k].flag)
 			CHECK(strstr(b.data, qparam_table[k].flag) != NULL);

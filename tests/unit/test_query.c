@@ -475,8 +475,8 @@ TEST(validation_messages_in_order)
 {
 	struct pair pr = open_pair(FIXTURE);
 	struct query_params p;
-	const char *range = "Require 0 <= start < end <= run duration "
-	                    "(seconds from origin_ns)";
+	const char *range = "Require 0 <= start < end <= 12.0 (run duration "
+	                    "in seconds from origin_ns)";
 	const char *page = "Require integer offset >= 0 and 0 <= limit <= 1000";
 	const char *ttft = "min_ttft_ms must be finite and nonnegative";
 
@@ -507,7 +507,7 @@ TEST(validation_messages_in_order)
 	fail2(&pr, &p, ERR_USAGE,
 	      "Unknown query kind 'nope'; choose from summary, requests, "
 	      "request, lifecycle, metrics, profiles, nsys, cpu, iterations, "
-	      "sources, server_spans, sessions, workers, families");
+	      "sources, server_spans, sessions, workers, families, timeline, sql");
 	/* limit 1000 and the full range are fine */
 	p.kind = "sources";
 	p.has_start = p.has_end = 1;
@@ -534,14 +534,16 @@ TEST(params_from_json_types)
 	BAD("{\"limit\":5.0}", "limit must be an integer or null");
 	BAD("{\"rank\":true}", "rank must be an integer or null");
 	BAD("{\"start\":\"1\"}", "start must be a number or null");
-	BAD("{\"worker\":3}", "worker must be a string or null");
+	BAD("{\"worker\":3}",
+	    "worker must be a string, a list of strings or null");
+	BAD("{\"request_id\":3}", "request_id must be a string or null");
 	BAD("{\"points\":1}", "points must be a boolean or null");
 #undef BAD
 	j = json_loads("{\"kind\":\"nsys\",\"start\":1,\"end\":2.5,\"rank\":0,"
 	               "\"profile\":null,\"limit\":0,\"points\":true,"
 	               "\"other\":[1]}",
 	               0, NULL);
-	CHECK(query_params_from_json(j, &p, &e) == 0);
+	CHECK_EQ(query_params_from_json(j, &p, &e), 0);
 	CHECK_STR(p.kind, "nsys");
 	CHECK(p.has_start && p.start == 1.0 && p.has_end && p.end == 2.5);
 	CHECK(p.has_rank && p.rank == 0 && !p.has_profile);

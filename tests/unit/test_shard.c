@@ -38,7 +38,7 @@ static struct shard_writer *open_writer(int threads)
 static int event(struct shard_writer *w, int64_t profile, double start,
                  double end, const char *tid, int64_t row)
 {
-	struct evidence_event ev = {start, end, 0, tid, strlen(tid), row};
+	struct row_event ev = {start, end, 0, tid, strlen(tid), row};
 	struct err e;
 	return shard_writer_event(w, profile, row, &ev, &e);
 }
@@ -101,16 +101,16 @@ TEST(cut_at_8192_rows)
 	mktmp();
 	struct shard_writer *w = open_writer(1);
 	for (int i = 0; i < 8192 * 2 + 1; i++)
-		CHECK(event(w, 0, i * 0.001, i * 0.001 + 0.5, "7", i) == 0);
-	CHECK(shard_writer_finish(w, &e) == 0);
+		CHECK_EQ(event(w, 0, i * 0.001, i * 0.001 + 0.5, "7", i), 0);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
 	const struct shard_desc *const *d = shard_writer_descs(w, SHARD_EVENTS, 0, &n);
-	CHECK(n == 3);
+	CHECK_EQ(n, 3);
 	if (n == 3) {
-		CHECK(d[0]->count == 8192);
-		CHECK(d[1]->count == 8192);
-		CHECK(d[2]->count == 1);
+		CHECK_EQ(d[0]->count, 8192);
+		CHECK_EQ(d[1]->count, 8192);
+		CHECK_EQ(d[2]->count, 1);
 	}
-	CHECK(shard_writer_total(w) == 3);
+	CHECK_EQ(shard_writer_total(w), 3);
 	shard_writer_free(w);
 	rmtmp();
 }
@@ -126,15 +126,15 @@ TEST(cut_at_512_kib_exactly)
 	mktmp();
 	struct shard_writer *w = open_writer(0);
 	for (int i = 0; i < 379; i++)
-		CHECK(event(w, 2, 0.5, 1.5, tid, 7) == 0);
-	CHECK(shard_writer_finish(w, &e) == 0);
+		CHECK_EQ(event(w, 2, 0.5, 1.5, tid, 7), 0);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
 	const struct shard_desc *const *d = shard_writer_descs(w, SHARD_EVENTS, 2, &n);
-	CHECK(n == 2);
+	CHECK_EQ(n, 2);
 	if (n == 2) {
-		CHECK(d[0]->count == 378);
-		CHECK(d[0]->decoded_bytes == 524287);
-		CHECK(d[1]->count == 1);
-		CHECK(d[1]->decoded_bytes == 1388);
+		CHECK_EQ(d[0]->count, 378);
+		CHECK_EQ(d[0]->decoded_bytes, 524287);
+		CHECK_EQ(d[1]->count, 1);
+		CHECK_EQ(d[1]->decoded_bytes, 1388);
 		char *text = read_shard(d[1], &len, &zlen, head);
 		CHECK(text && len == 1388 && text[0] == '[' && text[len - 1] == ']');
 		CHECK(text && memcmp(text, "[[0.5,1.5,0,\"xx", 15) == 0);
@@ -153,15 +153,15 @@ TEST(oversized_row_alone)
 	char *big = repeat('y', 600000);
 	mktmp();
 	struct shard_writer *w = open_writer(1);
-	CHECK(event(w, 0, 1.0, 2.0, "1", 0) == 0);
-	CHECK(event(w, 0, 1.5, 2.5, big, 1) == 0);
-	CHECK(event(w, 0, 3.0, 4.0, "1", 2) == 0);
-	CHECK(shard_writer_finish(w, &e) == 0);
+	CHECK_EQ(event(w, 0, 1.0, 2.0, "1", 0), 0);
+	CHECK_EQ(event(w, 0, 1.5, 2.5, big, 1), 0);
+	CHECK_EQ(event(w, 0, 3.0, 4.0, "1", 2), 0);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
 	const struct shard_desc *const *d = shard_writer_descs(w, SHARD_EVENTS, 0, &n);
-	CHECK(n == 3);
+	CHECK_EQ(n, 3);
 	if (n == 3) {
 		CHECK(d[0]->count == 1 && d[1]->count == 1 && d[2]->count == 1);
-		CHECK(d[1]->decoded_bytes == 600000 + 16 + 2);
+		CHECK_EQ(d[1]->decoded_bytes, 600000 + 16 + 2);
 		char *text = read_shard(d[1], &len, &zlen, head);
 		CHECK(text && len == 600018);
 		free(text);
@@ -179,27 +179,27 @@ TEST(descriptor_fields_and_bounds)
 	char sha[65];
 	mktmp();
 	struct shard_writer *w = open_writer(1);
-	CHECK(event(w, 0, 1.0, 5.0, "12", 3) == 0);
-	CHECK(event(w, 0, 0.5, 9.0, "12", 4) == 0);
-	CHECK(event(w, 0, 2.0, 3.0, "\xc3\xa9", 5) == 0);
-	struct evidence_sample s1 = {4.0, "9", 1, 2, 10}, s2 = {1.25, "9", 1, 0, 11};
-	CHECK(shard_writer_sample(w, 0, 0, &s1, &e) == 0);
-	CHECK(shard_writer_sample(w, 0, 1, &s2, &e) == 0);
-	struct evidence_point p1 = {0.5, {NUM_INT, 1, 1.0, NULL, 0}, 3, 0};
-	struct evidence_point p2 = {2.0, {NUM_NULL, 0, 0, NULL, 0}, 3, 1};
+	CHECK_EQ(event(w, 0, 1.0, 5.0, "12", 3), 0);
+	CHECK_EQ(event(w, 0, 0.5, 9.0, "12", 4), 0);
+	CHECK_EQ(event(w, 0, 2.0, 3.0, "\xc3\xa9", 5), 0);
+	struct row_sample s1 = {4.0, "9", 1, 2, 10}, s2 = {1.25, "9", 1, 0, 11};
+	CHECK_EQ(shard_writer_sample(w, 0, 0, &s1, &e), 0);
+	CHECK_EQ(shard_writer_sample(w, 0, 1, &s2, &e), 0);
+	struct row_point p1 = {0.5, {NUM_INT, 1, 1.0, NULL, 0}, 3, 0};
+	struct row_point p2 = {2.0, {NUM_NULL, 0, 0, NULL, 0}, 3, 1};
 	const char *bigtxt = "18446744073709551617";
-	struct evidence_point p3 = {2.0, {NUM_BIG, 0, 1.8e19, bigtxt, strlen(bigtxt)}, 3, 2};
-	struct evidence_point p4 = {-1.0, {NUM_REAL, 0, 2.0, NULL, 0}, 3, 3};
-	CHECK(shard_writer_point(w, 1, 0, &p1, &e) == 0);
-	CHECK(shard_writer_point(w, 1, 1, &p2, &e) == 0);
-	CHECK(shard_writer_point(w, 1, 2, &p3, &e) == 0);
-	CHECK(shard_writer_point(w, 1, 3, &p4, &e) == 0);
-	CHECK(shard_writer_finish(w, &e) == 0);
+	struct row_point p3 = {2.0, {NUM_BIG, 0, 1.8e19, bigtxt, strlen(bigtxt)}, 3, 2};
+	struct row_point p4 = {-1.0, {NUM_REAL, 0, 2.0, NULL, 0}, 3, 3};
+	CHECK_EQ(shard_writer_point(w, 1, 0, &p1, &e), 0);
+	CHECK_EQ(shard_writer_point(w, 1, 1, &p2, &e), 0);
+	CHECK_EQ(shard_writer_point(w, 1, 2, &p3, &e), 0);
+	CHECK_EQ(shard_writer_point(w, 1, 3, &p4, &e), 0);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
 
 	const struct shard_desc *const *d = shard_writer_descs(w, SHARD_EVENTS, 0, &n);
-	CHECK(n == 1);
+	CHECK_EQ(n, 1);
 	if (n == 1) {
-		CHECK(d[0]->count == 3);
+		CHECK_EQ(d[0]->count, 3);
 		CHECK(d[0]->bounds[0] == 0.5 && d[0]->bounds[1] == 3.0);
 		CHECK(d[0]->bounds[2] == 2.0 && d[0]->bounds[3] == 9.0);
 		char *text = read_shard(d[0], &len, &zlen, head);
@@ -228,7 +228,7 @@ TEST(descriptor_fields_and_bounds)
 		json_decref(j);
 	}
 	d = shard_writer_descs(w, SHARD_SAMPLES, 0, &n);
-	CHECK(n == 1);
+	CHECK_EQ(n, 1);
 	if (n == 1) {
 		CHECK(d[0]->bounds[0] == 1.25 && d[0]->bounds[1] == 1.25);
 		CHECK(d[0]->bounds[2] == 4.0 && d[0]->bounds[3] == 4.0);
@@ -237,7 +237,7 @@ TEST(descriptor_fields_and_bounds)
 		free(text);
 	}
 	d = shard_writer_descs(w, SHARD_POINTS, 1, &n);
-	CHECK(n == 1);
+	CHECK_EQ(n, 1);
 	if (n == 1) {
 		CHECK(d[0]->bounds[0] == -1.0 && d[0]->bounds[3] == 2.0);
 		char *text = read_shard(d[0], &len, &zlen, head);
@@ -251,7 +251,7 @@ TEST(descriptor_fields_and_bounds)
 		CHECK(stat(path, &stt) == 0 && (uint64_t)stt.st_size == d[0]->bytes);
 	}
 	shard_writer_descs(w, SHARD_POINTS, 0, &n);
-	CHECK(n == 0);
+	CHECK_EQ(n, 0);
 	json_t *a = shard_writer_descs_json(w, SHARD_POINTS, 7);
 	CHECK(json_is_array(a) && json_array_size(a) == 0);
 	json_decref(a);
@@ -287,7 +287,7 @@ TEST(deterministic_names)
 	CHECK_STR(a, b);
 	CHECK_STR(a, c);
 	json_t *j = json_loads(a, 0, NULL);
-	CHECK(json_array_size(j) == 9);
+	CHECK_EQ(json_array_size(j), 9);
 	for (size_t i = 1; i < json_array_size(j); i++)
 		CHECK(strcmp(json_string_value(json_array_get(j, i - 1)),
 		             json_string_value(json_array_get(j, i))) < 0);
@@ -352,28 +352,28 @@ TEST(density_in_stream_and_from_db)
 	mktmp();
 	struct shard_writer *w = open_writer(1);
 	shard_writer_set_duration(w, 10.0);
-	CHECK(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	CHECK_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
 	sqlite3_exec(db, "CREATE TABLE events (profile INTEGER, ordinal INTEGER, bucket INTEGER,"
 	                 " start REAL, end REAL, name INTEGER, tid TEXT, source_row INTEGER,"
 	                 " PRIMARY KEY (profile, ordinal)) WITHOUT ROWID", NULL, NULL, NULL);
 	for (int i = 0; i < 6; i++) {
-		CHECK(event(w, 1, ev[i][0], ev[i][1], "5", i) == 0);
+		CHECK_EQ(event(w, 1, ev[i][0], ev[i][1], "5", i), 0);
 		char sql[256];
 		snprintf(sql, sizeof sql, "INSERT INTO events VALUES (1, %d, 0, %.17g, %.17g, 0, '5', %d)",
 		         i, ev[i][0], ev[i][1], i);
-		CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+		CHECK_EQ(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
-	CHECK(shard_writer_finish(w, &e) == 0);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
 	CHECK(shard_writer_has_density(w));
 	shard_writer_density(w, 1, live);
 	CHECK(live[0] == 2 && live[511] == 2 && live[200] == 2 && live[100] == 1);
-	CHECK(shard_density_from_db(db, 10.0, 2, fromdb, &e) == 0);
-	CHECK(memcmp(live, fromdb + SHARD_DENSITY_BINS, sizeof live) == 0);
+	CHECK_EQ(shard_density_from_db(db, 10.0, 2, fromdb, &e), 0);
+	CHECK_EQ(memcmp(live, fromdb + SHARD_DENSITY_BINS, sizeof live), 0);
 	CHECK(zero(fromdb, 0, 511));
 	shard_writer_density(w, 0, live);
 	CHECK(zero(live, 0, 511));
 	/* a profile index beyond the given count is an error, not a crash */
-	CHECK(shard_density_from_db(db, 10.0, 1, fromdb, &e) == ERR_DATA);
+	CHECK_EQ(shard_density_from_db(db, 10.0, 1, fromdb, &e), ERR_DATA);
 	sqlite3_close(db);
 	shard_writer_free(w);
 	rmtmp();
@@ -384,9 +384,9 @@ TEST(density_late_duration)
 	struct err e;
 	mktmp();
 	struct shard_writer *w = open_writer(0);
-	CHECK(event(w, 0, 1.0, 2.0, "5", 0) == 0);
+	CHECK_EQ(event(w, 0, 1.0, 2.0, "5", 0), 0);
 	shard_writer_set_duration(w, 10.0); /* too late */
-	CHECK(shard_writer_finish(w, &e) == 0);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
 	CHECK(!shard_writer_has_density(w));
 	shard_writer_free(w);
 	rmtmp();
@@ -397,11 +397,11 @@ TEST(unwritable_dir_fails_cleanly)
 	struct err e;
 	struct shard_writer *w = NULL;
 	struct shard_writer_opts o = {.dir = "/nonexistent/dsight", .threads = 1};
-	CHECK(shard_writer_open(&w, &o, &e) == 0);
+	CHECK_EQ(shard_writer_open(&w, &o, &e), 0);
 	for (int i = 0; i < 9000; i++)
 		if (event(w, 0, 0.0, 1.0, "1", i) != 0)
 			break;
-	CHECK(shard_writer_finish(w, &e) == ERR_DATA);
+	CHECK_EQ(shard_writer_finish(w, &e), ERR_DATA);
 	CHECK(strstr(e.msg, "/nonexistent/dsight") != NULL);
 	shard_writer_free(w);
 }
