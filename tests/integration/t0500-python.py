@@ -71,6 +71,9 @@ def cli(target, kind, params, remote=False):
         msg = json.loads(r.stderr)["error"]
     except ValueError:
         msg = r.stderr
+    # The one message that names the CLI flag where RPC names the parameter.
+    if msg.startswith("--timeout must be"):
+        msg = msg[2:]
     return None, r.returncode, msg
 
 
