@@ -466,9 +466,17 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	}
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
+			/* The value is quoted only when it names a version of this
+			 * format: an arbitrary JSON file's values stay out of
+			 * error messages (they reach MCP clients and logs). */
+			static const char family[] = "srtctl-trace/";
 			char q[80];
-			quoted(q, sizeof q, (const char *)s, n);
-			return fail(p, "schema", "expected \"%s\", got \"%s\"", SCHEMA, q);
+			if (n <= 32 && n > strlen(family) && !memcmp(s, family, strlen(family))) {
+				quoted(q, sizeof q, (const char *)s, n);
+				return fail(p, "schema", "expected \"%s\", got \"%s\"", SCHEMA, q);
+			}
+			return fail(p, "schema", "expected \"%s\", got another value "
+			            "(this JSON file is not an evidence document)", SCHEMA);
 		}
 		p->have_schema = 1;
 	}

@@ -58,14 +58,21 @@ static void core_release(struct ds_core *c)
 	free(c);
 }
 
-/* Reads up to 16 leading bytes of path into hdr; returns the count or -1. */
+/* Reads up to 16 leading bytes of path into hdr; returns the count, -1
+ * (errno set) or -2 when path is not a regular file.  O_NONBLOCK: a FIFO
+ * put in the file's place never blocks the open. */
 static ssize_t read_header(const char *path, unsigned char hdr[16])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	ssize_t n, got = 0;
+	struct stat st;
 
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -2;
+	}
 	while (got < 16 && (n = read(fd, hdr + got, (size_t)(16 - got))) > 0)
 		got += n;
 	close(fd);
@@ -123,6 +130,12 @@ static int resolve(const char *path, char **file, int *kind, struct err *e)
 	}
 	memset(hdr, 0, sizeof hdr);
 	n = read_header(p, hdr);
+	if (n == -2) {
+		err_set(e, ERR_DATA,
+		        "%s is not a regular file (a FIFO, socket or device cannot be a dataset)", p);
+		free(p);
+		return ERR_DATA;
+	}
 	if (n < 0) {
 		err_sys(e, ERR_DATA, "Cannot open dataset %s", p);
 		free(p);

@@ -28,7 +28,7 @@ const struct fam gencap_fams[] = {
 	{"prompt_tokens_total", "Prompt tokens", "tokens", "Workers", "Engine throughput",
 	 "Prompt tokens processed since start.", "decode", NULL, V_COUNTER},
 	{"num_requests_waiting", "Waiting requests", "requests", "Workers", "Engine scheduling",
-	 "Captured family with no samples in the window.", "decode", NULL, V_INT},
+	 "Requests waiting for a batch slot.", "decode", NULL, V_INT},
 };
 const int gencap_nfams = (int)(sizeof gencap_fams / sizeof gencap_fams[0]);
 
