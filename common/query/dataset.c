@@ -414,6 +414,17 @@ int dataset_run_series(struct dataset *ds, int64_t series, int *have,
 	return store_summary_series(ds->sum, series, have, out, e);
 }
 
+int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
+                      dataset_name_fn fn, void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_names(ds->sum, profile, have, fn, ctx, e);
+}
+
 int dataset_events_by_start(struct dataset *ds, int64_t profile,
                             const struct dataset_window *w, int *have,
                             row_event_fn fn, void *ctx, struct err *e)

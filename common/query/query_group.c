@@ -229,6 +229,44 @@ static int on_group_event(void *ctx, int64_t ordinal,
 	return s->hook ? s->hook(s->hook_ctx, gi, row) : 0;
 }
 
+/* One name's whole-run summary (dataset_run_names): merged into its group
+ * exactly as on_group_event would add its ranges one by one (the sums are
+ * exact, so the order does not matter). */
+static int on_group_name(void *ctx, int64_t name, int64_t count, double max,
+                         const double *dur, size_t ndur, const double *clip,
+                         size_t nclip)
+{
+	struct nscan *s = ctx;
+	int in_dict = name >= 0 && (uint64_t)name < s->nnames;
+	struct qnvtx *g;
+	int64_t gi;
+
+	if (s->name_ok && (!in_dict || !s->name_ok[name]))
+		return 0;
+	if (!in_dict) {
+		gi = qkeys_null(&s->keys);
+	} else {
+		gi = s->name_group[name];
+		if (gi == -2) {
+			gi = name_key(&s->keys, s->names, name);
+			s->name_group[name] = gi;
+		}
+	}
+	if (ensure_group(s, gi)) {
+		s->oom = 1;
+		return ERR_NOMEM;
+	}
+	g = &s->g[gi];
+	if (!g->count || max > g->max)
+		g->max = max;
+	g->count += count;
+	for (size_t k = 0; k < ndur; k++)
+		qsum_add(&g->duration, dur[k]);
+	for (size_t k = 0; k < nclip; k++)
+		qsum_add(&g->clipped, clip[k]);
+	return 0;
+}
+
 /* Sets up s for profile pr (index pi); 0 or -1 out of memory. */
 static int nscan_profile(struct nscan *s, const json_t *pr, size_t pi,
                          const struct q_needle *nd, size_t nn)
@@ -290,7 +328,12 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
 			out->partial = 1;
 		if (nscan_profile(&s, pr, idx[k], nd, nn))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
-		if (!rc)
+		int have = 0;
+		/* whole run by name: the build-time summaries, if any */
+		if (!rc && !hook && s.by == BY_NAME && q_whole_run(q))
+			rc = dataset_run_names(q->ds, (int64_t)idx[k], &have,
+			                       on_group_name, &s, q->e);
+		if (!rc && !have)
 			rc = dataset_events(q->ds, (int64_t)idx[k], &w,
 			                    on_group_event, &s, q->e);
 		if (s.oom)

@@ -42,6 +42,14 @@ for name, src in [("fixture", tap.FIXTURE), ("generated", doc)]:
                          "json_extract(c.json, '$.meta.duration') AND e.end >= 0").fetchone()[0]
     t.eq(con.execute("SELECT sum(events) FROM dsight_summary_profiles").fetchone()[0], events,
          "%s: the summarised ranges are those inside the run" % name)
+    t.eq(con.execute("SELECT sum(count) FROM dsight_summary_names n WHERE EXISTS (SELECT 1 "
+                     "FROM dsight_summary_name_profiles p WHERE p.profile = n.profile)")
+         .fetchone()[0],
+         con.execute("SELECT sum(s.events) FROM dsight_summary_profiles s JOIN "
+                     "dsight_summary_name_profiles p USING (profile)").fetchone()[0],
+         "%s: the name summaries count the ranges inside the run" % name)
+    t.ok(con.execute("SELECT count(*) FROM dsight_summary_name_profiles").fetchone()[0] > 0,
+         "%s: some profiles have name summaries" % name)
     t.ok(con.execute("SELECT count(*) FROM dsight_summary_series").fetchone()[0] <= nser,
          "%s: at most one summary row per series" % name)
     con.close()
@@ -50,7 +58,14 @@ for name, src in [("fixture", tap.FIXTURE), ("generated", doc)]:
              ["nsys", "--offset", "9990", "--limit", "20"], ["metrics"],
              ["metrics", "--limit", "1000"], ["metrics", "--offset", "2", "--limit", "3"],
              ["cpu"], ["cpu", "--limit", "0"], ["cpu", "--worker", "frontend"],
-             ["nsys", "--from", "1", "--to", "2"], ["metrics", "--from", "0", "--to", "5"]]
+             ["nsys", "--from", "1", "--to", "2"], ["metrics", "--from", "0", "--to", "5"],
+             ["nsys", "--group-by", "name"], ["nsys", "--group-by", "name", "--limit", "1000"],
+             ["nsys", "--group-by", "name", "--sort", "-duration_max,key", "--offset", "2"],
+             ["nsys", "--group-by", "name", "--sort", "duration_mean", "--limit", "1000"],
+             ["nsys", "--group-by", "name", "--name", "a", "--name", "e"],
+             ["nsys", "--group-by", "name", "--worker", "decode-0", "--fields", "key,count"],
+             ["nsys", "--group-by", "name", "--from", "0.5"],
+             ["nsys", "--group-by", "name", "--from", "1", "--to", "2"]]
     for args in cases:
         same, a, b = both(rep, *args)
         t.ok(same, "%s: %s answers the same with and without summaries" % (name, " ".join(args)),
@@ -71,6 +86,7 @@ con = sqlite3.connect(tam)
 con.execute("UPDATE dsight_summary_series SET samples = 4242, min = '-7' WHERE series = 0")
 con.execute("UPDATE dsight_summary_profiles SET events = events + 1000 WHERE profile = 0")
 con.execute("UPDATE dsight_summary_stacks SET samples = samples + 500")
+con.execute("UPDATE dsight_summary_names SET count = count + 77, duration_max = 1e6")
 con.commit()
 con.close()
 m = json.loads(q(tam, "metrics").stdout)["items"][0]
@@ -87,14 +103,32 @@ c1 = json.loads(q(tam, "cpu").stdout)["items"][0]["samples"]
 c0 = json.loads(q(tam, "cpu", env=NOSUM).stdout)["items"][0]["samples"]
 t.ok(c1 >= c0 + 500, "whole-run cpu reads the stack summary (%d vs %d)" % (c1, c0))
 
+g1 = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "0").stdout)["total"]
+g0 = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "0", env=NOSUM).stdout)["total"]
+t.ok(g1 > g0 and (g1 - g0) % 77 == 0, "whole-run group-by name reads the name summaries (%d vs %d)"
+     % (g1, g0))
+m = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "1").stdout)["items"][0]
+t.eq(m["duration_max"], 1e6, "the tampered maximum shows through")
+t.eq(q(tam, "nsys", "--group-by", "name", "--from", "0.25").stdout,
+     q(tam, "nsys", "--group-by", "name", "--from", "0.25", env=NOSUM).stdout,
+     "group-by name over another window scans")
+con = sqlite3.connect(tam)
+con.execute("UPDATE dsight_summary_names SET duration_parts = x'0102'")
+con.commit()
+con.close()
+r = q(tam, "nsys", "--group-by", "name")
+t.ok(r.returncode != 0 and "malformed" in r.stderr, "a malformed name summary is an error", r.stderr)
+
 # a cache without summaries (another builder's) scans
 bare = os.path.join(t.tmp, "bare.sqlite")
 shutil.copy(os.path.join(rep, "trace-data.sqlite"), bare)
 con = sqlite3.connect(bare)
-for tb in ["meta", "profiles", "stacks", "series"]:
+for tb in ["meta", "profiles", "stacks", "series", "names", "name_profiles"]:
     con.execute("DROP TABLE dsight_summary_%s" % tb)
 con.commit()
 con.close()
 for kind in ["nsys", "metrics", "cpu"]:
     t.eq(q(bare, kind).stdout, q(rep, kind).stdout, "a cache without summaries: %s scans" % kind)
+t.eq(q(bare, "nsys", "--group-by", "name").stdout, q(rep, "nsys", "--group-by", "name").stdout,
+     "a cache without summaries: group-by name scans")
 sys.exit(t.done())

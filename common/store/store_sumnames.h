@@ -1,0 +1,74 @@
+/*
+ * store_sumnames: per (profile, NVTX name) summaries of the whole run
+ * (dsight_summary_names and dsight_summary_name_profiles, doc/report-files.md
+ * "Summaries"), so `nsys --group-by name` over [0, duration] needs no scan:
+ * per name index the number of ranges inside the run, the largest
+ * duration, and the exact sums of the durations and of the time inside the
+ * run, as the parts of base/qsum expansions (mergeable without rounding).
+ *
+ * Exactness.  A range [a, b] is in the whole-run window iff a <= D and
+ * b >= 0 (D = the run duration); its time inside is min(b, D) - max(a, 0).
+ * While loading, D is unknown, so the writer adds, for every range with
+ * b >= 0, d = b - a and c = b - max(a, 0), and records the profile's
+ * largest start and end.  At the end a profile is summarised only when both
+ * are <= D: then every range with b >= 0 has a <= D (so it is in the
+ * window, and no range outside it was added) and min(b, D) = b (so c is the
+ * very double a scan computes).  Each sum is kept exactly, so the order of
+ * the additions does not matter and a reader merging the parts gets the
+ * exact sum a scan gets; the count and the maximum are order-free too.
+ * Any other profile (a range after the run, a non-finite time, a name index
+ * beyond NAMES_MAX, a sum that overflowed) has no row in
+ * dsight_summary_name_profiles and is scanned.
+ */
+#ifndef DSIGHT_STORE_SUMNAMES_H
+#define DSIGHT_STORE_SUMNAMES_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+/* ---- build side (the store writer's thread) ---- */
+
+struct store_sumnames_acc;
+
+/* A new, empty accumulator (caller frees); NULL when out of memory. */
+struct store_sumnames_acc *store_sumnames_acc_new(void);
+void store_sumnames_acc_free(struct store_sumnames_acc *a);
+
+/* One NVTX range of profile with name index name (negative: no name).
+ * ERR_NOMEM. */
+int store_sumnames_event(struct store_sumnames_acc *a, int64_t profile,
+                         int64_t name, double start, double end,
+                         struct err *e);
+
+/* Creates the tables in db and writes the exact summaries of the profiles
+ * 0..nprof-1 for run duration `duration`. */
+int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
+                         size_t nprof, double duration, struct err *e);
+
+/* ---- read side ---- */
+
+struct store_sumnames;
+
+/* Opens the readers on db (borrowed).  *out is NULL (0 returned) when the
+ * cache has no such tables; else owned by the caller. */
+int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
+                        struct err *e);
+void store_sumnames_close(struct store_sumnames *s);
+
+/* One name of a profile: name index (-1: ranges without a name), count,
+ * largest duration, and the parts of the two exact sums (borrowed, valid
+ * during the call).  A non-zero return stops the walk and is returned. */
+typedef int (*store_sumnames_fn)(void *ctx, int64_t name, int64_t count,
+                                 double max, const double *dur, size_t ndur,
+                                 const double *clip, size_t nclip);
+
+/* Calls fn for every name of profile and sets *have to 1, or sets it to 0
+ * when the profile is not summarised.  ERR_DATA for a malformed row. */
+int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
+                           int *have, store_sumnames_fn fn, void *ctx,
+                           struct err *e);
+
+#endif
