@@ -1,6 +1,7 @@
 /* query_group: `--group-by` on nsys and requests: the rows that match
  * without grouping, grouped by one field; offset/limit page the groups
  * (doc/query-semantics.md "Grouping"). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,10 @@ struct nscan {
 	size_t pi;
 	q_group_row_fn hook; /* also sees each row with its group, or NULL */
 	void *hook_ctx;
+	/* edge scans around the summarised bins: 1 keeps the rows starting
+	 * before edge_at, 2 those starting at or after it, 0 all */
+	int edge;
+	double edge_at;
 };
 
 /* The group of the current profile (its worker or id), created with its
@@ -201,6 +206,9 @@ static int on_group_event(void *ctx, int64_t ordinal,
 	int in_dict = row->name >= 0 && (uint64_t)row->name < s->nnames;
 
 	(void)ordinal;
+	if ((s->edge == 1 && !(row->start < s->edge_at)) ||
+	    (s->edge == 2 && !(row->start >= s->edge_at)))
+		return 0;
 	if (s->name_ok && (!in_dict || !s->name_ok[row->name]))
 		return 0;
 	switch (s->by) {
@@ -267,6 +275,46 @@ static int on_group_name(void *ctx, int64_t name, int64_t count, double max,
 	return 0;
 }
 
+/* A range listed by the bins (it crosses a bin end): added as a row. */
+static int on_group_cross(void *ctx, int64_t name, double start, double end)
+{
+	struct row_event row;
+
+	memset(&row, 0, sizeof row);
+	row.start = start;
+	row.end = end;
+	row.name = name;
+	row.tid = "";
+	return on_group_event(ctx, -1, &row) ? ERR_NOMEM : 0;
+}
+
+/* The profile's groups by name over the window from the per-second bins
+ * i0..i1-1 (store/store_sumnames.h: the ranges starting in them) plus
+ * scans of [start, i0] for the ranges starting before i0 and of [i1, end]
+ * for those starting at or after i1; *have 0 when it has no bins. */
+static int binned_profile(struct nscan *s, int64_t profile, int64_t i0,
+                          int64_t i1, int *have)
+{
+	struct qctx *q = s->q;
+	struct dataset_window left = {q->start, (double)i0, 0};
+	struct dataset_window right = {(double)i1, q->end, 0};
+	int rc = dataset_name_bins(q->ds, profile, i0, i1, have, on_group_name,
+	                           on_group_cross, s, q->e);
+
+	if (rc || !*have)
+		return rc;
+	s->edge = 1;
+	s->edge_at = (double)i0;
+	rc = dataset_events(q->ds, profile, &left, on_group_event, s, q->e);
+	s->edge = 2;
+	s->edge_at = (double)i1;
+	if (!rc)
+		rc = dataset_events(q->ds, profile, &right, on_group_event, s,
+		                    q->e);
+	s->edge = 0;
+	return rc;
+}
+
 /* Sets up s for profile pr (index pi); 0 or -1 out of memory. */
 static int nscan_profile(struct nscan *s, const json_t *pr, size_t pi,
                          const struct q_needle *nd, size_t nn)
@@ -305,6 +353,10 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
 	struct nscan s;
 	struct q_needle *nd = NULL;
 	size_t nn = 0, *idx = NULL, n = 0;
+	/* whole bins [i0, i1) of a window that is not the whole run */
+	double c0 = ceil(q->start), c1 = floor(q->end);
+	int binned = !hook && !q_whole_run(q) && q->start >= 0 && c0 < c1 &&
+	             c1 <= 1e9;
 	int rc;
 
 	memset(out, 0, sizeof *out);
@@ -333,6 +385,9 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
 		if (!rc && !hook && s.by == BY_NAME && q_whole_run(q))
 			rc = dataset_run_names(q->ds, (int64_t)idx[k], &have,
 			                       on_group_name, &s, q->e);
+		else if (!rc && binned && s.by == BY_NAME)
+			rc = binned_profile(&s, (int64_t)idx[k], (int64_t)c0,
+			                    (int64_t)c1, &have);
 		if (!rc && !have)
 			rc = dataset_events(q->ds, (int64_t)idx[k], &w,
 			                    on_group_event, &s, q->e);

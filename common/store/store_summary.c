@@ -492,3 +492,16 @@ int store_summary_names(struct store_summary *s, int64_t profile, int *have,
 		return 0;
 	return store_sumnames_profile(s->names, profile, have, fn, ctx, e);
 }
+
+int store_summary_name_bins(struct store_summary *s, int64_t profile,
+                            int64_t i0, int64_t i1, int *have,
+                            store_sumnames_fn fn,
+                            store_sumnames_cross_fn cross, void *ctx,
+                            struct err *e)
+{
+	*have = 0;
+	if (!s->names)
+		return 0;
+	return store_sumnames_bins(s->names, profile, i0, i1, have, fn, cross,
+	                           ctx, e);
+}

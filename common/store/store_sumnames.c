@@ -20,11 +20,39 @@ struct name_acc {
 	struct qsum dur, clip;
 };
 
+/* Bins: at most this many per profile, and this many (bin, name) entries
+ * and crossing ranges (the build's extra memory stays bounded). */
+#define BINS_MAX (1 << 22)
+#define ENTRIES_MAX (1 << 22)
+
+struct bin_ent {
+	int64_t name; /* -1: no name */
+	int64_t count;
+	double max;
+	struct qsum dur;
+};
+
+struct bin_acc {
+	struct bin_ent *e;
+	size_t n, cap;
+};
+
+struct cross_ent {
+	int64_t bin, name;
+	double a, b;
+};
+
 struct prof_acc {
 	struct name_acc *names; /* slot 0: no name; slot k + 1: name index k */
 	size_t cap;
 	double max_start, max_end;
 	int bad;
+	/* per-second bins */
+	struct bin_acc *bins;
+	size_t nbins;
+	struct cross_ent *x;
+	size_t nx, xcap, entries;
+	int bins_bad;
 };
 
 struct store_sumnames_acc {
@@ -37,6 +65,67 @@ struct store_sumnames_acc *store_sumnames_acc_new(void)
 	return calloc(1, sizeof(struct store_sumnames_acc));
 }
 
+static void drop_bins(struct prof_acc *p)
+{
+	for (size_t b = 0; b < p->nbins; b++) {
+		for (size_t k = 0; k < p->bins[b].n; k++)
+			qsum_free(&p->bins[b].e[k].dur);
+		free(p->bins[b].e);
+	}
+	free(p->bins);
+	free(p->x);
+	p->bins = NULL;
+	p->x = NULL;
+	p->nbins = p->nx = p->xcap = p->entries = 0;
+}
+
+/* Files [a, b] (finite, a >= 0) in its start bin; -1 out of memory. */
+static int bin_event(struct prof_acc *p, int64_t name, double a, double b)
+{
+	double fl = floor(a);
+	int64_t bin;
+	struct bin_acc *ba;
+	struct bin_ent *en = NULL;
+
+	if (p->bins_bad || a < 0)
+		return 0; /* a < 0: the query's left edge scan has it */
+	if (fl >= BINS_MAX || p->entries >= ENTRIES_MAX) {
+		drop_bins(p);
+		p->bins_bad = 1;
+		return 0;
+	}
+	bin = (int64_t)fl;
+	if (!(b < fl + 1)) { /* crosses the bin's end */
+		if (vec_reserve(&p->x, &p->xcap, p->nx + 1, sizeof *p->x))
+			return -1;
+		p->x[p->nx++] = (struct cross_ent){bin, name, a, b};
+		p->entries++;
+		return 0;
+	}
+	if (vec_reserve_zero(&p->bins, &p->nbins, (size_t)bin + 1,
+	                     sizeof *p->bins))
+		return -1;
+	ba = &p->bins[bin];
+	for (size_t k = ba->n; k-- > 0;)
+		if (ba->e[k].name == name) {
+			en = &ba->e[k];
+			break;
+		}
+	if (!en) {
+		if (vec_reserve(&ba->e, &ba->cap, ba->n + 1, sizeof *ba->e))
+			return -1;
+		en = &ba->e[ba->n++];
+		memset(en, 0, sizeof *en);
+		en->name = name;
+		p->entries++;
+	}
+	if (!en->count || b - a > en->max)
+		en->max = b - a;
+	en->count++;
+	qsum_add(&en->dur, b - a);
+	return qsum_failed(&en->dur) ? -1 : 0;
+}
+
 void store_sumnames_acc_free(struct store_sumnames_acc *a)
 {
 	if (!a)
@@ -47,6 +136,7 @@ void store_sumnames_acc_free(struct store_sumnames_acc *a)
 			qsum_free(&a->prof[p].names[k].clip);
 		}
 		free(a->prof[p].names);
+		drop_bins(&a->prof[p]);
 	}
 	free(a->prof);
 	free(a);
@@ -71,10 +161,16 @@ int store_sumnames_event(struct store_sumnames_acc *a, int64_t profile,
 			a->prof[k].max_start = a->prof[k].max_end = -INFINITY;
 	}
 	p = &a->prof[profile];
+	if (!isfinite(start) || !isfinite(end)) {
+		p->bad = p->bins_bad = 1;
+		drop_bins(p);
+		return 0;
+	}
+	if (bin_event(p, name < 0 ? -1 : name, start, end))
+		return err_set(e, ERR_NOMEM, "out of memory summarising names");
 	if (p->bad || !(end >= 0))
 		return 0;
-	if (!isfinite(start) || !isfinite(end) || (name >= 0 &&
-	                                            name >= NAMES_MAX)) {
+	if (name >= NAMES_MAX) {
 		p->bad = 1;
 		return 0;
 	}
@@ -99,6 +195,16 @@ int store_sumnames_event(struct store_sumnames_acc *a, int64_t profile,
 /* ---- writing ---- */
 
 static const char schema_sql[] =
+	"CREATE TABLE dsight_summary_bin_profiles (profile INTEGER PRIMARY KEY,"
+	" width REAL);"
+	"CREATE TABLE dsight_summary_bins (profile INTEGER, width REAL,"
+	" bin INTEGER, name INTEGER, count INTEGER, duration_max REAL,"
+	" duration_parts BLOB, PRIMARY KEY (profile, width, bin, name))"
+	" WITHOUT ROWID;"
+	"CREATE TABLE dsight_summary_crossing (profile INTEGER, width REAL,"
+	" bin INTEGER, start REAL, end REAL, name INTEGER);"
+	"CREATE INDEX dsight_summary_crossing_bin ON dsight_summary_crossing"
+	" (profile, width, bin);"
 	"CREATE TABLE dsight_summary_name_profiles (profile INTEGER PRIMARY KEY,"
 	" ranges INTEGER);"
 	"CREATE TABLE dsight_summary_names (profile INTEGER, name INTEGER,"
@@ -180,10 +286,50 @@ static int write_profile(sqlite3 *db, sqlite3_stmt *pst, sqlite3_stmt *nst,
 	return step(db, pst, e);
 }
 
+static int write_bins(sqlite3 *db, sqlite3_stmt *const st[3], size_t k,
+                      const struct prof_acc *p, unsigned char **blob,
+                      size_t *cap, struct err *e)
+{
+	int rc = 0;
+
+	for (size_t b = 0; p && b < p->nbins && !rc; b++)
+		for (size_t j = 0; j < p->bins[b].n && !rc; j++) {
+			const struct bin_ent *en = &p->bins[b].e[j];
+			size_t l = parts_blob(&en->dur, blob, cap);
+			if (l == (size_t)-1)
+				return err_set(e, ERR_NOMEM, "out of memory");
+			if (en->dur.special)
+				return 0; /* cannot happen for finite times */
+			sqlite3_bind_int64(st[1], 1, (sqlite3_int64)k);
+			sqlite3_bind_int64(st[1], 2, (sqlite3_int64)b);
+			sqlite3_bind_int64(st[1], 3, en->name);
+			sqlite3_bind_int64(st[1], 4, en->count);
+			sqlite3_bind_double(st[1], 5, en->max);
+			sqlite3_bind_blob(st[1], 6, *blob, (int)l, SQLITE_TRANSIENT);
+			rc = step(db, st[1], e);
+		}
+	for (size_t j = 0; p && j < p->nx && !rc; j++) {
+		sqlite3_bind_int64(st[2], 1, (sqlite3_int64)k);
+		sqlite3_bind_int64(st[2], 2, p->x[j].bin);
+		sqlite3_bind_double(st[2], 3, p->x[j].a);
+		sqlite3_bind_double(st[2], 4, p->x[j].b);
+		sqlite3_bind_int64(st[2], 5, p->x[j].name);
+		rc = step(db, st[2], e);
+	}
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st[0], 1, (sqlite3_int64)k);
+	return step(db, st[0], e);
+}
+
 int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
                          size_t nprof, double duration, struct err *e)
 {
-	sqlite3_stmt *pst = NULL, *nst = NULL;
+	static const char *const bins_sql[3] = {
+		"INSERT INTO dsight_summary_bin_profiles VALUES (?1, 1.0)",
+		"INSERT INTO dsight_summary_bins VALUES (?1,1.0,?2,?3,?4,?5,?6)",
+		"INSERT INTO dsight_summary_crossing VALUES (?1,1.0,?2,?3,?4,?5)"};
+	sqlite3_stmt *pst = NULL, *nst = NULL, *bst[3] = {NULL, NULL, NULL};
 	unsigned char *blob = NULL;
 	size_t cap = 0;
 	int rc = 0;
@@ -205,7 +351,18 @@ int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
 			continue;
 		rc = write_profile(db, pst, nst, k, p, &blob, &cap, e);
 	}
+	for (int k = 0; k < 3 && !rc; k++)
+		if (sqlite3_prepare_v2(db, bins_sql[k], -1, &bst[k], NULL) !=
+		    SQLITE_OK)
+			rc = db_fail(db, e);
+	for (size_t k = 0; k < nprof && !rc; k++) {
+		const struct prof_acc *p = k < a->cap ? &a->prof[k] : NULL;
+		if (!p || !p->bins_bad)
+			rc = write_bins(db, bst, k, p, &blob, &cap, e);
+	}
 done:
+	for (int k = 0; k < 3; k++)
+		sqlite3_finalize(bst[k]);
 	free(blob);
 	sqlite3_finalize(pst);
 	sqlite3_finalize(nst);
@@ -217,6 +374,7 @@ done:
 struct store_sumnames {
 	sqlite3 *db;
 	sqlite3_stmt *prof, *names;
+	sqlite3_stmt *bprof, *bins, *cross; /* NULL: no bin summaries */
 	double *parts;
 	size_t cap;
 };
@@ -227,6 +385,9 @@ void store_sumnames_close(struct store_sumnames *s)
 		return;
 	sqlite3_finalize(s->prof);
 	sqlite3_finalize(s->names);
+	sqlite3_finalize(s->bprof);
+	sqlite3_finalize(s->bins);
+	sqlite3_finalize(s->cross);
 	free(s->parts);
 	free(s);
 }
@@ -252,6 +413,25 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 		store_sumnames_close(s); /* an older cache: no name summaries */
 		return 0;
 	}
+	if (sqlite3_prepare_v3(db, "SELECT 1 FROM dsight_summary_bin_profiles "
+	                       "WHERE profile = ?1 AND width = 1.0", -1,
+	                       SQLITE_PREPARE_PERSISTENT, &s->bprof,
+	                       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(db, "SELECT name, count, duration_max, "
+	                       "duration_parts FROM dsight_summary_bins WHERE "
+	                       "profile = ?1 AND width = 1.0 AND bin >= ?2 AND "
+	                       "bin < ?3", -1, SQLITE_PREPARE_PERSISTENT,
+	                       &s->bins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(db, "SELECT start, end, name FROM "
+	                       "dsight_summary_crossing WHERE profile = ?1 AND "
+	                       "width = 1.0 AND bin >= ?2 AND bin < ?3", -1,
+	                       SQLITE_PREPARE_PERSISTENT, &s->cross,
+	                       NULL) != SQLITE_OK) {
+		sqlite3_finalize(s->bprof);
+		sqlite3_finalize(s->bins);
+		sqlite3_finalize(s->cross);
+		s->bprof = s->bins = s->cross = NULL;
+	}
 	*out = s;
 	return 0;
 }
@@ -264,13 +444,14 @@ static int bad_row(int64_t profile, struct err *e)
 
 /* Decodes blob column col of s->names into s->parts from offset at;
  * the number of parts, or -1 when malformed or out of memory. */
-static long decode(struct store_sumnames *s, int col, size_t at)
+static long decode_st(struct store_sumnames *s, sqlite3_stmt *st, int col,
+                      size_t at)
 {
-	const unsigned char *b = sqlite3_column_blob(s->names, col);
-	size_t len = (size_t)sqlite3_column_bytes(s->names, col);
+	const unsigned char *b = sqlite3_column_blob(st, col);
+	size_t len = (size_t)sqlite3_column_bytes(st, col);
 	size_t n = len / 8;
 
-	if (sqlite3_column_type(s->names, col) != SQLITE_BLOB && len)
+	if (sqlite3_column_type(st, col) != SQLITE_BLOB && len)
 		return -1;
 	if (len % 8 || n > PARTS_MAX ||
 	    vec_reserve(&s->parts, &s->cap, at + n + 1, sizeof *s->parts))
@@ -284,6 +465,11 @@ static long decode(struct store_sumnames *s, int col, size_t at)
 			return -1;
 	}
 	return (long)n;
+}
+
+static long decode(struct store_sumnames *s, int col, size_t at)
+{
+	return decode_st(s, s->names, col, at);
 }
 
 int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
@@ -324,4 +510,72 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
 		               sqlite3_errmsg(s->db));
 	*have = 1;
 	return 0;
+}
+
+/* ---- per-second bins ---- */
+
+int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
+                        int64_t i0, int64_t i1, int *have,
+                        store_sumnames_fn fn, store_sumnames_cross_fn cross,
+                        void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!s->bprof)
+		return 0;
+	sqlite3_bind_int64(s->bprof, 1, profile);
+	rc = sqlite3_step(s->bprof);
+	sqlite3_reset(s->bprof);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		goto fail;
+	sqlite3_bind_int64(s->bins, 1, profile);
+	sqlite3_bind_int64(s->bins, 2, i0);
+	sqlite3_bind_int64(s->bins, 3, i1);
+	while ((rc = sqlite3_step(s->bins)) == SQLITE_ROW) {
+		long n = decode_st(s, s->bins, 3, 0);
+		int64_t count = sqlite3_column_int64(s->bins, 1);
+		if (n < 0 || count < 1 ||
+		    sqlite3_column_type(s->bins, 2) != SQLITE_FLOAT) {
+			sqlite3_reset(s->bins);
+			return bad_row(profile, e);
+		}
+		rc = fn(ctx, sqlite3_column_int64(s->bins, 0), count,
+		        sqlite3_column_double(s->bins, 2), s->parts, (size_t)n,
+		        s->parts, (size_t)n);
+		if (rc) {
+			sqlite3_reset(s->bins);
+			return rc;
+		}
+	}
+	sqlite3_reset(s->bins);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	sqlite3_bind_int64(s->cross, 1, profile);
+	sqlite3_bind_int64(s->cross, 2, i0);
+	sqlite3_bind_int64(s->cross, 3, i1);
+	while ((rc = sqlite3_step(s->cross)) == SQLITE_ROW) {
+		if (sqlite3_column_type(s->cross, 0) != SQLITE_FLOAT ||
+		    sqlite3_column_type(s->cross, 1) != SQLITE_FLOAT) {
+			sqlite3_reset(s->cross);
+			return bad_row(profile, e);
+		}
+		rc = cross(ctx, sqlite3_column_int64(s->cross, 2),
+		           sqlite3_column_double(s->cross, 0),
+		           sqlite3_column_double(s->cross, 1));
+		if (rc) {
+			sqlite3_reset(s->cross);
+			return rc;
+		}
+	}
+	sqlite3_reset(s->cross);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	*have = 1;
+	return 0;
+fail:
+	return err_set(e, ERR_DATA, "cannot read the summaries: %s",
+	               sqlite3_errmsg(s->db));
 }

@@ -71,4 +71,32 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
                            int *have, store_sumnames_fn fn, void *ctx,
                            struct err *e);
 
+/*
+ * Per-second bins (width 1: bin i is [i, i + 1), exact in doubles), for
+ * `nsys --group-by name` over a window [ws, we] with whole bins
+ * i0 = ceil(ws) .. i1 = floor(we) (i0 < i1).  Every range [a, b] with
+ * 0 <= a is filed by the bin i = floor(a) of its start: a range with
+ * b < i + 1 is *contained* and only counted in dsight_summary_bins (per
+ * profile, bin and name: count, largest duration, exact duration sum); any
+ * other is listed in dsight_summary_crossing.  A query splits the ranges
+ * overlapping its window by start: a < i0 and a >= i1 are scanned (the
+ * windows [ws, i0] and [i1, we] hold them all), and a in [i0, i1) come
+ * from the bins i0..i1-1: a contained one lies inside [i0, i1] within the
+ * window, so its time inside is min(b, we) - max(a, ws) = b - a, its
+ * duration (the same double), and a crossing one is clipped one by one.
+ * The parts are disjoint and cover every overlapping range, and the sums
+ * are exact, so the answer is a scan's.  A profile with a non-finite
+ * time, more than BINS_MAX bins or too many entries has no row in
+ * dsight_summary_bin_profiles and is scanned.
+ */
+typedef int (*store_sumnames_cross_fn)(void *ctx, int64_t name, double start,
+                                       double end);
+/* fn once per (bin, name) of bins i0..i1-1 (dur and clip are the same
+ * parts) and cross once per crossing range starting in them; *have 0
+ * when the profile has no bins. */
+int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
+                        int64_t i0, int64_t i1, int *have,
+                        store_sumnames_fn fn, store_sumnames_cross_fn cross,
+                        void *ctx, struct err *e);
+
 #endif

@@ -65,7 +65,12 @@ for name, src in [("fixture", tap.FIXTURE), ("generated", doc)]:
              ["nsys", "--group-by", "name", "--name", "a", "--name", "e"],
              ["nsys", "--group-by", "name", "--worker", "decode-0", "--fields", "key,count"],
              ["nsys", "--group-by", "name", "--from", "0.5"],
-             ["nsys", "--group-by", "name", "--from", "1", "--to", "2"]]
+             ["nsys", "--group-by", "name", "--from", "1", "--to", "2"],
+             ["nsys", "--group-by", "name", "--from", "0.5", "--to", "7.25"],
+             ["nsys", "--group-by", "name", "--from", "2", "--to", "9", "--name", "a"],
+             ["nsys", "--group-by", "name", "--from", "1.999", "--to", "11.001",
+              "--sort", "-duration_max", "--limit", "1000"],
+             ["nsys", "--group-by", "name", "--from", "3.5", "--to", "5.5", "--profile", "1"]]
     for args in cases:
         same, a, b = both(rep, *args)
         t.ok(same, "%s: %s answers the same with and without summaries" % (name, " ".join(args)),
@@ -87,6 +92,7 @@ con.execute("UPDATE dsight_summary_series SET samples = 4242, min = '-7' WHERE s
 con.execute("UPDATE dsight_summary_profiles SET events = events + 1000 WHERE profile = 0")
 con.execute("UPDATE dsight_summary_stacks SET samples = samples + 500")
 con.execute("UPDATE dsight_summary_names SET count = count + 77, duration_max = 1e6")
+con.execute("UPDATE dsight_summary_bins SET count = count + 1000 WHERE bin = 1")
 con.commit()
 con.close()
 m = json.loads(q(tam, "metrics").stdout)["items"][0]
@@ -109,9 +115,15 @@ t.ok(g1 > g0 and (g1 - g0) % 77 == 0, "whole-run group-by name reads the name su
      % (g1, g0))
 m = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "1").stdout)["items"][0]
 t.eq(m["duration_max"], 1e6, "the tampered maximum shows through")
-t.eq(q(tam, "nsys", "--group-by", "name", "--from", "0.25").stdout,
-     q(tam, "nsys", "--group-by", "name", "--from", "0.25", env=NOSUM).stdout,
-     "group-by name over another window scans")
+b1 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "2.5",
+                "--limit", "0").stdout)["total"]
+b0 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "2.5",
+                "--limit", "0", env=NOSUM).stdout)["total"]
+t.ok(b1 > b0 and (b1 - b0) % 1000 == 0, "a window with whole bins reads the bin summaries "
+     "(%d vs %d)" % (b1, b0))
+t.eq(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9").stdout,
+     q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9", env=NOSUM).stdout,
+     "a window without a whole bin scans")
 con = sqlite3.connect(tam)
 con.execute("UPDATE dsight_summary_names SET duration_parts = x'0102'")
 con.commit()
@@ -123,12 +135,15 @@ t.ok(r.returncode != 0 and "malformed" in r.stderr, "a malformed name summary is
 bare = os.path.join(t.tmp, "bare.sqlite")
 shutil.copy(os.path.join(rep, "trace-data.sqlite"), bare)
 con = sqlite3.connect(bare)
-for tb in ["meta", "profiles", "stacks", "series", "names", "name_profiles"]:
+for tb in ["meta", "profiles", "stacks", "series", "names", "name_profiles", "bins",
+           "bin_profiles", "crossing"]:
     con.execute("DROP TABLE dsight_summary_%s" % tb)
 con.commit()
 con.close()
 for kind in ["nsys", "metrics", "cpu"]:
     t.eq(q(bare, kind).stdout, q(rep, kind).stdout, "a cache without summaries: %s scans" % kind)
-t.eq(q(bare, "nsys", "--group-by", "name").stdout, q(rep, "nsys", "--group-by", "name").stdout,
-     "a cache without summaries: group-by name scans")
+for w in [[], ["--from", "0.5", "--to", "7.25"]]:
+    t.eq(q(bare, "nsys", "--group-by", "name", *w).stdout,
+         q(rep, "nsys", "--group-by", "name", *w).stdout,
+         "a cache without summaries: group-by name %s scans" % " ".join(w))
 sys.exit(t.done())
