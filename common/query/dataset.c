@@ -425,8 +425,8 @@ int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
 	return store_summary_names(ds->sum, profile, have, fn, ctx, e);
 }
 
-int dataset_name_bins(struct dataset *ds, int64_t profile, int64_t i0,
-                      int64_t i1, int *have, dataset_name_fn fn,
+int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
+                      int64_t i0, int64_t i1, int *have, dataset_name_fn fn,
                       dataset_cross_fn cross, void *ctx, struct err *e)
 {
 	int rc;
@@ -434,7 +434,7 @@ int dataset_name_bins(struct dataset *ds, int64_t profile, int64_t i0,
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_summary_name_bins(ds->sum, profile, i0, i1, have, fn, cross,
+	return store_summary_name_bins(ds->sum, profile, width, i0, i1, have, fn, cross,
 	                               ctx, e);
 }
 

@@ -138,8 +138,8 @@ int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
  * starting in the bins and crossing a bin end. */
 typedef int (*dataset_cross_fn)(void *ctx, int64_t name, double start,
                                 double end);
-int dataset_name_bins(struct dataset *ds, int64_t profile, int64_t i0,
-                      int64_t i1, int *have, dataset_name_fn fn,
+int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
+                      int64_t i0, int64_t i1, int *have, dataset_name_fn fn,
                       dataset_cross_fn cross, void *ctx, struct err *e);
 /* The ranges of profile overlapping w in ascending start order (equal
  * starts in any order); fn's non-zero return stops the walk and is

@@ -288,7 +288,7 @@ static int on_group_cross(void *ctx, int64_t name, double start, double end)
 	return on_group_event(ctx, -1, &row) ? ERR_NOMEM : 0;
 }
 
-/* The profile's groups by name over the window from the per-second bins
+/* The profile's groups by name over the window from the bins of seconds
  * i0..i1-1 (store/store_sumnames.h: the ranges starting in them) plus
  * scans of [start, i0] for the ranges starting before i0 and of [i1, end]
  * for those starting at or after i1; *have 0 when it has no bins. */
@@ -298,9 +298,32 @@ static int binned_profile(struct nscan *s, int64_t profile, int64_t i0,
 	struct qctx *q = s->q;
 	struct dataset_window left = {q->start, (double)i0, 0};
 	struct dataset_window right = {(double)i1, q->end, 0};
-	int rc = dataset_name_bins(q->ds, profile, i0, i1, have, on_group_name,
-	                           on_group_cross, s, q->e);
+	/* whole 10-second bins [j0, j1) inside [i0, i1), the seconds around
+	 * them from the 1-second bins (every start in [i0, i1) is in exactly
+	 * one of the three pieces) */
+	int64_t j0 = (i0 + 9) / 10, j1 = i1 / 10;
+	int rc = 0, h;
 
+	*have = 0;
+	if (j0 < j1)
+		rc = dataset_name_bins(q->ds, profile, 10.0, j0, j1, have,
+		                       on_group_name, on_group_cross, s, q->e);
+	if (rc)
+		return rc;
+	if (!*have) {
+		rc = dataset_name_bins(q->ds, profile, 1.0, i0, i1, have,
+		                       on_group_name, on_group_cross, s, q->e);
+	} else {
+		rc = dataset_name_bins(q->ds, profile, 1.0, i0, j0 * 10, &h,
+		                       on_group_name, on_group_cross, s, q->e);
+		if (!rc && h)
+			rc = dataset_name_bins(q->ds, profile, 1.0, j1 * 10, i1, &h,
+			                       on_group_name, on_group_cross, s,
+			                       q->e);
+		if (!rc && !h)
+			rc = err_set(q->e, ERR_DATA, "the name bins of profile %lld "
+			             "are incomplete", (long long)profile);
+	}
 	if (rc || !*have)
 		return rc;
 	s->edge = 1;

@@ -494,7 +494,7 @@ int store_summary_names(struct store_summary *s, int64_t profile, int *have,
 }
 
 int store_summary_name_bins(struct store_summary *s, int64_t profile,
-                            int64_t i0, int64_t i1, int *have,
+                            double width, int64_t i0, int64_t i1, int *have,
                             store_sumnames_fn fn,
                             store_sumnames_cross_fn cross, void *ctx,
                             struct err *e)
@@ -502,6 +502,6 @@ int store_summary_name_bins(struct store_summary *s, int64_t profile,
 	*have = 0;
 	if (!s->names)
 		return 0;
-	return store_sumnames_bins(s->names, profile, i0, i1, have, fn, cross,
+	return store_sumnames_bins(s->names, profile, width, i0, i1, have, fn, cross,
 	                           ctx, e);
 }

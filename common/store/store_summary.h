@@ -88,7 +88,7 @@ int store_summary_names(struct store_summary *s, int64_t profile, int *have,
                         store_sumnames_fn fn, void *ctx, struct err *e);
 /* The per-second name bins i0..i1-1 of profile (store_sumnames_bins). */
 int store_summary_name_bins(struct store_summary *s, int64_t profile,
-                            int64_t i0, int64_t i1, int *have,
+                            double width, int64_t i0, int64_t i1, int *have,
                             store_sumnames_fn fn,
                             store_sumnames_cross_fn cross, void *ctx,
                             struct err *e);

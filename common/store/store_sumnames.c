@@ -37,6 +37,10 @@ struct bin_acc {
 	size_t n, cap;
 };
 
+/* The bin widths written, in seconds (integers: i * w is exact). */
+#define NWIDTHS 2
+static const double bin_widths[NWIDTHS] = {1.0, 10.0};
+
 struct cross_ent {
 	int64_t bin, name;
 	double a, b;
@@ -47,11 +51,14 @@ struct prof_acc {
 	size_t cap;
 	double max_start, max_end;
 	int bad;
-	/* per-second bins */
-	struct bin_acc *bins;
-	size_t nbins;
-	struct cross_ent *x;
-	size_t nx, xcap, entries;
+	/* bins, one set per width of bin_widths */
+	struct binset {
+		struct bin_acc *bins;
+		size_t nbins;
+		struct cross_ent *x;
+		size_t nx, xcap;
+	} bs[NWIDTHS];
+	size_t entries;
 	int bins_bad;
 };
 
@@ -67,45 +74,55 @@ struct store_sumnames_acc *store_sumnames_acc_new(void)
 
 static void drop_bins(struct prof_acc *p)
 {
-	for (size_t b = 0; b < p->nbins; b++) {
-		for (size_t k = 0; k < p->bins[b].n; k++)
-			qsum_free(&p->bins[b].e[k].dur);
-		free(p->bins[b].e);
+	for (int w = 0; w < NWIDTHS; w++) {
+		struct binset *s = &p->bs[w];
+		for (size_t b = 0; b < s->nbins; b++) {
+			for (size_t k = 0; k < s->bins[b].n; k++)
+				qsum_free(&s->bins[b].e[k].dur);
+			free(s->bins[b].e);
+		}
+		free(s->bins);
+		free(s->x);
+		memset(s, 0, sizeof *s);
 	}
-	free(p->bins);
-	free(p->x);
-	p->bins = NULL;
-	p->x = NULL;
-	p->nbins = p->nx = p->xcap = p->entries = 0;
+	p->entries = 0;
 }
 
-/* Files [a, b] (finite, a >= 0) in its start bin; -1 out of memory. */
-static int bin_event(struct prof_acc *p, int64_t name, double a, double b)
+/* Files [a, b] (finite, a >= 0) in its start bin of width w; -1 out of
+ * memory. */
+static int bin_event_w(struct prof_acc *p, int wi, int64_t name, double a,
+                       double b)
 {
-	double fl = floor(a);
+	double w = bin_widths[wi];
+	double fl = floor(a / w);
 	int64_t bin;
 	struct bin_acc *ba;
 	struct bin_ent *en = NULL;
+	struct binset *bs = &p->bs[wi];
 
-	if (p->bins_bad || a < 0)
-		return 0; /* a < 0: the query's left edge scan has it */
 	if (fl >= BINS_MAX || p->entries >= ENTRIES_MAX) {
 		drop_bins(p);
 		p->bins_bad = 1;
 		return 0;
 	}
+	/* the bin whose edges, computed as i * w, hold a (not the quotient's
+	 * rounding) */
+	while (fl > 0 && fl * w > a)
+		fl -= 1;
+	while ((fl + 1) * w <= a)
+		fl += 1;
 	bin = (int64_t)fl;
-	if (!(b < fl + 1)) { /* crosses the bin's end */
-		if (vec_reserve(&p->x, &p->xcap, p->nx + 1, sizeof *p->x))
+	if (!(b < (fl + 1) * w)) { /* crosses the bin's end */
+		if (vec_reserve(&bs->x, &bs->xcap, bs->nx + 1, sizeof *bs->x))
 			return -1;
-		p->x[p->nx++] = (struct cross_ent){bin, name, a, b};
+		bs->x[bs->nx++] = (struct cross_ent){bin, name, a, b};
 		p->entries++;
 		return 0;
 	}
-	if (vec_reserve_zero(&p->bins, &p->nbins, (size_t)bin + 1,
-	                     sizeof *p->bins))
+	if (vec_reserve_zero(&bs->bins, &bs->nbins, (size_t)bin + 1,
+	                     sizeof *bs->bins))
 		return -1;
-	ba = &p->bins[bin];
+	ba = &bs->bins[bin];
 	for (size_t k = ba->n; k-- > 0;)
 		if (ba->e[k].name == name) {
 			en = &ba->e[k];
@@ -124,6 +141,16 @@ static int bin_event(struct prof_acc *p, int64_t name, double a, double b)
 	en->count++;
 	qsum_add(&en->dur, b - a);
 	return qsum_failed(&en->dur) ? -1 : 0;
+}
+
+static int bin_event(struct prof_acc *p, int64_t name, double a, double b)
+{
+	if (p->bins_bad || a < 0)
+		return 0; /* a < 0: the query's left edge scan has it */
+	for (int w = 0; w < NWIDTHS && !p->bins_bad; w++)
+		if (bin_event_w(p, w, name, a, b))
+			return -1;
+	return 0;
 }
 
 void store_sumnames_acc_free(struct store_sumnames_acc *a)
@@ -195,8 +222,8 @@ int store_sumnames_event(struct store_sumnames_acc *a, int64_t profile,
 /* ---- writing ---- */
 
 static const char schema_sql[] =
-	"CREATE TABLE dsight_summary_bin_profiles (profile INTEGER PRIMARY KEY,"
-	" width REAL);"
+	"CREATE TABLE dsight_summary_bin_profiles (profile INTEGER, width REAL,"
+	" PRIMARY KEY (profile, width)) WITHOUT ROWID;"
 	"CREATE TABLE dsight_summary_bins (profile INTEGER, width REAL,"
 	" bin INTEGER, name INTEGER, count INTEGER, duration_max REAL,"
 	" duration_parts BLOB, PRIMARY KEY (profile, width, bin, name))"
@@ -287,14 +314,16 @@ static int write_profile(sqlite3 *db, sqlite3_stmt *pst, sqlite3_stmt *nst,
 }
 
 static int write_bins(sqlite3 *db, sqlite3_stmt *const st[3], size_t k,
-                      const struct prof_acc *p, unsigned char **blob,
+                      int wi, const struct prof_acc *p, unsigned char **blob,
                       size_t *cap, struct err *e)
 {
+	const struct binset *bs = p ? &p->bs[wi] : NULL;
+	double w = bin_widths[wi];
 	int rc = 0;
 
-	for (size_t b = 0; p && b < p->nbins && !rc; b++)
-		for (size_t j = 0; j < p->bins[b].n && !rc; j++) {
-			const struct bin_ent *en = &p->bins[b].e[j];
+	for (size_t b = 0; bs && b < bs->nbins && !rc; b++)
+		for (size_t j = 0; j < bs->bins[b].n && !rc; j++) {
+			const struct bin_ent *en = &bs->bins[b].e[j];
 			size_t l = parts_blob(&en->dur, blob, cap);
 			if (l == (size_t)-1)
 				return err_set(e, ERR_NOMEM, "out of memory");
@@ -306,19 +335,22 @@ static int write_bins(sqlite3 *db, sqlite3_stmt *const st[3], size_t k,
 			sqlite3_bind_int64(st[1], 4, en->count);
 			sqlite3_bind_double(st[1], 5, en->max);
 			sqlite3_bind_blob(st[1], 6, *blob, (int)l, SQLITE_TRANSIENT);
+			sqlite3_bind_double(st[1], 7, w);
 			rc = step(db, st[1], e);
 		}
-	for (size_t j = 0; p && j < p->nx && !rc; j++) {
+	for (size_t j = 0; bs && j < bs->nx && !rc; j++) {
 		sqlite3_bind_int64(st[2], 1, (sqlite3_int64)k);
-		sqlite3_bind_int64(st[2], 2, p->x[j].bin);
-		sqlite3_bind_double(st[2], 3, p->x[j].a);
-		sqlite3_bind_double(st[2], 4, p->x[j].b);
-		sqlite3_bind_int64(st[2], 5, p->x[j].name);
+		sqlite3_bind_int64(st[2], 2, bs->x[j].bin);
+		sqlite3_bind_double(st[2], 3, bs->x[j].a);
+		sqlite3_bind_double(st[2], 4, bs->x[j].b);
+		sqlite3_bind_int64(st[2], 5, bs->x[j].name);
+		sqlite3_bind_double(st[2], 6, w);
 		rc = step(db, st[2], e);
 	}
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st[0], 1, (sqlite3_int64)k);
+	sqlite3_bind_double(st[0], 2, w);
 	return step(db, st[0], e);
 }
 
@@ -326,9 +358,9 @@ int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
                          size_t nprof, double duration, struct err *e)
 {
 	static const char *const bins_sql[3] = {
-		"INSERT INTO dsight_summary_bin_profiles VALUES (?1, 1.0)",
-		"INSERT INTO dsight_summary_bins VALUES (?1,1.0,?2,?3,?4,?5,?6)",
-		"INSERT INTO dsight_summary_crossing VALUES (?1,1.0,?2,?3,?4,?5)"};
+		"INSERT INTO dsight_summary_bin_profiles VALUES (?1, ?2)",
+		"INSERT INTO dsight_summary_bins VALUES (?1,?7,?2,?3,?4,?5,?6)",
+		"INSERT INTO dsight_summary_crossing VALUES (?1,?6,?2,?3,?4,?5)"};
 	sqlite3_stmt *pst = NULL, *nst = NULL, *bst[3] = {NULL, NULL, NULL};
 	unsigned char *blob = NULL;
 	size_t cap = 0;
@@ -357,8 +389,8 @@ int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
 			rc = db_fail(db, e);
 	for (size_t k = 0; k < nprof && !rc; k++) {
 		const struct prof_acc *p = k < a->cap ? &a->prof[k] : NULL;
-		if (!p || !p->bins_bad)
-			rc = write_bins(db, bst, k, p, &blob, &cap, e);
+		for (int w = 0; w < NWIDTHS && !rc && (!p || !p->bins_bad); w++)
+			rc = write_bins(db, bst, k, w, p, &blob, &cap, e);
 	}
 done:
 	for (int k = 0; k < 3; k++)
@@ -414,17 +446,17 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 		return 0;
 	}
 	if (sqlite3_prepare_v3(db, "SELECT 1 FROM dsight_summary_bin_profiles "
-	                       "WHERE profile = ?1 AND width = 1.0", -1,
+	                       "WHERE profile = ?1 AND width = ?2", -1,
 	                       SQLITE_PREPARE_PERSISTENT, &s->bprof,
 	                       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(db, "SELECT name, count, duration_max, "
 	                       "duration_parts FROM dsight_summary_bins WHERE "
-	                       "profile = ?1 AND width = 1.0 AND bin >= ?2 AND "
+	                       "profile = ?1 AND width = ?4 AND bin >= ?2 AND "
 	                       "bin < ?3", -1, SQLITE_PREPARE_PERSISTENT,
 	                       &s->bins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(db, "SELECT start, end, name FROM "
 	                       "dsight_summary_crossing WHERE profile = ?1 AND "
-	                       "width = 1.0 AND bin >= ?2 AND bin < ?3", -1,
+	                       "width = ?4 AND bin >= ?2 AND bin < ?3", -1,
 	                       SQLITE_PREPARE_PERSISTENT, &s->cross,
 	                       NULL) != SQLITE_OK) {
 		sqlite3_finalize(s->bprof);
@@ -515,7 +547,7 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
 /* ---- per-second bins ---- */
 
 int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
-                        int64_t i0, int64_t i1, int *have,
+                        double width, int64_t i0, int64_t i1, int *have,
                         store_sumnames_fn fn, store_sumnames_cross_fn cross,
                         void *ctx, struct err *e)
 {
@@ -525,6 +557,7 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
 	if (!s->bprof)
 		return 0;
 	sqlite3_bind_int64(s->bprof, 1, profile);
+	sqlite3_bind_double(s->bprof, 2, width);
 	rc = sqlite3_step(s->bprof);
 	sqlite3_reset(s->bprof);
 	if (rc == SQLITE_DONE)
@@ -534,6 +567,7 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
 	sqlite3_bind_int64(s->bins, 1, profile);
 	sqlite3_bind_int64(s->bins, 2, i0);
 	sqlite3_bind_int64(s->bins, 3, i1);
+	sqlite3_bind_double(s->bins, 4, width);
 	while ((rc = sqlite3_step(s->bins)) == SQLITE_ROW) {
 		long n = decode_st(s, s->bins, 3, 0);
 		int64_t count = sqlite3_column_int64(s->bins, 1);
@@ -556,6 +590,7 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
 	sqlite3_bind_int64(s->cross, 1, profile);
 	sqlite3_bind_int64(s->cross, 2, i0);
 	sqlite3_bind_int64(s->cross, 3, i1);
+	sqlite3_bind_double(s->cross, 4, width);
 	while ((rc = sqlite3_step(s->cross)) == SQLITE_ROW) {
 		if (sqlite3_column_type(s->cross, 0) != SQLITE_FLOAT ||
 		    sqlite3_column_type(s->cross, 1) != SQLITE_FLOAT) {

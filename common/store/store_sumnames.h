@@ -95,7 +95,7 @@ typedef int (*store_sumnames_cross_fn)(void *ctx, int64_t name, double start,
  * parts) and cross once per crossing range starting in them; *have 0
  * when the profile has no bins. */
 int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
-                        int64_t i0, int64_t i1, int *have,
+                        double width, int64_t i0, int64_t i1, int *have,
                         store_sumnames_fn fn, store_sumnames_cross_fn cross,
                         void *ctx, struct err *e);
 
