@@ -72,7 +72,8 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
                            struct err *e);
 
 /*
- * Per-second bins (width 1: bin i is [i, i + 1), exact in doubles), for
+ * Bins of width w = 1 and 10 s (bin i is [i*w, (i+1)*w), exact in
+ * doubles; below for w = 1, the same at w = 10 with edges i*10), for
  * `nsys --group-by name` over a window [ws, we] with whole bins
  * i0 = ceil(ws) .. i1 = floor(we) (i0 < i1).  Every range [a, b] with
  * 0 <= a is filed by the bin i = floor(a) of its start: a range with
@@ -87,11 +88,13 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
  * The parts are disjoint and cover every overlapping range, and the sums
  * are exact, so the answer is a scan's.  A profile with a non-finite
  * time, more than BINS_MAX bins or too many entries has no row in
- * dsight_summary_bin_profiles and is scanned.
+ * dsight_summary_bin_profiles and is scanned.  A query takes the whole
+ * 10-second bins inside [i0, i1) at width 10 and the seconds around them
+ * at width 1: each start in [i0, i1) is in exactly one piece.
  */
 typedef int (*store_sumnames_cross_fn)(void *ctx, int64_t name, double start,
                                        double end);
-/* fn once per (bin, name) of bins i0..i1-1 (dur and clip are the same
+/* fn once per (bin, name) of the width's bins i0..i1-1 (dur and clip are the same
  * parts) and cross once per crossing range starting in them; *have 0
  * when the profile has no bins. */
 int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
