@@ -200,7 +200,7 @@ $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 
 # Exact arithmetic (correctly rounded sums, timeline bucket edges
 # start + i*width): no fused multiply-add may change a rounding.
-$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o: CFLAGS += -ffp-contract=off
+$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o $(B)/obj/common/base/qsum.o: CFLAGS += -ffp-contract=off
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(CFLAGS_STAMP)
 	$(call say,CC,$<)

@@ -348,6 +348,11 @@ static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 			    p.bucket = c->duration / 7; p.has_start = 1;
 			    p.start = 0.1; p.limit = 1; p.offset = 1);
 		}
+		/* whole-run name groups come from the name summaries */
+		RUN(p.group_by = "name"; p.sort = keys2; p.limit = 1000);
+		RUN(p.group_by = "name"; p.worker = "decode-0"; p.offset = 1);
+		RUN(p.group_by = "name"; p.has_start = 1;
+		    p.start = c->duration / 3);
 		RUN(p.has_bucket = 1; p.bucket = c->duration / 20000);
 		RUN(p.has_bucket = 1; p.bucket = 0);
 		RUN(p.has_bucket = 1; p.bucket = NAN);

@@ -569,6 +569,30 @@ int dataset_run_series(struct dataset *ds, int64_t series, int *have,
 	return store_summary_series(ds->sum, series, have, out, e);
 }
 
+int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
+                      dataset_name_fn fn, void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_names(ds->sum, profile, have, fn, ctx, e);
+}
+
+int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
+                      int64_t i0, int64_t i1, int *have, dataset_name_fn fn,
+                      dataset_cross_fn cross, void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_name_bins(ds->sum, profile, width, i0, i1, have, fn, cross,
+	                               ctx, e);
+}
+
 int dataset_events_by_start(struct dataset *ds, int64_t profile,
                             const struct dataset_window *w, int *have,
                             row_event_fn fn, void *ctx, struct err *e)

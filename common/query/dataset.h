@@ -167,6 +167,25 @@ int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
 struct numstats;
 int dataset_run_series(struct dataset *ds, int64_t series, int *have,
                        struct numstats *out, struct err *e);
+/* Per NVTX name index of profile (-1: ranges without a name): the ranges
+ * in the run, their largest duration and the parts of the exact sums of
+ * their durations and of their time inside the run (store/store_sumnames.h;
+ * fn's non-zero return stops the walk and is returned). */
+typedef int (*dataset_name_fn)(void *ctx, int64_t name, int64_t count,
+                               double max, const double *dur, size_t ndur,
+                               const double *clip, size_t nclip);
+int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
+                      dataset_name_fn fn, void *ctx, struct err *e);
+/* The per-second bins i0..i1-1 of profile (bin i = [i, i + 1); see
+ * store/store_sumnames.h): fn once per (bin, name) with the ranges
+ * contained in the bin (their time inside a window holding the bin is
+ * their duration: dur and clip are the same parts), cross once per range
+ * starting in the bins and crossing a bin end. */
+typedef int (*dataset_cross_fn)(void *ctx, int64_t name, double start,
+                                double end);
+int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
+                      int64_t i0, int64_t i1, int *have, dataset_name_fn fn,
+                      dataset_cross_fn cross, void *ctx, struct err *e);
 /* The ranges of profile overlapping w in ascending start order (equal
  * starts in any order); fn's non-zero return stops the walk and is
  * returned.  Offered with the summaries (*have as above). */

@@ -1,6 +1,7 @@
 /* query_group: `--group-by` on nsys and requests: the rows that match
  * without grouping, grouped by one field; offset/limit page the groups
  * (doc/query-semantics.md "Grouping"). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,10 @@ struct nscan {
 	size_t pi;
 	q_group_row_fn hook; /* also sees each row with its group, or NULL */
 	void *hook_ctx;
+	/* edge scans around the summarised bins: 1 keeps the rows starting
+	 * before edge_at, 2 those starting at or after it, 0 all */
+	int edge;
+	double edge_at;
 };
 
 /* The group of the current profile (its worker or id), created with its
@@ -201,6 +206,9 @@ static int on_group_event(void *ctx, int64_t ordinal,
 	int in_dict = row->name >= 0 && (uint64_t)row->name < s->nnames;
 
 	(void)ordinal;
+	if ((s->edge == 1 && !(row->start < s->edge_at)) ||
+	    (s->edge == 2 && !(row->start >= s->edge_at)))
+		return 0;
 	if (s->name_ok && (!in_dict || !s->name_ok[row->name]))
 		return 0;
 	switch (s->by) {
@@ -227,6 +235,107 @@ static int on_group_event(void *ctx, int64_t ordinal,
 	}
 	qnvtx_add(&s->g[gi], row->start, row->end, s->q->start, s->q->end);
 	return s->hook ? s->hook(s->hook_ctx, gi, row) : 0;
+}
+
+/* One name's whole-run summary (dataset_run_names): merged into its group
+ * exactly as on_group_event would add its ranges one by one (the sums are
+ * exact, so the order does not matter). */
+static int on_group_name(void *ctx, int64_t name, int64_t count, double max,
+                         const double *dur, size_t ndur, const double *clip,
+                         size_t nclip)
+{
+	struct nscan *s = ctx;
+	int in_dict = name >= 0 && (uint64_t)name < s->nnames;
+	struct qnvtx *g;
+	int64_t gi;
+
+	if (s->name_ok && (!in_dict || !s->name_ok[name]))
+		return 0;
+	if (!in_dict) {
+		gi = qkeys_null(&s->keys);
+	} else {
+		gi = s->name_group[name];
+		if (gi == -2) {
+			gi = name_key(&s->keys, s->names, name);
+			s->name_group[name] = gi;
+		}
+	}
+	if (ensure_group(s, gi)) {
+		s->oom = 1;
+		return ERR_NOMEM;
+	}
+	g = &s->g[gi];
+	if (!g->count || max > g->max)
+		g->max = max;
+	g->count += count;
+	for (size_t k = 0; k < ndur; k++)
+		qsum_add(&g->duration, dur[k]);
+	for (size_t k = 0; k < nclip; k++)
+		qsum_add(&g->clipped, clip[k]);
+	return 0;
+}
+
+/* A range listed by the bins (it crosses a bin end): added as a row. */
+static int on_group_cross(void *ctx, int64_t name, double start, double end)
+{
+	struct row_event row;
+
+	memset(&row, 0, sizeof row);
+	row.start = start;
+	row.end = end;
+	row.name = name;
+	row.tid = "";
+	return on_group_event(ctx, -1, &row) ? ERR_NOMEM : 0;
+}
+
+/* The profile's groups by name over the window from the bins of seconds
+ * i0..i1-1 (store/store_sumnames.h: the ranges starting in them) plus
+ * scans of [start, i0] for the ranges starting before i0 and of [i1, end]
+ * for those starting at or after i1; *have 0 when it has no bins. */
+static int binned_profile(struct nscan *s, int64_t profile, int64_t i0,
+                          int64_t i1, int *have)
+{
+	struct qctx *q = s->q;
+	struct dataset_window left = {q->start, (double)i0, 0};
+	struct dataset_window right = {(double)i1, q->end, 0};
+	/* whole 10-second bins [j0, j1) inside [i0, i1), the seconds around
+	 * them from the 1-second bins (every start in [i0, i1) is in exactly
+	 * one of the three pieces) */
+	int64_t j0 = (i0 + 9) / 10, j1 = i1 / 10;
+	int rc = 0, h;
+
+	*have = 0;
+	if (j0 < j1)
+		rc = dataset_name_bins(q->ds, profile, 10.0, j0, j1, have,
+		                       on_group_name, on_group_cross, s, q->e);
+	if (rc)
+		return rc;
+	if (!*have) {
+		rc = dataset_name_bins(q->ds, profile, 1.0, i0, i1, have,
+		                       on_group_name, on_group_cross, s, q->e);
+	} else {
+		rc = dataset_name_bins(q->ds, profile, 1.0, i0, j0 * 10, &h,
+		                       on_group_name, on_group_cross, s, q->e);
+		if (!rc && h)
+			rc = dataset_name_bins(q->ds, profile, 1.0, j1 * 10, i1, &h,
+			                       on_group_name, on_group_cross, s,
+			                       q->e);
+		if (!rc && !h)
+			rc = err_set(q->e, ERR_DATA, "the name bins of profile %lld "
+			             "are incomplete", (long long)profile);
+	}
+	if (rc || !*have)
+		return rc;
+	s->edge = 1;
+	s->edge_at = (double)i0;
+	rc = dataset_events(q->ds, profile, &left, on_group_event, s, q->e);
+	s->edge = 2;
+	s->edge_at = (double)i1;
+	if (!rc)
+		rc = dataset_events(q->ds, profile, &right, on_group_event, s,
+		                    q->e);
+	s->edge = 0;
+	return rc;
 }
 
 /* Sets up s for profile pr (index pi); 0 or -1 out of memory. */
@@ -267,6 +376,10 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
 	struct nscan s;
 	struct q_needle *nd = NULL;
 	size_t nn = 0, *idx = NULL, n = 0;
+	/* whole bins [i0, i1) of a window that is not the whole run */
+	double c0 = ceil(q->start), c1 = floor(q->end);
+	int binned = !hook && !q_whole_run(q) && q->start >= 0 && c0 < c1 &&
+	             c1 <= 1e9;
 	int rc;
 
 	memset(out, 0, sizeof *out);
@@ -290,7 +403,15 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
 			out->partial = 1;
 		if (nscan_profile(&s, pr, idx[k], nd, nn))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
-		if (!rc)
+		int have = 0;
+		/* whole run by name: the build-time summaries, if any */
+		if (!rc && !hook && s.by == BY_NAME && q_whole_run(q))
+			rc = dataset_run_names(q->ds, (int64_t)idx[k], &have,
+			                       on_group_name, &s, q->e);
+		else if (!rc && binned && s.by == BY_NAME)
+			rc = binned_profile(&s, (int64_t)idx[k], (int64_t)c0,
+			                    (int64_t)c1, &have);
+		if (!rc && !have)
 			rc = dataset_events(q->ds, (int64_t)idx[k], &w,
 			                    on_group_event, &s, q->e);
 		if (s.oom)

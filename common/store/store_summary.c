@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/numstats.h"
+#include "store/store_sumnames.h"
 
 #define SUMMARY_VERSION 1
 /* Stack indexes beyond this are not summarised (the profile is scanned). */
@@ -42,11 +43,17 @@ struct store_summary_acc {
 	size_t nprof;
 	struct ser_acc **ser;
 	size_t nser;
+	struct store_sumnames_acc *names;
 };
 
 struct store_summary_acc *store_summary_acc_new(void)
 {
-	return calloc(1, sizeof(struct store_summary_acc));
+	struct store_summary_acc *a = calloc(1, sizeof *a);
+	if (a && !(a->names = store_sumnames_acc_new())) {
+		free(a);
+		a = NULL;
+	}
+	return a;
 }
 
 void store_summary_acc_free(struct store_summary_acc *a)
@@ -65,6 +72,7 @@ void store_summary_acc_free(struct store_summary_acc *a)
 	}
 	free(a->prof);
 	free(a->ser);
+	store_sumnames_acc_free(a->names);
 	free(a);
 }
 
@@ -102,7 +110,8 @@ static struct prof_acc *prof_of(struct store_summary_acc *a, int64_t p)
 }
 
 int store_summary_event(struct store_summary_acc *a, int64_t profile,
-                        double start, double end, struct err *e)
+                        int64_t name, double start, double end,
+                        struct err *e)
 {
 	struct prof_acc *p = prof_of(a, profile);
 
@@ -114,7 +123,7 @@ int store_summary_event(struct store_summary_acc *a, int64_t profile,
 		if (start > p->ev_max_start)
 			p->ev_max_start = start;
 	}
-	return 0;
+	return store_sumnames_event(a->names, profile, name, start, end, e);
 }
 
 int store_summary_sample(struct store_summary_acc *a, int64_t profile,
@@ -304,6 +313,11 @@ int store_summary_write(struct store_summary_acc *a, sqlite3 *db,
 		rc = write_series(a, db, json_array_size(json_object_get(catalog,
 		                                                         "metrics")),
 		                  duration, e);
+	if (!rc)
+		rc = store_sumnames_write(a->names, db,
+		                          json_array_size(json_object_get(catalog,
+		                                                          "profiles")),
+		                          duration, e);
 	return rc;
 }
 
@@ -314,6 +328,7 @@ enum { RD_PROFILE, RD_STACKS, RD_SERIES, RD_COUNT };
 struct store_summary {
 	sqlite3 *db;
 	sqlite3_stmt *st[RD_COUNT];
+	struct store_sumnames *names; /* NULL: an older cache */
 };
 
 static const char *const read_sql[RD_COUNT] = {
@@ -331,6 +346,7 @@ void store_summary_close(struct store_summary *s)
 		return;
 	for (int k = 0; k < RD_COUNT; k++)
 		sqlite3_finalize(s->st[k]);
+	store_sumnames_close(s->names);
 	free(s);
 }
 
@@ -374,6 +390,11 @@ int store_summary_open(sqlite3 *db, double duration,
 			store_summary_close(s);
 			return rc;
 		}
+	rc = store_sumnames_open(db, &s->names, e);
+	if (rc) {
+		store_summary_close(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
 }
@@ -461,4 +482,26 @@ int store_summary_series(struct store_summary *s, int64_t series,
 	}
 	sqlite3_reset(st);
 	return rc < 0 ? -rc : 0;
+}
+
+int store_summary_names(struct store_summary *s, int64_t profile, int *have,
+                        store_sumnames_fn fn, void *ctx, struct err *e)
+{
+	*have = 0;
+	if (!s->names)
+		return 0;
+	return store_sumnames_profile(s->names, profile, have, fn, ctx, e);
+}
+
+int store_summary_name_bins(struct store_summary *s, int64_t profile,
+                            double width, int64_t i0, int64_t i1, int *have,
+                            store_sumnames_fn fn,
+                            store_sumnames_cross_fn cross, void *ctx,
+                            struct err *e)
+{
+	*have = 0;
+	if (!s->names)
+		return 0;
+	return store_sumnames_bins(s->names, profile, width, i0, i1, have, fn, cross,
+	                           ctx, e);
 }

@@ -22,6 +22,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/num.h"
+#include "store/store_sumnames.h"
 
 /* ---- build side (the store writer's thread) ---- */
 
@@ -34,7 +35,8 @@ void store_summary_acc_free(struct store_summary_acc *a);
 
 /* One row each, in ordinal order per profile or series.  ERR_NOMEM. */
 int store_summary_event(struct store_summary_acc *a, int64_t profile,
-                        double start, double end, struct err *e);
+                        int64_t name, double start, double end,
+                        struct err *e);
 int store_summary_sample(struct store_summary_acc *a, int64_t profile,
                          double time, int64_t stack, struct err *e);
 int store_summary_point(struct store_summary_acc *a, int64_t series,
@@ -80,5 +82,15 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
 struct numstats;
 int store_summary_series(struct store_summary *s, int64_t series,
                          int *have, struct numstats *out, struct err *e);
+
+/* The whole-run summary of each NVTX name of profile (store_sumnames). */
+int store_summary_names(struct store_summary *s, int64_t profile, int *have,
+                        store_sumnames_fn fn, void *ctx, struct err *e);
+/* The per-second name bins i0..i1-1 of profile (store_sumnames_bins). */
+int store_summary_name_bins(struct store_summary *s, int64_t profile,
+                            double width, int64_t i0, int64_t i1, int *have,
+                            store_sumnames_fn fn,
+                            store_sumnames_cross_fn cross, void *ctx,
+                            struct err *e);
 
 #endif

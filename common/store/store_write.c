@@ -224,7 +224,7 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 		int bucket = row_bucket(r->t0, r->t1);
 		if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
 			return e->code;
-		if (store_summary_event(w->sum, r->key, r->t0, r->t1, e))
+		if (store_summary_event(w->sum, r->key, r->name, r->t0, r->t1, e))
 			return e->code;
 		sqlite3_bind_int(st, base + 2, bucket);
 		sqlite3_bind_double(st, base + 3, r->t0);

@@ -42,6 +42,14 @@ for name, src in [("fixture", tap.FIXTURE), ("generated", doc)]:
                          "json_extract(c.json, '$.meta.duration') AND e.end >= 0").fetchone()[0]
     t.eq(con.execute("SELECT sum(events) FROM dsight_summary_profiles").fetchone()[0], events,
          "%s: the summarised ranges are those inside the run" % name)
+    t.eq(con.execute("SELECT sum(count) FROM dsight_summary_names n WHERE EXISTS (SELECT 1 "
+                     "FROM dsight_summary_name_profiles p WHERE p.profile = n.profile)")
+         .fetchone()[0],
+         con.execute("SELECT sum(s.events) FROM dsight_summary_profiles s JOIN "
+                     "dsight_summary_name_profiles p USING (profile)").fetchone()[0],
+         "%s: the name summaries count the ranges inside the run" % name)
+    t.ok(con.execute("SELECT count(*) FROM dsight_summary_name_profiles").fetchone()[0] > 0,
+         "%s: some profiles have name summaries" % name)
     t.ok(con.execute("SELECT count(*) FROM dsight_summary_series").fetchone()[0] <= nser,
          "%s: at most one summary row per series" % name)
     con.close()
@@ -50,8 +58,25 @@ for name, src in [("fixture", tap.FIXTURE), ("generated", doc)]:
              ["nsys", "--offset", "9990", "--limit", "20"], ["metrics"],
              ["metrics", "--limit", "1000"], ["metrics", "--offset", "2", "--limit", "3"],
              ["cpu"], ["cpu", "--limit", "0"], ["cpu", "--worker", "frontend"],
-             ["nsys", "--from", "1", "--to", "2"], ["metrics", "--from", "0", "--to", "5"]]
-    for args in cases:
+             ["nsys", "--from", "1", "--to", "2"], ["metrics", "--from", "0", "--to", "5"],
+             ["nsys", "--group-by", "name"], ["nsys", "--group-by", "name", "--limit", "1000"],
+             ["nsys", "--group-by", "name", "--sort", "-duration_max,key", "--offset", "2"],
+             ["nsys", "--group-by", "name", "--sort", "duration_mean", "--limit", "1000"],
+             ["nsys", "--group-by", "name", "--name", "a", "--name", "e"],
+             ["nsys", "--group-by", "name", "--worker", "decode-0", "--fields", "key,count"],
+             ["nsys", "--group-by", "name", "--from", "0.5"],
+             ["nsys", "--group-by", "name", "--from", "1", "--to", "2"],
+             ["nsys", "--group-by", "name", "--from", "0.5", "--to", "7.25"],
+             ["nsys", "--group-by", "name", "--from", "2", "--to", "9", "--name", "a"],
+             ["nsys", "--group-by", "name", "--from", "1.999", "--to", "11.001",
+              "--sort", "-duration_max", "--limit", "1000"],
+             ["nsys", "--group-by", "name", "--from", "3.5", "--to", "5.5", "--profile", "1"]]
+    extra = []
+    if name == "generated":  # 120 s: windows over 10-second bins and seconds around them
+        extra = [["nsys", "--group-by", "name", "--from", f, "--to", to, "--limit", "1000"]
+                 for f, to in [("0", "60"), ("3.5", "57.25"), ("9.999", "70.001"), ("10", "20"),
+                               ("19.5", "41"), ("0.001", "119.999"), ("55", "119")]]
+    for args in cases + extra:
         same, a, b = both(rep, *args)
         t.ok(same, "%s: %s answers the same with and without summaries" % (name, " ".join(args)),
              "with: %s\nwithout: %s" % (a[:300], b[:300]))
@@ -71,6 +96,8 @@ con = sqlite3.connect(tam)
 con.execute("UPDATE dsight_summary_series SET samples = 4242, min = '-7' WHERE series = 0")
 con.execute("UPDATE dsight_summary_profiles SET events = events + 1000 WHERE profile = 0")
 con.execute("UPDATE dsight_summary_stacks SET samples = samples + 500")
+con.execute("UPDATE dsight_summary_names SET count = count + 77, duration_max = 1e6")
+con.execute("UPDATE dsight_summary_bins SET count = count + 1000 WHERE bin = 1")
 con.commit()
 con.close()
 m = json.loads(q(tam, "metrics").stdout)["items"][0]
@@ -87,14 +114,41 @@ c1 = json.loads(q(tam, "cpu").stdout)["items"][0]["samples"]
 c0 = json.loads(q(tam, "cpu", env=NOSUM).stdout)["items"][0]["samples"]
 t.ok(c1 >= c0 + 500, "whole-run cpu reads the stack summary (%d vs %d)" % (c1, c0))
 
+g1 = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "0").stdout)["total"]
+g0 = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "0", env=NOSUM).stdout)["total"]
+t.ok(g1 > g0 and (g1 - g0) % 77 == 0, "whole-run group-by name reads the name summaries (%d vs %d)"
+     % (g1, g0))
+m = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "1").stdout)["items"][0]
+t.eq(m["duration_max"], 1e6, "the tampered maximum shows through")
+b1 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "2.5",
+                "--limit", "0").stdout)["total"]
+b0 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "2.5",
+                "--limit", "0", env=NOSUM).stdout)["total"]
+t.ok(b1 > b0 and (b1 - b0) % 1000 == 0, "a window with whole bins reads the bin summaries "
+     "(%d vs %d)" % (b1, b0))
+t.eq(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9").stdout,
+     q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9", env=NOSUM).stdout,
+     "a window without a whole bin scans")
+con = sqlite3.connect(tam)
+con.execute("UPDATE dsight_summary_names SET duration_parts = x'0102'")
+con.commit()
+con.close()
+r = q(tam, "nsys", "--group-by", "name")
+t.ok(r.returncode != 0 and "malformed" in r.stderr, "a malformed name summary is an error", r.stderr)
+
 # a cache without summaries (another builder's) scans
 bare = os.path.join(t.tmp, "bare.sqlite")
 shutil.copy(os.path.join(rep, "trace-data.sqlite"), bare)
 con = sqlite3.connect(bare)
-for tb in ["meta", "profiles", "stacks", "series"]:
+for tb in ["meta", "profiles", "stacks", "series", "names", "name_profiles", "bins",
+           "bin_profiles", "crossing"]:
     con.execute("DROP TABLE dsight_summary_%s" % tb)
 con.commit()
 con.close()
 for kind in ["nsys", "metrics", "cpu"]:
     t.eq(q(bare, kind).stdout, q(rep, kind).stdout, "a cache without summaries: %s scans" % kind)
+for w in [[], ["--from", "0.5", "--to", "7.25"]]:
+    t.eq(q(bare, "nsys", "--group-by", "name", *w).stdout,
+         q(rep, "nsys", "--group-by", "name", *w).stdout,
+         "a cache without summaries: group-by name %s scans" % " ".join(w))
 sys.exit(t.done())
