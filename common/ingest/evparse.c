@@ -1,60 +1,16 @@
 /* evparse: yajl callbacks building the catalog and streaming rows (see
  * evparse.h). */
-#include "ingest/evparse.h"
-#include "ingest/evrow.h"
+#include "ingest/evparse_impl.h"
+#include "ingest/evcheck.h"
 #include "base/numtext.h"
 #include "base/utf8.h"
 #include "base/vec.h"
 #include "ingest/capabilities.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_DEPTH 512
-#define SCHEMA "srtctl-trace/1"
-#define LONE_SURROGATE "invalid UTF-8 (a lone surrogate \\u escape)"
-
-enum role {
-	R_NONE, R_TOP, R_META, R_SOURCES, R_SOURCE, R_REQUESTS, R_REQUEST,
-	R_METRICS, R_SERIES, R_POINTS, R_PROFILES, R_PROFILE, R_EVENTS, R_CPU,
-	R_SAMPLES, R_SESSIONS, R_SERVER_SPANS, R_ITERATIONS,
-	R_EVENT, R_SAMPLE, R_POINT
-};
-
-/* Value kinds as the callbacks see them. */
-enum vkind { V_NULL, V_BOOL, V_NUM, V_STR, V_OBJ, V_ARR };
-
-struct frame {
-	enum role role;
-	int is_obj;
-	json_t *node;   /* borrowed (owned by its parent); NULL when streamed */
-	int64_t index;  /* arrays: index of the current element */
-	int64_t ord;    /* index of the enclosing profile or series */
-	unsigned seen;  /* once-only keys already met in this object */
-};
-
-struct evparse {
-	const char *file;
-	const struct row_sink *sink;
-	struct err *e;
-	int rc;
-	json_t *root;
-	json_t *req_ids;  /* set of request ids */
-	int have_schema, have_meta, done;
-	int depth;
-	struct frame fr[MAX_DEPTH];
-	struct buf keys[MAX_DEPTH];
-	struct buf path;
-	struct evrow row;
-	struct evrow_bounds names, stacks;
-	struct evstats st;
-	/* capabilities seen in streamed collection elements */
-	int any_breakdown, any_spans;
-	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
-};
 
 /* ---- paths and errors ---------------------------------------------- */
 
@@ -69,7 +25,7 @@ static void put_key(struct buf *b, const char *k, size_t n, int first)
 }
 
 /* The path of frame `upto - 1` (and of its current element when cur). */
-static const char *path_of(struct evparse *p, int upto, int cur)
+const char *evparse_path_of(struct evparse *p, int upto, int cur)
 {
 	struct buf *b = &p->path;
 
@@ -109,7 +65,7 @@ static int failv(struct evparse *p, const char *path, const char *fmt, va_list a
 }
 
 __attribute__((format(printf, 3, 4)))
-static int fail(struct evparse *p, const char *path, const char *fmt, ...)
+int evparse_fail(struct evparse *p, const char *path, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -118,7 +74,7 @@ static int fail(struct evparse *p, const char *path, const char *fmt, ...)
 	return 0;
 }
 
-static int nomem(struct evparse *p)
+int evparse_nomem(struct evparse *p)
 {
 	err_set(p->e, ERR_NOMEM, "%s: out of memory", p->file);
 	p->rc = ERR_NOMEM;
@@ -126,7 +82,7 @@ static int nomem(struct evparse *p)
 }
 
 /* A short printable rendering of a user string for messages. */
-static void quoted(char *out, size_t cap, const char *s, size_t n)
+void evparse_quoted(char *out, size_t cap, const char *s, size_t n)
 {
 	size_t o = 0, m = cap > 4 ? utf8_cut(s, n, cap - 5) : 0;
 	for (size_t i = 0; i < m; i++) {
@@ -140,7 +96,7 @@ static void quoted(char *out, size_t cap, const char *s, size_t n)
 
 void evparse_where(struct evparse *p, char *out, size_t cap)
 {
-	const char *path = path_of(p, p->depth, 1);
+	const char *path = evparse_path_of(p, p->depth, 1);
 	size_t n = strlen(path);
 	if (n && path[n - 1] == '.') /* an object before its first key */
 		n--;
@@ -165,7 +121,7 @@ static int note_series(struct evparse *p, int64_t ord)
 	return evstats_note_series(&p->st, ord);
 }
 
-static int64_t array_size_of(json_t *obj, const char *key)
+int64_t evparse_array_size_of(json_t *obj, const char *key)
 {
 	json_t *a = obj ? json_object_get(obj, key) : NULL;
 	return json_is_array(a) ? (int64_t)json_array_size(a) : -1;
@@ -180,7 +136,7 @@ static enum evrow_kind row_kind(enum role r)
 
 static int row_shape_error(struct evparse *p)
 {
-	return fail(p, path_of(p, p->depth, 0), "expected %s",
+	return evparse_fail(p, evparse_path_of(p, p->depth, 0), "expected %s",
 	            evrow_shape(row_kind(p->fr[p->depth - 1].role)));
 }
 
@@ -195,7 +151,7 @@ static int row_result(struct evparse *p, int rc)
 	case EVROW_SHAPE:
 		return row_shape_error(p);
 	case EVROW_NOMEM:
-		return nomem(p);
+		return evparse_nomem(p);
 	case EVROW_BIG:
 		what = "integer does not fit a signed 64-bit integer";
 		break;
@@ -206,7 +162,7 @@ static int row_result(struct evparse *p, int rc)
 		what = "number out of range";
 		break;
 	}
-	return fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, what);
+	return evparse_fail(p, evparse_path_of(p, p->depth, 0), "[%d]: %s", p->row.k, what);
 }
 
 static int row_end(struct evparse *p)
@@ -223,7 +179,7 @@ static int row_end(struct evparse *p)
 		struct row_event ev;
 		evrow_event(&p->row, &ev);
 		if (evrow_bounds_note(&p->names, ord, ev.name))
-			return nomem(p);
+			return evparse_nomem(p);
 		p->st.events++;
 		p->st.profile_events[f->ord]++;
 		if (s && s->event)
@@ -232,7 +188,7 @@ static int row_end(struct evparse *p)
 		struct row_sample sa;
 		evrow_sample(&p->row, &sa);
 		if (evrow_bounds_note(&p->stacks, ord, sa.stack))
-			return nomem(p);
+			return evparse_nomem(p);
 		p->st.samples++;
 		p->st.profile_samples[f->ord]++;
 		if (s && s->sample)
@@ -249,7 +205,7 @@ static int row_end(struct evparse *p)
 		p->rc = rc;
 		if (!p->e->msg[0])
 			err_set(p->e, rc, "%s: %s: the row was refused", p->file,
-			        path_of(p, p->depth, 0));
+			        evparse_path_of(p, p->depth, 0));
 		return 0;
 	}
 	p->depth--;
@@ -287,7 +243,7 @@ static int value_role(struct evparse *p, enum vkind k)
 
 	if (p->depth == 0) {
 		if (k != V_OBJ)
-			return fail(p, NULL, "the top level is %s, not an object", kind_name(k)), -1;
+			return evparse_fail(p, NULL, "the top level is %s, not an object", kind_name(k)), -1;
 		return R_TOP;
 	}
 	f = &p->fr[p->depth - 1];
@@ -313,7 +269,7 @@ static int value_role(struct evparse *p, enum vkind k)
 		else if (key_is(p, "iterations") && k == V_ARR)
 			want = R_ITERATIONS, bit = 512;
 		else if (key_is(p, "schema") && k != V_STR)
-			return fail(p, path_of(p, p->depth, 1), "expected \"%s\"", SCHEMA), -1;
+			return evparse_fail(p, evparse_path_of(p, p->depth, 1), "expected \"%s\"", SCHEMA), -1;
 		break;
 	case R_SOURCES: want = R_SOURCE, need = V_OBJ, any = 0; break;
 	case R_REQUESTS: want = R_REQUEST, need = V_OBJ, any = 0; break;
@@ -328,7 +284,7 @@ static int value_role(struct evparse *p, enum vkind k)
 			want = R_EVENTS, need = V_ARR, any = 0, bit = 1;
 		else if (key_is(p, "cpu")) {
 			if (k != V_NULL && k != V_OBJ)
-				return fail(p, path_of(p, p->depth, 1),
+				return evparse_fail(p, evparse_path_of(p, p->depth, 1),
 				            "expected an object or null, got %s", kind_name(k)), -1;
 			want = k == V_OBJ ? R_CPU : R_NONE, bit = 2;
 		}
@@ -346,18 +302,18 @@ static int value_role(struct evparse *p, enum vkind k)
 	case R_POINTS:
 		want = f->role == R_EVENTS ? R_EVENT : f->role == R_SAMPLES ? R_SAMPLE : R_POINT;
 		if (k != V_ARR)
-			return fail(p, path_of(p, p->depth, 1), "expected %s",
+			return evparse_fail(p, evparse_path_of(p, p->depth, 1), "expected %s",
 			            evrow_shape(row_kind((enum role)want))), -1;
 		return want;
 	default:
 		break;
 	}
 	if (!any && k != need)
-		return fail(p, path_of(p, p->depth, 1), "expected %s, got %s",
+		return evparse_fail(p, evparse_path_of(p, p->depth, 1), "expected %s, got %s",
 		            kind_name(need), kind_name(k)), -1;
 	if (bit) {
 		if (f->seen & bit)
-			return fail(p, path_of(p, p->depth, 1), "duplicate key"), -1;
+			return evparse_fail(p, evparse_path_of(p, p->depth, 1), "duplicate key"), -1;
 		p->fr[p->depth - 1].seen |= bit;
 	}
 	return want;
@@ -369,7 +325,7 @@ static int attach(struct evparse *p, json_t *v)
 	struct frame *f;
 
 	if (!v)
-		return nomem(p);
+		return evparse_nomem(p);
 	if (p->depth == 0) {
 		p->root = v;
 		return 1;
@@ -378,9 +334,9 @@ static int attach(struct evparse *p, json_t *v)
 	if (f->is_obj) {
 		struct buf *k = &p->keys[p->depth - 1];
 		if (json_object_setn_new_nocheck(f->node, k->data ? k->data : "", k->len, v))
-			return nomem(p);
+			return evparse_nomem(p);
 	} else if (json_array_append_new(f->node, v)) {
-		return nomem(p);
+		return evparse_nomem(p);
 	}
 	return 1;
 }
@@ -430,7 +386,7 @@ static int element_done(struct evparse *p, struct frame *f, int c, int64_t k)
 		p->rc = rc;
 		if (!p->e->msg[0])
 			err_set(p->e, rc, "%s: %s: the element was refused", p->file,
-			        path_of(p, p->depth, 0));
+			        evparse_path_of(p, p->depth, 0));
 		return 0;
 	}
 	return 1;
@@ -497,10 +453,10 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		return 0;
 	kind = numtext_int(s, n, &iv);
 	if (kind == NUMTEXT_BIG)
-		return fail(p, path_of(p, p->depth, 1),
+		return evparse_fail(p, evparse_path_of(p, p->depth, 1),
 		            "integer does not fit a signed 64-bit integer");
 	if (kind == NUMTEXT_REAL && numtext_real(s, n, &d))
-		return fail(p, path_of(p, p->depth, 1), "number out of range");
+		return evparse_fail(p, evparse_path_of(p, p->depth, 1), "number out of range");
 	if (!attach(p, kind == NUMTEXT_INT ? json_integer(iv) : json_real(d)))
 		return 0;
 	return advance(p);
@@ -518,8 +474,8 @@ static int text_ok(struct evparse *p, const unsigned char *s, size_t n)
 	else
 		what = utf8_problem((const char *)s, n);
 	if (in_row(p))
-		return fail(p, path_of(p, p->depth, 0), "[%d]: invalid UTF-8 (%s)", p->row.k, what);
-	return fail(p, path_of(p, p->depth, 1), "invalid UTF-8 (%s)", what);
+		return evparse_fail(p, evparse_path_of(p, p->depth, 0), "[%d]: invalid UTF-8 (%s)", p->row.k, what);
+	return evparse_fail(p, evparse_path_of(p, p->depth, 1), "invalid UTF-8 (%s)", what);
 }
 
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
@@ -539,10 +495,10 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 			static const char family[] = "srtctl-trace/";
 			char q[80];
 			if (n <= 32 && n > strlen(family) && !memcmp(s, family, strlen(family))) {
-				quoted(q, sizeof q, (const char *)s, n);
-				return fail(p, "schema", "expected \"%s\", got \"%s\"", SCHEMA, q);
+				evparse_quoted(q, sizeof q, (const char *)s, n);
+				return evparse_fail(p, "schema", "expected \"%s\", got \"%s\"", SCHEMA, q);
 			}
-			return fail(p, "schema", "expected \"%s\", got another value "
+			return evparse_fail(p, "schema", "expected \"%s\", got another value "
 			            "(this JSON file is not an evidence document)", SCHEMA);
 		}
 		p->have_schema = 1;
@@ -556,7 +512,7 @@ static int push(struct evparse *p, enum role role, int is_obj, json_t *node)
 	int64_t ord = -1;
 
 	if (p->depth == MAX_DEPTH)
-		return fail(p, path_of(p, p->depth, 1), "nesting deeper than %d levels",
+		return evparse_fail(p, evparse_path_of(p, p->depth, 1), "nesting deeper than %d levels",
 		            MAX_DEPTH);
 	if (p->depth) {
 		const struct frame *parent = &p->fr[p->depth - 1];
@@ -598,19 +554,19 @@ static int start_container(struct evparse *p, int is_obj)
 	switch (role) {
 	case R_PROFILE:
 		if (note_profile(p, p->fr[p->depth - 1].ord))
-			return nomem(p);
+			return evparse_nomem(p);
 		evrow_bounds_reset(&p->names, -1);
 		evrow_bounds_reset(&p->stacks, -1);
 		break;
 	case R_SERIES:
 		if (note_series(p, p->fr[p->depth - 1].ord))
-			return nomem(p);
+			return evparse_nomem(p);
 		break;
 	case R_EVENTS:
-		evrow_bounds_reset(&p->names, array_size_of(p->fr[p->depth - 2].node, "names"));
+		evrow_bounds_reset(&p->names, evparse_array_size_of(p->fr[p->depth - 2].node, "names"));
 		break;
 	case R_SAMPLES:
-		evrow_bounds_reset(&p->stacks, array_size_of(p->fr[p->depth - 2].node, "stacks"));
+		evrow_bounds_reset(&p->stacks, evparse_array_size_of(p->fr[p->depth - 2].node, "stacks"));
 		break;
 	case R_META:
 		p->have_meta = 1;
@@ -639,104 +595,8 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 	buf_reset(b);
 	buf_append(b, k, n);
 	if (b->failed)
-		return nomem(p);
+		return evparse_nomem(p);
 	return text_ok(p, k, n);
-}
-
-/* ---- checks when an object ends ---------------------------------------- */
-
-static int check_id(struct evparse *p, const struct frame *f)
-{
-	json_t *id = json_object_get(f->node, "id");
-	if (json_is_integer(id) && json_integer_value(id) == f->ord)
-		return 1;
-	return fail(p, path_of(p, p->depth, 0), ".id: %s (must equal the array index %lld)",
-	            id ? "wrong" : "missing", (long long)f->ord);
-}
-
-static int check_request(struct evparse *p, const struct frame *f)
-{
-	json_t *id = json_object_get(f->node, "id");
-	char q[120];
-
-	if (!json_is_string(id))
-		return fail(p, path_of(p, p->depth, 0), ".id: expected a string, got %s",
-		            id ? "another type" : "nothing");
-	const char *s = json_string_value(id);
-	size_t n = json_string_length(id);
-	if (json_object_getn(p->req_ids, s, n)) {
-		quoted(q, sizeof q, s, n);
-		return fail(p, path_of(p, p->depth, 0), ".id: duplicate request id '%s'", q);
-	}
-	if (json_object_setn_new_nocheck(p->req_ids, s, n, json_true()))
-		return nomem(p);
-	/* the engine windows requests by these times */
-	static const char *const times[] = { "start", "end", "first" };
-	for (int k = 0; k < 3; k++) {
-		json_t *t = json_object_get(f->node, times[k]);
-		if (t && !json_is_number(t) && !(k == 2 && json_is_null(t)))
-			return fail(p, path_of(p, p->depth, 0), ".%s: expected a number%s",
-			            times[k], k == 2 ? " or null" : "");
-	}
-	return 1;
-}
-
-/* A dictionary (`names`) must hold strings: the engine prints them. */
-static int check_names(struct evparse *p, json_t *obj)
-{
-	json_t *names = json_object_get(obj, "names"), *x;
-	size_t i;
-
-	json_array_foreach(names, i, x)
-		if (!json_is_string(x))
-			return fail(p, path_of(p, p->depth, 0), ".names[%zu]: expected a string", i);
-	return 1;
-}
-
-static int check_bounds(struct evparse *p, const struct evrow_bounds *b, int64_t size,
-                        const char *rows, const char *what, const char *dict)
-{
-	int64_t v, row = evrow_bounds_first_bad(b, size < 0 ? 0 : size, &v);
-	if (row < 0)
-		return 1;
-	return fail(p, path_of(p, p->depth, 0), ".%s[%lld]: %s %lld outside %s (%lld entries)",
-	            rows, (long long)row, what, (long long)v, dict,
-	            (long long)(size < 0 ? 0 : size));
-}
-
-static int check_stack_entries(struct evparse *p, json_t *cpu)
-{
-	json_t *stacks = json_object_get(cpu, "stacks"), *st, *x;
-	int64_t nn = array_size_of(cpu, "names");
-	size_t i, j;
-
-	json_array_foreach(stacks, i, st) {
-		if (!json_is_array(st))
-			return fail(p, path_of(p, p->depth, 0),
-			            ".stacks[%zu]: expected an array of name indexes", i);
-		json_array_foreach(st, j, x) {
-			if (!json_is_integer(x))
-				return fail(p, path_of(p, p->depth, 0),
-				            ".stacks[%zu][%zu]: expected a name index", i, j);
-			if (json_integer_value(x) < 0 || json_integer_value(x) >= (nn < 0 ? 0 : nn))
-				return fail(p, path_of(p, p->depth, 0),
-				            ".stacks[%zu][%zu]: name_index %lld outside names (%lld entries)",
-				            i, j, (long long)json_integer_value(x),
-				            (long long)(nn < 0 ? 0 : nn));
-		}
-	}
-	return 1;
-}
-
-static int check_meta(struct evparse *p, json_t *meta, const char *path)
-{
-	json_t *d = json_object_get(meta, "duration");
-	if (!d)
-		return fail(p, path, "missing");
-	if (!json_is_number(d) || !(json_number_value(d) > 0) ||
-	    !isfinite(json_number_value(d)))
-		return fail(p, path, "expected a finite number > 0");
-	return 1;
 }
 
 static int end_object(struct evparse *p)
@@ -747,41 +607,41 @@ static int end_object(struct evparse *p)
 	switch (f->role) {
 	case R_TOP:
 		if (!p->have_schema)
-			return fail(p, "schema", "missing (expected \"%s\")", SCHEMA);
+			return evparse_fail(p, "schema", "missing (expected \"%s\")", SCHEMA);
 		if (!p->have_meta)
-			return fail(p, "meta", "missing");
+			return evparse_fail(p, "meta", "missing");
 		p->done = 1;
 		break;
 	case R_META:
-		if (!check_meta(p, f->node, "meta.duration"))
+		if (!evcheck_meta(p, f->node, "meta.duration"))
 			return 0;
 		break;
 	case R_SOURCE:
 	case R_SERIES:
-		if (!check_id(p, f))
+		if (!evcheck_id(p, f))
 			return 0;
 		break;
 	case R_REQUEST:
-		if (!check_request(p, f))
+		if (!evcheck_request(p, f))
 			return 0;
 		break;
 	case R_PROFILE:
-		if (!check_id(p, f) || !check_names(p, f->node) ||
-		    !check_bounds(p, &p->names, array_size_of(f->node, "names"),
+		if (!evcheck_id(p, f) || !evcheck_names(p, f->node) ||
+		    !evcheck_bounds(p, &p->names, evparse_array_size_of(f->node, "names"),
 		                  "events", "name_index", "names"))
 			return 0;
 		c = (int64_t)p->st.profile_events[f->ord];
 		if (json_object_set_new(f->node, "event_count", json_integer(c)))
-			return nomem(p);
+			return evparse_nomem(p);
 		break;
 	case R_CPU:
-		if (!check_bounds(p, &p->stacks, array_size_of(f->node, "stacks"),
+		if (!evcheck_bounds(p, &p->stacks, evparse_array_size_of(f->node, "stacks"),
 		                  "samples", "stack_index", "stacks") ||
-		    !check_names(p, f->node) || !check_stack_entries(p, f->node))
+		    !evcheck_names(p, f->node) || !evcheck_stack_entries(p, f->node))
 			return 0;
 		c = (int64_t)p->st.profile_samples[f->ord];
 		if (json_object_set_new(f->node, "sample_count", json_integer(c)))
-			return nomem(p);
+			return evparse_nomem(p);
 		break;
 	default:
 		break;
@@ -840,9 +700,9 @@ void evparse_lone_string(struct evparse *p, uint64_t index)
 int evparse_fail_here(struct evparse *p, const char *msg)
 {
 	if (in_row(p))
-		fail(p, path_of(p, p->depth, 0), "[%d]: %s", p->row.k, msg);
+		evparse_fail(p, evparse_path_of(p, p->depth, 0), "[%d]: %s", p->row.k, msg);
 	else
-		fail(p, path_of(p, p->depth, 1), "%s", msg);
+		evparse_fail(p, evparse_path_of(p, p->depth, 1), "%s", msg);
 	return p->rc;
 }
 

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/num.h"
 #include "base/vec.h"
+#include "store/store_payload.h"
 
 enum {
 	ST_GEN,
@@ -75,22 +76,10 @@ static const char *const sql_text[ST_COUNT] = {
 		"WHERE series = ?1 AND time = ?2 ORDER BY ordinal",
 };
 
-struct payload {
-	struct store *s;  /* for its scratch buffers */
-	int depth;
-	int index;      /* element index within the row array */
-	int bad;
-	int done;
-	int is_point;   /* element 1: number/null (point) or string (sample) */
-	double time;
-	int value_kind; /* 0 null, 1 number */
-	int64_t ints[2];
-};
-
 struct store {
 	sqlite3 *db;
 	yajl_handle ph;        /* payload parser, reused (multiple values) */
-	struct payload *pctx;  /* its context */
+	struct store_payload *pctx;  /* its context */
 	char *path;
 	sqlite3_stmt *st[ST_COUNT];
 	struct buf num_text; /* payload parsing scratch */
@@ -180,7 +169,8 @@ int store_open(const char *path, struct store **out, struct err *e)
 		free(s);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
-	s->pctx->s = s;
+	s->pctx->num_text = &s->num_text;
+	s->pctx->str_text = &s->str_text;
 	s->path = realpath(path, NULL);
 	if (!s->path) {
 		err_sys(e, ERR_DATA, "Cannot open DSight SQLite cache %s", path);
@@ -524,150 +514,6 @@ int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
 	return run_events(s, profile, st, fn, ctx, e);
 }
 
-/* ---- payloads: [time, x, int, int] parsed with yajl ---- */
-
-
-static int pl_null(void *ctx)
-{
-	struct payload *p = ctx;
-	if (p->depth != 1 || p->index != 1 || !p->is_point)
-		p->bad = 1;
-	else
-		p->value_kind = 0;
-	p->index++;
-	return !p->bad;
-}
-
-static int pl_bool(void *ctx, int v)
-{
-	struct payload *p = ctx;
-	(void)v;
-	p->bad = 1;
-	return 0;
-}
-
-static int pl_number(void *ctx, const char *t, size_t n)
-{
-	struct payload *p = ctx;
-	struct num v;
-
-	if (p->depth != 1) {
-		p->bad = 1;
-		return 0;
-	}
-	if (p->index == 0) {
-		/* the time: yajl checked the token; its value is the row's
-		 * REAL time column (the same double), read by the caller */
-		(void)t;
-		(void)n;
-	} else if (p->index == 1) {
-		if (!p->is_point) {
-			p->bad = 1;
-			return 0;
-		}
-		buf_reset(&p->s->num_text);
-		buf_append(&p->s->num_text, t, n);
-		p->value_kind = 1;
-	} else if (p->index <= 3) {
-		if (num_parse(t, n, &v) || v.kind != NUM_INT) {
-			p->bad = 1;
-			return 0;
-		}
-		p->ints[p->index - 2] = v.i;
-	} else {
-		p->bad = 1;
-		return 0;
-	}
-	p->index++;
-	return 1;
-}
-
-static int pl_string(void *ctx, const unsigned char *t, size_t n)
-{
-	struct payload *p = ctx;
-	if (p->depth != 1 || p->index != 1 || p->is_point) {
-		p->bad = 1;
-		return 0;
-	}
-	buf_reset(&p->s->str_text);
-	buf_append(&p->s->str_text, t, n);
-	p->index++;
-	return 1;
-}
-
-static int pl_start_array(void *ctx)
-{
-	struct payload *p = ctx;
-	if (p->depth != 0 || p->done) {
-		p->bad = 1;
-		return 0;
-	}
-	p->depth = 1;
-	p->index = 0;
-	return 1;
-}
-
-static int pl_end_array(void *ctx)
-{
-	struct payload *p = ctx;
-	p->depth = 0;
-	if (p->index != 4) {
-		p->bad = 1;
-		return 0;
-	}
-	p->done = 1;
-	return 1;
-}
-
-static int pl_map(void *ctx)
-{
-	struct payload *p = ctx;
-	p->bad = 1;
-	return 0;
-}
-
-static int pl_key(void *ctx, const unsigned char *t, size_t n)
-{
-	(void)t;
-	(void)n;
-	return pl_map(ctx);
-}
-
-static const yajl_callbacks pl_callbacks = {
-	pl_null, pl_bool, NULL, NULL, pl_number, pl_string,
-	pl_map, pl_key, pl_map, pl_start_array, pl_end_array,
-};
-
-/* Parses one payload with the store's reusable parser (a handle that
- * accepts consecutive values); returns 0 with s->pctx filled, or -1 when
- * the payload is malformed (the handle is then dropped). */
-static int parse_payload(struct store *s, const unsigned char *text,
-                         size_t n)
-{
-	struct payload *p;
-	yajl_status st;
-
-	p = s->pctx;
-	if (!s->ph) {
-		s->ph = yajl_alloc(&pl_callbacks, NULL, p);
-		if (!s->ph)
-			return -1;
-		yajl_config(s->ph, yajl_allow_multiple_values, 1);
-	}
-	p->depth = 0;
-	p->index = 0;
-	p->bad = 0;
-	p->done = 0;
-	p->value_kind = 0;
-	st = yajl_parse(s->ph, text, n);
-	if (st != yajl_status_ok || p->bad || !p->done || p->depth != 0) {
-		yajl_free(s->ph);
-		s->ph = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 struct payload_fns {
 	row_sample_fn sample;
 	row_point_fn point;
@@ -678,7 +524,7 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
                         sqlite3_stmt *st, const struct payload_fns *sink,
                         struct err *e)
 {
-	struct payload p;
+	struct store_payload p;
 	int rc, r = 0, is_point = sink->point != NULL;
 
 	memset(&p, 0, sizeof p);
@@ -687,7 +533,7 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 		const unsigned char *text = sqlite3_column_text(st, 1);
 		size_t n = (size_t)sqlite3_column_bytes(st, 1);
 		s->pctx->is_point = is_point;
-		if (!text || parse_payload(s, text, n) ||
+		if (!text || store_payload_parse(&s->ph, s->pctx, text, n) ||
 		    s->num_text.failed || s->str_text.failed) {
 			r = err_set(e, ERR_DATA,
 			            "%s: %s row (%lld, ordinal %lld): payload is not "

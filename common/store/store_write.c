@@ -15,12 +15,10 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/num.h"
-#include "base/vec.h"
+#include "store/store_durations.h"
 #include "store/store_summary.h"
 #include "store/store_views.h"
 #include "store/store_ext.h"
-
-#define NBUCKETS (ROW_BUCKET_MAX - ROW_BUCKET_MIN + 1)
 
 #define BATCH_ROWS 16384
 #define BATCH_TEXT (2u << 20)
@@ -68,12 +66,6 @@ struct batch {
 	struct batch *next;
 };
 
-/* Per-profile maximum duration by bucket. */
-struct prof_dur {
-	double max[NBUCKETS];
-	unsigned char seen[NBUCKETS];
-};
-
 struct store_writer {
 	char *path;
 	sqlite3 *db;
@@ -83,8 +75,7 @@ struct store_writer {
 
 	/* touched by the writer thread only until it is joined */
 	struct buf payload; /* payload JSON of the rows being inserted */
-	struct prof_dur **dur;
-	size_t ndur;
+	struct store_durations dur; /* maxima by (profile, bucket) */
 	struct store_summary_acc *sum; /* whole-run summaries */
 
 	/* producer side */
@@ -149,31 +140,6 @@ static int exec(struct store_writer *w, const char *sql, const char *what,
 
 /* ---- writer thread ---- */
 
-static int note_duration(struct store_writer *w, int64_t profile, double d,
-                         int bucket, struct err *e)
-{
-	if (profile < 0)
-		return err_set(e, ERR_DATA, "negative profile index %lld",
-		               (long long)profile);
-	if ((uint64_t)profile >= SIZE_MAX / sizeof *w->dur ||
-	    vec_reserve_zero(&w->dur, &w->ndur, (size_t)profile + 1,
-	                     sizeof *w->dur))
-		return err_set(e, ERR_NOMEM, "out of memory");
-	struct prof_dur *pd = w->dur[profile];
-	if (!pd) {
-		pd = calloc(1, sizeof *pd);
-		if (!pd)
-			return err_set(e, ERR_NOMEM, "out of memory");
-		w->dur[profile] = pd;
-	}
-	int k = bucket - ROW_BUCKET_MIN;
-	if (!pd->seen[k] || d > pd->max[k]) {
-		pd->max[k] = d;
-		pd->seen[k] = 1;
-	}
-	return 0;
-}
-
 /* Appends the JSON payload of a sample or point row to out. */
 static void format_payload(struct buf *out, const struct batch *b,
                            const struct rec *r)
@@ -222,7 +188,7 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 	sqlite3_bind_int64(st, base + 1, r->ordinal);
 	if (r->kind == REC_EVENT) {
 		int bucket = row_bucket(r->t0, r->t1);
-		if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
+		if (store_durations_note(&w->dur, r->key, r->t1 - r->t0, bucket, e))
 			return e->code;
 		if (store_summary_event(w->sum, r->key, r->name, r->t0, r->t1, e))
 			return e->code;
@@ -645,30 +611,7 @@ static int stop_thread(struct store_writer *w, struct err *e)
 
 static int write_durations(struct store_writer *w, struct err *e)
 {
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(w->db, "INSERT INTO durations VALUES (?1,?2,?3)",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return db_fail(w, e, "durations");
-	for (size_t p = 0; p < w->ndur; p++) {
-		if (!w->dur[p])
-			continue;
-		for (int k = 0; k < NBUCKETS; k++) {
-			if (!w->dur[p]->seen[k])
-				continue;
-			sqlite3_bind_int64(st, 1, (int64_t)p);
-			sqlite3_bind_int(st, 2, k + ROW_BUCKET_MIN);
-			sqlite3_bind_double(st, 3, w->dur[p]->max[k]);
-			int rc = sqlite3_step(st);
-			sqlite3_reset(st);
-			if (rc != SQLITE_DONE) {
-				sqlite3_finalize(st);
-				return db_fail(w, e, "durations");
-			}
-		}
-	}
-	sqlite3_finalize(st);
-	return 0;
+	return store_durations_write(&w->dur, w->db) ? db_fail(w, e, "durations") : 0;
 }
 
 static int append_out(void *ctx, const char *data, size_t n)
@@ -803,9 +746,7 @@ void store_write_close(struct store_writer *w)
 		w->free_list = b->next;
 		batch_free(b);
 	}
-	for (size_t p = 0; p < w->ndur; p++)
-		free(w->dur[p]);
-	free(w->dur);
+	store_durations_free(&w->dur);
 	store_summary_acc_free(w->sum);
 	buf_free(&w->payload);
 	pthread_mutex_destroy(&w->mu);
