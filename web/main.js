@@ -1,12 +1,18 @@
 /* main.js: the viewer's state and boot.  Owns the view state (window,
  * selection, pins, tab), range history, the URL fragment, keyboard range
  * controls, the per-view AbortController, readiness promises, the frozen
- * window.traceExplorer 3.1 API and the trace-explorer:ready event. */
+ * window.traceExplorer 3.2 API and the trace-explorer:ready event. */
 'use strict';
 
 const DSApp = (() => {
   const { el, toast } = DSUI;
   const TABS = ['requests', 'metrics', 'nsight'];
+  /* The one API version (traceExplorer.version, describe().version, the ready
+   * event).  3.2: the request calls (queryRequests, getRequest, getLifecycle,
+   * listSessions, queryIterations, queryServerSpans) return their value
+   * directly when the collections are embedded (every report today), else a
+   * Promise; `await` works on both. */
+  const API_VERSION = '3.2';
 
   class App {
     constructor(cat, store) {
@@ -14,6 +20,10 @@ const DSApp = (() => {
       this.store = store;
       this.dur = cat.meta.duration;
       this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null };
+      /* a part of a split single-file report opens on its own slice */
+      const part = cat.delivery && cat.delivery.part;
+      if (part && Array.isArray(part.range) && part.range[0] >= 0 && part.range[0] < part.range[1] && part.range[1] <= this.dur)
+        Object.assign(this.state, { from: part.range[0], to: part.range[1] });
       this.history = [];
       this.ctrl = new AbortController();
       this.views = [];
@@ -174,8 +184,8 @@ const DSApp = (() => {
   function makeApi(app) {
     const cat = app.cat, store = app.store, Q = DSQuery;
     const api = {
-      version: '3.1',
-      describe: () => ({ version: '3.1', schema: cat.schema, meta: cat.meta, counts: counts(cat), capabilities: cat.capabilities }),
+      version: API_VERSION,
+      describe: () => ({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(cat), capabilities: cat.capabilities }),
       getState: () => app.getState(),
       setState: (partial) => app.update(partial),
       selectRange: (from, to) => app.selectRange(from, to),
@@ -344,7 +354,7 @@ const DSApp = (() => {
     performance.mark('dsight:first-render');
     const api = makeApi(app);
     Object.defineProperty(window, 'traceExplorer', { value: api, writable: false, configurable: false, enumerable: true });
-    window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: '3.1' } }));
+    window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: API_VERSION } }));
     app.load();
   }
 

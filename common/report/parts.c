@@ -180,6 +180,8 @@ static long cut_after(const struct hist *h, long a, double limit)
 /* ---- routing rows to the parts' shard writers ---------------------------- */
 
 struct route {
+	sqlite3_stmt *carried; /* the points at a series' last time before ?2 */
+	int64_t series;        /* the series being routed, -1 before any */
 	struct shard_writer **w;
 	const long *cuts; /* nparts + 1 */
 	size_t nparts;
@@ -214,11 +216,47 @@ static size_t last_part(const struct route *r, double t)
 	return lo;
 }
 
+/*
+ * A series' value carried into part k > 0: the points at its latest time
+ * before t_k, so a setting's value at any window start inside the slice is
+ * exact.  Added ahead of the series' rows in the slice (they are earlier).
+ */
+static int add_carried(struct route *r, int64_t series, struct err *e)
+{
+	for (size_t k = 1; k < r->nparts; k++) {
+		sqlite3_stmt *st = r->carried;
+		int s;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, series);
+		sqlite3_bind_double(st, 2, (double)r->cuts[k] / 1000.0);
+		while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+			double t = sqlite3_column_double(st, 0);
+			int rc = shard_writer_add_text(
+				r->w[k], SHARD_POINTS, series, t, t,
+				(const char *)sqlite3_column_text(st, 1),
+				(size_t)sqlite3_column_bytes(st, 1), e);
+			if (rc)
+				return rc;
+			r->n[k][SHARD_POINTS]++;
+		}
+		if (s != SQLITE_DONE)
+			return err_set(e, ERR_DATA, "Cannot read the staged points: %s",
+			               sqlite3_errmsg(sqlite3_db_handle(st)));
+	}
+	return 0;
+}
+
 static int route_row(void *ctx, enum shard_kind kind, int64_t index,
                      double start, double end, const char *text, size_t len,
                      struct err *e)
 {
 	struct route *r = ctx;
+	if (kind == SHARD_POINTS && index != r->series) {
+		int rc = add_carried(r, index, e);
+		if (rc)
+			return rc;
+		r->series = index;
+	}
 	size_t k0 = first_part(r, start), k1 = last_part(r, end);
 	for (size_t k = k0; k <= k1; k++) {
 		int rc = shard_writer_add_text(r->w[k], kind, index, start, end,
@@ -549,6 +587,15 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 	nparts = ncuts - 1;
 	rt.cuts = cuts;
 	rt.nparts = nparts;
+	rt.series = -1;
+	if (sqlite3_prepare_v2(db, "SELECT time, payload FROM points WHERE series = ?1"
+	                       " AND time = (SELECT max(time) FROM points"
+	                       " WHERE series = ?1 AND time < ?2) ORDER BY ordinal",
+	                       -1, &rt.carried, NULL) != SQLITE_OK) {
+		rc = err_set(e, ERR_DATA, "Cannot read the staged points: %s",
+		             sqlite3_errmsg(db));
+		goto out;
+	}
 	rt.w = calloc(nparts, sizeof *rt.w);
 	rt.n = calloc(nparts, sizeof *rt.n);
 	if (!rt.w || !rt.n) {
@@ -578,6 +625,7 @@ out:
 		shard_writer_free(rt.w[k]);
 	free(rt.w);
 	free(rt.n);
+	sqlite3_finalize(rt.carried);
 	json_decref(list);
 	free(cuts);
 	free(h.starts);
