@@ -115,4 +115,31 @@ r = build(os.path.join(t.tmp, "tiny"), "--single-file", "--max-part-size-mb", "0
 t.ok(r.returncode != 0 and "every part holds" in r.stderr and not os.path.exists(os.path.join(t.tmp, "tiny", "index.html")),
      "a budget below the viewer and catalog fails clearly and publishes nothing", r.stderr)
 
+# one millisecond holding more than the budget: 60,000 points of one series
+# in [5.000, 5.0006) s of the small capture
+small = os.path.join(t.tmp, "small.json")
+g = tap.run([GEN, "--preset", "small", "-o", small])
+doc = json.load(open(small))
+series = doc["metrics"][0]
+before = [p for p in series["points"] if p[0] < 5.0]
+after = [p for p in series["points"] if p[0] > 5.001]
+rnd = 12345
+dense = []
+for i in range(60000):
+    rnd = (rnd * 1103515245 + 12345) % 2147483648
+    dense.append([5.0 + i * 1e-8, rnd, series["points"][0][2], len(before) + i])
+series["points"] = before + dense + [[p[0], p[1], p[2], len(before) + 60000 + j] for j, p in enumerate(after)]
+json.dump(doc, open(small, "w"))
+drep = os.path.join(t.tmp, "dense")
+r = tap.run([DSIGHT, "build", small, "--single-file", "--max-part-size-mb", "0.5", "-o", drep])
+if t.ok(r.returncode == 0, "build of a capture with one dense millisecond", r.stderr):
+    parts = json.load(open(os.path.join(drep, "parts.json")))["parts"]
+    big = [p for p in parts if p["bytes"] > 0.5e6]
+    t.ok(len(big) == 1 and big[0]["range"][0] <= 5.0 < big[0]["range"][1] and big[0]["points"] >= 60000,
+         "the dense millisecond is kept whole in one part over the budget", parts)
+    t.ok(big and ("%s is %.1f MB, over the --max-part-size-mb budget" % (big[0]["file"], big[0]["bytes"] / 1e6)) in r.stderr,
+         "the build warns naming that part and its size", r.stderr)
+    t.ok(all(p["bytes"] <= 0.5e6 for p in parts if p not in big) and len(parts) >= 2,
+         "the other slices stay under the budget", parts)
+
 sys.exit(t.done())
