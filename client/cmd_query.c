@@ -51,6 +51,16 @@ static void print_usage(void)
 	buf_free(&b);
 }
 
+/* The CLI names the flag where RPC and MCP name the parameter, so the
+ * sql kind's time limit is checked here, for local and remote queries
+ * alike; the kinds that do not use --timeout ignore it. */
+static int bad_timeout(const struct query_params *p)
+{
+	return p->kind && !strcmp(p->kind, "sql") && p->sql && *p->sql &&
+	       p->has_timeout &&
+	       !(p->timeout > 0 && p->timeout <= QUERY_SQL_TIMEOUT_MAX);
+}
+
 /* Prints {"ok": false, "error": msg} on stderr; returns the exit status. */
 static int fail(int code, const char *msg)
 {
@@ -148,10 +158,6 @@ static int query_main(int argc, char **argv, struct query_params *p)
 		if (query_params_set_cli(p, f, val, &pe))
 			return fail(pe.code, pe.msg);
 	}
-	/* The CLI names the flag (RPC and MCP name the parameter); checked
-	 * here so that a local and a remote query fail alike. */
-	if (p->has_timeout && !(p->timeout > 0 && p->timeout <= QUERY_SQL_TIMEOUT_MAX))
-		return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
 	if (remote) {
 		if (npos > 1 && !query_kind_find(pos[0]))
 			return fail(ERR_USAGE,
@@ -160,6 +166,8 @@ static int query_main(int argc, char **argv, struct query_params *p)
 		if (npos > 1)
 			return extra_argument(pos[0], pos[1]);
 		p->kind = pos[0];
+		if (bad_timeout(p))
+			return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
 		return cmd_query_remote(remote, p, pretty);
 	}
 	if (npos == 0)
@@ -168,6 +176,8 @@ static int query_main(int argc, char **argv, struct query_params *p)
 	if (npos > 2)
 		return extra_argument(pos[1], pos[2]);
 	p->kind = pos[1];
+	if (bad_timeout(p))
+		return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
 	{
 		struct dataset *ds = NULL;
 		struct err e;
