@@ -1,6 +1,7 @@
 /* parts: the single-file page split by time (see parts.h). */
 #include "report/parts.h"
 #include "base/buf.h"
+#include "base/cancel.h"
 #include "base/jsonout.h"
 #include "report/html.h"
 #include "report/shard.h"
@@ -542,7 +543,8 @@ static int write_part(const char *dir, const json_t *core,
 
 int parts_write(const char *dir, const json_t *core, const char *shard_dir,
                 const char *sqlite_path, uint64_t base, uint64_t budget,
-                double duration, struct parts_result *r, struct err *e)
+                double duration, const volatile sig_atomic_t *cancel,
+                struct parts_result *r, struct err *e)
 {
 	struct hist h = {0};
 	struct route rt = {0};
@@ -568,6 +570,7 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		             db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
 	}
+	cancel_sqlite(db, cancel); /* the scans stop with SQLITE_INTERRUPT */
 	each_chunks(core, add_ratio, ratio);
 	h.ratio = ratio[1] > 0 ? ratio[0] / ratio[1] : 1.0;
 	h.end_ms = (long)ceil(duration * 1000.0);
@@ -615,7 +618,9 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		goto out;
 	list = json_array();
 	for (size_t k = 0; k < nparts; k++)
-		if ((rc = shard_writer_finish(rt.w[k], e)) ||
+		if ((cancel_requested(cancel) &&
+		     (rc = err_set(e, ERR_DATA, "interrupted"))) ||
+		    (rc = shard_writer_finish(rt.w[k], e)) ||
 		    (rc = write_part(dir, core, rt.w[k], shard_dir, cuts, k, nparts,
 		                     duration, rt.n[k], budget, list, r, e)))
 			goto out;

@@ -6,17 +6,19 @@
  * listing them and parts.json records the slices.
  *
  * Slices: part k covers [t_k, t_{k+1}) (the last closed at the duration),
- * t_0 = 0, cuts at whole milliseconds, chosen greedily so that each page's
- * size bound (viewer + full core catalog + every embedded shard touching the
- * slice, estimated per row from the store) stays under the budget.  A part holds the requests whose start
- * falls in its slice (before 0: the first part; at or after the duration:
- * the last), the sessions of those requests, every iteration and server
- * span, and every NVTX range, CPU sample and metric point touching
- * [t_k, t_{k+1}], re-sharded per part (the first
- * part's slice extends to -inf, the last's to +inf), so detail queries
- * inside the slice are exact.  When one millisecond already exceeds the
- * budget the slice is kept (extended while that costs nothing more) in a
- * part of its own and a warning gives its size.
+ * t_0 = 0, cuts at whole milliseconds chosen greedily so that viewer + full
+ * core catalog + the slice's rows (each row's shard text scaled by the
+ * one-page shards' compression and base64, summed per millisecond) stay
+ * under 97% of the budget.  A part holds the requests whose start falls in
+ * its slice (before 0: the first part; at or after the duration: the last),
+ * the sessions of those requests, every iteration and server span, every
+ * NVTX range, CPU sample and metric point touching [t_k, t_{k+1}] (the
+ * first part's slice extends to -inf, the last's to +inf) and each
+ * series' points at its last time before t_k (the value carried into the
+ * slice), re-sharded per part, so detail queries inside the slice are
+ * exact.  When one millisecond alone exceeds the budget the slice is kept
+ * (extended while that costs nothing more) in a part of its own and a
+ * warning gives its size.
  *
  * Rows stream from the store into one shard writer per part; shards are
  * embedded one at a time from the scratch directory, as the one-page path
@@ -27,6 +29,7 @@
 #define DSIGHT_PARTS_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -51,12 +54,15 @@ uint64_t parts_page_bound(const json_t *core, uint64_t base);
  * core catalog (borrowed); shard_dir the scratch directory holding the
  * shards (the parts' own shards are written there too); sqlite_path the
  * staged store, whose rows are read twice (costs by millisecond, then
- * routed to every part whose closed slice they touch); base the size of the page without shards; duration the run's
- * meta.duration.  Writes dir/part-NNN.html, dir/parts.json and overwrites
- * dir/index.html with the list.  r->parts = 0 when nothing was split.
+ * routed to every part whose closed slice they touch); base the size of
+ * the page without shards; duration the run's meta.duration; cancel
+ * (borrowed, NULL: never) stops the scans and the parts ("interrupted").
+ * Writes dir/part-NNN.html, dir/parts.json and overwrites dir/index.html
+ * with the list.  r->parts = 0 when nothing was split.
  */
 int parts_write(const char *dir, const json_t *core, const char *shard_dir,
-                const char *sqlite_path, uint64_t base, uint64_t budget, double duration,
+                const char *sqlite_path, uint64_t base, uint64_t budget,
+                double duration, const volatile sig_atomic_t *cancel,
                 struct parts_result *r, struct err *e);
 
 #endif

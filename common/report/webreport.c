@@ -166,7 +166,7 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 	if (parts_page_bound(core, hs.bytes) <= wr->max_part_bytes)
 		return 0;
 	if ((rc = parts_write(wr->staging, core, wr->shard_dir, sqlite_path, hs.bytes,
-	                      wr->max_part_bytes, duration, &pr, e)))
+	                      wr->max_part_bytes, duration, wr->cancel, &pr, e)))
 		return rc;
 	st->parts = pr.parts;
 	st->max_part_bytes = pr.max_bytes;
