@@ -72,6 +72,7 @@ ifeq ($(shell printf '\043include <unistr.h>\n' | $(CC) -E -x c - >/dev/null 2>&
 $(error Missing library: libunistring (Debian: libunistring-dev); run scripts/install-deps)
 endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+SHLIB_LIBS := $(shell pkg-config --libs $(PKGS)) -lunistring -lm -lpthread
 ifeq ($(LINK),static)
 MISSING_ARCHIVES := $(strip $(foreach l,$(STATIC_LIBS),$(if $(wildcard $(shell $(CC) -print-file-name=lib$(l).a)),,$(l))))
 ifneq ($(MISSING_ARCHIVES),)
@@ -100,7 +101,8 @@ SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer 
 CPPFLAGS += -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
 endif
 CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen $(PKG_CFLAGS)
-CFLAGS   += $(WARN) $(OPT) -g $(SANFLAGS) -MMD -MP
+# -fPIC: the same objects also make libdsight.so (the Python binding).
+CFLAGS   += $(WARN) $(OPT) -g -fPIC $(SANFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 
 # ---- quiet output (V=1: every command; make -s: nothing) -----------------
@@ -150,6 +152,10 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 LIBDSIGHT := $(B)/libdsight.a
 LIBPROTO  := $(B)/libdsproto.a
 BINS      := $(B)/bin/dsight $(B)/bin/dsightd
+# The shared library the Python package loads (client/python/native/dsapi.c
+# on top of the two libraries), linked against the system's shared libraries.
+SHLIB     := $(B)/lib/libdsight.so
+SHLIB_SRC := $(wildcard client/python/native/*.c)
 TOOLS     := $(patsubst scripts/%.c,$(B)/bin/%,$(TOOL_SRC))
 UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 MAN_SRC   := $(wildcard man/*.[1-8])
@@ -164,7 +170,7 @@ FUZZ_SECONDS ?= 60
 .PHONY: all asan check install uninstall clean fuzz fuzz-build fuzzers
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
-all: $(BINS) $(TOOLS) $(UNITS) $(MANS)
+all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
 
 asan:
 	$(Q)$(MAKE) B=build-asan SAN=1 all
@@ -223,6 +229,13 @@ $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_S
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
 	$(call link,$(call obj,$(DAEMON_SRC)))
+
+$(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ \
+		$(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) \
+		-Wl,--no-whole-archive $(SHLIB_LIBS)
 
 $(B)/bin/%: $(B)/obj/scripts/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)

@@ -5,11 +5,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,8 +15,7 @@
 #include "address.h"
 #include "cmd.h"
 #include "base/jsonout.h"
-#include "remote.h"
-#include "rpc.h"
+#include "rpc_client.h"
 
 #define KILL_WAIT_MS 30000
 
@@ -47,81 +44,60 @@ static void sleep_ms(int ms)
 
 /* Resolves and connects; prints the message and returns the exit status
  * on failure (3: nothing listens), 0 when r is connected. */
-static int open_addr(const char *addr, struct address *a, struct remote *r)
+static int open_addr(const char *addr, struct rpc_client *r)
 {
 	struct err e;
 	int not_live = 0;
 	err_clear(&e);
-	if (address_resolve(addr, 0, a, &e)) {
-		fprintf(stderr, "dsight ctl: %s\n", e.msg);
-		return err_exit_status(e.code);
+	if (rpc_client_open(r, addr, &not_live, &e) == 0)
+		return 0;
+	rpc_client_close(r);
+	if (not_live) {
+		fprintf(stderr, "%s\n", e.msg);
+		return 3;
 	}
-	if (remote_connect(r, a->path, &not_live, &e)) {
-		remote_close(r);
-		if (not_live) {
-			fprintf(stderr, "No live session at %s. Start one with: dsightd serve REPORT %s %s\n",
-			        a->path, a->by_name ? "--name" : "--path", a->by_name ? a->name : a->path);
-			return 3;
-		}
-		fprintf(stderr, "dsight ctl: %s\n", e.msg);
-		return 1;
-	}
-	return 0;
-}
-
-/* Calls method and leaves the raw result text in *res (points into r). */
-static int call(struct remote *r, const char *method, struct rpc_span *res,
-                struct err *e)
-{
-	struct rpc_response resp;
-	int64_t id;
-	if (remote_send(r, method, NULL, &id, e) || remote_recv(r, &resp, e))
-		return e->code ? e->code : ERR_DATA;
-	if (resp.is_error)
-		return err_set(e, ERR_DATA, "%s", resp.message);
-	*res = resp.result;
-	return 0;
+	fprintf(stderr, "dsight ctl: %s\n", e.msg);
+	return e.code == ERR_USAGE ? 2 : 1;
 }
 
 static int ctl_status(const char *addr)
 {
-	struct address a;
-	struct remote r;
+	struct rpc_client r;
 	struct rpc_span res;
 	struct err e;
-	int rc = open_addr(addr, &a, &r);
+	int rc = open_addr(addr, &r);
 	if (rc)
 		return rc;
 	err_clear(&e);
-	if (call(&r, "status", &res, &e)) {
+	if (rpc_client_call(&r, RPC_STATUS, &res, &e)) {
 		fprintf(stderr, "dsight ctl: %s\n", e.msg);
-		remote_close(&r);
+		rpc_client_close(&r);
 		return 1;
 	}
 	fwrite(res.text, 1, res.len, stdout);
 	putchar('\n');
-	remote_close(&r);
+	rpc_client_close(&r);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
 static int ctl_kill(const char *addr)
 {
-	struct address a;
-	struct remote r;
+	struct rpc_client r;
 	struct rpc_span res;
 	struct err e;
 	json_t *hello;
 	char name[ADDRESS_NAME_MAX + 1] = "?";
+	char path[ADDRESS_PATH_MAX];
 	long long pid = 0;
 	struct stat st;
-	int rc = open_addr(addr, &a, &r);
+	int rc = open_addr(addr, &r);
 
 	if (rc)
 		return rc;
 	err_clear(&e);
-	if (call(&r, "hello", &res, &e)) {
+	if (rpc_client_call(&r, RPC_HELLO, &res, &e)) {
 		fprintf(stderr, "dsight ctl: %s\n", e.msg);
-		remote_close(&r);
+		rpc_client_close(&r);
 		return 1;
 	}
 	hello = json_loadb(res.text, res.len, 0, NULL);
@@ -130,39 +106,23 @@ static int ctl_kill(const char *addr)
 	if (json_is_integer(json_object_get(hello, "pid")))
 		pid = json_integer_value(json_object_get(hello, "pid"));
 	json_decref(hello);
-	if (call(&r, "shutdown", &res, &e)) {
+	if (rpc_client_call(&r, RPC_SHUTDOWN, &res, &e)) {
 		fprintf(stderr, "dsight ctl: %s\n", e.msg);
-		remote_close(&r);
+		rpc_client_close(&r);
 		return 1;
 	}
-	remote_close(&r);
-	for (int waited = 0; lstat(a.path, &st) == 0; waited += 20) {
+	snprintf(path, sizeof path, "%s", r.path);
+	rpc_client_close(&r);
+	for (int waited = 0; lstat(path, &st) == 0; waited += 20) {
 		if (waited >= KILL_WAIT_MS) {
 			fprintf(stderr, "dsight ctl: session %s (pid %lld) accepted shutdown but its socket %s is still there after %d s\n",
-			        name, pid, a.path, KILL_WAIT_MS / 1000);
+			        name, pid, path, KILL_WAIT_MS / 1000);
 			return 1;
 		}
 		sleep_ms(20);
 	}
 	printf("Stopped session %s (pid %lld)\n", name, pid);
 	return 0;
-}
-
-/* 1 when nobody holds the lock at lock_path (then removes sock and lock
- * while holding it); 0 when a live server holds it. */
-static int reap_if_dead(const char *sock, const char *lock_path)
-{
-	int fd = open(lock_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		close(fd);
-		return 0;
-	}
-	if (sock)
-		unlink(sock);
-	unlink(lock_path);
-	if (fd >= 0)
-		close(fd);
-	return 1;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -190,7 +150,7 @@ static int ctl_list(void)
 	dp = exists ? opendir(dir) : NULL;
 	while (dp && (de = readdir(dp))) {
 		const char *n = de->d_name;
-		struct remote r;
+		struct rpc_client r;
 		struct rpc_span res;
 		int not_live = 0;
 		if (ends_with(n, ".sock.lock")) {
@@ -199,23 +159,23 @@ static int ctl_list(void)
 			snprintf(lock, sizeof lock, "%s/%s", dir, n);
 			struct stat st;
 			if (lstat(path, &st) != 0 && errno == ENOENT)
-				reap_if_dead(NULL, lock);
+				address_reap(NULL, lock);
 			continue;
 		}
 		if (!ends_with(n, ".sock"))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, n);
-		snprintf(lock, sizeof lock, "%s.lock", path);
+		address_lock_path(path, lock, sizeof lock);
 		if (strlen(path) >= ADDRESS_PATH_MAX)
 			continue;
-		if (remote_connect(&r, path, &not_live, &e)) {
-			remote_close(&r);
+		if (rpc_client_connect(&r, path, &not_live, &e)) {
+			rpc_client_close(&r);
 			if (not_live)
-				reap_if_dead(path, lock);
+				address_reap(path, lock);
 			continue;
 		}
 		r.timeout_ms = 2000;
-		if (call(&r, "status", &res, &e) == 0) {
+		if (rpc_client_call(&r, RPC_STATUS, &res, &e) == 0) {
 			json_t *st = json_loadb(res.text, res.len, 0, NULL);
 			if (json_is_object(st)) {
 				static const char *const fields[] = {
@@ -230,7 +190,7 @@ static int ctl_list(void)
 			}
 			json_decref(st);
 		}
-		remote_close(&r);
+		rpc_client_close(&r);
 	}
 	if (dp)
 		closedir(dp);

@@ -20,6 +20,7 @@
 #include "base/utf8.h"
 #include "query/qdoc.h"
 #include "query/query.h"
+#include "rpc.h"
 
 #define MCP_LINE_MAX (4u << 20)   /* longest request line accepted */
 #define MCP_DATASETS 8            /* datasets kept open */
@@ -58,31 +59,16 @@ static void send_buf(struct mcp *m)
 	buf_reset(&m->out);
 }
 
-static void begin_reply(struct mcp *m, const json_t *id)
-{
-	buf_puts(&m->out, "{\"jsonrpc\":\"2.0\",\"id\":");
-	if (id)
-		jsonout_tree(&m->out, id, 0);
-	else
-		buf_puts(&m->out, "null");
-}
-
 static void reply_error(struct mcp *m, const json_t *id, int code, const char *msg)
 {
-	begin_reply(m, id);
-	buf_printf(&m->out, ",\"error\":{\"code\":%d,\"message\":", code);
-	jsonout_cstr(&m->out, msg);
-	buf_puts(&m->out, "}}");
+	rpc_error(&m->out, id, code, msg);
 	send_buf(m);
 }
 
 /* Replies with result (stolen reference). */
 static void reply_tree(struct mcp *m, const json_t *id, json_t *result)
 {
-	begin_reply(m, id);
-	buf_puts(&m->out, ",\"result\":");
-	jsonout_tree(&m->out, result, 0);
-	buf_putc(&m->out, '}');
+	rpc_result_tree(&m->out, id, result);
 	json_decref(result);
 	send_buf(m);
 }
@@ -103,7 +89,16 @@ static void on_initialize(struct mcp *m, const json_t *id, const json_t *params)
 		"values."));
 }
 
-static void on_tools_list(struct mcp *m, const json_t *id)
+static void on_ping(struct mcp *m, const json_t *id, const json_t *params)
+{
+	(void)params;
+	reply_tree(m, id, json_object());
+}
+
+/* The tool's input schema: the query parameters of the table, then
+ * dataset, no other property.  NULL when out of memory; owned by the
+ * caller. */
+static json_t *input_schema(void)
 {
 	json_t *schema = qdoc_schema();
 	json_t *props = json_object_get(schema, "properties");
@@ -111,13 +106,22 @@ static void on_tools_list(struct mcp *m, const json_t *id)
 		"A report directory, a trace-data.sqlite cache or an evidence "
 		"document (.json or gzip) on the server's filesystem.");
 
-	/* the query parameters of the table, then dataset (set_new takes the
-	 * reference even when it fails) */
-	if (json_object_set_new(props, "dataset", dataset) ||
+	/* set_new takes the reference even when it fails */
+	if (!schema || json_object_set_new(props, "dataset", dataset) ||
 	    json_object_set_new(schema, "required", json_pack("[s]", "dataset")) ||
 	    json_object_set_new(schema, "additionalProperties", json_false())) {
 		json_decref(schema);
-		reply_error(m, id, -32603, "Out of memory");
+		return NULL;
+	}
+	return schema;
+}
+
+static void on_tools_list(struct mcp *m, const json_t *id, const json_t *params)
+{
+	json_t *schema = input_schema();
+	(void)params;
+	if (!schema) {
+		reply_error(m, id, RPC_INTERNAL_ERROR, "Out of memory");
 		return;
 	}
 	reply_tree(m, id, json_pack("{s:[{s:s,s:s,s:s,s:o,s:{s:s,s:b,s:b,s:b,s:b}}]}",
@@ -130,11 +134,61 @@ static void on_tools_list(struct mcp *m, const json_t *id)
 
 static void tool_error(struct mcp *m, const json_t *id, const char *msg)
 {
-	begin_reply(m, id);
-	buf_puts(&m->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+	rpc_result_open(&m->out, id);
+	buf_puts(&m->out, "{\"content\":[{\"type\":\"text\",\"text\":");
 	jsonout_cstr(&m->out, msg);
-	buf_puts(&m->out, "}],\"isError\":true}}");
+	buf_puts(&m->out, "}],\"isError\":true}");
+	rpc_result_close(&m->out);
 	send_buf(m);
+}
+
+/* The input schema declares additionalProperties: false: an argument it
+ * does not list is refused (not silently ignored). */
+static int check_arguments(const json_t *args, struct err *e)
+{
+	json_t *schema = input_schema();
+	const json_t *props = json_object_get(schema, "properties");
+	const char *key;
+	json_t *v;
+	int rc = 0;
+
+	if (!schema)
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	json_object_foreach((json_t *)args, key, v) {
+		if (!json_object_get(props, key)) {
+			rc = err_set(e, ERR_USAGE,
+			             "Unknown argument '%.*s%s': query_trace takes only the "
+			             "properties of its input schema (see tools/list)",
+			             (int)utf8_cut(key, strlen(key), 64), key,
+			             strlen(key) > 64 ? "..." : "");
+			break;
+		}
+	}
+	json_decref(schema);
+	return rc;
+}
+
+/* Reads one line of input into line, at most max bytes: the limit applies
+ * while reading, so a longer line is skipped, never held.  Returns 1 (a
+ * line), 0 (end of input) or -1 (a line over max, consumed). */
+static int read_line(FILE *f, struct buf *line, size_t max)
+{
+	int c, too_long = 0;
+	buf_reset(line);
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (c == '\n')
+			return too_long ? -1 : 1;
+		if (too_long)
+			continue;
+		if (line->len >= max) {
+			too_long = 1;
+			continue;
+		}
+		buf_putc(line, (char)c);
+	}
+	if (too_long)
+		return -1;
+	return line->len ? 1 : 0;
 }
 
 /* Runs the query, reopening once if the dataset changed under us. */
@@ -170,11 +224,16 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 			name = "(none)";
 		snprintf(msg, sizeof msg, "Unknown tool: %.*s",
 		         (int)utf8_cut(name, strlen(name), 200), name);
-		reply_error(m, id, -32602, msg);
+		reply_error(m, id, RPC_INVALID_PARAMS, msg);
 		return;
 	}
 	if (args && !json_is_object(args)) {
 		tool_error(m, id, "arguments must be an object");
+		return;
+	}
+	err_clear(&e);
+	if (check_arguments(args, &e)) {
+		tool_error(m, id, e.msg);
 		return;
 	}
 	const json_t *dataset = json_object_get(args, "dataset");
@@ -195,61 +254,60 @@ static void on_tools_call(struct mcp *m, const json_t *id, const json_t *params)
 	} else if (data.failed) {
 		tool_error(m, id, "The result is larger than 64 MiB; narrow the window or lower the limit.");
 	} else {
-		begin_reply(m, id);
-		buf_puts(&m->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+		rpc_result_open(&m->out, id);
+		buf_puts(&m->out, "{\"content\":[{\"type\":\"text\",\"text\":");
 		jsonout_str(&m->out, data.data, data.len);
 		buf_puts(&m->out, "}]");
 		if (strcmp(m->version, "2025-06-18") >= 0) {
 			buf_puts(&m->out, ",\"structuredContent\":");
 			buf_append(&m->out, data.data, data.len);
 		}
-		buf_puts(&m->out, ",\"isError\":false}}");
+		buf_puts(&m->out, ",\"isError\":false}");
+		rpc_result_close(&m->out);
 		send_buf(m);
 	}
 	buf_free(&data);
 	query_params_free(&p);
 }
 
+static const struct method {
+	const char *name;
+	void (*handle)(struct mcp *m, const json_t *id, const json_t *params);
+} methods[] = {
+	{"initialize", on_initialize},
+	{"ping", on_ping},
+	{"tools/list", on_tools_list},
+	{"tools/call", on_tools_call},
+};
+
 static void handle_line(struct mcp *m, const char *line, size_t len)
 {
-	json_error_t jerr;
-	json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	char text[300];
+	struct rpc_request rq;
+	struct err e;
+	int code;
 
-	if (!msg) {
-		snprintf(text, sizeof text, "Parse error: %s", jerr.text);
-		reply_error(m, NULL, -32700, text);
-		return;
+	err_clear(&e);
+	code = rpc_parse_request(line, len, RPC_STRICT, &rq, &e);
+	if (code) {
+		/* a response of the client is not answered */
+		if (!rq.is_response)
+			reply_error(m, code == RPC_PARSE_ERROR ? NULL : rq.id, code, e.msg);
+		goto done;
 	}
-	const json_t *id = json_object_get(msg, "id");
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	const json_t *params = json_object_get(msg, "params");
-	const char *jsonrpc = json_string_value(json_object_get(msg, "jsonrpc"));
-
-	if (!json_is_object(msg) || !jsonrpc || strcmp(jsonrpc, "2.0") != 0 || !method) {
-		/* A response or garbage: answer only what carries an id. */
-		if (json_is_object(msg) && (json_object_get(msg, "result") || json_object_get(msg, "error")))
+	if (!rq.id) /* notification (notifications/initialized, cancelled, ...) */
+		goto done;
+	for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
+		if (!strcmp(rq.method, methods[k].name)) {
+			methods[k].handle(m, rq.id, rq.params);
 			goto done;
-		reply_error(m, id, -32600, "Invalid Request: expected a JSON-RPC 2.0 request object");
-		goto done;
+		}
 	}
-	if (!id) /* notification (notifications/initialized, cancelled, ...) */
-		goto done;
-	if (!strcmp(method, "initialize"))
-		on_initialize(m, id, params);
-	else if (!strcmp(method, "ping"))
-		reply_tree(m, id, json_object());
-	else if (!strcmp(method, "tools/list"))
-		on_tools_list(m, id);
-	else if (!strcmp(method, "tools/call"))
-		on_tools_call(m, id, params);
-	else {
-		snprintf(text, sizeof text, "Method not found: %.*s",
-		         (int)utf8_cut(method, strlen(method), 200), method);
-		reply_error(m, id, -32601, text);
-	}
+	char text[300];
+	snprintf(text, sizeof text, "Method not found: %.*s",
+	         (int)utf8_cut(rq.method, strlen(rq.method), 200), rq.method);
+	reply_error(m, rq.id, RPC_METHOD_NOT_FOUND, text);
 done:
-	json_decref(msg);
+	rpc_request_free(&rq);
 }
 
 /* Prints the usage text (the parameter names come from the table). */
@@ -279,9 +337,8 @@ static void print_usage(FILE *f)
 int cmd_mcp_main(int argc, char **argv)
 {
 	struct mcp m;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	struct buf line;
+	int got;
 
 	if (argc > 1) {
 		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
@@ -295,19 +352,24 @@ int cmd_mcp_main(int argc, char **argv)
 		fputs("dsight mcp: out of memory\n", stderr);
 		return 1;
 	}
-	while ((n = getline(&line, &cap, stdin)) >= 0) {
-		size_t len = (size_t)n;
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+	buf_init(&line, MCP_LINE_MAX + 1);
+	while ((got = read_line(stdin, &line, MCP_LINE_MAX + 1)) != 0) {
+		size_t len = line.len;
+		if (got < 0 || line.failed || len > MCP_LINE_MAX + 1) {
+			reply_error(&m, NULL, RPC_INVALID_REQUEST, "Invalid Request: message larger than 4 MiB");
+			continue;
+		}
+		while (len && line.data[len - 1] == '\r')
 			len--;
 		if (len == 0)
 			continue;
 		if (len > MCP_LINE_MAX) {
-			reply_error(&m, NULL, -32600, "Invalid Request: message larger than 4 MiB");
+			reply_error(&m, NULL, RPC_INVALID_REQUEST, "Invalid Request: message larger than 4 MiB");
 			continue;
 		}
-		handle_line(&m, line, len);
+		handle_line(&m, line.data, len);
 	}
-	free(line);
+	buf_free(&line);
 	buf_free(&m.out);
 	dscache_free(m.cache);
 	return 0;

@@ -6,12 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "address.h"
 #include "cmd.h"
 #include "base/jsonout.h"
 #include "query/query.h"
-#include "remote.h"
-#include "rpc.h"
+#include "rpc_client.h"
 
 /* The read timeout of an sql query: above its largest time limit (30 s). */
 #define SQL_READ_TIMEOUT_MS 40000
@@ -28,25 +26,9 @@ static void print_error(const char *msg)
 	buf_free(&b);
 }
 
-/* Prints the not-live message for the resolved address. */
-static void print_not_live(const struct address *a)
-{
-	char msg[512];
-	if (a->by_name)
-		snprintf(msg, sizeof msg,
-		         "No live session at %s. Start one with: dsightd serve REPORT --name %s",
-		         a->path, a->name);
-	else
-		snprintf(msg, sizeof msg,
-		         "No live session at %s. Start one with: dsightd serve REPORT --path %s",
-		         a->path, a->path);
-	print_error(msg);
-}
-
 int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 {
-	struct address a;
-	struct remote r;
+	struct rpc_client r;
 	struct rpc_response resp;
 	struct err e;
 	struct buf params, frames, out;
@@ -55,18 +37,10 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 	struct rpc_span spans[2];
 
 	err_clear(&e);
-	if (address_resolve(addr, 0, &a, &e)) {
+	if (rpc_client_open(&r, addr, &not_live, &e)) {
+		rpc_client_close(&r);
 		print_error(e.msg);
-		return err_exit_status(e.code);
-	}
-	if (remote_connect(&r, a.path, &not_live, &e)) {
-		remote_close(&r);
-		if (not_live) {
-			print_not_live(&a);
-			return 3;
-		}
-		print_error(e.msg);
-		return 1;
+		return not_live ? 3 : err_exit_status(e.code);
 	}
 	/* An sql statement may run up to its 30 s limit: wait longer. */
 	if (p->kind && !strcmp(p->kind, "sql") && r.timeout_ms < SQL_READ_TIMEOUT_MS)
@@ -75,15 +49,14 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 	buf_init(&frames, 0);
 	buf_init(&out, 0);
 	query_params_to_json(p, &params);
-	remote_frame_request(&r, &frames, "hello",
-	                     "{\"protocol\":1,\"client\":\"dsight/" DSIGHT_VERSION "\"}");
-	remote_frame_request(&r, &frames, "query", params.data);
+	rpc_client_frame_hello(&r, &frames, "dsight/" DSIGHT_VERSION);
+	rpc_client_frame(&r, &frames, RPC_QUERY, params.data);
 	if (params.failed) {
 		print_error("The query parameters are larger than the 1 MiB request limit");
 		status = 2;
 		goto done;
 	}
-	if (remote_send_raw(&r, &frames, &e) || remote_recv(&r, &resp, &e)) {
+	if (rpc_client_send_raw(&r, &frames, &e) || rpc_client_recv(&r, &resp, &e)) {
 		print_error(e.msg);
 		goto done;
 	}
@@ -91,7 +64,7 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 		print_error(resp.message);
 		goto done;
 	}
-	if (remote_recv(&r, &resp, &e)) {
+	if (rpc_client_recv(&r, &resp, &e)) {
 		print_error(e.msg);
 		goto done;
 	}
@@ -123,6 +96,6 @@ done:
 	buf_free(&params);
 	buf_free(&frames);
 	buf_free(&out);
-	remote_close(&r);
+	rpc_client_close(&r);
 	return status;
 }

@@ -156,7 +156,8 @@ int lifetime_start(uv_loop_t *loop, int64_t idle_ms, int mode, pid_t owner,
 	lt->mode = mode;
 	lt->fn = fn;
 	lt->ctx = ctx;
-	uv_update_time(loop);
+	/* the loop's time as the caller set it: the same instant as the
+	 * server's start (status: idle_s == uptime_s until a query) */
 	lt->last_end = lt->orphaned_at = uv_now(loop);
 	uv_timer_init(loop, &lt->timer);
 	lt->timer.data = lt;
@@ -201,7 +202,7 @@ uint64_t lifetime_idle_ms(const struct lifetime *lt)
 {
 	if (lt->active > 0)
 		return 0;
-	uv_loop_t *loop = lt->timer.loop;
-	uv_update_time(loop);
-	return uv_now(loop) - lt->last_end;
+	/* the loop's time as the caller read it (status: one instant for
+	 * uptime_s and idle_s) */
+	return uv_now(lt->timer.loop) - lt->last_end;
 }

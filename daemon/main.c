@@ -11,10 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
@@ -187,67 +184,6 @@ static void put_shell(struct buf *b, const char *v)
 	buf_putc(b, '\'');
 }
 
-static int take_lock(struct daemon *d, const char *shown, int *busy, struct err *e)
-{
-	*busy = 0;
-	for (int attempt = 0; attempt < 5; attempt++) {
-		struct stat a, b;
-		int fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0)
-			return err_sys(e, ERR_DATA, "Cannot open the lock file %s", d->lock_path);
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			*busy = errno == EWOULDBLOCK;
-			close(fd);
-			if (*busy)
-				return err_set(e, ERR_DATA,
-				               "A live session already holds %s. Pick another --name/--path or stop it with: dsight ctl kill-server %s",
-				               shown, shown);
-			return err_sys(e, ERR_DATA, "Cannot lock %s", d->lock_path);
-		}
-		/* The previous holder may have unlinked the file meanwhile. */
-		if (fstat(fd, &a) == 0 && stat(d->lock_path, &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-			d->lock_fd = fd;
-			return 0;
-		}
-		close(fd);
-	}
-	return err_set(e, ERR_DATA, "Cannot settle the lock file %s (it keeps being replaced)", d->lock_path);
-}
-
-static int bind_socket(struct daemon *d, struct err *e)
-{
-	struct sockaddr_un sa;
-	struct stat st;
-	mode_t old;
-	int fd;
-
-	if (lstat(d->socket_path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return err_set(e, ERR_USAGE,
-			               "%s exists and is not a socket; remove it or choose another --path",
-			               d->socket_path);
-		if (unlink(d->socket_path) != 0)
-			return err_sys(e, ERR_DATA, "Cannot remove the stale socket %s", d->socket_path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return err_sys(e, ERR_DATA, "Cannot create a socket");
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, d->socket_path, strlen(d->socket_path) + 1);
-	old = umask(0177);
-	int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
-	umask(old);
-	if (rc != 0 || listen(fd, 128) != 0) {
-		err_sys(e, ERR_DATA, "Cannot bind %s", d->socket_path);
-		close(fd);
-		return ERR_DATA;
-	}
-	d->listen_fd = fd;
-	return 0;
-}
-
 static void on_stopped(void *ctx, const char *why)
 {
 	struct daemon *d = ctx;
@@ -284,19 +220,9 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	struct tm tm;
 
 	if (d->o.path) {
-		if (address_check_path(d->o.path, e))
+		/* report (and use) the absolute path when it fits */
+		if (address_explicit_path(d->o.path, d->socket_path, e))
 			return e->code;
-		snprintf(d->socket_path, sizeof d->socket_path, "%s", d->o.path);
-		if (d->o.path[0] != '/') {
-			/* report (and use) the absolute path when it fits */
-			char cwd[4096];
-			if (getcwd(cwd, sizeof cwd) &&
-			    strlen(cwd) + 1 + strlen(d->o.path) < sizeof d->socket_path) {
-				memcpy(d->socket_path, cwd, strlen(cwd));
-				d->socket_path[strlen(cwd)] = '/';
-				memcpy(d->socket_path + strlen(cwd) + 1, d->o.path, strlen(d->o.path) + 1);
-			}
-		}
 		if (d->o.name)
 			snprintf(d->name, sizeof d->name, "%s", d->o.name);
 		else
@@ -312,7 +238,7 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 		snprintf(d->socket_path, sizeof d->socket_path, "%s", a.path);
 		shown = d->name;
 	}
-	snprintf(d->lock_path, sizeof d->lock_path, "%s.lock", d->socket_path);
+	address_lock_path(d->socket_path, d->lock_path, sizeof d->lock_path);
 
 	/* 1. the report first: a live socket always means a usable session */
 	if (session_open(d->o.report, &d->sess, e))
@@ -320,7 +246,7 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	/* 2. one server per name (a generated name that is taken: pick another) */
 	for (int tries = 0;; tries++) {
 		int busy;
-		if (take_lock(d, shown, &busy, e) == 0)
+		if (address_lock(d->socket_path, shown, &d->lock_fd, &busy, e) == 0)
 			break;
 		if (!busy || d->o.name || d->o.path || tries >= 16)
 			return e->code;
@@ -328,22 +254,22 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 		if (address_resolve(d->name, 1, &a, e))
 			return e->code;
 		snprintf(d->socket_path, sizeof d->socket_path, "%s", a.path);
-		snprintf(d->lock_path, sizeof d->lock_path, "%s.lock", d->socket_path);
+		address_lock_path(d->socket_path, d->lock_path, sizeof d->lock_path);
 		shown = d->name;
 	}
+	/* 3. stale socket, bind 0600, listen; from here a failure removes
+	 * what this start created (see fail_cleanup) */
+	if (address_bind(d->socket_path, 128, &d->listen_fd, e))
+		return e->code;
+	/* the log only once the name is ours: a failed start leaves the
+	 * previous server's log alone */
 	if (d->o.log || d->o.daemonize) {
 		if (d->o.log)
 			snprintf(d->log_path, sizeof d->log_path, "%s", d->o.log);
 		else
 			snprintf(d->log_path, sizeof d->log_path, "%s.log", d->socket_path);
-		d->log_fd = open(d->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-		if (d->log_fd < 0)
-			return err_sys(e, ERR_DATA, "Cannot open the log file %s", d->log_path);
-	}
-	/* 3. stale socket, bind 0600, listen */
-	if (bind_socket(d, e)) {
-		unlink(d->lock_path); /* ours (held): a failed start leaves no file */
-		return e->code;
+		if (address_open_beside(d->log_path, 1, &d->log_fd, e))
+			return e->code;
 	}
 
 	if (uv_loop_init(&d->loop) != 0)
@@ -409,6 +335,17 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 		                   : "counted from the last query");
 	}
 	return 0;
+}
+
+/* A failed start removes the socket it bound and the lock it took (both
+ * while still holding the lock), so that nothing is left behind. */
+static void fail_cleanup(struct daemon *d)
+{
+	if (d->lock_fd < 0)
+		return;
+	if (d->listen_fd >= 0 || d->srv)
+		unlink(d->socket_path);
+	unlink(d->lock_path);
 }
 
 /* The parent of --daemonize: relays the child's record or error. */
@@ -520,6 +457,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "dsightd: %s\n", e.msg);
 		}
 		rc = err_exit_status(e.code);
+		fail_cleanup(&d);
 		if (d.loop_ready) {
 			/* let whatever handles were created close */
 			lifetime_close(d.lt);

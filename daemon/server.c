@@ -1,11 +1,11 @@
-/* server: listener, connections, dispatch, write queues (see server.h). */
+/* server: listener, connections, framing, replies (see server.h). */
 #include "server.h"
+#include "dispatch.h"
 #include "frame.h"
-#include "base/jsonout.h"
-#include "base/utf8.h"
 #include "rpc.h"
-#include "status.h"
 
+#include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,55 +14,53 @@
 #include <unistd.h>
 
 #define READ_CHUNK 65536
-#define MAX_PENDING 32                   /* requests per connection before reading pauses */
-#define PAUSE_BYTES ((size_t)8 << 20)    /* unsent bytes before reading pauses */
-#define DROP_BYTES ((size_t)96 << 20)    /* unsent bytes before the client is dropped */
-#define STOP_GRACE_MS 5000               /* flushing time granted on stop */
-#define TIMES STATUS_TIMES
+#define MAX_CONNS 1024                  /* connections served at once */
+#define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection's frames stay unread */
+#define DROP_BYTES ((size_t)96 << 20)   /* unsent bytes: no query starts at or above; a reply beyond drops */
+#define DECODE_BATCH 32                 /* frames of one connection decoded per turn of the loop */
+#define ACCEPT_BATCH 16                 /* connections accepted per turn of the loop */
+#define STALL_MS 20000                  /* unsent replies and nothing read for this long: dropped */
+#define STOP_STALL_MS 5000              /* the same while stopping */
+#define STOP_RUN_MS 10000               /* a stop fails the queries not started after this */
+#define STOP_MAX_MS 300000              /* and closes whatever is left after this */
+#define TICK_MS 1000
+#define TRIM_BYTES ((size_t)1 << 20)    /* freed bytes worth returning to the system */
 
 /* One request's place in its connection's response order. */
-struct slot {
-	struct slot *next;
+struct server_reply {
+	struct server_reply *next;
+	struct server_conn *c;
 	int done;
 	int discard;      /* a notification: no reply is sent */
 	int close_after;  /* close the connection once this is written */
 	struct buf out;   /* the framed response */
 };
 
-struct conn {
+struct server_conn {
 	uv_pipe_t pipe;
 	uv_shutdown_t shut;
 	struct server *srv;
-	struct conn *prev, *next;
+	struct server_conn *prev, *next;
 	struct frame_reader fr;
-	struct slot *head, *tail;
-	int npending;     /* slots not yet handed to uv_write */
-	size_t queued;    /* bytes of done slots and writes in flight */
-	int refs;         /* the handle + works in flight */
+	struct dispatch_queue *q;
+	struct server_reply *head, *tail;
+	int npending;     /* replies not yet handed to uv_write */
+	size_t queued;    /* bytes of done replies and writes in flight */
+	int writes;       /* writes in flight */
+	int refs;         /* the handle + requests in flight */
 	int reading;
 	int no_more;      /* reading is over; close once drained */
 	int shutting;     /* uv_shutdown issued */
 	int closing;      /* uv_close issued */
-	char rbuf[READ_CHUNK];
-};
-
-struct work {
-	uv_work_t req;
-	struct work *next;    /* in the list waiting for a reload */
-	struct conn *c;
-	struct slot *slot;
-	struct rpc_request rq;
-	struct query_params p;
-	struct session_gen *g;
-	uint64_t t0;
-	int sql;              /* an sql query: runs in the sql lane */
-	int in_lane;          /* it holds the sql lane */
-	struct work *lane_next; /* in the list waiting for the sql lane */
+	char *rbuf;       /* allocated while a read is being decoded */
+	size_t rpos, rlen;
+	uint64_t progress_ms; /* last time the client took some bytes */
+	size_t last_wq;
 };
 
 struct wreq {
 	uv_write_t req;
-	struct conn *c;
+	struct server_conn *c;
 	char *data;
 	size_t len;
 };
@@ -70,33 +68,25 @@ struct wreq {
 struct server {
 	uv_loop_t *loop;
 	uv_pipe_t listener;
-	uv_timer_t grace;
+	uv_timer_t tick;
+	uv_idle_t resume;   /* decodes left-over frames on the next turn */
+	uv_check_t turn;    /* after each poll: the accept budget is renewed */
+	int accepted;       /* connections accepted this turn */
+	int accept_deferred; /* one waits in libuv, not accepted yet */
+	int timers_closing;
 	struct server_info info;
-	struct session *sess;
-	struct lifetime *lt;
+	struct dispatch *d;
 	server_stopped_fn stopped;
 	void *ctx;
-	struct conn *conns;
+	struct server_conn *conns;
 	int nconns;
-	int works;
-	int handles_open;   /* listener + grace timer */
-	uint64_t queries;
+	int handles_open;   /* listener + tick timer + resume + turn */
 	int stopping, done;
-	/* generation reload, off the loop; queries wait for it in order */
-	int reloading;
-	uv_work_t reload_req;
-	struct session_gen *reload_gen;
-	int reload_rc;
-	struct err reload_err;
-	struct work *waiting, *waiting_tail;
-	/* the sql lane: at most one sql query on the work queue at a time, so
-	 * long statements never hold the threads other queries need */
-	int sql_running;
-	struct work *sql_waiting, *sql_waiting_tail;
+	int stop_failed;    /* the queries not started were failed */
+	uint64_t stop_ms;
+	uint64_t refused_ms;
+	size_t freed;       /* bytes freed since the last malloc_trim */
 	char why[128];
-	uint32_t times[TIMES];
-	size_t ntimes;
-	uint32_t last_us;
 };
 
 static void logf_(struct server *srv, const char *fmt, ...)
@@ -114,25 +104,42 @@ static void logf_(struct server *srv, const char *fmt, ...)
 }
 
 static void check_stopped(struct server *srv);
-static void queue_query(struct server *srv, struct work *w);
-static void flush(struct conn *c);
+static void flush(struct server_conn *c);
+static void backpressure(struct server_conn *c);
 
 /* ---- connection teardown ---- */
 
-static void conn_free(struct conn *c)
+static void drop_rbuf(struct server_conn *c)
 {
-	struct slot *s = c->head;
+	if (c->rbuf) {
+		free(c->rbuf);
+		c->srv->freed += READ_CHUNK;
+	}
+	c->rbuf = NULL;
+	c->rpos = c->rlen = 0;
+}
+
+static void conn_free(struct server_conn *c)
+{
+	struct server_reply *s = c->head;
 	while (s) {
-		struct slot *n = s->next;
+		struct server_reply *n = s->next;
+		c->srv->freed += s->out.cap;
 		buf_free(&s->out);
 		free(s);
 		s = n;
 	}
 	frame_reader_free(&c->fr);
+	drop_rbuf(c);
 	free(c);
 }
 
-static void conn_unref(struct conn *c)
+void server_conn_ref(struct server_conn *c)
+{
+	c->refs++;
+}
+
+void server_conn_unref(struct server_conn *c)
 {
 	if (--c->refs == 0) {
 		struct server *srv = c->srv;
@@ -143,10 +150,10 @@ static void conn_unref(struct conn *c)
 
 static void on_closed(uv_handle_t *h)
 {
-	conn_unref(h->data);
+	server_conn_unref(h->data);
 }
 
-static void conn_close(struct conn *c)
+static void conn_close(struct server_conn *c)
 {
 	struct server *srv = c->srv;
 	if (c->closing)
@@ -159,6 +166,10 @@ static void conn_close(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	srv->nconns--;
+	if (c->q)
+		dispatch_queue_close(c->q); /* its waiting queries are cancelled */
+	c->q = NULL;
+	drop_rbuf(c);
 	uv_close((uv_handle_t *)&c->pipe, on_closed);
 }
 
@@ -169,7 +180,7 @@ static void on_shutdown(uv_shutdown_t *req, int status)
 }
 
 /* Closes after every queued write went out. */
-static void conn_finish(struct conn *c)
+static void conn_finish(struct server_conn *c)
 {
 	if (c->shutting || c->closing)
 		return;
@@ -183,13 +194,45 @@ static void conn_finish(struct conn *c)
 		conn_close(c);
 }
 
-/* ---- responses ---- */
-
-static struct slot *slot_new(struct conn *c)
+/* 1 when c has unsent replies and its client took nothing for limit ms. */
+static int stalled(struct server_conn *c, uint64_t now, uint64_t limit)
 {
-	struct slot *s = calloc(1, sizeof *s);
-	if (!s)
+	size_t wq = uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
+	if (c->writes == 0) {
+		c->progress_ms = now;
+		c->last_wq = 0;
+		return 0;
+	}
+	if (wq < c->last_wq)
+		c->progress_ms = now;
+	c->last_wq = wq;
+	return now - c->progress_ms > limit;
+}
+
+static void drop_if_stalled(struct server_conn *c, uint64_t now)
+{
+	struct server *srv = c->srv;
+	if (c->closing || !stalled(c, now, srv->stopping ? STOP_STALL_MS : STALL_MS))
+		return;
+	logf_(srv, "dropping a client that does not read its responses (%zu bytes unsent)", c->queued);
+	conn_close(c);
+}
+
+/* ---- replies ---- */
+
+int server_connections(const struct server *srv)
+{
+	return srv->nconns;
+}
+
+struct server_reply *server_reply_new(struct server_conn *c)
+{
+	struct server_reply *s = calloc(1, sizeof *s);
+	if (!s) {
+		conn_close(c);
 		return NULL;
+	}
+	s->c = c;
 	buf_init(&s->out, FRAME_RESPONSE_MAX + 4096);
 	if (c->tail)
 		c->tail->next = s;
@@ -200,13 +243,38 @@ static struct slot *slot_new(struct conn *c)
 	return s;
 }
 
-static void slot_done(struct conn *c, struct slot *s)
+struct buf *server_reply_buf(struct server_reply *r)
 {
-	s->done = 1;
-	c->queued += s->out.len;
+	return &r->out;
 }
 
-static void error_into(struct buf *o, const json_t *id, int code, const char *msg)
+void server_reply_flags(struct server_reply *r, int discard, int close_after)
+{
+	r->discard = discard;
+	r->close_after = close_after;
+	if (close_after)
+		r->c->no_more = 1; /* nothing after it is read */
+}
+
+void server_reply_done(struct server_conn *c, struct server_reply *r)
+{
+	r->done = 1;
+	c->queued += r->out.len;
+	if (c->closing)
+		return;
+	flush(c);
+	if (!c->closing && c->queued > DROP_BYTES) {
+		logf_(c->srv, "dropping a client that does not read its responses (%zu bytes unsent)",
+		      c->queued);
+		conn_close(c);
+		return;
+	}
+	if (!c->closing)
+		drop_if_stalled(c, uv_now(c->srv->loop));
+}
+
+void server_error_frame(struct buf *o, const json_t *id, int code,
+                        const char *msg)
 {
 	size_t off;
 	buf_reset(o);
@@ -215,22 +283,35 @@ static void error_into(struct buf *o, const json_t *id, int code, const char *ms
 	frame_end(o, off, FRAME_RESPONSE_MAX);
 }
 
-static void reply_error(struct conn *c, const json_t *id, int code, const char *msg)
+void server_reply_error(struct server_conn *c, const json_t *id, int code,
+                        const char *msg)
 {
-	struct slot *s = slot_new(c);
-	if (!s) {
-		conn_close(c);
+	struct server_reply *s = server_reply_new(c);
+	if (!s)
 		return;
-	}
-	error_into(&s->out, id, code, msg);
-	slot_done(c, s);
+	server_error_frame(&s->out, id, code, msg);
+	server_reply_done(c, s);
+}
+
+int server_conn_ready(const struct server_conn *c)
+{
+	return !c->closing && c->queued < DROP_BYTES;
+}
+
+void server_work_done(struct server *srv)
+{
+	check_stopped(srv);
 }
 
 static void on_written(uv_write_t *req, int status)
 {
 	struct wreq *w = (struct wreq *)req;
-	struct conn *c = w->c;
+	struct server_conn *c = w->c;
+	struct server *srv = c->srv;
 	c->queued -= w->len;
+	c->writes--;
+	c->progress_ms = uv_now(srv->loop);
+	srv->freed += w->len;
 	free(w->data);
 	free(w);
 	if (status < 0) {
@@ -238,14 +319,13 @@ static void on_written(uv_write_t *req, int status)
 		return;
 	}
 	flush(c);
+	dispatch_kick(srv->d); /* room again for its waiting queries */
 }
 
-static void backpressure(struct conn *c);
-
-static void flush(struct conn *c)
+static void flush(struct server_conn *c)
 {
 	while (!c->closing && c->head && c->head->done) {
-		struct slot *s = c->head;
+		struct server_reply *s = c->head;
 		c->head = s->next;
 		if (!c->head)
 			c->tail = NULL;
@@ -268,9 +348,12 @@ static void flush(struct conn *c)
 		w->c = c;
 		w->data = buf_detach(&s->out, &w->len);
 		free(s);
+		if (c->writes++ == 0)
+			c->progress_ms = uv_now(c->srv->loop);
 		uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
 		if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, on_written) != 0) {
 			c->queued -= w->len;
+			c->writes--;
 			free(w->data);
 			free(w);
 			conn_close(c);
@@ -285,314 +368,71 @@ static void flush(struct conn *c)
 		backpressure(c);
 }
 
-/* ---- requests ---- */
-
-static void work_run(uv_work_t *req)
-{
-	struct work *w = req->data;
-	struct buf *o = &w->slot->out;
-	struct err e;
-	size_t off;
-	int rc;
-
-	err_clear(&e);
-	off = frame_begin(o);
-	rpc_result_open(o, w->rq.id);
-	buf_puts(o, "{\"generation\":");
-	jsonout_cstr(o, session_gen_id(w->g));
-	buf_puts(o, ",\"data\":");
-	rc = session_gen_query(w->g, &w->p, o, &e);
-	if (rc == 0) {
-		buf_putc(o, '}');
-		rpc_result_close(o);
-		rc = frame_end(o, off, FRAME_RESPONSE_MAX);
-		if (rc)
-			err_set(&e, rc, "Out of memory");
-	}
-	if (rc == 0)
-		return;
-	if (rc == ERR_LIMIT || o->failed == ERR_LIMIT)
-		error_into(o, w->rq.id, RPC_TOO_LARGE,
-		           "The response exceeds the 64 MiB limit; narrow the query "
-		           "(a smaller --limit, a shorter --from/--to window, or more filters)");
-	else
-		error_into(o, w->rq.id, rpc_code_for_err(rc), e.msg);
-}
-
-static void work_done(uv_work_t *req, int status)
-{
-	struct work *w = req->data;
-	struct conn *c = w->c;
-	struct server *srv = c->srv;
-	uint64_t us = (uv_hrtime() - w->t0) / 1000;
-
-	(void)status;
-	if (w->in_lane) {
-		struct work *next = srv->sql_waiting;
-		srv->sql_running = 0;
-		if (next) {
-			srv->sql_waiting = next->lane_next;
-			if (!srv->sql_waiting)
-				srv->sql_waiting_tail = NULL;
-			queue_query(srv, next);
-		}
-	}
-	srv->last_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
-	srv->times[srv->ntimes++ % TIMES] = srv->last_us;
-	slot_done(c, w->slot);
-	session_release(w->g);
-	query_params_free(&w->p);
-	rpc_request_free(&w->rq);
-	free(w);
-	srv->works--;
-	lifetime_request_end(srv->lt);
-	if (!c->closing) {
-		flush(c);
-		if (!c->closing && c->queued > DROP_BYTES) {
-			logf_(srv, "dropping a client that does not read its responses");
-			conn_close(c);
-		}
-	}
-	conn_unref(c);
-}
-
-/* Hands a query to the work queue with the current generation; an sql
- * query waits for the sql lane first. */
-static void queue_query(struct server *srv, struct work *w)
-{
-	if (w->sql && !w->in_lane) {
-		if (srv->sql_running) {
-			w->lane_next = NULL;
-			if (srv->sql_waiting_tail)
-				srv->sql_waiting_tail->lane_next = w;
-			else
-				srv->sql_waiting = w;
-			srv->sql_waiting_tail = w;
-			return;
-		}
-		srv->sql_running = 1;
-		w->in_lane = 1;
-	}
-	w->g = session_acquire(srv->sess);
-	if (uv_queue_work(srv->loop, &w->req, work_run, work_done) != 0) {
-		error_into(&w->slot->out, w->rq.id, RPC_INTERNAL_ERROR, "Cannot queue the query");
-		work_done(&w->req, 0);
-	}
-}
-
-static void reload_run(uv_work_t *req)
-{
-	struct server *srv = req->data;
-	err_clear(&srv->reload_err);
-	srv->reload_rc = session_load(srv->sess, &srv->reload_gen, &srv->reload_err);
-}
-
-/* Swaps the new generation in (or reports why not) and releases the
- * queries that waited for it, in their order. */
-static void reload_done(uv_work_t *req, int status)
-{
-	struct server *srv = req->data;
-	struct work *w = srv->waiting;
-
-	(void)status;
-	srv->reloading = 0;
-	srv->works--;
-	if (srv->reload_rc == 0) {
-		session_install(srv->sess, srv->reload_gen);
-		logf_(srv, "report rebuilt: now serving generation %s", session_generation(srv->sess));
-	} else {
-		logf_(srv, "%s", srv->reload_err.msg);
-	}
-	srv->reload_gen = NULL;
-	srv->waiting = srv->waiting_tail = NULL;
-	while (w) {
-		struct work *next = w->next;
-		if (srv->reload_rc == 0) {
-			queue_query(srv, w);
-		} else {
-			error_into(&w->slot->out, w->rq.id, RPC_GENERATION_ERROR, srv->reload_err.msg);
-			work_done(&w->req, 0);
-		}
-		w = next;
-	}
-	check_stopped(srv);
-}
-
-/* Starts opening the report's new generation unless that is under way. */
-static void start_reload(struct server *srv)
-{
-	if (srv->reloading)
-		return;
-	srv->reloading = 1;
-	srv->works++;
-	srv->reload_req.data = srv;
-	if (uv_queue_work(srv->loop, &srv->reload_req, reload_run, reload_done) != 0) {
-		srv->reload_rc = err_set(&srv->reload_err, ERR_DATA, "Cannot queue the report reload");
-		reload_done(&srv->reload_req, 0);
-	}
-}
-
-static void start_query(struct conn *c, struct rpc_request *rq)
-{
-	struct server *srv = c->srv;
-	struct err e;
-	struct work *w;
-
-	err_clear(&e);
-	if (rq->params && !json_is_object(rq->params)) {
-		reply_error(c, rq->id, RPC_INVALID_PARAMS, "params must be an object");
-		return;
-	}
-	w = calloc(1, sizeof *w);
-	if (!w) {
-		reply_error(c, rq->id, RPC_INTERNAL_ERROR, "Out of memory");
-		return;
-	}
-	query_params_init(&w->p);
-	if (rq->params && query_params_from_json(rq->params, &w->p, &e)) {
-		reply_error(c, rq->id, rpc_code_for_err(e.code), e.msg);
-		query_params_free(&w->p);
-		free(w);
-		return;
-	}
-	w->slot = slot_new(c);
-	if (!w->slot) {
-		query_params_free(&w->p);
-		free(w);
-		conn_close(c);
-		return;
-	}
-	if (!rq->id)
-		w->slot->discard = 1;
-	w->rq = *rq;          /* takes the tree: strings of p point into it */
-	memset(rq, 0, sizeof *rq);
-	w->c = c;
-	w->sql = w->p.kind && !strcmp(w->p.kind, "sql");
-	w->t0 = uv_hrtime();
-	w->req.data = w;
-	c->refs++;
-	srv->works++;
-	srv->queries++;
-	lifetime_request_begin(srv->lt);
-	if (srv->reloading || session_changed(srv->sess)) {
-		/* The report was rebuilt: answer from the new generation. */
-		if (srv->waiting_tail)
-			srv->waiting_tail->next = w;
-		else
-			srv->waiting = w;
-		srv->waiting_tail = w;
-		start_reload(srv);
-		return;
-	}
-	queue_query(srv, w);
-}
-
-static void handle_frame(struct conn *c, const char *msg, size_t len)
-{
-	struct server *srv = c->srv;
-	struct rpc_request rq;
-	struct err e;
-	struct slot *s;
-	int code;
-
-	err_clear(&e);
-	code = rpc_parse_request(msg, len, &rq, &e);
-	if (code) {
-		reply_error(c, rq.id, code, e.msg);
-		rpc_request_free(&rq);
-		return;
-	}
-	if (!strcmp(rq.method, "query")) {
-		start_query(c, &rq);
-		rpc_request_free(&rq);
-		return;
-	}
-	if (!strcmp(rq.method, "hello")) {
-		json_t *pv = rq.params ? json_object_get(rq.params, "protocol") : NULL;
-		if (pv && !(json_is_integer(pv) && json_integer_value(pv) == RPC_PROTOCOL)) {
-			char m[160];
-			if (json_is_integer(pv))
-				snprintf(m, sizeof m, "Unsupported protocol %lld: this server speaks protocol %d",
-				         (long long)json_integer_value(pv), RPC_PROTOCOL);
-			else
-				snprintf(m, sizeof m, "Unsupported protocol: this server speaks protocol %d",
-				         RPC_PROTOCOL);
-			reply_error(c, rq.id, RPC_INVALID_REQUEST, m);
-			if (c->tail)
-				c->tail->close_after = 1;
-			c->no_more = 1;
-			rpc_request_free(&rq);
-			return;
-		}
-	} else if (strcmp(rq.method, "status") && strcmp(rq.method, "shutdown")) {
-		char m[160];
-		snprintf(m, sizeof m, "Unknown method '%.*s'; use hello, query, status or shutdown",
-		         (int)utf8_cut(rq.method, strlen(rq.method), 100), rq.method);
-		reply_error(c, rq.id, RPC_METHOD_NOT_FOUND, m);
-		rpc_request_free(&rq);
-		return;
-	}
-	if (strcmp(rq.method, "shutdown") && session_changed(srv->sess))
-		start_reload(srv); /* hello/status answer at once, from the current one */
-	s = slot_new(c);
-	if (!s) {
-		rpc_request_free(&rq);
-		conn_close(c);
-		return;
-	}
-	if (!rq.id)
-		s->discard = 1;
-	size_t off = frame_begin(&s->out);
-	rpc_result_open(&s->out, rq.id);
-	if (!strcmp(rq.method, "hello")) {
-		status_hello(&s->out, &srv->info, srv->sess);
-	} else if (!strcmp(rq.method, "status")) {
-		struct status_input in;
-		uv_update_time(srv->loop);
-		in.info = &srv->info;
-		in.sess = srv->sess;
-		in.lt = srv->lt;
-		in.now_ms = uv_now(srv->loop);
-		in.queries = srv->queries;
-		in.connections = srv->nconns;
-		in.times = srv->times;
-		in.ntimes = srv->ntimes < TIMES ? srv->ntimes : TIMES;
-		in.last_us = srv->last_us;
-		status_write(&s->out, &in);
-	} else {
-		buf_puts(&s->out, "{\"stopping\":true,\"pid\":");
-		jsonout_int(&s->out, getpid());
-		buf_putc(&s->out, '}');
-	}
-	rpc_result_close(&s->out);
-	if (frame_end(&s->out, off, FRAME_RESPONSE_MAX))
-		error_into(&s->out, rq.id, RPC_INTERNAL_ERROR, "Out of memory");
-	slot_done(c, s);
-	if (!strcmp(rq.method, "shutdown"))
-		server_stop(srv, "kill-server");
-	rpc_request_free(&rq);
-}
-
 /* ---- reading ---- */
+
+static int over_cap(const struct server_conn *c)
+{
+	return c->npending >= SERVER_MAX_PENDING || c->queued >= QUEUE_CAP;
+}
+
+/* Decodes the frames of the read buffer while the connection is under its
+ * caps; what is left waits there (and reading pauses) until replies go. */
+static void decode(struct server_conn *c)
+{
+	int budget = DECODE_BATCH;
+	while (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c) &&
+	       budget-- > 0) {
+		const char *p = c->rbuf + c->rpos;
+		size_t len = c->rlen - c->rpos;
+		char *msg = NULL;
+		size_t mlen = 0;
+		struct err e;
+		int rc;
+		err_clear(&e);
+		rc = frame_reader_feed(&c->fr, &p, &len, &msg, &mlen, &e);
+		c->rpos = c->rlen - len;
+		if (rc == FRAME_MORE)
+			break;
+		if (rc != FRAME_DONE) {
+			struct server_reply *s = server_reply_new(c);
+			if (!s)
+				return;
+			server_reply_flags(s, 0, 1);
+			server_error_frame(&s->out, NULL, RPC_INVALID_REQUEST, e.msg);
+			server_reply_done(c, s);
+			break;
+		}
+		dispatch_frame(c->q, msg, mlen);
+		free(msg);
+	}
+	if (c->closing)
+		return;
+	if (c->rpos >= c->rlen || c->no_more)
+		drop_rbuf(c);
+	flush(c);
+}
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 {
-	struct conn *c = h->data;
+	struct server_conn *c = h->data;
 	(void)hint;
-	*b = uv_buf_init(c->rbuf, sizeof c->rbuf);
+	if (!c->rbuf)
+		c->rbuf = malloc(READ_CHUNK);
+	c->rpos = c->rlen = 0;
+	*b = uv_buf_init(c->rbuf, c->rbuf ? READ_CHUNK : 0);
 }
 
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 {
-	struct conn *c = st->data;
-	const char *p = b->base;
-	size_t len = n > 0 ? (size_t)n : 0;
+	struct server_conn *c = st->data;
 
+	(void)b;
 	if (n == UV_EOF) {
 		/* Half-closed: answer what was asked, then close. */
 		c->no_more = 1;
 		uv_read_stop(st);
 		c->reading = 0;
+		drop_rbuf(c);
 		flush(c);
 		return;
 	}
@@ -600,35 +440,42 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		conn_close(c);
 		return;
 	}
-	while (len > 0 && !c->no_more && !c->closing) {
-		char *msg = NULL;
-		size_t mlen = 0;
-		struct err e;
-		int rc;
-		err_clear(&e);
-		rc = frame_reader_feed(&c->fr, &p, &len, &msg, &mlen, &e);
-		if (rc == FRAME_MORE)
-			break;
-		if (rc != FRAME_DONE) {
-			reply_error(c, NULL, RPC_INVALID_REQUEST, e.msg);
-			if (c->tail)
-				c->tail->close_after = 1;
-			c->no_more = 1;
-			break;
-		}
-		handle_frame(c, msg, mlen);
-		free(msg);
+	if (n == 0) {
+		drop_rbuf(c);
+		return;
 	}
-	if (!c->closing)
-		flush(c);
+	c->rpos = 0;
+	c->rlen = (size_t)n;
+	decode(c);
 }
 
-static void backpressure(struct conn *c)
+/* Next turn of the loop: one batch of left-over frames of each connection
+ * that may take more, so that no connection keeps the loop to itself. */
+static void on_resume(uv_idle_t *h)
 {
-	int over = c->npending >= MAX_PENDING || c->queued >= PAUSE_BYTES;
+	struct server *srv = h->data;
+	int more = 0;
+	for (struct server_conn *c = srv->conns, *n; c; c = n) {
+		n = c->next;
+		/* decode(c) may close c (unlinking it), never its neighbour */
+		if (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c)) {
+			decode(c);
+			more |= !c->closing && c->rpos < c->rlen && !over_cap(c);
+		}
+	}
+	if (!more)
+		uv_idle_stop(h);
+}
+
+static void backpressure(struct server_conn *c)
+{
 	if (c->closing || c->shutting)
 		return;
-	if (c->no_more || over) {
+	if (!c->no_more && !over_cap(c) && c->rpos < c->rlen) {
+		/* frames left over from an earlier read come first, next turn */
+		uv_idle_start(&c->srv->resume, on_resume);
+	}
+	if (c->no_more || over_cap(c) || c->rpos < c->rlen) {
 		if (c->reading) {
 			uv_read_stop((uv_stream_t *)&c->pipe);
 			c->reading = 0;
@@ -641,16 +488,32 @@ static void backpressure(struct conn *c)
 
 /* ---- accepting ---- */
 
-static void on_connection(uv_stream_t *ls, int status)
+/* The peer's uid; -1 (e filled) when its credentials cannot be read. */
+static int peer_uid(struct server_conn *c, struct ucred *cred, char *why, size_t n)
 {
-	struct server *srv = ls->data;
-	struct conn *c;
-	struct ucred cred;
-	socklen_t clen = sizeof cred;
+	socklen_t clen = sizeof *cred;
 	uv_os_fd_t fd;
+	int rc;
 
-	if (status < 0 || srv->stopping)
-		return;
+	memset(cred, 0, sizeof *cred);
+	if ((rc = uv_fileno((uv_handle_t *)&c->pipe, &fd)) != 0) {
+		snprintf(why, n, "%s", uv_strerror(rc));
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &clen) != 0) {
+		snprintf(why, n, "%s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void accept_one(struct server *srv)
+{
+	uv_stream_t *ls = (uv_stream_t *)&srv->listener;
+	struct server_conn *c;
+	struct ucred cred;
+	char why[128];
+
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return;
@@ -668,15 +531,59 @@ static void on_connection(uv_stream_t *ls, int status)
 		conn_close(c);
 		return;
 	}
-	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
-	    cred.uid != geteuid()) {
+	if (srv->nconns > MAX_CONNS) {
+		uint64_t now = uv_now(srv->loop);
+		if (now - srv->refused_ms >= 1000) {
+			logf_(srv, "refusing connections: %d are open, the limit", MAX_CONNS);
+			srv->refused_ms = now;
+		}
+		conn_close(c);
+		return;
+	}
+	if (peer_uid(c, &cred, why, sizeof why) != 0) {
+		logf_(srv, "refused a connection: cannot read its credentials: %s", why);
+		conn_close(c);
+		return;
+	}
+	if (cred.uid != geteuid()) {
 		logf_(srv, "refused a connection from uid %d (pid %d): this session serves uid %d only",
 		      (int)cred.uid, (int)cred.pid, (int)geteuid());
 		conn_close(c);
 		return;
 	}
+	if (!(c->q = dispatch_queue_new(srv->d, c))) {
+		conn_close(c);
+		return;
+	}
 	backpressure(c);
+}
+
+/* A connection waits.  At most ACCEPT_BATCH are accepted per turn of the
+ * loop: one left unaccepted makes libuv stop watching the listener until
+ * on_turn accepts it, so a connect flood cannot hold the loop. */
+static void on_connection(uv_stream_t *ls, int status)
+{
+	struct server *srv = ls->data;
+
+	if (status < 0 || srv->stopping)
+		return;
+	if (srv->accepted >= ACCEPT_BATCH) {
+		srv->accept_deferred = 1;
+		return;
+	}
+	srv->accepted++;
+	accept_one(srv);
+}
+
+static void on_turn(uv_check_t *h)
+{
+	struct server *srv = h->data;
+	srv->accepted = 0;
+	if (srv->accept_deferred && !srv->stopping) {
+		srv->accept_deferred = 0;
+		srv->accepted++;
+		accept_one(srv); /* uv_accept re-arms the listener */
+	}
 }
 
 /* ---- lifecycle ---- */
@@ -690,15 +597,20 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void check_stopped(struct server *srv)
 {
-	if (!srv->stopping || srv->done || srv->nconns > 0 || srv->works > 0)
+	if (!srv->stopping || srv->done || srv->nconns > 0 || dispatch_busy(srv->d))
 		return;
-	if (srv->handles_open == 2) {
-		/* close the listener first, then the grace timer */
+	if (srv->handles_open == 4) {
+		/* close the listener first, then the timers */
 		return;
 	}
-	if (srv->handles_open == 1 && !uv_is_closing((uv_handle_t *)&srv->grace)) {
-		uv_timer_stop(&srv->grace);
-		uv_close((uv_handle_t *)&srv->grace, on_handle_closed);
+	if (!srv->timers_closing) {
+		srv->timers_closing = 1;
+		uv_timer_stop(&srv->tick);
+		uv_close((uv_handle_t *)&srv->tick, on_handle_closed);
+		uv_idle_stop(&srv->resume);
+		uv_close((uv_handle_t *)&srv->resume, on_handle_closed);
+		uv_check_stop(&srv->turn);
+		uv_close((uv_handle_t *)&srv->turn, on_handle_closed);
 		return;
 	}
 	if (srv->handles_open == 0) {
@@ -707,12 +619,32 @@ static void check_stopped(struct server *srv)
 	}
 }
 
-static void on_grace(uv_timer_t *t)
+/* Every second: drop clients that stopped reading, return freed memory,
+ * and bound the time a stop may take. */
+static void on_tick(uv_timer_t *t)
 {
 	struct server *srv = t->data;
-	logf_(srv, "stopping: closing %d connection(s) that did not drain in time", srv->nconns);
-	while (srv->conns)
-		conn_close(srv->conns);
+	uint64_t now = uv_now(srv->loop);
+
+	for (struct server_conn *c = srv->conns, *n; c; c = n) {
+		n = c->next;
+		drop_if_stalled(c, now);
+	}
+	if (srv->stopping && !srv->stop_failed && now - srv->stop_ms >= STOP_RUN_MS) {
+		/* the queries still waiting get an error frame, not a cut one */
+		srv->stop_failed = 1;
+		dispatch_fail_waiting(srv->d);
+	}
+	if (srv->stopping && srv->conns && now - srv->stop_ms >= STOP_MAX_MS) {
+		logf_(srv, "stopping: closing %d connection(s) still being written after %d s",
+		      srv->nconns, STOP_MAX_MS / 1000);
+		while (srv->conns)
+			conn_close(srv->conns);
+	}
+	if (srv->freed >= TRIM_BYTES) {
+		malloc_trim(0);
+		srv->freed = 0;
+	}
 }
 
 int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
@@ -726,25 +658,36 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	srv->loop = loop;
 	srv->info = *info;
-	srv->sess = sess;
-	srv->lt = lt;
 	srv->stopped = stopped;
 	srv->ctx = ctx;
+	if (dispatch_new(loop, srv, &srv->info, sess, lt, &srv->d, e)) {
+		free(srv);
+		return e->code;
+	}
 	uv_pipe_init(loop, &srv->listener, 0);
 	srv->listener.data = srv;
-	uv_timer_init(loop, &srv->grace);
-	srv->grace.data = srv;
-	srv->handles_open = 2;
+	uv_timer_init(loop, &srv->tick);
+	srv->tick.data = srv;
+	uv_idle_init(loop, &srv->resume);
+	srv->resume.data = srv;
+	uv_check_init(loop, &srv->turn);
+	srv->turn.data = srv;
+	srv->handles_open = 4;
 	if ((rc = uv_pipe_open(&srv->listener, listen_fd)) != 0 ||
 	    (rc = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection)) != 0) {
 		err_set(e, ERR_DATA, "Cannot listen: %s", uv_strerror(rc));
 		srv->stopping = 1;
 		srv->done = 1;
+		srv->timers_closing = 1;
 		uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
-		uv_close((uv_handle_t *)&srv->grace, on_handle_closed);
+		uv_close((uv_handle_t *)&srv->tick, on_handle_closed);
+		uv_close((uv_handle_t *)&srv->resume, on_handle_closed);
+		uv_close((uv_handle_t *)&srv->turn, on_handle_closed);
 		*out = srv;
 		return ERR_DATA;
 	}
+	uv_timer_start(&srv->tick, on_tick, TICK_MS, TICK_MS);
+	uv_check_start(&srv->turn, on_turn);
 	*out = srv;
 	return 0;
 }
@@ -754,12 +697,15 @@ void server_stop(struct server *srv, const char *why)
 	if (srv->stopping)
 		return;
 	srv->stopping = 1;
+	srv->stop_ms = uv_now(srv->loop);
 	snprintf(srv->why, sizeof srv->why, "%s", why);
 	uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
-	uv_timer_start(&srv->grace, on_grace, STOP_GRACE_MS, 0);
-	for (struct conn *c = srv->conns, *n; c; c = n) {
+	/* accepted queries finish for clients that read; others are dropped */
+	dispatch_stop(srv->d);
+	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
 		c->no_more = 1;
+		drop_rbuf(c);
 		flush(c);
 	}
 	check_stopped(srv);
@@ -767,5 +713,7 @@ void server_stop(struct server *srv, const char *why)
 
 void server_free(struct server *srv)
 {
+	if (srv)
+		dispatch_free(srv->d);
 	free(srv);
 }

@@ -1,19 +1,27 @@
 /*
- * server: the libuv side of dsightd.
+ * server: the transport of dsightd.
  *
- * Owns the listening socket's handle, the connections (peer-credential
- * check on accept: only the server's own uid), frame decoding, request
- * dispatch (hello, query, status, shutdown), pipelining with responses in
- * request order, per-connection write queues with back-pressure and a cap
- * (a client that stops reading is throttled, then dropped, never stalling
- * others), and the orderly stop: stop accepting, finish in-flight requests,
- * flush, close, then tell the caller.  Queries run on libuv's work queue.
+ * Owns the listening socket's handle, the connections (bounded in number,
+ * 16 accepted per turn of the loop; peer-credential check on accept: only
+ * the server's own uid), frame
+ * decoding with back-pressure (at most SERVER_MAX_PENDING requests of a
+ * connection are decoded ahead of their replies, none while 1 MiB of its
+ * replies is unsent; the rest stays unread, 32 frames per turn of the
+ * loop), read buffers allocated only while a read is being decoded, the
+ * replies in request order with a cap on a connection's unsent bytes (no
+ * query of it starts at 96 MiB; a reply beyond drops it), the dropping of
+ * clients that take nothing for 20 s (checked on every reply and every
+ * second), memory returned to the system (malloc_trim),
+ * and the orderly stop: stop accepting, let accepted replies finish for
+ * clients that keep reading, close, then tell the caller.  What a request
+ * means is dispatch's business (one handler per method).
  */
 #ifndef DSIGHT_SERVER_H
 #define DSIGHT_SERVER_H
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
 #include <uv.h>
 
 #include "base/err.h"
@@ -50,5 +58,39 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 /* Begins the orderly stop (idempotent; the first reason wins). */
 void server_stop(struct server *srv, const char *why);
 void server_free(struct server *srv);
+
+/* ---- services of the transport for dispatch (loop thread only) ---- */
+
+#define SERVER_MAX_PENDING 32  /* replies of a connection not yet written */
+
+struct server_conn;
+struct server_reply;
+
+/* Number of open connections. */
+int server_connections(const struct server *srv);
+/* A new reply slot at the end of c's response order; NULL when out of
+ * memory (c is then closed).  The slot belongs to c. */
+struct server_reply *server_reply_new(struct server_conn *c);
+/* The buffer the framed response is written into. */
+struct buf *server_reply_buf(struct server_reply *r);
+/* discard: a notification, nothing is sent; close_after: c stops reading
+ * and closes once this reply is written. */
+void server_reply_flags(struct server_reply *r, int discard, int close_after);
+/* The reply is complete: it is sent in its turn.  Runs the checks of a
+ * reply (a client that stopped reading is dropped). */
+void server_reply_done(struct server_conn *c, struct server_reply *r);
+/* new + an error frame + done. */
+void server_reply_error(struct server_conn *c, const json_t *id, int code,
+                        const char *msg);
+/* Replaces the contents of o with a framed error response. */
+void server_error_frame(struct buf *o, const json_t *id, int code,
+                        const char *msg);
+/* A reference keeps c's memory (not its socket) alive. */
+void server_conn_ref(struct server_conn *c);
+void server_conn_unref(struct server_conn *c);
+/* Dispatch finished some work: a stop may now complete. */
+void server_work_done(struct server *srv);
+/* 1 when c may start another query: open and under its unsent-bytes cap. */
+int server_conn_ready(const struct server_conn *c);
 
 #endif

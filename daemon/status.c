@@ -1,6 +1,7 @@
 /* status: hello and status result objects (see status.h). */
 #include "status.h"
 #include "base/jsonout.h"
+#include "rpc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,7 @@ void status_write(struct buf *o, const struct status_input *si)
 void status_hello(struct buf *o, const struct server_info *info,
                   const struct session *sess)
 {
-	buf_puts(o, "{\"protocol\":1,\"server\":\"dsightd/" DSIGHT_VERSION "\"");
+	rpc_hello_result_open(o, "dsightd/" DSIGHT_VERSION);
 	put_key(o, "session", 0);
 	jsonout_cstr(o, info->session_name);
 	put_key(o, "pid", 0);

@@ -11,6 +11,14 @@
  * created 0700 and an existing one must be a real directory owned by the
  * user with no group/other bits.  Paths that do not fit sun_path are
  * refused, never truncated.
+ *
+ * It also owns the files of a socket (doc/sessions-protocol.md): the lock
+ * <socket>.lock held for the server's life, the bind (mode 0600; a
+ * leftover socket is removed only when it refuses connections), the
+ * connect with a timeout (a full listen queue is waited for), the reaping
+ * of files left by dead servers, the files created beside a socket
+ * (opened without following symlinks, never another owner's), and the
+ * "No live session" message.
  */
 #ifndef DSIGHT_ADDRESS_H
 #define DSIGHT_ADDRESS_H
@@ -57,5 +65,68 @@ int address_resolve(const char *addr, int create, struct address *a,
 
 /* Checks that path fits sun_path (ERR_USAGE asking for a shorter --path). */
 int address_check_path(const char *path, struct err *e);
+
+/*
+ * An explicit socket path (--path, or an ADDR that is a path) as used:
+ * a relative path is made absolute against the working directory when the
+ * result fits sun_path (else kept as given).  out has ADDRESS_PATH_MAX
+ * bytes.  ERR_USAGE when path itself does not fit.
+ */
+int address_explicit_path(const char *path, char *out, struct err *e);
+
+/* The lock file of a socket: "<sock>.lock" into out (n bytes; truncation
+ * cannot happen with n >= ADDRESS_PATH_MAX + 5). */
+void address_lock_path(const char *sock, char *out, size_t n);
+
+/*
+ * Takes the exclusive lock on <sock>.lock for the caller's life (*fd owned
+ * by the caller; closing it releases the lock).  The file is created 0600
+ * without following a symlink; one owned by another user is refused.  When
+ * another live server holds it, *busy = 1 and e says
+ * "A live session already holds <shown>. ..." (ERR_DATA).
+ */
+int address_lock(const char *sock, const char *shown, int *fd, int *busy,
+                 struct err *e);
+
+/*
+ * Binds and listens at sock (mode 0600).  An existing file there must be a
+ * socket that refuses connections (a dead server's): it is removed; a live
+ * listener of any program, or a file that is not a socket, is refused
+ * (ERR_USAGE: a refused --path).  Call with the lock held.  *fd owned by the caller.
+ */
+int address_bind(const char *sock, int backlog, int *fd, struct err *e);
+
+/*
+ * Connects to sock within timeout_ms (a full listen queue is waited for,
+ * not treated as connected).  *fd is the connected socket, non-blocking
+ * and close-on-exec, owned by the caller.  On failure *not_live is 1 when
+ * nothing listens there (no file, connection refused): the caller prints
+ * address_not_live's message.
+ */
+int address_connect(const char *sock, int timeout_ms, int *fd, int *not_live,
+                    struct err *e);
+
+/*
+ * Removes the socket and lock left by a dead server: only when nobody
+ * holds <sock>.lock, and the socket only when it is a socket that refuses
+ * connections (never a regular file, never a live listener).  sock may be
+ * NULL (a lock without a socket).  Returns 1 when it reaped, 0 when a live
+ * server holds the lock or the socket is not a dead socket.
+ */
+int address_reap(const char *sock, const char *lock);
+
+/*
+ * Opens (creating 0600) a file beside a socket for appending, such as the
+ * log: never follows a symlink, refuses a file owned by another user or
+ * that is not a regular file, and truncates it only when truncate != 0
+ * (after those checks).  *fd owned by the caller.
+ */
+int address_open_beside(const char *path, int truncate, int *fd,
+                        struct err *e);
+
+/* The message when nothing listens at a resolved address:
+ * "No live session at <path>. Start one with: dsightd serve REPORT --name
+ * <name>" (--path <path> for a path). */
+void address_not_live(const struct address *a, char *out, size_t n);
 
 #endif

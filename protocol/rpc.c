@@ -7,14 +7,15 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-int rpc_parse_request(const char *text, size_t len, struct rpc_request *req,
-                      struct err *e)
+int rpc_parse_request(const char *text, size_t len, int flags,
+                      struct rpc_request *req, struct err *e)
 {
 	json_error_t je;
 	json_t *v;
+	int strict = flags & RPC_STRICT;
 
 	memset(req, 0, sizeof *req);
-	req->root = json_loadb(text, len, 0, &je);
+	req->root = json_loadb(text, len, strict ? JSON_REJECT_DUPLICATES : 0, &je);
 	if (!req->root) {
 		err_set(e, ERR_USAGE, "Invalid JSON: %s", je.text);
 		return RPC_PARSE_ERROR;
@@ -23,11 +24,15 @@ int rpc_parse_request(const char *text, size_t len, struct rpc_request *req,
 		err_set(e, ERR_USAGE, "Invalid request: not a JSON object");
 		return RPC_INVALID_REQUEST;
 	}
+	req->is_response = !json_object_get(req->root, "method") &&
+	                   (json_object_get(req->root, "result") ||
+	                    json_object_get(req->root, "error"));
 	v = json_object_get(req->root, "id");
-	if (v && (json_is_string(v) || json_is_integer(v) || json_is_null(v)))
+	if (v && (json_is_string(v) || json_is_integer(v) || (!strict && json_is_null(v))))
 		req->id = v;
 	else if (v) {
-		err_set(e, ERR_USAGE, "Invalid request: id must be an integer, a string or null");
+		err_set(e, ERR_USAGE, strict ? "Invalid request: id must be a string or an integer"
+		                             : "Invalid request: id must be an integer, a string or null");
 		return RPC_INVALID_REQUEST;
 	}
 	v = json_object_get(req->root, "jsonrpc");
@@ -113,6 +118,30 @@ void rpc_error(struct buf *b, const json_t *id, int code, const char *message)
 		buf_free(&fixed);
 	}
 	buf_puts(b, "}}");
+}
+
+void rpc_result_tree(struct buf *b, const json_t *id, const json_t *result)
+{
+	rpc_result_open(b, id);
+	jsonout_tree(b, result, 0);
+	rpc_result_close(b);
+}
+
+void rpc_hello_params(struct buf *b, const char *client)
+{
+	buf_puts(b, "{\"protocol\":");
+	jsonout_int(b, RPC_PROTOCOL);
+	buf_puts(b, ",\"client\":");
+	jsonout_cstr(b, client);
+	buf_putc(b, '}');
+}
+
+void rpc_hello_result_open(struct buf *b, const char *server)
+{
+	buf_puts(b, "{\"protocol\":");
+	jsonout_int(b, RPC_PROTOCOL);
+	buf_puts(b, ",\"server\":");
+	jsonout_cstr(b, server);
 }
 
 void rpc_request_write(struct buf *b, int64_t id, const char *method,

@@ -19,7 +19,13 @@
 #include "base/buf.h"
 #include "base/err.h"
 
-#define RPC_PROTOCOL 1
+#define RPC_PROTOCOL 1     /* the version `hello` negotiates */
+
+/* The methods of the session protocol. */
+#define RPC_HELLO "hello"
+#define RPC_QUERY "query"
+#define RPC_STATUS "status"
+#define RPC_SHUTDOWN "shutdown"
 
 enum {
 	RPC_PARSE_ERROR = -32700,      /* invalid JSON */
@@ -38,6 +44,13 @@ struct rpc_request {
 	const char *method;
 	json_t *id;     /* NULL: a notification (no reply) */
 	json_t *params; /* NULL when absent */
+	int is_response; /* not a request but a response (result or error, no method) */
+};
+
+/* Flags of rpc_parse_request. */
+enum {
+	RPC_STRICT = 1, /* duplicate keys are invalid JSON; the id must be a
+	                 * string or an integer (MCP) */
 };
 
 /*
@@ -46,8 +59,8 @@ struct rpc_request {
  * at the request's id when one could be read (reply with it), else NULL
  * (reply with null).  Always call rpc_request_free afterwards.
  */
-int rpc_parse_request(const char *text, size_t len, struct rpc_request *req,
-                      struct err *e);
+int rpc_parse_request(const char *text, size_t len, int flags,
+                      struct rpc_request *req, struct err *e);
 void rpc_request_free(struct rpc_request *req);
 
 /* Maps an ERR_* code to the RPC error code (doc/sessions-protocol.md "Error codes"). */
@@ -61,6 +74,14 @@ void rpc_result_open(struct buf *b, const json_t *id);
 void rpc_result_close(struct buf *b);
 /* Writes a complete error response. */
 void rpc_error(struct buf *b, const json_t *id, int code, const char *message);
+/* Writes a complete result response around a JSON tree (borrowed). */
+void rpc_result_tree(struct buf *b, const json_t *id, const json_t *result);
+
+/* The params of hello: {"protocol":RPC_PROTOCOL,"client":client}. */
+void rpc_hello_params(struct buf *b, const char *client);
+/* Starts the result of hello: {"protocol":RPC_PROTOCOL,"server":server
+ * (the caller appends further members and the closing brace). */
+void rpc_hello_result_open(struct buf *b, const char *server);
 
 /* Client: writes {"jsonrpc":"2.0","id":id,"method":method,"params":...};
  * params_json is raw JSON text (NULL: no params member). */

@@ -1,22 +1,31 @@
 /*
  * gen-capture: deterministic synthetic evidence generator (srtctl-trace/1).
  *
- *   gen-capture --preset small|medium|large [--seed N] [--scale F] [--gzip] -o FILE
+ *   gen-capture --preset small|medium|large [--seed N] [--scale F] [--requests N] [--gzip] -o FILE
  *
  * Writes one compact evidence document.  The same preset, seed and scale give
  * byte-identical output.  Presets:
  *   small   about the size of tests/fixtures/example.trace.json
- *   medium  ~100k NVTX ranges, 4,000 CPU samples, ~200k metric points
+ *   medium  ~100k NVTX ranges, 4,400 CPU samples, ~200k metric points
  *   large   the benchmark capture of doc/architecture.md "Performance
- *           bars": a 900-second run, 406 requests, 4,162,788 NVTX ranges over 8 profiles, a frontend
- *           profile with 200,000 CPU samples, 7,616,598 points in 600 series
+ *           bars": a 900-second run, 406 requests, 4,162,788 NVTX ranges over 8 profiles,
+ *           260,000 CPU samples (200,000 on the frontend, a twentieth of that on
+ *           every GPU profile but the first), 7,616,598 points in 600 series
  * --scale F multiplies the row counts (events, CPU samples, metric points).
+ * --requests N replaces the request count: sessions (one per five
+ * requests), agents, lifecycles (every third available, with stages and
+ * activities), joined spans, unjoined spans (one per 20 requests) and
+ * iterations (one per 4 requests) follow it, and the run lasts at least
+ * N * 3.6 ms; without it every preset's bytes are unchanged.
  * Every preset carries every edge case of doc/evidence-document.md: setting series
  * with pre-run values, null invalidations and conflicting timestamps, point
  * values beyond 2^63 and 2^64, string and integer ranks, zero-length and
  * pre-zero root ranges ([-1.0, duration], [-1e-30, ...]), non-ASCII names, a
  * truncated profile (with its meta.warnings sentence), legacy and unaligned
- * iteration rows, an unjoined server span, a "None" global_tid.
+ * iteration rows, an unjoined server span, a "None" global_tid, a profile
+ * without CPU samples, a request whose span ends after the client's end (and
+ * says so).  Values stay coherent: a "fraction" in [0, 1], a "percent" in
+ * [0, 100], the request limit 8..256 and the token budget 8192..262144.
  * Times are whole nanoseconds printed as seconds; every number goes through
  * common/jsonout (num_emit for big integers).  Output is buffered in 1 MiB
  * chunks; --gzip compresses with zlib level 1.
@@ -33,7 +42,9 @@ struct tally { int64_t series, samples; };
 static const char *big_values[] = {"18446744073709551615", "100000000000000000000",
                                    "9223372036854775808", "-18446744073709551617"};
 
-static void emit_point_value(struct gen *g, int kind, struct rng *r, int64_t k, int s,
+/* full: the top of a V_FULL value, from the family's unit (a fraction stays
+ * in [0, 1], a percentage in [0, 100]). */
+static void emit_point_value(struct gen *g, int kind, double full, struct rng *r, int64_t k, int s,
                              int64_t *state, int *isnull)
 {
 	*isnull = 0;
@@ -54,7 +65,7 @@ static void emit_point_value(struct gen *g, int kind, struct rng *r, int64_t k, 
 		R(g, (double)below(r, 10001) / 100.0);
 		break;
 	case V_FULL:
-		R(g, unif(r) * (s % 3 == 0 ? 1.0 : 350.0));
+		R(g, unif(r) * full);
 		break;
 	case V_BIG:
 		if (s < NFAM && k >= 1 && k <= 4) {
@@ -75,6 +86,9 @@ static void emit_series(struct gen *g, const struct plan *p, int s, struct tally
 	const struct fam *f = &gencap_fams[series_fam(s)];
 	int w = series_worker(p, s), rank = series_rank(p, s), logd = f->temporal != NULL;
 	int hw = !strcmp(f->group, "hardware");
+	/* settings: a request limit of 8..256, a token budget of 8192..262144 */
+	int64_t setting0 = !strcmp(f->unit, "tokens") ? 8192 : 8;
+	double full = !strcmp(f->unit, "fraction") ? 1.0 : !strcmp(f->unit, "percent") ? 100.0 : 350.0;
 	int src = logd ? (is_front(p, w) ? p->src_front_log : p->src_worker_log0 + w) : p->src_tach;
 	int64_t n = p->series_points[s], state = 0, prev = INT64_MIN, nconf = 0, last_conf = INT64_MIN;
 	char wn[32], h[16], rk[16];
@@ -128,7 +142,7 @@ static void emit_series(struct gen *g, const struct plan *p, int s, struct tally
 			if (k == 2)
 				isnull = 1, N(g);
 			else
-				I(g, (s % 2 ? 8192 : 8) << k);
+				I(g, setting0 << k);
 		} else {
 			tm = p->dur * k / n + below(&r, p->dur / n);
 			int dup = k > 0 && unif(&r) < (f->kind == V_EVENT ? 0.01 : 0.002);
@@ -140,7 +154,7 @@ static void emit_series(struct gen *g, const struct plan *p, int s, struct tally
 					state = below(&r, 100000);
 				R(g, (double)state / 1000.0);
 			} else {
-				emit_point_value(g, f->kind, &r, k, s, &state, &isnull);
+				emit_point_value(g, f->kind, full, &r, k, s, &state, &isnull);
 			}
 		}
 		I(g, src);
@@ -217,17 +231,19 @@ static uint64_t gtid(const struct plan *p, int w, int t)
 
 static void emit_cpu(struct gen *g, const struct plan *p, int w, struct rng *r)
 {
-	int nstacks = (int)(4 + p->samples / 1000 > 300 ? 300 : 4 + p->samples / 1000);
+	int front = is_front(p, w);
+	int64_t ns = cpu_samples(p, w);
+	int nstacks = (int)(4 + ns / 1000 > 300 ? 300 : 4 + ns / 1000);
 	int nsym = NCPU_NAMES + 60;
 	int64_t prev = -1;
 	char tid[24];
 	K(g, "cpu"); op(g, '{');
-	KI(g, "pid", 7000);
+	KI(g, "pid", (int64_t)(gtid(p, w, 0) >> 24 & 0xFFFFFF));
 	K(g, "names"); op(g, '[');
 	for (int k = 0; k < NCPU_NAMES; k++)
 		S(g, cpu_names[k]);
 	for (int k = 0; k < 60; k++)
-		Sf(g, "frontend::handler_%02d", k);
+		Sf(g, front ? "frontend::handler_%02d" : "executor::step_%02d", k);
 	cl(g, ']');
 	K(g, "stacks"); op(g, '[');
 	for (int k = 0; k < nstacks; k++) {
@@ -239,8 +255,8 @@ static void emit_cpu(struct gen *g, const struct plan *p, int w, struct rng *r)
 	}
 	cl(g, ']');
 	K(g, "samples"); op(g, '[');
-	for (int64_t k = 0; k < p->samples; k++) {
-		int64_t tm = p->dur * k / p->samples + below(r, p->dur / p->samples);
+	for (int64_t k = 0; k < ns; k++) {
+		int64_t tm = p->dur * k / ns + below(r, p->dur / ns);
 		if (k == 3 || (k > 0 && unif(r) < 0.01))
 			tm = prev; /* two samples at one instant (different threads) */
 		snprintf(tid, sizeof tid, "%llu", (unsigned long long)gtid(p, w, 1 + (int)(k % 3)));
@@ -255,7 +271,8 @@ static void emit_cpu(struct gen *g, const struct plan *p, int w, struct rng *r)
 		maybe_flush(g);
 	}
 	cl(g, ']');
-	KS(g, "attribution", "frontend process samples; not request-specific CPU time");
+	KS(g, "attribution", front ? "frontend process samples; not request-specific CPU time"
+	                           : "worker process samples; not request-specific CPU time");
 	KS(g, "evidence", "COMPOSITE_EVENTS.id -> SAMPLING_CALLCHAINS.id -> StringIds.id");
 	cl(g, '}');
 }
@@ -375,20 +392,26 @@ static void emit_profile(struct gen *g, const struct plan *p, int w)
 		K(g, "diagnostics"); op(g, '['); S(g, "Synthetic diagnostic line"); cl(g, ']');
 		emit_cpu(g, p, w, &r);
 	} else if (w == 0) {
-		KN(g, "cpu");
+		KN(g, "cpu"); /* a profile without CPU samples */
+	} else {
+		emit_cpu(g, p, w, &r);
 	}
 	cl(g, '}');
 }
 
 static void usage(FILE *f)
 {
-	fputs("usage: gen-capture --preset small|medium|large [--seed N] [--scale F] [--gzip] -o FILE\n"
+	fputs("usage: gen-capture --preset small|medium|large [--seed N] [--scale F] [--requests N]\n"
+	      "                   [--gzip] -o FILE\n"
 	      "Writes a deterministic synthetic evidence document (srtctl-trace/1).\n"
 	      "  --preset P   small (fixture-sized), medium (~100k NVTX ranges, ~200k points),\n"
-	      "               large (900 s, 406 requests, 4,162,788 ranges, 200,000 CPU samples,\n"
+	      "               large (900 s, 406 requests, 4,162,788 ranges, 260,000 CPU samples,\n"
 	      "               7,616,598 points in 600 series)\n"
 	      "  --seed N     random seed (default 1); same preset+seed+scale = same bytes\n"
 	      "  --scale F    multiply events, CPU samples and metric points by F (default 1)\n"
+	      "  --requests N N client requests (1..100000000) instead of the preset's, with\n"
+	      "               sessions, agents, lifecycles, spans and iterations to match;\n"
+	      "               the run lasts at least N * 3.6 ms\n"
 	      "  --gzip       gzip the output (zlib level 1)\n"
 	      "  -o FILE      output file (required)\n", f);
 }
@@ -398,6 +421,7 @@ int main(int argc, char **argv)
 	const char *preset = NULL, *out = NULL;
 	uint64_t seed = 1;
 	double scale = 1.0;
+	int64_t requests = 0;
 	int gz = 0;
 	char *end;
 
@@ -419,6 +443,15 @@ int main(int argc, char **argv)
 				fprintf(stderr, "gen-capture: --seed needs a non-negative integer, not '%s'\n", v);
 				return 2;
 			}
+		} else if (v && !strcmp(a, "--requests")) {
+			errno = 0;
+			long long n = strtoll(v, &end, 10);
+			k++;
+			if (errno || *end || !*v || n < 1 || n > 100000000) {
+				fprintf(stderr, "gen-capture: --requests needs an integer in 1..100000000, not '%s'\n", v);
+				return 2;
+			}
+			requests = n;
 		} else if (v && !strcmp(a, "--scale")) {
 			scale = strtod(v, &end), k++;
 			if (*end || !*v || !(scale > 0) || scale > 1000) {
@@ -438,7 +471,7 @@ int main(int argc, char **argv)
 	}
 
 	struct plan p;
-	if (gencap_plan_make(&p, preset, seed, scale)) {
+	if (gencap_plan_make(&p, preset, seed, scale, requests)) {
 		fprintf(stderr, "gen-capture: unknown preset '%s' (small, medium or large)\n", preset);
 		gencap_plan_free(&p);
 		return 2;
@@ -492,9 +525,9 @@ int main(int argc, char **argv)
 		gencap_plan_free(&p);
 		return 1;
 	}
-	fprintf(stderr, "gen-capture: %s: preset %s seed %llu scale %g: %lld events, %lld samples, "
-	        "%lld points in %.2f s\n", out, preset, (unsigned long long)seed, scale,
-	        (long long)p.events, (long long)p.samples, (long long)p.points,
+	fprintf(stderr, "gen-capture: %s: preset %s seed %llu scale %g: %d requests, %lld events, "
+	        "%lld samples, %lld points in %.2f s\n", out, preset, (unsigned long long)seed, scale,
+	        p.nreq, (long long)p.events, (long long)cpu_samples_total(&p), (long long)p.points,
 	        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	gencap_plan_free(&p);
 	return 0;

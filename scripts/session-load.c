@@ -14,7 +14,6 @@
  *       time, a figure a loaded machine does not inflate); exit 1 when a
  *       run fails.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -22,16 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "frame.h"
 #include "base/jsonout.h"
-#include "rpc.h"
+#include "rpc_client.h"
 
 extern char **environ;
 
@@ -62,106 +58,50 @@ struct client {
 	long queries;
 	double *lat;   /* seconds per query */
 	long done, errors;
-	char first_error[ERR_MSG_MAX + 32];
+	char first_error[ERR_MSG_MAX + 64];
 };
-
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Reads one frame into *body (malloc'd). */
-static int read_frame(int fd, struct frame_reader *fr, char *in, size_t *pos,
-                      size_t *len, char **body, size_t *blen)
-{
-	struct err e;
-	for (;;) {
-		if (*pos < *len) {
-			const char *p = in + *pos;
-			size_t n = *len - *pos;
-			int rc = frame_reader_feed(fr, &p, &n, body, blen, &e);
-			*pos = *len - n;
-			if (rc == FRAME_DONE)
-				return 0;
-			if (rc != FRAME_MORE)
-				return -1;
-			continue;
-		}
-		ssize_t r = recv(fd, in, 65536, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		*pos = 0;
-		*len = (size_t)r;
-	}
-}
 
 static void *client_run(void *arg)
 {
 	struct client *c = arg;
-	struct sockaddr_un sa;
-	struct frame_reader fr;
-	struct buf req;
-	char *in = malloc(65536);
-	size_t pos = 0, len = 0;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct rpc_client *r = malloc(sizeof *r);
+	struct buf hello;
+	struct err e;
+	int not_live;
 
-	frame_reader_init(&fr, FRAME_RESPONSE_MAX);
-	buf_init(&req, 0);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+	err_clear(&e);
+	buf_init(&hello, 0);
+	rpc_hello_params(&hello, "session-load");
+	if (!r || rpc_client_connect(r, c->path, &not_live, &e)) {
 		c->errors = c->queries;
-		snprintf(c->first_error, sizeof c->first_error, "connect: %s", strerror(errno));
+		snprintf(c->first_error, sizeof c->first_error, "connect: %s", r ? e.msg : "out of memory");
 		goto out;
 	}
 	for (long k = -1; k < c->queries; k++) {
-		struct rpc_response r;
-		struct err e;
-		char *body = NULL;
-		size_t blen = 0;
+		struct rpc_response resp;
+		int64_t id;
 		double t0 = now_s();
-		buf_reset(&req);
-		size_t off = frame_begin(&req);
-		if (k < 0)
-			rpc_request_write(&req, 0, "hello", "{\"protocol\":1,\"client\":\"session-load\"}");
-		else
-			rpc_request_write(&req, k + 1, "query", c->params);
-		frame_end(&req, off, FRAME_REQUEST_MAX);
-		if (send_all(fd, req.data, req.len) != 0 ||
-		    read_frame(fd, &fr, in, &pos, &len, &body, &blen) != 0) {
+		if (rpc_client_send(r, k < 0 ? RPC_HELLO : RPC_QUERY, k < 0 ? hello.data : c->params,
+		                    &id, &e) ||
+		    rpc_client_recv(r, &resp, &e)) {
 			c->errors += c->queries - (k < 0 ? 0 : k);
-			snprintf(c->first_error, sizeof c->first_error, "connection lost after %ld queries", k < 0 ? 0 : k);
-			free(body);
+			snprintf(c->first_error, sizeof c->first_error, "connection lost after %ld queries: %.900s",
+			         k < 0 ? 0 : k, e.msg);
 			break;
 		}
-		if (rpc_parse_response(body, blen, &r, &e) != 0 || r.is_error) {
+		if (resp.is_error) {
 			c->errors++;
 			if (!c->first_error[0])
-				snprintf(c->first_error, sizeof c->first_error, "%s",
-				         r.is_error ? r.message : e.msg);
+				snprintf(c->first_error, sizeof c->first_error, "%s", resp.message);
 		} else if (k >= 0) {
 			c->lat[c->done++] = now_s() - t0;
 		}
-		free(body);
 	}
 out:
-	if (fd >= 0)
-		close(fd);
-	frame_reader_free(&fr);
-	buf_free(&req);
-	free(in);
+	if (r)
+		rpc_client_close(r);
+	free(r);
+	buf_free(&hello);
 	return NULL;
 }
 

@@ -78,6 +78,7 @@ const DSData = (() => {
       this.inflight = new Map(); /* sha256 -> {promise, ctrl, waiters} */
       this.errors = [];
       this.onError = null;
+      this.owners = null; /* sha256 -> what the shard holds ("NVTX ranges of profile 2 (decode-0)") */
       this.fetchedBytes = 0;
       this.fetches = 0;
     }
@@ -106,12 +107,13 @@ const DSData = (() => {
       if (!fl) {
         const ctrl = new AbortController();
         fl = { ctrl, waiters: 0, promise: null };
+        const mine = fl;
         fl.promise = this._load(desc, ctrl.signal).then((rows) => {
-          this.inflight.delete(key);
+          if (this.inflight.get(key) === mine) this.inflight.delete(key);
           this._insert(key, rows, desc.decoded_bytes);
           return rows;
         }, (err) => {
-          this.inflight.delete(key);
+          if (this.inflight.get(key) === mine) this.inflight.delete(key);
           if (err && err.name !== 'AbortError') this._report(desc, err);
           throw err;
         });
@@ -125,7 +127,9 @@ const DSData = (() => {
         const onAbort = () => {
           if (done) return;
           done = true;
-          if (--fl.waiters === 0 && this.inflight.get(key) === fl) fl.ctrl.abort();
+          /* the last waiter left: cancel, and let a later get() start afresh
+           * instead of joining the cancelled fetch */
+          if (--fl.waiters === 0 && this.inflight.get(key) === fl) { this.inflight.delete(key); fl.ctrl.abort(); }
           reject(abortError());
         };
         signal.addEventListener('abort', onAbort, { once: true });
@@ -156,7 +160,10 @@ const DSData = (() => {
     }
 
     _report(desc, err) {
-      const msg = err instanceof ShardError ? err.message : `Detail shard ${desc.url}: ${err.message}`;
+      const base = err instanceof ShardError ? err.message : `Detail shard ${desc.url}: ${err.message}`;
+      const owner = this.owners && this.owners.get(desc.sha256);
+      const span = desc.bounds ? ` covering ${desc.bounds[0]}–${desc.bounds[3]} s` : '';
+      const msg = owner ? `${owner}${span} cannot be shown: ${base}` : base;
       if (!this.errors.includes(msg)) {
         this.errors.push(msg);
         if (this.onError) this.onError(msg);

@@ -1,17 +1,12 @@
 /* main.js: the viewer's state and boot.  Owns the view state (window,
  * selection, pins, tab), range history, the URL fragment, keyboard range
  * controls, the per-view AbortController, readiness promises, the frozen
- * window.traceExplorer 3.2 API and the trace-explorer:ready event. */
+ * window.traceExplorer API (3.2) and the trace-explorer:ready event. */
 'use strict';
 
 const DSApp = (() => {
   const { el, toast } = DSUI;
   const TABS = ['requests', 'metrics', 'nsight'];
-  /* The one API version (traceExplorer.version, describe().version, the ready
-   * event).  3.2: the request calls (queryRequests, getRequest, getLifecycle,
-   * listSessions, queryIterations, queryServerSpans) return their value
-   * directly when the collections are embedded (every report today), else a
-   * Promise; `await` works on both. */
   const API_VERSION = '3.2';
 
   class App {
@@ -19,7 +14,8 @@ const DSApp = (() => {
       this.cat = cat;
       this.store = store;
       this.dur = cat.meta.duration;
-      this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null };
+      this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null,
+        sel: null, workers: [], reqSort: '-ttft_ms', filter: '' };
       /* a part of a split single-file report opens on its own slice */
       const part = cat.delivery && cat.delivery.part;
       if (part && Array.isArray(part.range) && part.range[0] >= 0 && part.range[0] < part.range[1] && part.range[1] <= this.dur)
@@ -35,7 +31,8 @@ const DSApp = (() => {
 
     getState() {
       const s = this.state;
-      return { from: s.from, to: s.to, request: s.request, profile: s.profile, pinnedMetrics: s.pinnedMetrics.slice(), tab: s.tab };
+      return { from: s.from, to: s.to, request: s.request, profile: s.profile, pinnedMetrics: s.pinnedMetrics.slice(), tab: s.tab,
+        sel: s.sel ? s.sel.slice() : null, workers: s.workers.slice(), reqSort: s.reqSort, filter: s.filter };
     }
 
     /* Applies known, valid keys of partial; ignores unknown or stale ones. */
@@ -55,6 +52,11 @@ const DSApp = (() => {
         out.pinnedMetrics = [...new Set(p.pinnedMetrics.filter((n) => typeof n === 'string' && this.familyNames.has(n)))];
       if ('tab' in p && TABS.includes(p.tab)) out.tab = p.tab;
       if ('nsysEvent' in p) out.nsysEvent = p.nsysEvent;
+      if ('sel' in p && (p.sel === null || (Array.isArray(p.sel) && p.sel.length === 2 && p.sel.every(Number.isFinite) &&
+          p.sel[0] >= 0 && p.sel[0] < p.sel[1] && p.sel[1] <= this.dur))) out.sel = p.sel === null ? null : p.sel.slice();
+      if ('workers' in p && Array.isArray(p.workers)) out.workers = [...new Set(p.workers.filter((w) => typeof w === 'string' && w))];
+      if ('filter' in p && typeof p.filter === 'string') out.filter = p.filter;
+      if ('reqSort' in p && typeof p.reqSort === 'string' && /^-?[a-z_]+$/.test(p.reqSort)) out.reqSort = p.reqSort;
       return out;
     }
 
@@ -62,12 +64,15 @@ const DSApp = (() => {
     update(partial, opts) {
       const ch = this.sanitize(partial);
       const rangeChanged = ('from' in ch && ch.from !== this.state.from) || ('to' in ch && ch.to !== this.state.to);
-      if (rangeChanged && (!opts || opts.push !== false)) {
+      const now = performance.now();
+      const burst = opts && opts.coalesce && now - (this.lastPush || 0) < 700;
+      if (rangeChanged && (!opts || opts.push !== false) && !burst) {
         this.history.push([this.state.from, this.state.to]);
         if (this.history.length > 100) this.history.shift();
       }
-      if (rangeChanged) ch.nsysEvent = null;
+      if (rangeChanged && opts && opts.coalesce) this.lastPush = now;
       Object.assign(this.state, ch);
+      this.pushView = rangeChanged && (!opts || opts.push !== false) && !burst;
       this.render();
       return this.getState();
     }
@@ -83,31 +88,62 @@ const DSApp = (() => {
       this.update({ from: prev[0], to: prev[1] }, { push: false });
     }
 
-    zoom(f) {
+    /* Zooms by factor f keeping time c (default: the centre) in place. */
+    zoom(f, c, opts) {
       const { from, to } = this.state;
-      const c = (from + to) / 2, half = Math.min(this.dur, (to - from) * f) / 2;
-      let a = c - half, b = c + half;
+      const t = c === undefined || c === null || !(c >= from && c <= to) ? (from + to) / 2 : c;
+      const w = Math.min(this.dur, (to - from) * f);
+      if (w < 1e-9) return;
+      let a = t - (t - from) * (w / (to - from)), b = a + w;
       if (a < 0) { b -= a; a = 0; }
       if (b > this.dur) { a -= b - this.dur; b = this.dur; }
-      a = Math.max(0, a);
-      if (b - a < 1e-9) return;
-      this.update({ from: a, to: b });
+      this.update({ from: Math.max(0, a), to: b }, opts);
     }
 
-    pan(f) {
+    pan(f, opts) {
       const { from, to } = this.state;
       const w = to - from;
       let a = from + w * f;
       a = Math.min(Math.max(0, a), this.dur - w);
-      this.update({ from: a, to: a + w });
+      this.update({ from: a, to: a + w }, opts);
+    }
+
+    /* Selects the area [a, b] (kept across zooms; f focuses it). */
+    selectArea(a, b) { return this.update({ sel: [Math.max(0, a), Math.min(this.dur, b)] }); }
+
+    /* The window of the current selection: the area, else the NVTX range,
+     * else the selected request. */
+    focusWindow() {
+      const s = this.state;
+      if (s.sel) return s.sel;
+      if (s.nsysEvent) return [s.nsysEvent.start, s.nsysEvent.end];
+      if (s.request !== null) { const r = DSQuery.findRequest(this.cat, s.request); if (r) return [r.start, r.end]; }
+      return null;
+    }
+
+    /* Shows [a, b] with a small margin, clamped to the run. */
+    focus(a, b) {
+      const pad = Math.max((b - a) * 0.08, 1e-6);
+      let x = Math.max(0, a - pad), y = Math.min(this.dur, b + pad);
+      if (!(y > x)) { x = Math.max(0, a - 1e-3); y = Math.min(this.dur, b + 1e-3); }
+      return this.update({ from: x, to: y });
     }
 
     signal() { return this.ctrl.signal; }
 
-    showError(msg) {
+    /* transient: a shard error of this view, cleared when the view moves on. */
+    showError(msg, transient) {
       if (this.errors.includes(msg)) return;
       this.errors.push(msg);
-      document.getElementById('errors').append(el('div', { class: 'error', text: msg }));
+      document.getElementById('errors').append(el('div', { class: 'error' + (transient ? ' transient' : ''), text: msg }));
+    }
+
+    clearTransient() {
+      for (const e of document.querySelectorAll('#errors .transient')) {
+        this.errors = this.errors.filter((m) => m !== e.textContent);
+        e.remove();
+      }
+      this.store.errors = [];
     }
 
     fragment() {
@@ -118,6 +154,10 @@ const DSApp = (() => {
       if (s.request !== null) q.set('request', s.request);
       if (s.profile !== null) q.set('profile', String(s.profile));
       for (const m of s.pinnedMetrics) q.append('pin', m);
+      if (s.sel) q.set('sel', `${s.sel[0]},${s.sel[1]}`);
+      for (const w of s.workers) q.append('worker', w);
+      if (s.reqSort !== '-ttft_ms') q.set('sort', s.reqSort);
+      if (s.filter) q.set('filter', s.filter);
       return '#' + q.toString();
     }
 
@@ -129,20 +169,32 @@ const DSApp = (() => {
       if (q.has('request')) p.request = q.get('request');
       if (q.has('profile')) p.profile = Number(q.get('profile'));
       if (q.has('pin')) p.pinnedMetrics = q.getAll('pin');
+      p.sel = q.has('sel') ? q.get('sel').split(',').map(Number) : null;
+      p.workers = q.getAll('worker');
+      if (q.has('sort')) p.reqSort = q.get('sort');
+      p.filter = q.get('filter') || '';
       return p;
     }
 
     /* Synchronous drawing of every view, then (unless first) async loads. */
     render(noLoad) {
+      const moved = this.lastView !== `${this.state.from},${this.state.to}`;
+      this.lastView = `${this.state.from},${this.state.to}`;
+      if (moved && !noLoad) this.clearTransient();
       this.ctrl.abort();
       this.ctrl = new AbortController();
       const frag = this.fragment();
       if (location.hash !== frag) {
-        try { history.replaceState(null, '', frag); } catch (e) { /* file:// in some browsers */ }
+        /* a new window is a new history entry: Back/Forward walk views */
+        try {
+          if (this.pushView) history.pushState(null, '', frag); else history.replaceState(null, '', frag);
+        } catch (e) { /* file:// in some browsers */ }
       }
+      this.pushView = false;
       DSUI.hideTip();
       DSUI.setWidth(document.getElementById('tracks').clientWidth);
       for (const v of this.views) v.render(this);
+      DSNav.drawSelection(this);
       if (!noLoad) this.load();
     }
 
@@ -152,7 +204,7 @@ const DSApp = (() => {
         if (!v.load) continue;
         const p = v.load(this, sig).catch((e) => {
           if (e && e.name === 'AbortError') return;
-          this.showError(e && e.message ? e.message : String(e));
+          this.showError(e && e.message ? e.message : String(e), e && e.name === 'ShardError');
         });
         if (v.ready) this.pending[v.ready] = p;
       }
@@ -217,6 +269,7 @@ const DSApp = (() => {
       queryNsys: async (p) => Q.queryNsys(cat, store, p),
       queryCpu: async (p) => Q.queryCpu(cat, store, p),
       queryMetrics: async (p) => Q.queryMetrics(cat, store, p),
+      queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p),
       inspectNsys: async (p) => {
         const o = p || {};
         Q.validate(cat, { from: o.from, to: o.to });
@@ -231,6 +284,10 @@ const DSApp = (() => {
         return Q.queryNsys(cat, store, { profile: prof.id, from, to });
       },
       exportSelection: () => app.exportSelection(),
+      exportView: async () => {
+        const res = await DSExport.build(app, null);
+        return JSON.parse(await res.blob.text());
+      },
       whenDetailsReady: () => app.whenReady('details'),
       whenMetricsReady: () => app.whenReady('metrics'),
     };
@@ -277,11 +334,7 @@ const DSApp = (() => {
     };
     $('btn-export').onclick = async () => {
       try {
-        const data = await app.exportSelection();
-        const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
-        const a = el('a', { href: URL.createObjectURL(blob), download: `${app.cat.meta.job || 'dsight'}-selection.json` });
-        document.body.append(a); a.click(); a.remove();
-        setTimeout(() => URL.revokeObjectURL(a.href), 5000);
+        await DSExport.run(app);
       } catch (e) {
         app.showError('Export failed: ' + e.message);
       }
@@ -297,12 +350,22 @@ const DSApp = (() => {
       else if (k === 'ArrowRight') app.pan(0.25);
       else if (k === 'Backspace' || k === 'b') app.back();
       else if (k === '0') app.update({ from: 0, to: app.dur });
+      else if (k === 'w' || k === 'W') app.zoom(0.8, DSNav.cursor(app), { coalesce: true });
+      else if (k === 's' || k === 'S') app.zoom(1.25, DSNav.cursor(app), { coalesce: true });
+      else if (k === 'a' || k === 'A') app.pan(-0.2, { coalesce: true });
+      else if (k === 'd' || k === 'D') app.pan(0.2, { coalesce: true });
+      else if (k === 'f' || k === 'F') { const w = app.focusWindow(); if (w) app.focus(w[0], w[1]); }
+      else if (k === 'Escape') app.update({ sel: null });
       else return;
       ev.preventDefault();
     });
-    window.addEventListener('hashchange', () => {
-      if (location.hash !== app.fragment()) app.update(App.parseFragment(location.hash));
-    });
+    const restore = () => {
+      if (location.hash !== app.fragment()) app.update(App.parseFragment(location.hash), { push: false });
+    };
+    window.addEventListener('hashchange', restore);
+    window.addEventListener('popstate', restore);
+    DSNav.bind(app);
+    DSPanes.bind(app);
     let rt = null;
     window.addEventListener('resize', () => { clearTimeout(rt); rt = setTimeout(() => app.render(), 120); });
   }
@@ -326,7 +389,14 @@ const DSApp = (() => {
     const budget = (cat.delivery && cat.delivery.cache_bytes) || 33554432;
     const store = new DSData.ShardStore(budget, document);
     const app = new App(cat, store);
-    store.onError = (msg) => app.showError(msg);
+    store.onError = (msg) => app.showError(msg, true);
+    store.owners = new Map();
+    for (const p of cat.profiles) {
+      const who = `profile ${p.id} (${p.worker}${p.rank !== null && p.rank !== undefined ? ' rank ' + p.rank : ''})`;
+      for (const d of p.event_chunks || []) store.owners.set(d.sha256, `NVTX ranges of ${who}`);
+      for (const d of (p.cpu && p.cpu.chunks) || []) store.owners.set(d.sha256, `CPU samples of ${who}`);
+    }
+    for (const m of cat.metrics) for (const d of m.chunks || []) store.owners.set(d.sha256, `Metric series ${m.id} (${m.name} @ ${m.worker || '?'})`);
     const families = DSQuery.listMetricFamilies(cat);
     const withData = families.filter((f) => (f.samples || f.series_count) > 0);
     /* default pins: up to two families with data, fewest shards first, so

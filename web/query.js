@@ -116,10 +116,28 @@ const DSQuery = (() => {
     return page(all.length, slicePage(all, v).map(profileItem), v);
   }
 
+  /* Filters given as lists (any of them match): {key: list}, and the
+   * parameters with each list replaced by its only value or removed. */
+  function lists(params, keys) {
+    const P = params || {}, out = {};
+    let rest = P;
+    for (const k of keys) {
+      if (!Array.isArray(P[k])) continue;
+      if (!P[k].length) throw new UsageError(`${k} must not be an empty list`);
+      if (P[k].some((w) => typeof w !== 'string' || w === '')) throw new UsageError(`${k} values must not be empty`);
+      out[k] = P[k].slice();
+      rest = Object.assign({}, rest, { [k]: P[k].length === 1 ? P[k][0] : undefined });
+    }
+    return [out, rest];
+  }
+
   function requestMatches(r, v, needle) {
     if (!(r.start <= v.to && r.end >= v.from)) return false;
     if (given(v.session) && r.session !== v.session) return false;
     if (given(v.agent) && r.agent !== v.agent) return false;
+    if (v.sessions && !v.sessions.includes(r.session)) return false;
+    if (v.agents && !v.agents.includes(r.agent)) return false;
+    if (v.workers && !(r.workers || []).some((w) => v.workers.includes(w))) return false;
     if (given(v.worker) && !(r.workers || []).includes(v.worker)) return false;
     if ((r.ttft_ms || 0) < v.minTTFT) return false;
     if (needle !== null) {
@@ -135,18 +153,41 @@ const DSQuery = (() => {
     return o;
   }
 
-  function queryRequests(cat, params) {
+  /* The client requests (the one accessor: catalog shards may make this
+   * asynchronous later). */
+  function requestsOf(cat) { return cat.requests; }
+  function findRequest(cat, id) { return requestsOf(cat).find((x) => x.id === id) || null; }
+
+  function queryRequests(cat, params0) {
+    const A = DSAnalysis;
+    const [ls, params] = lists(params0, ['session', 'agent', 'worker']);
     const v = validate(cat, params, { session: 'string', agent: 'string', worker: 'string', minTTFT: 'number', search: 'string' });
+    if (ls.session) v.sessions = ls.session;
+    if (ls.agent) v.agents = ls.agent;
+    if (ls.worker) v.workers = ls.worker;
+    const keys = A.parseSort('requests', (params || {}).sort, given((params || {}).groupBy));
+    const groupBy = A.checkGroup('requests', (params || {}).groupBy);
     const needle = given(v.search) ? lower(v.search) : null;
-    const all = cat.requests.filter((r) => requestMatches(r, v, needle));
-    return page(all.length, slicePage(all, v).map(requestItem), v);
+    const all = requestsOf(cat).filter((r) => requestMatches(r, v, needle));
+    if (groupBy !== null) {
+      const groups = A.requestGroups(all, groupBy, keys);
+      return Object.assign({ total: all.length, groups: groups.length, items: slicePage(groups, v), offset: v.offset, limit: v.limit,
+        range: [v.from, v.to], group_by: groupBy });
+    }
+    const sorted = A.sortObjects('requests', keys, all);
+    return page(all.length, slicePage(sorted, v).map(requestItem), v);
   }
 
   function listSessions(cat, params) {
     const v = validate(cat, params, { session: 'string', agent: 'string' });
     const all = cat.sessions.filter((s) => s.start <= v.to && s.end >= v.from &&
       (!given(v.agent) || (s.agents || []).includes(v.agent)) && (!given(v.session) || s.id === v.session));
-    return page(all.length, slicePage(all, v), v);
+    return page(all.length, slicePage(sorted('sessions', params, all), v), v);
+  }
+
+  /* The rows in the order of params.sort (ties keep the default order). */
+  function sorted(kind, params, all) {
+    return DSAnalysis.sortObjects(kind, DSAnalysis.parseSort(kind, (params || {}).sort, false), all);
   }
 
   function queryIterations(cat, params) {
@@ -155,13 +196,13 @@ const DSQuery = (() => {
       (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank));
     const unaligned = rows.filter((r) => r.start === null).length;
     const all = rows.filter((r) => r.start !== null && r.start <= v.to && (r.end === null ? r.start : r.end) >= v.from);
-    return page(all.length, slicePage(all, v), v, { unaligned_rows: unaligned, attribution: ATTR_ITER });
+    return page(all.length, slicePage(sorted('iterations', params, all), v), v, { unaligned_rows: unaligned, attribution: ATTR_ITER });
   }
 
   function queryServerSpans(cat, params) {
     const v = validate(cat, params, {});
     const all = (cat.server_spans || []).filter((s) => s.start <= v.to && s.end >= v.from);
-    return page(all.length, slicePage(all, v), v);
+    return page(all.length, slicePage(sorted('server_spans', params, all), v), v);
   }
 
   function getRequest(cat, id) {
@@ -263,27 +304,94 @@ const DSQuery = (() => {
 
   const nsysCmp = (a, b) => (a[1][0] - b[1][0]) || (a[0].id - b[0].id) || (a[1][4] - b[1][4]);
 
-  async function queryNsys(cat, store, params, signal) {
-    const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string' });
+  function nsysKey(key, p, r) {
+    switch (key) {
+      case 'start': return r[0];
+      case 'end': return r[1];
+      case 'duration': return r[1] - r[0];
+      case 'profile': return p.id;
+      default: { const n = p.names[r[2]]; return typeof n === 'string' ? n : null; }
+    }
+  }
+
+  /* The join and the window of an nsys-like query (validated in the
+   * engine's order); v gains from/to/workers when joined. */
+  function joinOf(cat, params, v) {
+    const j = DSAnalysis.checkJoin(params || {});
+    return j ? DSAnalysis.resolveJoin(cat, j, v, (id) => findRequest(cat, id)) : null;
+  }
+
+  function selectJoined(cat, v) {
     const profs = selectProfiles(cat, v);
+    return v.workers ? profs.filter((p) => v.workers.includes(p.worker)) : profs;
+  }
+
+  /* Streams the matching rows of the selected profiles: onRow(p, r). */
+  async function scanNsys(cat, store, v, signal, onRow) {
+    const profs = selectJoined(cat, v);
     const needle = given(v.name) ? lower(v.name) : null;
-    const top = new TopK(v.offset + v.limit, nsysCmp);
-    let total = 0;
     for (const p of profs) {
-      const mask = p.names.map((n) => needle === null || lower(n).includes(needle));
+      const mask = p.names.map((n) => needle === null || (typeof n === 'string' && lower(n).includes(needle)));
       if (!mask.some(Boolean)) continue;
       for await (const rows of stream(store, p.event_chunks, v.from, v.to, signal)) {
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i];
-          if (r[0] <= v.to && r[1] >= v.from && mask[r[2]]) {
-            total++;
-            top.push([p, r]);
-          }
+          if (r[0] <= v.to && r[1] >= v.from && mask[r[2]]) onRow(p, r);
         }
       }
     }
+    return profs;
+  }
+
+  function nsysTail(cat, v, join, total, extras) {
+    const o = {};
+    if (join) o.request = join;
+    Object.assign(o, extras);
+    if (!total) {
+      const notes = DSAnalysis.notesFor(cat, 'nsys', v, join, selectJoined(cat, v));
+      if (notes.length) o.notes = notes;
+    }
+    return o;
+  }
+
+  async function queryNsys(cat, store, params0, signal) {
+    const A = DSAnalysis, P = params0 || {};
+    const [ls, params] = lists(params0, ['worker']);
+    const v = validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string' });
+    if (ls.worker) v.workers = ls.worker;
+    const join = joinOf(cat, P, v);
+    const keys = A.parseSort('nsys', P.sort, given(P.groupBy));
+    const groupBy = A.checkGroup('nsys', P.groupBy);
+    const partialOf = (profs) => profs.some((p) => p.truncated === true);
+    if (groupBy !== null) {
+      const groups = new Map();
+      let total = 0;
+      const keyOf = groupBy === 'name' ? (p, r) => { const n = p.names[r[2]]; return typeof n === 'string' ? 's' + n : 'n'; }
+        : groupBy === 'tid' ? (p, r) => 's' + r[3] : groupBy === 'profile' ? (p) => 'i' + p.id
+          : (p) => (typeof p.worker === 'string' ? 's' + p.worker : 'n');
+      const profs = await scanNsys(cat, store, v, signal, (p, r) => {
+        const k = keyOf(p, r);
+        let g = groups.get(k);
+        if (!g) { g = A.nvtxGroup(k === 'n' ? null : k[0] === 'i' ? p.id : k.slice(1)); groups.set(k, g); }
+        A.nvtxAdd(g, r[0], r[1], v.from, v.to);
+        total++;
+      });
+      const items = A.orderNvtx([...groups.values()].map(A.nvtxItem), keys);
+      return Object.assign({ total, groups: items.length, items: slicePage(items, v), offset: v.offset, limit: v.limit, range: [v.from, v.to] },
+        nsysTail(cat, v, join, total, { group_by: groupBy, attribution: ATTR_NSYS, partial: partialOf(profs) }));
+    }
+    const cmp = keys.length ? (a, b) => {
+      for (const k of keys) {
+        const c = A.cmpVal(nsysKey(k.name, a[0], a[1]), nsysKey(k.name, b[0], b[1]), k.desc);
+        if (c) return c;
+      }
+      return nsysCmp(a, b);
+    } : nsysCmp;
+    const top = new TopK(v.offset + v.limit, cmp);
+    let total = 0;
+    const profs = await scanNsys(cat, store, v, signal, (p, r) => { total++; top.push([p, r]); });
     const items = top.sorted().slice(v.offset).map(([p, r]) => nsysItem(p, r));
-    return page(total, items, v, { attribution: ATTR_NSYS, partial: profs.some((p) => p.truncated === true) });
+    return Object.assign(page(total, items, v), nsysTail(cat, v, join, total, { attribution: ATTR_NSYS, partial: partialOf(profs) }));
   }
 
   async function queryCpu(cat, store, params, signal) {
@@ -373,6 +481,7 @@ const DSQuery = (() => {
   return {
     UsageError, validate, cmpCodePoint, overlaps, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
-    queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE,
+    queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE, requestsOf, findRequest, joinOf, selectJoined, scanNsys,
+    selectProfiles, selectSeries, given, slicePage, lower, requestMatches, ATTR_NSYS,
   };
 })();

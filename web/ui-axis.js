@@ -66,22 +66,23 @@ const DSAxis = (() => {
     const { ctx, w, h } = DSUI.setupCanvas(c, 24);
     const s = DSUI.scale(app.state.from, app.state.to, w);
     axScale = s;
-    const { ticks } = DSUI.niceTicks(s.from, s.to, Math.max(2, Math.floor((s.x1 - s.x0) / 110)));
+    /* the ruler is relative: ticks are offsets from the window start */
+    const { ticks, step } = DSUI.niceTicks(0, s.to - s.from, Math.max(3, Math.floor((s.x1 - s.x0) / 85)));
     ctx.strokeStyle = '#c4cad4';
     ctx.fillStyle = '#344054';
     ctx.beginPath();
     ctx.moveTo(s.x0, h - 1); ctx.lineTo(s.x1, h - 1);
     for (const t of ticks) {
-      const x = Math.round(s.x(t)) + 0.5;
+      const x = Math.round(s.x(s.from + t)) + 0.5;
       ctx.moveTo(x, h - 7); ctx.lineTo(x, h - 1);
     }
     ctx.stroke();
     ctx.textAlign = 'center';
-    const span = s.to - s.from;
-    for (const t of ticks) ctx.fillText(DSUI.fmtTime(t, span).replace(' s', ''), s.x(t), 9);
+    for (const t of ticks) if (t > 0) ctx.fillText(DSNav.tickLabel(t, step), s.x(s.from + t), 9);
     ctx.textAlign = 'left';
     ctx.fillStyle = '#667085';
-    ctx.fillText('time (s from origin)', 10, 9);
+    ctx.fillText(DSUI.clipText(ctx, `from ${DSUI.fmtTime(s.from, s.to - s.from)}`, s.x0 - 14), 10, 9);
+    c.dataset.ruler = ticks.filter((t) => t > 0).map((t) => DSNav.tickLabel(t, step)).join('|');
   }
 
   function render(app) {

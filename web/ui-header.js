@@ -58,7 +58,8 @@ const DSHeader = (() => {
     for (const tab of ['requests', 'metrics', 'nsight']) {
       document.getElementById('side-' + tab).classList.toggle('active', tab === s.tab);
       /* the focused tab's tracks come first under the axis */
-      document.getElementById('sec-' + tab).style.order = tab === s.tab ? '0' : '1';
+      /* a request's workers' profiles come right under it */
+      document.getElementById('sec-' + tab).style.order = tab === s.tab ? '0' : tab === 'nsight' && s.workers.length ? '1' : '2';
     }
     if (render.lastTab !== s.tab) { document.getElementById('tracks').scrollTop = 0; render.lastTab = s.tab; }
   }

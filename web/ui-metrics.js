@@ -76,17 +76,16 @@ const DSMetrics = (() => {
       if (!ch) {
         const canvas = el('canvas', { 'aria-label': `chart of ${name}` });
         ch = { canvas, status: el('div', { class: 'chart-status' }), data: null, scale: null, series, fam };
-        DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectRange(a, b), null);
+        DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectArea(a, b), null);
         canvas.addEventListener('mousemove', (ev) => hover(app, ch, ev));
         canvas.addEventListener('mouseleave', () => { DSUI.hideTip(); if (ch.data) draw(app, ch); });
-        const LEG = 6;
-        const legend = el('span', { class: 'legend', title: series.map(seriesLabel).join('\n') }, series.slice(0, LEG).map((s, i) =>
-          el('span', {}, el('i', { style: `background:${DSUI.PALETTE[i % DSUI.PALETTE.length]}` }), seriesLabel(s))),
-        series.length > LEG ? el('span', { text: `+${series.length - LEG} more series` }) : null);
+        ch.hidden = new Set();
+        ch.highlight = null;
+        const legend = DSLegend.build(series, seriesLabel, ch, () => { if (ch.data) draw(app, ch); });
         ch.root = el('div', { class: 'chart' }, el('div', { class: 'chart-head' },
           el('span', { class: 'title', text: fam.title || name }), el('span', { class: 'mono muted', text: name }),
-          el('span', { class: 'muted', text: [fam.unit, fam.temporal].filter(Boolean).join(' · ') }), legend,
-          el('button', { class: 'unpin', title: 'Unpin', onclick: () => togglePin(app, name), text: '✕' })), el('div', { class: 'sec-body' }, canvas), ch.status);
+          el('span', { class: 'muted', text: [fam.unit, fam.temporal].filter(Boolean).join(' · ') }),
+          el('button', { class: 'unpin', title: 'Unpin', onclick: () => togglePin(app, name), text: '✕' })), legend, el('div', { class: 'sec-body' }, canvas), ch.status);
         charts.set(name, ch);
       }
       ch.data = null;
@@ -224,8 +223,10 @@ const DSMetrics = (() => {
     ctx.beginPath(); ctx.rect(s.x0, 0, s.x1 - s.x0, H); ctx.clip();
     let total = 0, conflicts = 0, truncated = false, carriedConflicts = 0;
     ch.data.forEach((d, i) => {
-      const col = DSUI.PALETTE[i % DSUI.PALETTE.length];
       total += d.n; truncated = truncated || d.truncated;
+      if (ch.hidden.has(i)) return;
+      const col = DSLegend.color(i);
+      ctx.globalAlpha = ch.highlight === null || ch.highlight === i ? 1 : 0.12;
       ctx.strokeStyle = col; ctx.fillStyle = col; ctx.lineWidth = 1.5;
       if (d.s.temporal === 'setting') {
         /* steps: carried value from the window start, null ends a step */
@@ -346,14 +347,15 @@ const DSMetrics = (() => {
     draw(app, ch, x);
     const { el } = DSUI;
     const lines = [el('b', { text: `${ch.fam.title || ch.fam.name} at ${DSUI.fmtTime(t, app.state.to - app.state.from)}` })];
-    ch.data.slice(0, 12).forEach((d, i) => {
+    ch.data.forEach((d, i) => {
+      if (ch.hidden.has(i)) return;
       const { vals, at } = valueAt(d, t);
       const txt = vals.length ? vals.map((v) => (v === null ? 'null (invalidated)' : DSUI.fmtNum(v))).join(' / ') : '—';
-      lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSUI.PALETTE[i % DSUI.PALETTE.length]}`, text: '● ' }),
+      lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSLegend.color(i)}`, text: '● ' }),
         `${seriesLabel(d.s)}: ${txt}`, at !== null ? el('span', { style: 'opacity:.7', text: ` @${at}` }) : '',
         vals.length > 1 ? el('span', { style: 'color:#fda29b', text: ' conflict' }) : ''));
     });
-    DSUI.showTip(ev, lines);
+    DSUI.showTip(ev, lines.length > 14 ? [lines[0], el('div', { class: 'tip-cols' }, lines.slice(1))] : lines);
   }
 
   function renderDetails(app) {

@@ -10,8 +10,11 @@ const DSNsight = (() => {
   const tracks = new Map(); /* profile id -> {canvas, scale, hits, mode} */
   let cpuSeq = 0;
 
+  /* The profile picked, else those of the workers shown (a request's), else all. */
   function shown(app) {
-    return app.state.profile === null ? app.cat.profiles : app.cat.profiles.filter((p) => p.id === app.state.profile);
+    if (app.state.profile !== null) return app.cat.profiles.filter((p) => p.id === app.state.profile);
+    const ws = app.state.workers;
+    return ws.length ? app.cat.profiles.filter((p) => ws.includes(p.worker)) : app.cat.profiles;
   }
 
   function candidates(p, from, to) {
@@ -33,7 +36,9 @@ const DSNsight = (() => {
     el('div', { class: 'pmeta', text: `${DSUI.fmtNum(p.event_count || 0)} ranges · ${(p.threads || []).length} threads` +
       (p.cpu ? ` · ${DSUI.fmtNum(p.cpu.sample_count || 0)} CPU samples` : '') })]
       : [el('b', { text: 'All profiles' }), el('div', { class: 'pmeta', text: `${app.cat.profiles.length} profiles` })]);
-    side.replaceChildren(el('h3', { text: 'Profiles' }), card(null), ...app.cat.profiles.map(card),
+    if (!side.querySelector('.nvtx-filter')) side.replaceChildren(el('h3', { text: 'NVTX names' }), DSRanges.filterBar(app), el('div', { id: 'nsight-profiles' }));
+    DSRanges.filterBar(app);
+    document.getElementById('nsight-profiles').replaceChildren(el('h3', { text: 'Profiles' }), card(null), ...app.cat.profiles.map(card),
       el('p', { class: 'muted', text: `Exact ranges are drawn when a profile's candidate rows in the window fit the ${DSUI.fmtNum(BUDGET)}-row display budget; wider windows show the density overview.` }));
   }
 
@@ -46,8 +51,10 @@ const DSNsight = (() => {
     const { el } = DSUI;
     const sec = document.getElementById('sec-nsight');
     const profs = shown(app);
+    const ws = app.state.profile === null ? app.state.workers : [];
     const kids = [el('div', { class: 'sec-head' }, 'Nsight NVTX', el('span', { class: 'muted', text: app.cat.profiles.length
-      ? `${profs.length} of ${app.cat.profiles.length} profiles` : 'no Nsight profile in the evidence' }))];
+      ? `${profs.length} of ${app.cat.profiles.length} profiles${ws.length ? ` · workers ${ws.join(', ')}` : ''}` : 'no Nsight profile in the evidence' }),
+    ws.length ? el('button', { class: 'small', id: 'btn-all-profiles', onclick: () => app.update({ workers: [] }) }, 'show all profiles') : '')];
     tracks.clear();
     for (const p of profs) {
       const n = candidates(p, app.state.from, app.state.to);
@@ -61,7 +68,7 @@ const DSNsight = (() => {
         p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''),
       mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
       el('div', { class: 'sec-body' }, canvas));
-      DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectRange(a, b), (ev, x, y) => {
+      DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectArea(a, b), (ev, x, y) => {
         const h = hitTest(tr, x, y);
         if (h) app.update({ nsysEvent: DSQuery.nsysItem(p, h), profile: app.state.profile, tab: 'nsight' });
       });
@@ -138,6 +145,7 @@ const DSNsight = (() => {
     }
     let y = 0;
     const sel = app.state.nsysEvent;
+    const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
     for (const t of threads) {
       ctx.fillStyle = '#f9fafb';
       ctx.fillRect(0, y, w, THEAD + t.lanes * LANE);
@@ -153,7 +161,9 @@ const DSNsight = (() => {
         if (wpx < 1.01 && Math.floor(a) === lastCol && d === lastLane) continue;
         lastCol = Math.floor(a); lastLane = d;
         ctx.fillStyle = colorFor(r[2]);
+        ctx.globalAlpha = needle && !String(p.names[r[2]]).toLowerCase().includes(needle) ? 0.15 : 1;
         ctx.fillRect(a, yy, wpx, LANE - 2);
+        ctx.globalAlpha = 1;
         if (sel && sel.profile === p.id && sel.rowid === r[4]) {
           ctx.strokeStyle = '#f79009'; ctx.lineWidth = 2; ctx.strokeRect(a - 1, yy - 1, wpx + 2, LANE);
         }
@@ -221,8 +231,12 @@ const DSNsight = (() => {
       })());
     }
     const cpu = app.state.tab === 'nsight' ? loadCpu(app, signal) : null;
+    const byName = app.state.tab === 'nsight' ? DSRanges.loadByName(app, signal) : null;
+    const flame = app.state.tab === 'nsight' ? DSFlame.load(app, shown(app), signal) : null;
+    if (flame) jobs.push(flame);
     await Promise.all(jobs);
     if (cpu) await cpu;
+    if (byName) await byName;
   }
 
   async function loadCpu(app, signal) {
@@ -251,7 +265,7 @@ const DSNsight = (() => {
     const left = ev ? [el('h2', {}, ev.name, ' ', el('span', { class: 'muted', text: DSUI.fmtDur(ev.end - ev.start) })), DSUI.kv(ev)]
       : [el('h2', { text: 'NVTX range' }), el('p', { class: 'muted', text: 'Click a range in a thread track to inspect it. Drag on any track to select a time window.' }),
         el('p', { class: 'muted', text: 'NVTX ranges are shared worker/rank activity; overlap does not establish request ownership.' })];
-    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' }))));
+    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left, el('div', { id: 'byname-box' }, el('p', { class: 'muted', text: 'ranges by name: loading…' }))), el('div', {}, el('div', { id: 'flame-box' }), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' })))));
   }
 
   function render(app) {
@@ -260,5 +274,5 @@ const DSNsight = (() => {
     if (app.state.tab === 'nsight') renderDetails(app);
   }
 
-  return { render, load, ready: 'details' };
+  return { render, load, shown, ready: 'details' };
 })();

@@ -6,7 +6,7 @@
 const DSRequests = (() => {
   const ROW = 16, HEAD = 16, VIEW = 230;
   let offset = 0, scrollPos = 0; /* scrollTop of the lanes: only the visible slice is drawn */
-  let search = '', layout = null, sc = null, built = false, appRef = null;
+  let search = '', layout = null, sc = null, built = false, appRef = null, mode = 'table';
   const openSess = new Set(); /* sessions the user opened stay open across renders */
 
   function matches(r, needle) {
@@ -29,7 +29,11 @@ const DSRequests = (() => {
     const side = document.getElementById('side-requests');
     const input = el('input', { type: 'search', placeholder: 'Search id, session, agent, worker…', 'aria-label': 'Search requests' });
     input.addEventListener('input', () => { search = input.value; app.render(); });
-    side.append(input, el('div', { id: 'req-tree', class: 'tree' }));
+    const seg = el('div', { class: 'seg', role: 'group', 'aria-label': 'Requests as' },
+      ['table', 'tree'].map((m) => el('button', { 'data-mode': m, 'aria-pressed': String(m === mode),
+        onclick: () => { mode = m; for (const b of seg.children) b.setAttribute('aria-pressed', String(b.dataset.mode === mode)); app.render(); } },
+      m === 'table' ? 'Table (sortable)' : 'Sessions tree')));
+    side.append(input, seg, el('div', { id: 'req-table' }), el('div', { id: 'req-tree', class: 'tree' }));
     built = true;
   }
 
@@ -179,6 +183,7 @@ const DSRequests = (() => {
       const canvas = el('canvas', { id: 'req-canvas', 'aria-label': 'Client requests on the time axis' });
       sec.append(el('div', { class: 'sec-head' }, 'Client requests', el('span', { class: 'muted', id: 'req-count' }),
         el('span', { class: 'muted', text: 'bar = request · dark part = time to first token · ▮ = first token' })),
+      el('div', { id: 'req-focus-box', class: 'req-focus', hidden: true }),
       el('div', { class: 'sec-body', style: `max-height: ${VIEW}px; overflow-y: auto` },
         el('div', { id: 'req-spacer', style: 'position: relative' }, canvas)));
       canvas.style.position = 'absolute';
@@ -190,7 +195,7 @@ const DSRequests = (() => {
         if (raf) return;
         raf = requestAnimationFrame(() => { raf = 0; if (layout) drawLanes(app, canvas); });
       });
-      DSUI.attachDrag(canvas, () => sc, (a, b) => app.selectRange(a, b), (ev, x, y) => {
+      DSUI.attachDrag(canvas, () => sc, (a, b) => app.selectArea(a, b), (ev, x, y) => {
         const r = hit(x, y);
         if (r) { app.scrollSel = true; app.update({ request: r.id, tab: 'requests' }); }
       });
@@ -207,6 +212,7 @@ const DSRequests = (() => {
     }
     document.getElementById('req-count').textContent = app.cat.requests.length
       ? `${reqs.length} in window${search ? ' (search)' : ''}` : 'no client requests in the evidence';
+    DSReqTable.renderFocus(app, document.getElementById('req-focus-box'));
     layout = pack(reqs);
     document.getElementById('req-spacer').style.height = layout.height + 'px';
     drawLanes(app, document.getElementById('req-canvas'));
@@ -265,7 +271,7 @@ const DSRequests = (() => {
         el('p', { class: 'muted', text: 'Select a request in the tree or on the time axis to see its timing, tokens, workers and lifecycle.' }));
       return;
     }
-    const r = app.cat.requests.find((x) => x.id === id);
+    const r = DSQuery.findRequest(app.cat, id);
     const fields = ['id', 'session', 'agent', 'conversation', 'status', 'start', 'first', 'end', 'ttft_ms', 'input_tokens',
       'output_tokens', 'cached_tokens', 'workers', 'server_ids', 'issues', 'evidence'];
     const spans = (r.spans || []).slice(0, 200);
@@ -274,7 +280,9 @@ const DSRequests = (() => {
         spans.map((sp) => el('tr', {}, el('td', { text: sp.name || '' }), el('td', { text: sp.role || '' }), el('td', { text: sp.worker || sp.host || '' }),
           el('td', { class: 'num', text: typeof sp.start === 'number' ? DSUI.fmtTime(sp.start, 10) : '—' }),
           el('td', { class: 'num', text: typeof sp.start === 'number' && typeof sp.end === 'number' ? DSUI.fmtDur(sp.end - sp.start) : '—' }))))] : [];
-    box.replaceChildren(el('h2', {}, `Request ${r.id} `, el('span', { class: 'muted', text: `${DSUI.fmtDur(r.end - r.start)} · ${(r.spans || []).length} span${(r.spans || []).length === 1 ? "" : "s"}` })),
+    box.replaceChildren(el('h2', {}, `Request ${r.id} `, el('span', { class: 'muted', text: `${DSUI.fmtDur(r.end - r.start)} · ${(r.spans || []).length} span${(r.spans || []).length === 1 ? "" : "s"}` }),
+      ' ', el('button', { onclick: () => DSReqTable.zoomTo(app, r, 'whole') }, 'Zoom to request'),
+      ' ', el('button', { disabled: typeof r.first !== 'number', onclick: () => DSReqTable.zoomTo(app, r, 'prefill') }, 'Zoom to prefill')),
       el('div', { class: 'cols' }, el('div', {}, DSUI.kv(r, fields.filter((f) => f in r)), spanTable),
         el('div', {}, el('h3', { text: 'Lifecycle' }), lifecycle(app, r))));
   }
@@ -283,7 +291,12 @@ const DSRequests = (() => {
     appRef = app;
     if (!built) buildSide(app);
     const reqs = visible(app);
-    if (app.state.tab === 'requests') renderTree(app, reqs);
+    if (app.state.tab === 'requests') {
+      document.getElementById('req-table').hidden = mode !== 'table';
+      document.getElementById('req-tree').hidden = mode !== 'tree';
+      if (mode === 'table') DSReqTable.render(app, document.getElementById('req-table'), search);
+      else renderTree(app, reqs);
+    }
     renderSection(app, reqs);
     if (app.state.tab === 'requests') renderDetails(app);
   }

@@ -18,3 +18,11 @@ int row_bucket(double start, double end)
 		return ROW_BUCKET_MAX;
 	return (int)b;
 }
+
+const char *evidence_collection_key(enum evidence_collection c)
+{
+	static const char *const keys[EVIDENCE_NCOLLECTIONS] = {
+		"requests", "sessions", "server_spans", "iterations"
+	};
+	return (unsigned)c < EVIDENCE_NCOLLECTIONS ? keys[c] : "";
+}

@@ -19,8 +19,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/err.h"
 #include "base/num.h"
+
+/* The catalog collections (catalog streaming): the top-level arrays whose
+ * elements a sink with an `element` callback receives one at a time. */
+enum evidence_collection {
+	EVIDENCE_REQUESTS,
+	EVIDENCE_SESSIONS,
+	EVIDENCE_SERVER_SPANS,
+	EVIDENCE_ITERATIONS,
+	EVIDENCE_NCOLLECTIONS
+};
+
+/* The top-level key of collection c ("requests", ...). */
+const char *evidence_collection_key(enum evidence_collection c);
 
 /* profiles[p].events[k] = [start, end, name_index, global_tid, source_row] */
 struct row_event {
@@ -71,6 +86,13 @@ struct row_sink {
 	 * becomes non-zero, also where no row arrives for a while (between
 	 * chunks of the document, inside long SQL scans of an export). */
 	const volatile sig_atomic_t *cancel;
+	/* Catalog streaming: when set, each element of requests, sessions,
+	 * server_spans and iterations (when that key holds an array) is
+	 * validated, handed over here once complete (borrowed, valid during
+	 * the call) and dropped: the returned catalog keeps the key with an
+	 * empty array.  When NULL the elements stay in the catalog. */
+	int (*element)(void *ctx, enum evidence_collection c, int64_t ordinal,
+	               const json_t *elem, struct err *e);
 };
 
 /* A query backend's row callback (one profile or series at a time):

@@ -20,7 +20,8 @@
 enum role {
 	R_NONE, R_TOP, R_META, R_SOURCES, R_SOURCE, R_REQUESTS, R_REQUEST,
 	R_METRICS, R_SERIES, R_POINTS, R_PROFILES, R_PROFILE, R_EVENTS, R_CPU,
-	R_SAMPLES, R_EVENT, R_SAMPLE, R_POINT
+	R_SAMPLES, R_SESSIONS, R_SERVER_SPANS, R_ITERATIONS,
+	R_EVENT, R_SAMPLE, R_POINT
 };
 
 /* Value kinds as the callbacks see them. */
@@ -50,6 +51,8 @@ struct evparse {
 	struct evrow row;
 	struct evrow_bounds names, stacks;
 	struct evstats st;
+	/* capabilities seen in streamed collection elements */
+	int any_breakdown, any_spans;
 	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
 };
 
@@ -301,6 +304,14 @@ static int value_role(struct evparse *p, enum vkind k)
 			want = R_METRICS, need = V_ARR, any = 0, bit = 32;
 		else if (key_is(p, "profiles"))
 			want = R_PROFILES, need = V_ARR, any = 0, bit = 64;
+		/* the other collections stream when they are arrays (anything
+		 * else is carried as is) */
+		else if (key_is(p, "sessions") && k == V_ARR)
+			want = R_SESSIONS, bit = 128;
+		else if (key_is(p, "server_spans") && k == V_ARR)
+			want = R_SERVER_SPANS, bit = 256;
+		else if (key_is(p, "iterations") && k == V_ARR)
+			want = R_ITERATIONS, bit = 512;
 		else if (key_is(p, "schema") && k != V_STR)
 			return fail(p, path_of(p, p->depth, 1), "expected \"%s\"", SCHEMA), -1;
 		break;
@@ -374,11 +385,69 @@ static int attach(struct evparse *p, json_t *v)
 	return 1;
 }
 
-/* After a value completed at the current position. */
-static void advance(struct evparse *p)
+static int collection_of(enum role r)
 {
-	if (p->depth && !p->fr[p->depth - 1].is_obj)
-		p->fr[p->depth - 1].index++;
+	switch (r) {
+	case R_REQUESTS: return EVIDENCE_REQUESTS;
+	case R_SESSIONS: return EVIDENCE_SESSIONS;
+	case R_SERVER_SPANS: return EVIDENCE_SERVER_SPANS;
+	case R_ITERATIONS: return EVIDENCE_ITERATIONS;
+	default: return -1;
+	}
+}
+
+static int nonempty_array(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	return json_is_array(v) && json_array_size(v) > 0;
+}
+
+/* A collection element is complete (the last element of f's array): count
+ * it and, when the sink takes elements, hand it over and drop it. */
+static int element_done(struct evparse *p, struct frame *f, int c, int64_t k)
+{
+	const struct row_sink *s = p->sink;
+	size_t n = json_array_size(f->node);
+	json_t *el = json_array_get(f->node, n - 1);
+	int rc;
+
+	p->st.elements[c]++;
+	if (!s || !s->element)
+		return 1;
+	if (c == EVIDENCE_REQUESTS) {
+		if (json_is_true(json_object_get(json_object_get(el, "lifecycle"),
+		                                 "available")))
+			p->any_breakdown = 1;
+		if (nonempty_array(el, "spans"))
+			p->any_spans = 1;
+	} else if (c == EVIDENCE_SERVER_SPANS) {
+		p->any_spans = 1;
+	}
+	p->st.streamed = 1;
+	rc = s->element(s->ctx, (enum evidence_collection)c, k, el, p->e);
+	json_array_remove(f->node, n - 1);
+	if (rc) {
+		p->rc = rc;
+		if (!p->e->msg[0])
+			err_set(p->e, rc, "%s: %s: the element was refused", p->file,
+			        path_of(p, p->depth, 0));
+		return 0;
+	}
+	return 1;
+}
+
+/* After a value completed at the current position. */
+static int advance(struct evparse *p)
+{
+	struct frame *f;
+	int c;
+
+	if (!p->depth || p->fr[p->depth - 1].is_obj)
+		return 1;
+	f = &p->fr[p->depth - 1];
+	f->index++;
+	c = collection_of(f->role);
+	return c < 0 ? 1 : element_done(p, f, c, f->index - 1);
 }
 
 static int in_row(const struct evparse *p)
@@ -395,8 +464,7 @@ static int scalar(struct evparse *p, enum vkind k, json_t *v)
 	}
 	if (!attach(p, v))
 		return 0;
-	advance(p);
-	return 1;
+	return advance(p);
 }
 
 static int cb_null(void *ctx)
@@ -435,8 +503,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 		return fail(p, path_of(p, p->depth, 1), "number out of range");
 	if (!attach(p, kind == NUMTEXT_INT ? json_integer(iv) : json_real(d)))
 		return 0;
-	advance(p);
-	return 1;
+	return advance(p);
 }
 
 /* Text checks every string token passes (values, keys, row fields). */
@@ -466,9 +533,17 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 	}
 	if (p->depth == 1 && key_is(p, "schema")) {
 		if (n != strlen(SCHEMA) || memcmp(s, SCHEMA, n) != 0) {
+			/* The value is quoted only when it names a version of this
+			 * format: an arbitrary JSON file's values stay out of
+			 * error messages (they reach MCP clients and logs). */
+			static const char family[] = "srtctl-trace/";
 			char q[80];
-			quoted(q, sizeof q, (const char *)s, n);
-			return fail(p, "schema", "expected \"%s\", got \"%s\"", SCHEMA, q);
+			if (n <= 32 && n > strlen(family) && !memcmp(s, family, strlen(family))) {
+				quoted(q, sizeof q, (const char *)s, n);
+				return fail(p, "schema", "expected \"%s\", got \"%s\"", SCHEMA, q);
+			}
+			return fail(p, "schema", "expected \"%s\", got another value "
+			            "(this JSON file is not an evidence document)", SCHEMA);
 		}
 		p->have_schema = 1;
 	}
@@ -712,8 +787,7 @@ static int end_object(struct evparse *p)
 		break;
 	}
 	p->depth--;
-	advance(p);
-	return 1;
+	return advance(p);
 }
 
 static int cb_end_map(void *ctx)
@@ -727,8 +801,7 @@ static int cb_end_array(void *ctx)
 	if (in_row(p))
 		return row_end(p);
 	p->depth--;
-	advance(p);
-	return 1;
+	return advance(p);
 }
 
 const yajl_callbacks evparse_callbacks = {
@@ -787,6 +860,19 @@ int evparse_finish(struct evparse *p, json_t **catalog,
 	if (!json_object_get(p->root, "capabilities")) {
 		json_t *caps = capabilities_compute(p->root, p->st.series_points,
 		                                     p->st.nseries);
+		if (caps && p->st.streamed) {
+			/* the streamed collections are empty in the tree */
+			static const char *const keys[] = {
+				"requests", "request_breakdown", "server_activity",
+				"iterations"
+			};
+			int on[] = {p->st.elements[EVIDENCE_REQUESTS] > 0,
+			            p->any_breakdown, p->any_spans,
+			            p->st.elements[EVIDENCE_ITERATIONS] > 0};
+			for (int k = 0; k < 4; k++)
+				if (on[k])
+					json_object_set_new(caps, keys[k], json_true());
+		}
 		if (!caps || json_object_set_new(p->root, "capabilities", caps))
 			return err_set(p->e, ERR_NOMEM, "%s: out of memory", p->file);
 	}

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/row.h"
+
 struct evstats {
 	uint64_t events, samples, points;
 	size_t nseries;
@@ -19,6 +21,8 @@ struct evstats {
 	uint64_t *profile_samples; /* per profile */
 	uint64_t input_bytes;      /* size of the file read */
 	size_t series_cap, profiles_cap; /* allocated lengths of the arrays */
+	uint64_t elements[EVIDENCE_NCOLLECTIONS]; /* catalog collection sizes */
+	int streamed;              /* collections went to sink->element */
 };
 
 /* Makes profile id (>= 0) counted: the per-profile arrays cover it (new

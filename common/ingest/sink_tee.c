@@ -55,6 +55,19 @@ static int tee_point(void *ctx, int64_t series, int64_t ordinal,
 	return 0;
 }
 
+static int tee_element(void *ctx, enum evidence_collection c, int64_t ordinal,
+                       const json_t *elem, struct err *e)
+{
+	struct sink_tee *t = ctx;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct row_sink *s = &t->sinks[i];
+		int rc = s->element ? s->element(s->ctx, c, ordinal, elem, e) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static void tee_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct sink_tee *t = ctx;
@@ -73,4 +86,7 @@ void sink_tee_sink(struct sink_tee *t, struct row_sink *out)
 	out->progress = tee_progress;
 	for (size_t i = 0; i < t->n && !out->cancel; i++)
 		out->cancel = t->sinks[i].cancel;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->sinks[i].element)
+			out->element = tee_element;
 }

@@ -15,6 +15,7 @@
 #include "base/hash.h"
 #include "query/memrows.h"
 #include "store/store.h"
+#include "store/store_coll.h"
 #include "store/store_ordered.h"
 #include "store/store_summary.h"
 
@@ -29,11 +30,13 @@ struct ds_core {
 	json_t *catalog;
 	struct memrows *rows; /* DS_DOCUMENT */
 	struct fileid id;     /* of data_path, unchanged across the open */
+	int ext;              /* DS_SQLITE: collections in dsight's tables */
 };
 
 struct dataset {
 	struct ds_core *core;
 	struct store *store; /* DS_SQLITE: this handle's connection */
+	struct store_coll *coll; /* its extension reader (core->ext) */
 	int summaries;       /* use build-time summaries (DS_SQLITE) */
 	int sum_tried;       /* sum/ord opened (lazily, on first use) */
 	struct store_summary *sum; /* NULL: the cache has none */
@@ -58,14 +61,21 @@ static void core_release(struct ds_core *c)
 	free(c);
 }
 
-/* Reads up to 16 leading bytes of path into hdr; returns the count or -1. */
+/* Reads up to 16 leading bytes of path into hdr; returns the count, -1
+ * (errno set) or -2 when path is not a regular file.  O_NONBLOCK: a FIFO
+ * put in the file's place never blocks the open. */
 static ssize_t read_header(const char *path, unsigned char hdr[16])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	ssize_t n, got = 0;
+	struct stat st;
 
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -2;
+	}
 	while (got < 16 && (n = read(fd, hdr + got, (size_t)(16 - got))) > 0)
 		got += n;
 	close(fd);
@@ -123,6 +133,12 @@ static int resolve(const char *path, char **file, int *kind, struct err *e)
 	}
 	memset(hdr, 0, sizeof hdr);
 	n = read_header(p, hdr);
+	if (n == -2) {
+		err_set(e, ERR_DATA,
+		        "%s is not a regular file (a FIFO, socket or device cannot be a dataset)", p);
+		free(p);
+		return ERR_DATA;
+	}
 	if (n < 0) {
 		err_sys(e, ERR_DATA, "Cannot open dataset %s", p);
 		free(p);
@@ -156,6 +172,36 @@ static int resolve(const char *path, char **file, int *kind, struct err *e)
 	return 0;
 }
 
+/*
+ * The cache's catalog: with dsight's extension (consistent with the
+ * catalog row) only dsight_core is read and the collections stay in their
+ * tables; without it the v1 catalog row, unless that row says its
+ * collections are external.
+ */
+static int open_cache(struct dataset *ds, struct err *e)
+{
+	struct ds_core *c = ds->core;
+	json_t *core = NULL;
+	int stale = 0, rc;
+
+	rc = store_read_generation(ds->store, c->generation, e);
+	if (!rc)
+		rc = store_coll_open(ds->store, c->generation, &ds->coll, &core,
+		                     &stale, e);
+	if (rc)
+		return rc;
+	if (ds->coll) {
+		c->catalog = core;
+		c->ext = 1;
+		return 0;
+	}
+	rc = store_read_catalog(ds->store, &c->catalog, c->generation, e);
+	if (!rc && json_is_string(json_object_get(c->catalog, "dsight_collections")))
+		rc = err_set(e, ERR_DATA, "%s: the request tables are missing or "
+		             "from another build; rebuild the report", c->data_path);
+	return rc;
+}
+
 /* Opens the data file once; *out owned by the caller. */
 static int open_once(const char *path, struct dataset **out, struct err *e)
 {
@@ -186,8 +232,7 @@ static int open_once(const char *path, struct dataset **out, struct err *e)
 	if (!rc && kind == DS_SQLITE) {
 		rc = store_open(file, &ds->store, e);
 		if (!rc)
-			rc = store_read_catalog(ds->store, &c->catalog,
-			                        c->generation, e);
+			rc = open_cache(ds, e);
 	} else if (!rc) {
 		rc = memrows_load(file, &c->catalog, &c->rows, e);
 		if (!rc)
@@ -237,7 +282,19 @@ int dataset_clone(struct dataset *ds, struct dataset **out, struct err *e)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	if (ds->core->kind == DS_SQLITE) {
 		int rc = store_open(ds->core->data_path, &n->store, e);
+		if (!rc && ds->core->ext) {
+			json_t *core = NULL;
+			int stale = 0;
+			rc = store_coll_open(n->store, ds->core->generation,
+			                     &n->coll, &core, &stale, e);
+			json_decref(core);
+			if (!rc && !n->coll)
+				rc = err_set(e, ERR_REBUILT, "DSight dataset was "
+				             "rebuilt; reopen it before querying");
+		}
 		if (rc) {
+			store_coll_close(n->coll);
+			store_close(n->store);
 			free(n);
 			return rc;
 		}
@@ -253,6 +310,7 @@ void dataset_close(struct dataset *ds)
 {
 	if (!ds)
 		return;
+	store_coll_close(ds->coll);
 	store_summary_close(ds->sum);
 	store_ordered_close(ds->ord);
 	store_close(ds->store);
@@ -284,7 +342,104 @@ int dataset_check_generation(struct dataset *ds, struct err *e)
 {
 	if (ds->core->kind != DS_SQLITE)
 		return 0;
+	if (ds->coll)
+		return store_coll_check_generation(ds->coll, ds->core->generation, e);
 	return store_check_generation(ds->store, ds->core->generation, e);
+}
+
+/* ---- catalog collections ---- */
+
+static const json_t *tree_array(const struct dataset *ds,
+                                enum evidence_collection c)
+{
+	const json_t *a = json_object_get(ds->core->catalog,
+	                                  evidence_collection_key(c));
+	return json_is_array(a) ? a : NULL;
+}
+
+int64_t dataset_count(const struct dataset *ds, enum evidence_collection c)
+{
+	if (store_coll_has(ds->coll, c))
+		return store_coll_count(ds->coll, c);
+	return (int64_t)json_array_size(tree_array(ds, c));
+}
+
+int dataset_foreach(struct dataset *ds, enum evidence_collection c,
+                    dataset_elem_fn fn, void *ctx, struct err *e)
+{
+	const json_t *a = tree_array(ds, c), *v;
+	size_t k;
+	int rc;
+
+	if (store_coll_has(ds->coll, c))
+		return store_coll_foreach(ds->coll, c, fn, ctx, e);
+	json_array_foreach(a, k, v)
+		if ((rc = fn(ctx, (int64_t)k, v)))
+			return rc;
+	return 0;
+}
+
+int dataset_find_request(struct dataset *ds, const char *id, json_t **out,
+                         struct err *e)
+{
+	const json_t *a = tree_array(ds, EVIDENCE_REQUESTS), *v;
+	size_t k, n = strlen(id);
+
+	*out = NULL;
+	if (store_coll_has(ds->coll, EVIDENCE_REQUESTS))
+		return store_coll_request(ds->coll, id, n, out, e);
+	json_array_foreach(a, k, v) {
+		const json_t *x = json_object_get(v, "id");
+		if (json_is_string(x) && json_string_length(x) == n &&
+		    !memcmp(json_string_value(x), id, n)) {
+			*out = json_incref((json_t *)v);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int dataset_names(struct dataset *ds, enum dataset_names which,
+                  int (*fn)(void *ctx, const char *s, size_t n), void *ctx,
+                  struct err *e)
+{
+	static const struct { int coll; const char *key; int list; } m[] = {
+		[SN_REQ_SESSION] = {EVIDENCE_REQUESTS, "session", 0},
+		[SN_REQ_AGENT] = {EVIDENCE_REQUESTS, "agent", 0},
+		[SN_REQ_WORKER] = {EVIDENCE_REQUESTS, "workers", 1},
+		[SN_SESS_ID] = {EVIDENCE_SESSIONS, "id", 0},
+		[SN_SESS_AGENT] = {EVIDENCE_SESSIONS, "agents", 1},
+	};
+	const json_t *a = tree_array(ds, m[which].coll), *el, *v, *x;
+	size_t k, i;
+	int rc;
+
+	if (store_coll_has(ds->coll, m[which].coll))
+		return store_coll_names(ds->coll, (enum store_names)which, fn, ctx, e);
+	json_array_foreach(a, k, el) {
+		v = json_object_get(el, m[which].key);
+		if (!m[which].list) {
+			if (json_is_string(v) &&
+			    (rc = fn(ctx, json_string_value(v), json_string_length(v))))
+				return rc;
+			continue;
+		}
+		json_array_foreach(v, i, x)
+			if (json_is_string(x) &&
+			    (rc = fn(ctx, json_string_value(x), json_string_length(x))))
+				return rc;
+	}
+	return 0;
+}
+
+int dataset_select(struct dataset *ds, enum evidence_collection c,
+                   const struct store_select *sel, int64_t *total,
+                   int64_t *unaligned, dataset_elem_fn fn, void *ctx,
+                   struct err *e)
+{
+	if (!store_coll_has(ds->coll, c) || getenv("DSIGHT_NO_PUSHDOWN"))
+		return DATASET_FALLBACK;
+	return store_coll_select(ds->coll, c, sel, total, unaligned, fn, ctx, e);
 }
 
 int dataset_events(struct dataset *ds, int64_t profile,

@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "base/row.h"
 #include "base/fileid.h"
+#include "store/store_coll.h"
 
 struct dataset;
 
@@ -93,6 +94,50 @@ int dataset_points(struct dataset *ds, int64_t series,
  * ordinal order (none when there is no earlier point). */
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
                           row_point_fn fn, void *ctx, struct err *e);
+
+/*
+ * The catalog collections (requests, sessions, server_spans, iterations):
+ * in the catalog tree (in-memory backend, a cache without dsight's
+ * extension) or in the cache's extension tables.  Element pointers are
+ * valid during the callback only: json_incref one to keep it.
+ */
+typedef int (*dataset_elem_fn)(void *ctx, int64_t ordinal, const json_t *el);
+
+/* The number of elements of collection c. */
+int64_t dataset_count(const struct dataset *ds, enum evidence_collection c);
+/* Every element of c in stored order; fn's non-zero return stops the walk
+ * and is returned. */
+int dataset_foreach(struct dataset *ds, enum evidence_collection c,
+                    dataset_elem_fn fn, void *ctx, struct err *e);
+/* The request with this id: *out a new reference, NULL when unknown. */
+int dataset_find_request(struct dataset *ds, const char *id, json_t **out,
+                         struct err *e);
+/* The distinct strings of a collection's member, in first-seen order
+ * (stored order, then array order): the names a filter can match. */
+enum dataset_names {
+	DATASET_REQUEST_SESSIONS = SN_REQ_SESSION,
+	DATASET_REQUEST_AGENTS = SN_REQ_AGENT,
+	DATASET_REQUEST_WORKERS = SN_REQ_WORKER,
+	DATASET_SESSION_IDS = SN_SESS_ID,
+	DATASET_SESSION_AGENTS = SN_SESS_AGENT
+};
+int dataset_names(struct dataset *ds, enum dataset_names which,
+                  int (*fn)(void *ctx, const char *s, size_t n), void *ctx,
+                  struct err *e);
+
+/*
+ * A selection answered by the backend (store_coll.h: filters, sort and
+ * page in SQL, exactly as the engine's own code would answer): *total, the
+ * page through fn, *unaligned for iterations.  DATASET_FALLBACK when the
+ * backend cannot (the in-memory backend never does; the environment
+ * variable DSIGHT_NO_PUSHDOWN turns it off for parity tests): the caller
+ * then filters, sorts and pages dataset_foreach itself.
+ */
+#define DATASET_FALLBACK STORE_COLL_FALLBACK
+int dataset_select(struct dataset *ds, enum evidence_collection c,
+                   const struct store_select *sel, int64_t *total,
+                   int64_t *unaligned, dataset_elem_fn fn, void *ctx,
+                   struct err *e);
 
 /* Brackets one query's reads (SQLite: one read transaction, so the file is
  * locked and checked once, not per statement; no-op in memory). */

@@ -15,6 +15,7 @@ struct names {
 	const char **v;
 	size_t n, cap;
 	int oom;
+	json_t *own; /* strings read from the dataset's tables */
 };
 
 static void names_add(struct names *s, const json_t *v)
@@ -51,33 +52,35 @@ static void names_from(struct names *s, const json_t *cat, const char *arr,
 	}
 }
 
-struct gather {
-	struct names *s;
-	const char *key;
-	int key_is_array;
-};
-
-static int gather_request(void *ctx, const json_t *req, size_t index)
+static int names_add_text(void *ctx, const char *str, size_t n)
 {
-	struct gather *g = ctx;
-	const json_t *m = json_object_get(req, g->key), *v;
-	size_t i;
-	(void)index;
-	if (!g->key_is_array)
-		names_add(g->s, m);
-	else
-		json_array_foreach(m, i, v) {
-			names_add(g->s, v);
-		}
+	struct names *s = ctx;
+	json_t *v = json_stringn_nocheck(str, n);
+	if (!s->own)
+		s->own = json_array();
+	if (!v || !s->own || json_array_append_new(s->own, v)) {
+		s->oom = 1;
+		return 0;
+	}
+	names_add(s, v);
 	return 0;
 }
 
-/* names_from for the requests, through the backend-neutral walk. */
-static void names_from_requests(struct qctx *q, struct names *s,
-                                const char *key, int key_is_array)
+/* names_add for the names a catalog collection holds (what names_from
+ * reads from the tree, wherever the dataset keeps the collection). */
+static void names_from_coll(struct names *s, struct qctx *q,
+                            enum dataset_names which)
 {
-	struct gather g = {s, key, key_is_array};
-	q_request_foreach(q, gather_request, &g);
+	struct err e;
+	err_clear(&e);
+	if (dataset_names(q->ds, which, names_add_text, s, &e))
+		s->oom = 1;
+}
+
+static void names_free(struct names *s)
+{
+	free(s->v);
+	json_decref(s->own);
 }
 
 static int names_has(const struct names *s, const char *v)
@@ -153,7 +156,7 @@ static void worker_notes(struct out *o, struct buf *t)
 	names_from(&known, q->cat, "workers", "id", 0);
 	names_from(&known, q->cat, "profiles", "worker", 0);
 	names_from(&known, q->cat, "metrics", "worker", 0);
-	names_from_requests(q, &known, "workers", 1);
+	names_from_coll(&known, q, DATASET_REQUEST_WORKERS);
 	for (size_t k = 0; k < vals.n && !known.oom; k++) {
 		if (names_has(&known, vals.v[k]))
 			continue;
@@ -165,7 +168,7 @@ static void worker_notes(struct out *o, struct buf *t)
 		buf_putc(t, '.');
 		note(o, t);
 	}
-	free(known.v);
+	names_free(&known);
 }
 
 static void session_agent_notes(struct out *o, struct buf *t, int agents)
@@ -180,11 +183,11 @@ static void session_agent_notes(struct out *o, struct buf *t, int agents)
 	if (!vals.n || !uses(q, agents ? "agent" : "session"))
 		return;
 	if (agents) {
-		names_from(&known, q->cat, "sessions", "agents", 1);
-		names_from_requests(q, &known, "agent", 0);
+		names_from_coll(&known, q, DATASET_SESSION_AGENTS);
+		names_from_coll(&known, q, DATASET_REQUEST_AGENTS);
 	} else {
-		names_from(&known, q->cat, "sessions", "id", 0);
-		names_from_requests(q, &known, "session", 0);
+		names_from_coll(&known, q, DATASET_SESSION_IDS);
+		names_from_coll(&known, q, DATASET_REQUEST_SESSIONS);
 	}
 	for (size_t k = 0; k < vals.n && !known.oom; k++) {
 		if (names_has(&known, vals.v[k]))
@@ -199,7 +202,7 @@ static void session_agent_notes(struct out *o, struct buf *t, int agents)
 			           vals.v[k]);
 		note(o, t);
 	}
-	free(known.v);
+	names_free(&known);
 }
 
 static void series_notes(struct out *o, struct buf *t)
@@ -233,7 +236,7 @@ static void series_notes(struct out *o, struct buf *t)
 		free(needle);
 		note(o, t);
 	}
-	free(known.v);
+	names_free(&known);
 }
 
 static void profile_notes(struct out *o, struct buf *t)

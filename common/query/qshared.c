@@ -184,40 +184,36 @@ int q_any_in(const struct qfilter *f, const json_t *arr)
 	return 0;
 }
 
+struct foreach {
+	int (*fn)(void *ctx, const json_t *req, size_t index);
+	void *ctx;
+};
+
+static int foreach_one(void *ctx, int64_t ordinal, const json_t *el)
+{
+	struct foreach *f = ctx;
+	return f->fn(f->ctx, el, (size_t)ordinal);
+}
+
 int q_request_foreach(struct qctx *q,
                       int (*fn)(void *ctx, const json_t *req, size_t index),
                       void *ctx)
 {
-	const json_t *reqs = q_array(q->cat, "requests"), *r;
-	size_t k;
-	int rc;
-	json_array_foreach(reqs, k, r) {
-		if ((rc = fn(ctx, r, k)) != 0)
-			return rc;
-	}
-	return 0;
-}
-
-struct find {
-	const char *id;
-	const json_t *found;
-};
-
-static int find_one(void *ctx, const json_t *req, size_t index)
-{
-	struct find *f = ctx;
-	(void)index;
-	if (!q_str_eq(req, "id", f->id))
-		return 0;
-	f->found = req;
-	return 1;
+	struct foreach f = {fn, ctx};
+	return dataset_foreach(q->ds, EVIDENCE_REQUESTS, foreach_one, &f, q->e);
 }
 
 const json_t *q_request_find(struct qctx *q, const char *id)
 {
-	struct find f = {id, NULL};
-	q_request_foreach(q, find_one, &f);
-	return f.found;
+	json_t *r = NULL;
+
+	if (dataset_find_request(q->ds, id, &r, q->e) || !r)
+		return NULL;
+	if (!q->held)
+		q->held = json_array();
+	if (!q->held || json_array_append_new(q->held, r))
+		return NULL;
+	return r;
 }
 
 void qi_begin(struct qitem *it, struct qctx *q)

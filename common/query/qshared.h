@@ -50,6 +50,7 @@ struct qctx {
 	struct qjoin join;
 	struct buf *out;
 	struct err *e;
+	json_t *held; /* catalog elements kept for the query (q_request_find) */
 };
 
 /* Whether v (a JSON value) is a string equal to one of f's values; 1 when
@@ -63,11 +64,13 @@ int q_any_in(const struct qfilter *f, const json_t *arr);
 int q_str_in(const struct qfilter *f, const char *s);
 
 /* The catalog's requests, backend neutral: calls fn for each request
- * element in stored order until it returns non-zero (returned). */
+ * element in stored order until it returns non-zero (returned).  An
+ * element is valid during the call only (json_incref one to keep it). */
 int q_request_foreach(struct qctx *q,
                       int (*fn)(void *ctx, const json_t *req, size_t index),
                       void *ctx);
-/* The request with this id (borrowed), or NULL. */
+/* The request with this id (borrowed, valid until the query ends), or
+ * NULL (also after an error, which is then in q->e). */
 const json_t *q_request_find(struct qctx *q, const char *id);
 
 /* One item written under --fields: only the listed top-level keys, in the

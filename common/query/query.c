@@ -252,6 +252,7 @@ int query_run(struct dataset *ds, const struct query_params *p,
 	}
 	qorder_free(&q.order);
 	qjoin_free(&q.join);
+	json_decref(q.held);
 	if (!rc && out->failed)
 		rc = err_set(e, out->failed,
 		             out->failed == ERR_LIMIT

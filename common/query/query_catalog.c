@@ -39,8 +39,10 @@ int query_summary(struct qctx *q)
 			buf_putc(b, ',');
 		jsonout_cstr(b, counted[k]);
 		buf_putc(b, ':');
-		jsonout_int(b, (int64_t)json_array_size(q_array(q->cat,
-		                                                counted[k])));
+		jsonout_int(b, k == 0 ? dataset_count(q->ds, EVIDENCE_REQUESTS) :
+		               k == 1 ? dataset_count(q->ds, EVIDENCE_SESSIONS) :
+		               k == 5 ? dataset_count(q->ds, EVIDENCE_ITERATIONS) :
+		               (int64_t)json_array_size(q_array(q->cat, counted[k])));
 	}
 	buf_puts(b, "}}");
 	return 0;
@@ -48,17 +50,18 @@ int query_summary(struct qctx *q)
 
 int query_request(struct qctx *q, int lifecycle_only)
 {
-	const json_t *reqs = q_array(q->cat, "requests"), *r;
-	size_t k;
+	json_t *r = NULL;
+	int rc;
 
 	if (q->p->request_id) {
-		json_array_foreach(reqs, k, r) {
-			if (!q_str_eq(r, "id", q->p->request_id))
-				continue;
+		if ((rc = dataset_find_request(q->ds, q->p->request_id, &r, q->e)))
+			return rc;
+		if (r) {
 			if (lifecycle_only)
 				emit_member(q->out, r, "lifecycle");
 			else
 				jsonout_tree(q->out, r, 0);
+			json_decref(r);
 			return 0;
 		}
 	}
@@ -110,6 +113,168 @@ static int plain_list(struct qctx *q, const json_t *arr,
 	q_list_tail(q);
 	q_list_close(q, n);
 	free(el);
+	return 0;
+}
+
+/* ---- catalog collections (requests, sessions, server_spans,
+ * iterations): the backend's own selection when it can answer exactly
+ * (dataset_select), else every element through the filters here ---- */
+
+/* The elements of a collection kept by a filter (references held). */
+struct kept {
+	struct qctx *q;
+	int (*keep)(struct qctx *, const json_t *, void *);
+	void *arg;
+	const json_t **el;
+	size_t n, cap;
+};
+
+static int keep_one(void *ctx, int64_t ordinal, const json_t *v)
+{
+	struct kept *k = ctx;
+	(void)ordinal;
+	if (!k->keep(k->q, v, k->arg))
+		return 0;
+	if (k->n == k->cap) {
+		const json_t **n = realloc(k->el, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof *n);
+		if (!n)
+			return err_set(k->q->e, ERR_NOMEM, "out of memory");
+		k->el = n;
+	}
+	k->el[k->n++] = json_incref((json_t *)v);
+	return 0;
+}
+
+static void kept_free(struct kept *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		json_decref((json_t *)k->el[i]);
+	free(k->el);
+}
+
+/* Collects collection c's elements for which keep() is true, sorted by
+ * the query's sort (references held: kept_free). */
+static int coll_collect(struct qctx *q, enum evidence_collection c,
+                        int (*keep)(struct qctx *, const json_t *, void *),
+                        void *arg, struct kept *k)
+{
+	int rc;
+	memset(k, 0, sizeof *k);
+	k->q = q;
+	k->keep = keep;
+	k->arg = arg;
+	rc = dataset_foreach(q->ds, c, keep_one, k, q->e);
+	if (!rc)
+		rc = qorder_sort_objects(&q->order, q->kind, k->el, k->n, q->e);
+	return rc;
+}
+
+/* A page written by the backend's selection. */
+struct sel_page {
+	struct qctx *q;
+	void (*emit)(struct qctx *, const json_t *);
+	int n;
+};
+
+static int emit_one(void *ctx, int64_t ordinal, const json_t *el)
+{
+	struct sel_page *p = ctx;
+	(void)ordinal;
+	if (p->n++)
+		buf_putc(p->q->out, ',');
+	p->emit(p->q, el);
+	return 0;
+}
+
+static struct store_strs strs_of(const struct qfilter *f)
+{
+	struct store_strs s = {f->v, f->n, f->on};
+	return s;
+}
+
+/* The selection of c answered by the backend: the list up to its tail
+ * (q_list_tail), *total set; DATASET_FALLBACK when it cannot. */
+static int backend_list(struct qctx *q, enum evidence_collection c,
+                        struct store_select *sel, int64_t *unaligned,
+                        void (*emit)(struct qctx *, const json_t *),
+                        size_t *total_out)
+{
+	struct sel_page pg = {q, emit, 0};
+	struct store_sort_key keys[16];
+	size_t mark = q->out->len, n;
+	int64_t total = 0;
+	char *items;
+	int rc;
+
+	if (q->order.n > 16)
+		return DATASET_FALLBACK;
+	for (size_t i = 0; i < q->order.n; i++) {
+		keys[i].key = q->order.keys[i].name;
+		keys[i].desc = q->order.keys[i].desc;
+	}
+	sel->sort = keys;
+	sel->nsort = q->order.n;
+	sel->start = q->start;
+	sel->end = q->end;
+	sel->offset = q->p->offset;
+	sel->limit = q->p->limit;
+	/* the total is known once the page is written: write the items, then
+	 * put the head before them */
+	rc = dataset_select(q->ds, c, sel, &total, unaligned, emit_one, &pg, q->e);
+	if (rc) {
+		q->out->len = mark;
+		return rc;
+	}
+	n = q->out->len - mark;
+	items = malloc(n + 1);
+	if (!items)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	if (n)
+		memcpy(items, q->out->data + mark, n);
+	q->out->len = mark;
+	q_list_head(q, (size_t)total);
+	buf_append(q->out, items, n);
+	free(items);
+	q_list_tail(q);
+	*total_out = (size_t)total;
+	return 0;
+}
+
+static void emit_object(struct qctx *q, const json_t *el)
+{
+	q_emit_object(q, el);
+}
+
+/* A plain list of a collection: the backend's, else keep() over every
+ * element. */
+static int coll_list(struct qctx *q, enum evidence_collection c,
+                     struct store_select *sel,
+                     int (*keep)(struct qctx *, const json_t *, void *))
+{
+	struct kept k;
+	size_t from, to, total;
+	int rc = backend_list(q, c, sel, NULL, emit_object, &total);
+
+	if (rc != DATASET_FALLBACK) {
+		if (!rc)
+			q_list_close(q, total);
+		return rc;
+	}
+	rc = coll_collect(q, c, keep, NULL, &k);
+	if (rc) {
+		kept_free(&k);
+		return rc;
+	}
+	q_page(q, k.n, &from, &to);
+	q_list_head(q, k.n);
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			buf_putc(q->out, ',');
+		q_emit_object(q, k.el[i]);
+	}
+	q_list_tail(q);
+	q_list_close(q, k.n);
+	kept_free(&k);
 	return 0;
 }
 
@@ -175,12 +340,19 @@ struct gather {
 	size_t n;
 };
 
+/* Keeps a matching request for the rest of the query (q->held): the
+ * element passed may live only during the call. */
 static int gather_request(void *ctx, const json_t *r, size_t index)
 {
 	struct gather *g = ctx;
 	(void)index;
-	if (keep_request(g->q, r, (void *)g->s))
-		g->el[g->n++] = r;
+	if (!keep_request(g->q, r, (void *)g->s))
+		return 0;
+	if (!g->q->held)
+		g->q->held = json_array();
+	if (!g->q->held || json_array_append(g->q->held, (json_t *)r))
+		return err_set(g->q->e, ERR_NOMEM, "out of memory");
+	g->el[g->n++] = r;
 	return 0;
 }
 
@@ -196,7 +368,7 @@ int q_match_requests(struct qctx *q, const json_t ***el, size_t *n)
 			return err_set(q->e, ERR_NOMEM, "out of memory");
 		g.s = &s;
 	}
-	g.el = malloc((json_array_size(q_array(q->cat, "requests")) + 1) *
+	g.el = malloc(((size_t)dataset_count(q->ds, EVIDENCE_REQUESTS) + 1) *
 	              sizeof *g.el);
 	rc = g.el ? q_request_foreach(q, gather_request, &g)
 	          : err_set(q->e, ERR_NOMEM, "out of memory");
@@ -206,39 +378,75 @@ int q_match_requests(struct qctx *q, const json_t ***el, size_t *n)
 	return rc;
 }
 
-int query_requests(struct qctx *q)
+static void emit_request_item(struct qctx *q, const json_t *r)
 {
 	static const char *const skip[] = {"spans", "lifecycle", NULL};
-	struct gather g = {q, NULL, NULL, 0};
-	size_t from, to;
+	struct qitem it;
+	qi_begin(&it, q);
+	qi_members(&it, r, skip);
+	if (qi_key(&it, "span_count"))
+		jsonout_int(q->out, (int64_t)json_array_size(
+		                            json_object_get(r, "spans")));
+	qi_end(&it);
+}
+
+/* The requests the backend selects itself (filters, sort and page in
+ * SQL), DATASET_FALLBACK when it cannot. */
+static int requests_backend(struct qctx *q)
+{
+	struct search s = {NULL, 0};
+	struct store_select sel;
+	size_t total;
+	int rc;
+
+	if (q_given(q->p->search)) {
+		s.needle = text_lower(q->p->search, strlen(q->p->search), &s.len);
+		if (!s.needle)
+			return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	memset(&sel, 0, sizeof sel);
+	sel.sessions = strs_of(&q->sessions);
+	sel.agents = strs_of(&q->agents);
+	sel.workers = strs_of(&q->workers);
+	sel.min_ttft_ms = q->p->min_ttft_ms;
+	sel.needle = s.needle;
+	sel.needle_len = s.len;
+	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,
+	                  &total);
+	free(s.needle);
+	if (!rc)
+		q_list_close(q, total);
+	return rc;
+}
+
+int query_requests(struct qctx *q)
+{
+	const json_t **el;
+	size_t n, from, to;
 	int rc;
 
 	if (q->p->group_by)
 		return query_requests_grouped(q);
-	rc = q_match_requests(q, &g.el, &g.n);
+	rc = requests_backend(q);
+	if (rc != DATASET_FALLBACK)
+		return rc;
+	rc = q_match_requests(q, &el, &n);
 	if (!rc)
-		rc = qorder_sort_objects(&q->order, q->kind, g.el, g.n, q->e);
+		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
 	if (rc) {
-		free(g.el);
+		free(el);
 		return rc;
 	}
-	q_page(q, g.n, &from, &to);
-	q_list_head(q, g.n);
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
 	for (size_t k = from; k < to; k++) {
-		const json_t *r = g.el[k];
-		struct qitem it;
 		if (k > from)
 			buf_putc(q->out, ',');
-		qi_begin(&it, q);
-		qi_members(&it, r, skip);
-		if (qi_key(&it, "span_count"))
-			jsonout_int(q->out, (int64_t)json_array_size(
-			                            json_object_get(r, "spans")));
-		qi_end(&it);
+		emit_request_item(q, el[k]);
 	}
 	q_list_tail(q);
-	q_list_close(q, g.n);
-	free(g.el);
+	q_list_close(q, n);
+	free(el);
 	return 0;
 }
 
@@ -260,8 +468,9 @@ static int keep_all(struct qctx *q, const json_t *v, void *arg)
 
 int query_server_spans(struct qctx *q)
 {
-	return plain_list(q, q_array(q->cat, "server_spans"), keep_overlap,
-	                  NULL);
+	struct store_select sel;
+	memset(&sel, 0, sizeof sel);
+	return coll_list(q, EVIDENCE_SERVER_SPANS, &sel, keep_overlap);
 }
 
 int query_sources(struct qctx *q)
@@ -280,7 +489,11 @@ static int keep_session(struct qctx *q, const json_t *v, void *arg)
 
 int query_sessions(struct qctx *q)
 {
-	return plain_list(q, q_array(q->cat, "sessions"), keep_session, NULL);
+	struct store_select sel;
+	memset(&sel, 0, sizeof sel);
+	sel.sessions = strs_of(&q->sessions);
+	sel.agents = strs_of(&q->agents);
+	return coll_list(q, EVIDENCE_SESSIONS, &sel, keep_session);
 }
 
 static int keep_worker(struct qctx *q, const json_t *v, void *arg)
@@ -440,60 +653,77 @@ static int iteration_rank_ok(const struct qctx *q, const json_t *row)
 	return q_int_eq(json_object_get(row, "rank"), q->p->rank);
 }
 
+/* Counts the filtered rows with a null start (in *arg) and keeps the
+ * aligned ones that overlap the window. */
+static int keep_iteration(struct qctx *q, const json_t *row, void *arg)
+{
+	int64_t *unaligned = arg;
+	const json_t *start;
+	int ok;
+	double a, b;
+
+	if (!json_is_object(row))
+		return 0;
+	if (!q_field_in(&q->workers, row, "worker"))
+		return 0;
+	if (!iteration_rank_ok(q, row))
+		return 0;
+	start = json_object_get(row, "start");
+	if (!start || json_is_null(start)) {
+		(*unaligned)++;
+		return 0;
+	}
+	a = q_number(row, "start", &ok);
+	if (!ok)
+		return 0;
+	b = q_number(row, "end", &ok);
+	if (!ok)
+		b = a;
+	return a <= q->end && b >= q->start;
+}
+
 int query_iterations(struct qctx *q)
 {
-	const json_t *rows = q_array(q->cat, "iterations"), *row;
-	size_t total = json_array_size(rows), n = 0, k, from, to;
+	struct store_select sel;
+	struct kept k;
+	size_t from, to, total;
 	int64_t unaligned = 0;
-	const json_t **el = malloc((total ? total : 1) * sizeof *el);
 	int rc;
 
-	if (!el)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	json_array_foreach(rows, k, row) {
-		const json_t *start;
-		int ok;
-		double a, b;
-		if (!json_is_object(row))
-			continue;
-		if (!q_field_in(&q->workers, row, "worker"))
-			continue;
-		if (!iteration_rank_ok(q, row))
-			continue;
-		start = json_object_get(row, "start");
-		if (!start || json_is_null(start)) {
-			unaligned++;
-			continue;
+	memset(&sel, 0, sizeof sel);
+	memset(&k, 0, sizeof k);
+	sel.workers = strs_of(&q->workers);
+	sel.has_rank = q->p->has_rank;
+	sel.rank = q->p->rank;
+	rc = backend_list(q, EVIDENCE_ITERATIONS, &sel, &unaligned, emit_object,
+	                  &total);
+	if (rc == DATASET_FALLBACK) {
+		unaligned = 0;
+		rc = coll_collect(q, EVIDENCE_ITERATIONS, keep_iteration,
+		                  &unaligned, &k);
+		if (rc) {
+			kept_free(&k);
+			return rc;
 		}
-		a = q_number(row, "start", &ok);
-		if (!ok)
-			continue;
-		b = q_number(row, "end", &ok);
-		if (!ok)
-			b = a;
-		if (a <= q->end && b >= q->start)
-			el[n++] = row;
+		total = k.n;
+		q_page(q, k.n, &from, &to);
+		q_list_head(q, k.n);
+		for (size_t i = from; i < to; i++) {
+			if (i > from)
+				buf_putc(q->out, ',');
+			q_emit_object(q, k.el[i]);
+		}
+		q_list_tail(q);
 	}
-	rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
-	if (rc) {
-		free(el);
+	kept_free(&k);
+	if (rc)
 		return rc;
-	}
-	q_page(q, n, &from, &to);
-	q_list_head(q, n);
-	for (k = from; k < to; k++) {
-		if (k > from)
-			buf_putc(q->out, ',');
-		q_emit_object(q, el[k]);
-	}
-	q_list_tail(q);
 	buf_puts(q->out, ",\"unaligned_rows\":");
 	jsonout_int(q->out, unaligned);
 	buf_puts(q->out, ",\"attribution\":\"Shared batch observations with "
 	                 "recorded timestamp precision and rank scope; not "
 	                 "per-request execution time.\"");
-	q_list_close(q, n);
-	free(el);
+	q_list_close(q, total);
 	return 0;
 }
 

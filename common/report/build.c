@@ -93,6 +93,15 @@ static int cancel_point(void *ctx, int64_t p, int64_t k,
 	return check_cancel(ctx, e);
 }
 
+static int cancel_element(void *ctx, enum evidence_collection c, int64_t k,
+                          const json_t *el, struct err *e)
+{
+	(void)c;
+	(void)k;
+	(void)el;
+	return check_cancel(ctx, e);
+}
+
 static const char *staged(struct build_state *s, const char *rel)
 {
 	snprintf(s->path, sizeof s->path, "%s/%s", publish_staging(s->pub), rel);
@@ -129,6 +138,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 		sink.event = cancel_event;
 		sink.sample = cancel_sample;
 		sink.point = cancel_point;
+		sink.element = cancel_element;
 	}
 	sink_tee_add(&s->tee, &sink);
 	return 0;
@@ -214,6 +224,29 @@ static int write_single_file(struct build_state *s, struct err *e)
 		return e->code;
 	if (unlink(db))
 		return err_sys(e, ERR_DATA, "cannot remove %s", db);
+	return 0;
+}
+
+/* The catalog row went over 32 MiB: its collections live only in dsight's
+ * extension tables (store_ext.h), which other schema-v1 readers ignore.
+ * (Not said for --single-file, whose report keeps no SQLite cache.) */
+static int warn_external(struct build_state *s,
+                         const struct store_write_stats *ws, struct err *e)
+{
+	char msg[400];
+	snprintf(msg, sizeof msg,
+	         "the catalog with its %llu requests would make a %.1f MiB "
+	         "catalog row (over 32 MiB): the requests, sessions, server spans "
+	         "and iterations are kept only in dsight's extension tables, so "
+	         "other schema-v1 readers of trace-data.sqlite will see no "
+	         "requests",
+	         (unsigned long long)s->stats.elements[EVIDENCE_REQUESTS],
+	         (double)ws->whole_catalog_bytes / 1048576.0);
+	if (!s->warnings)
+		s->warnings = json_array();
+	if (!s->warnings ||
+	    json_array_append_new(s->warnings, json_string(msg)))
+		return err_set(e, ERR_NOMEM, "out of memory");
 	return 0;
 }
 
@@ -319,6 +352,8 @@ int build_run(const struct build_options *o, struct build_result *r,
 	store_write_get_stats(s.store, &ws);
 	store_write_close(s.store);
 	s.store = NULL;
+	if (ws.external && !o->single_file && (rc = warn_external(&s, &ws, e)))
+		goto out;
 
 	progress(o, BUILD_WRITE, 0, 0);
 	if ((rc = write_extra_files(&s, e)) ||
@@ -328,6 +363,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 	                             : MANIFEST_DELIVERY_STATIC;
 	mi.generation = s.generation;
 	mi.data_file = o->single_file ? DATA_DOCUMENT : DATA_SQLITE;
+	mi.elements = s.stats.elements;
 	mi.cancel = o->cancel;
 	if ((rc = manifest_write(publish_staging(s.pub), s.catalog, &mi, e)))
 		goto out;
@@ -346,7 +382,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 
 	r->output = strdup(publish_output(s.pub));
 	memcpy(r->generation, s.generation, sizeof r->generation);
-	r->counts = manifest_counts(s.catalog);
+	r->counts = manifest_counts(s.catalog, s.stats.elements);
 	r->events = ws.events;
 	r->samples = ws.samples;
 	r->points = ws.points;

@@ -1,6 +1,7 @@
 /* docwrite: rebuild the evidence document from catalog + rows (see
  * docwrite.h). */
 #include "report/docwrite.h"
+#include "store/store_ext.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -209,18 +210,43 @@ static int emit_series(struct docw *w, const json_t *s, int64_t index,
 	return 0;
 }
 
+struct coll_out {
+	struct docw *w;
+	struct err *e;
+};
+
+static int coll_out(void *ctx, const char *data, size_t n)
+{
+	struct coll_out *c = ctx;
+	buf_append(&c->w->text, data, n);
+	return maybe_flush(c->w, c->e);
+}
+
 static int emit_document(struct docw *w, const json_t *catalog,
                          struct err *e)
 {
 	const char *k;
 	json_t *v;
 	int first = 1;
+	unsigned mask;
+	struct coll_out co = {w, e};
+
+	/* collections the build streamed into the extension tables */
+	if (store_ext_collections_mask(w->db, &mask, e))
+		return e->code;
 
 	buf_putc(&w->text, '{');
 	json_object_foreach((json_t *)catalog, k, v) {
 		int prof = !strcmp(k, "profiles"), met = !strcmp(k, "metrics");
+		int coll = -1;
+		for (int c = 0; c < EVIDENCE_NCOLLECTIONS; c++)
+			if ((mask & (1u << c)) && !strcmp(k, evidence_collection_key(c)))
+				coll = c;
 		emit_key(w, k, &first);
-		if ((prof || met) && json_is_array(v)) {
+		if (coll >= 0) {
+			if (store_ext_emit_collection(w->db, coll, coll_out, &co, e))
+				return e->code;
+		} else if ((prof || met) && json_is_array(v)) {
 			size_t i;
 			json_t *item;
 			buf_putc(&w->text, '[');

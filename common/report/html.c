@@ -25,6 +25,7 @@
  */
 #include "report/html.h"
 #include "base/gz.h"
+#include "store/store_ext.h"
 #include "base/hash.h"
 #include "base/jsonout.h"
 #include "base/utf8.h"
@@ -163,6 +164,7 @@ static const struct html_asset *asset_get(const struct html_asset *assets,
 
 struct out {
 	const struct html_asset *assets; /* the viewer files */
+	const char *coll_db; /* the store holding streamed collections, or NULL */
 	size_t nassets;
 	FILE *f;
 	struct hash_sha256 md;
@@ -267,36 +269,73 @@ static int embed_shard(struct out *o, const char *dir, const char *sha,
 	return 0;
 }
 
+/* The catalog text streamed through gzip (base/gz) and base64 (3-byte
+ * carry, so the text is that of the whole stream). */
+struct gzb64 {
+	struct out *o;
+	struct gz z;
+	unsigned char carry[3];
+	size_t ncarry;
+	uint64_t gzbytes;
+};
+
+static int b64_feed(void *ctx, const unsigned char *p, size_t n, struct err *e)
+{
+	struct gzb64 *g = ctx;
+	(void)e;
+	g->gzbytes += n;
+	while (n > 0 && g->ncarry > 0 && g->ncarry < 3) {
+		g->carry[g->ncarry++] = *p++;
+		n--;
+	}
+	if (g->ncarry == 3) {
+		out_base64(g->o, g->carry, 3);
+		g->ncarry = 0;
+	}
+	size_t whole = n / 3 * 3;
+	out_base64(g->o, p, whole);
+	memcpy(g->carry, p + whole, n - whole);
+	g->ncarry = n - whole;
+	return 0;
+}
+
+struct gz_ctx {
+	struct gzb64 *g;
+	struct err *e;
+};
+
+static int gz_out(void *ctx, const char *data, size_t n)
+{
+	struct gz_ctx *c = ctx;
+	return gz_stream(&c->g->z, data, n, 0, b64_feed, c->g, "the catalog", c->e);
+}
+
 static int write_data(struct out *o, const json_t *core, const char *shard_dir,
                       struct html_stats *st, struct err *e)
 {
-	struct buf b;
-	unsigned char *gz = NULL;
-	size_t gzlen = 0;
+	struct gzb64 g;
+	struct gz_ctx c = {&g, e};
+	sqlite3 *db = NULL;
+	unsigned mask = 0;
 	int rc;
 
-	buf_init(&b, 0);
-	jsonout_tree(&b, core, 0);
-	if (b.failed) {
-		buf_free(&b);
-		return err_set(e, b.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
-		               "Cannot serialize the core catalog");
-	}
-	struct gz z;
-	size_t cap = 0;
-	gz_init(&z, 9);
-	rc = gz_member(&z, b.data, b.len, &gz, &cap, &gzlen, "the catalog", e);
-	gz_free(&z);
-	buf_free(&b);
-	if (rc) {
-		free(gz);
+	memset(&g, 0, sizeof g);
+	g.o = o;
+	if (o->coll_db && (rc = store_ext_open_collections(o->coll_db, &db, &mask, e)))
 		return rc;
-	}
+	gz_init(&g.z, 9);
 	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
-	out_base64(o, gz, gzlen);
+	rc = store_ext_emit_catalog(db, core, mask, NULL, gz_out, &c, e);
+	if (!rc)
+		rc = gz_stream(&g.z, NULL, 0, 1, b64_feed, &g, "the catalog", e);
+	gz_free(&g.z);
+	sqlite3_close(db);
+	if (rc)
+		return rc;
+	if (g.ncarry)
+		out_base64(o, g.carry, g.ncarry);
 	out_puts(o, "</script>\n");
-	st->catalog_bytes = b64_len(gzlen);
-	free(gz);
+	st->catalog_bytes = b64_len(g.gzbytes);
 
 	if (!shard_dir)
 		return 0;
@@ -385,16 +424,17 @@ static int expand(struct out *o, const struct html_asset *tpl, const json_t *cor
 	return 0;
 }
 
-int html_write_assets(const struct html_asset *assets, size_t nassets,
+static int write_page(const struct html_asset *assets, size_t nassets,
                       const char *path, const json_t *core,
-                      const char *shard_dir, struct html_stats *st,
-                      struct err *e)
+                      const char *shard_dir, const char *coll_db,
+                      struct html_stats *st, struct err *e)
 {
 	const struct html_asset *tpl = asset_get(assets, nassets, "index.html", 10);
 	struct out o = {0};
 	int rc;
 
 	memset(st, 0, sizeof *st);
+	o.coll_db = coll_db;
 	o.assets = assets;
 	o.nassets = nassets;
 	if ((rc = html_check_assets(assets, nassets, e)))
@@ -424,9 +464,25 @@ int html_write_assets(const struct html_asset *assets, size_t nassets,
 	return 0;
 }
 
+int html_write_assets(const struct html_asset *assets, size_t nassets,
+                      const char *path, const json_t *core,
+                      const char *shard_dir, struct html_stats *st,
+                      struct err *e)
+{
+	return write_page(assets, nassets, path, core, shard_dir, NULL, st, e);
+}
+
 int html_write(const char *path, const json_t *core, const char *shard_dir,
                struct html_stats *st, struct err *e)
 {
-	return html_write_assets(html_assets, html_asset_count, path, core,
-	                         shard_dir, st, e);
+	return write_page(html_assets, html_asset_count, path, core, shard_dir,
+	                  NULL, st, e);
+}
+
+int html_write_from(const char *path, const json_t *core,
+                    const char *shard_dir, const char *coll_db,
+                    struct html_stats *st, struct err *e)
+{
+	return write_page(html_assets, html_asset_count, path, core, shard_dir,
+	                  coll_db, st, e);
 }

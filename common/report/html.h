@@ -58,6 +58,13 @@ struct html_stats {
 int html_write(const char *path, const json_t *core, const char *shard_dir,
                struct html_stats *stats, struct err *e);
 
+/* html_write, with the catalog collections that the build streamed into
+ * the extension tables of the store at coll_db (read-only) put back in
+ * place of core's empty arrays, streamed through the compressor. */
+int html_write_from(const char *path, const json_t *core,
+                    const char *shard_dir, const char *coll_db,
+                    struct html_stats *stats, struct err *e);
+
 /* html_write with another set of viewer files (tests). */
 int html_write_assets(const struct html_asset *assets, size_t nassets,
                       const char *path, const json_t *core,

@@ -1,5 +1,6 @@
 /* manifest: manifest.json writer (see manifest.h). */
 #include "report/manifest.h"
+#include "ingest/evidence.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,7 @@
 #include "base/hash.h"
 #include "base/jsonout.h"
 
-json_t *manifest_counts(const json_t *catalog)
+json_t *manifest_counts(const json_t *catalog, const uint64_t *elements)
 {
 	static const char *const keys[] = {"requests", "sessions", "workers",
 	                                   "metrics", "profiles", "iterations"};
@@ -22,8 +23,11 @@ json_t *manifest_counts(const json_t *catalog)
 
 	for (size_t i = 0; c && i < sizeof keys / sizeof keys[0]; i++) {
 		json_t *a = json_object_get(catalog, keys[i]);
-		json_object_set_new(c, keys[i],
-		                    json_integer((json_int_t)json_array_size(a)));
+		json_int_t n = (json_int_t)json_array_size(a);
+		for (int k = 0; elements && k < EVIDENCE_NCOLLECTIONS; k++)
+			if (!strcmp(keys[i], evidence_collection_key(k)))
+				n += (json_int_t)elements[k];
+		json_object_set_new(c, keys[i], json_integer(n));
 	}
 	return c;
 }
@@ -119,7 +123,7 @@ int manifest_write(const char *dir, const json_t *catalog,
 	copy_key(m, catalog, "meta");
 	copy_key(m, catalog, "audit");
 	copy_key(m, catalog, "capabilities");
-	json_object_set_new(m, "counts", manifest_counts(catalog));
+	json_object_set_new(m, "counts", manifest_counts(catalog, info->elements));
 	json_object_set_new(m, "delivery", json_string(info->delivery));
 	json_object_set_new(m, "generation", json_string(info->generation));
 	data = hash_or_null(dir, info->data_file, 1, info->cancel, e, &rc);

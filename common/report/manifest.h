@@ -10,6 +10,7 @@
 #define DSIGHT_MANIFEST_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <signal.h>
 
 #include "base/err.h"
@@ -22,14 +23,18 @@ struct manifest_info {
 	const char *delivery;   /* MANIFEST_DELIVERY_* */
 	const char *generation; /* the build's generation id */
 	const char *data_file;  /* relative: trace-data.sqlite or trace-data.json.gz */
+	/* streamed collection sizes (evstats.elements) or NULL */
+	const uint64_t *elements;
 	const volatile sig_atomic_t *cancel; /* optional: stops the hashing */
 };
 
 /*
  * The manifest's `counts` object for a catalog: the lengths of requests,
- * sessions, workers, metrics, profiles and iterations.  New reference.
+ * sessions, workers, metrics, profiles and iterations.  elements (may be
+ * NULL) adds the sizes of streamed collections (evstats.elements),
+ * whose catalog arrays are empty.  New reference.
  */
-json_t *manifest_counts(const json_t *catalog);
+json_t *manifest_counts(const json_t *catalog, const uint64_t *elements);
 
 /*
  * Writes dir/manifest.json (pretty-printed, synced) from the catalog

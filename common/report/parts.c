@@ -503,6 +503,7 @@ static int choose_cuts(const struct hist *h, double limit, long **out,
 
 static int write_part(const char *dir, const json_t *core,
                       const struct shard_writer *w, const char *shard_dir,
+                      const char *sqlite_path, sqlite3_stmt *count,
                       const long *cuts, size_t k, size_t nparts,
                       double duration, const uint64_t n[3], uint64_t budget,
                       json_t *list, struct parts_result *r, struct err *e)
@@ -518,9 +519,20 @@ static int write_part(const char *dir, const json_t *core,
 
 	if (!pc)
 		return err_set(e, ERR_NOMEM, "Out of memory building part %zu", k + 1);
+	if (count) {
+		/* collections streamed from the store: every request is in the
+		 * page; count those starting in the slice */
+		sqlite3_reset(count);
+		sqlite3_bind_int(count, 1, k == 0);
+		sqlite3_bind_double(count, 2, t0);
+		sqlite3_bind_int(count, 3, k + 1 == nparts);
+		sqlite3_bind_double(count, 4, (double)cuts[k + 1] / 1000.0);
+		if (sqlite3_step(count) == SQLITE_ROW)
+			nreq = (uint64_t)sqlite3_column_int64(count, 0);
+	}
 	snprintf(file, sizeof file, "part-%03zu.html", k + 1);
 	snprintf(path, sizeof path, "%s/%s", dir, file);
-	rc = html_write(path, pc, shard_dir, &hs, e);
+	rc = html_write_from(path, pc, shard_dir, sqlite_path, &hs, e);
 	json_decref(pc);
 	if (rc)
 		return rc;
@@ -549,6 +561,7 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 	struct hist h = {0};
 	struct route rt = {0};
 	sqlite3 *db = NULL;
+	sqlite3_stmt *count = NULL;
 	long *cuts = NULL;
 	size_t ncuts = 0, nparts = 0;
 	json_t *list = NULL;
@@ -571,6 +584,10 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		goto out;
 	}
 	cancel_sqlite(db, cancel); /* the scans stop with SQLITE_INTERRUPT */
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM dsight_requests"
+	                       " WHERE (?1 OR start >= ?2) AND (?3 OR start < ?4)",
+	                       -1, &count, NULL) != SQLITE_OK)
+		count = NULL; /* a store without streamed collections */
 	each_chunks(core, add_ratio, ratio);
 	h.ratio = ratio[1] > 0 ? ratio[0] / ratio[1] : 1.0;
 	h.end_ms = (long)ceil(duration * 1000.0);
@@ -586,8 +603,9 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		h.starts[m] += h.starts[m - 1];
 		h.ends[m] += h.ends[m - 1];
 	}
-	/* 3% for shard framing and compression that varies along the run */
-	if ((rc = choose_cuts(&h, ((double)budget - (double)base) * 0.97, &cuts,
+	/* 10% of the rows' share for shard framing and compression that varies
+	 * along the run (smaller shards compress less) */
+	if ((rc = choose_cuts(&h, ((double)budget - (double)base) * 0.90, &cuts,
 	                      &ncuts, e)))
 		goto out;
 	nparts = ncuts - 1;
@@ -621,7 +639,8 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		if ((cancel_requested(cancel) &&
 		     (rc = err_set(e, ERR_DATA, "interrupted"))) ||
 		    (rc = shard_writer_finish(rt.w[k], e)) ||
-		    (rc = write_part(dir, core, rt.w[k], shard_dir, cuts, k, nparts,
+		    (rc = write_part(dir, core, rt.w[k], shard_dir, sqlite_path,
+		                     count, cuts, k, nparts,
 		                     duration, rt.n[k], budget, list, r, e)))
 			goto out;
 	r->parts = nparts;
@@ -634,6 +653,7 @@ out:
 	free(rt.w);
 	free(rt.n);
 	sqlite3_finalize(rt.carried);
+	sqlite3_finalize(count);
 	json_decref(list);
 	free(cuts);
 	free(h.starts);

@@ -6,14 +6,16 @@
  * listing them and parts.json records the slices.
  *
  * Slices: part k covers [t_k, t_{k+1}) (the last closed at the duration),
- * t_0 = 0, cuts at whole milliseconds chosen greedily so that viewer + full
- * core catalog + the slice's rows (each row's shard text scaled by the
- * one-page shards' compression and base64, summed per millisecond) stay
- * under 97% of the budget.  A part holds the requests whose start falls in
- * its slice (before 0: the first part; at or after the duration: the last),
- * the sessions of those requests, every iteration and server span, every
- * NVTX range, CPU sample and metric point touching [t_k, t_{k+1}] (the
- * first part's slice extends to -inf, the last's to +inf) and each
+ * t_0 = 0, cuts at whole milliseconds chosen greedily so that the slice's
+ * rows (each row's shard text scaled by the one-page shards' compression
+ * and base64, summed per millisecond) stay under 90% of what the budget
+ * leaves beside the viewer and catalog.  A part holds the requests whose
+ * start falls in its slice (before 0: the first part; at or after the
+ * duration: the last) and their sessions, or all of them when the
+ * collections stream from the store (html_write_from; parts.json then
+ * counts those starting in the slice); every iteration and server span;
+ * every NVTX range, CPU sample and metric point touching [t_k, t_{k+1}]
+ * (the first part's slice extends to -inf, the last's to +inf) and each
  * series' points at its last time before t_k (the value carried into the
  * slice), re-sharded per part, so detail queries inside the slice are
  * exact.  When one millisecond alone exceeds the budget the slice is kept

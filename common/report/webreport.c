@@ -161,7 +161,7 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 		json_object_get(catalog, "meta"), "duration"));
 	int rc;
 
-	if ((rc = html_write(page, core, NULL, &hs, e)))
+	if ((rc = html_write_from(page, core, NULL, sqlite_path, &hs, e)))
 		return rc;
 	if (parts_page_bound(core, hs.bytes) <= wr->max_part_bytes)
 		return 0;
@@ -218,8 +218,8 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	    (rc = split(wr, core, page, catalog, sqlite_path, st, e)))
 		goto out;
 	if (st->parts == 0 &&
-	    (rc = html_write(page, core, wr->single_file ? wr->shard_dir : NULL,
-	                     &hs, e)))
+	    (rc = html_write_from(page, core, wr->single_file ? wr->shard_dir : NULL,
+	                          sqlite_path, &hs, e)))
 		goto out;
 	if (st->parts > 0) {
 		memset(&hs, 0, sizeof hs); /* html_bytes: the list page */

@@ -2,11 +2,13 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yajl/yajl_parse.h>
 
 #include "base/buf.h"
@@ -100,6 +102,22 @@ int store_is_sqlite_header(const unsigned char hdr[16])
 	return memcmp(hdr, "SQLite format 3", 16) == 0;
 }
 
+/* 1 when the SQLite header of path says WAL mode (file format write and
+ * read versions, bytes 18-19, are 2): SQLite would create -wal and -shm
+ * files beside it even read-only. */
+static int wal_mode(const char *path)
+{
+	unsigned char hdr[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n;
+	if (fd < 0)
+		return 0;
+	n = pread(fd, hdr, sizeof hdr, 0);
+	close(fd);
+	return n == (ssize_t)sizeof hdr && store_is_sqlite_header(hdr) &&
+	       (hdr[18] == 2 || hdr[19] == 2);
+}
+
 /* Appends path percent-encoded for a file: URI. */
 static void uri_path(struct buf *b, const char *path)
 {
@@ -168,6 +186,12 @@ int store_open(const char *path, struct store **out, struct err *e)
 		err_sys(e, ERR_DATA, "Cannot open DSight SQLite cache %s", path);
 		free(s->pctx);
 		free(s);
+		return ERR_DATA;
+	}
+	if (wal_mode(s->path)) {
+		/* a reader never writes beside a report */
+		err_set(e, ERR_DATA, "%s: the cache is in WAL mode; rebuild the report", s->path);
+		store_close(s);
 		return ERR_DATA;
 	}
 	rc = store_open_ro(s->path, &s->db);
@@ -271,6 +295,18 @@ static int read_generation(struct store *s, char *gen, struct err *e)
 		               "(found %d)",
 		               s->path, rows);
 	return 0;
+}
+
+int store_read_generation(struct store *s,
+                          char generation[STORE_GENERATION_MAX + 1],
+                          struct err *e)
+{
+	return read_generation(s, generation, e);
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
 }
 
 int store_read_catalog(struct store *s, json_t **catalog,

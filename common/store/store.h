@@ -63,6 +63,14 @@ int store_read_catalog(struct store *s, json_t **catalog,
                        char generation[STORE_GENERATION_MAX + 1],
                        struct err *e);
 
+/* The catalog row's generation alone (the JSON is not parsed). */
+int store_read_generation(struct store *s,
+                          char generation[STORE_GENERATION_MAX + 1],
+                          struct err *e);
+
+/* The absolute path (for the extension reader, store_coll.h); borrowed. */
+const char *store_path(const struct store *s);
+
 /* ERR_REBUILT "DSight dataset was rebuilt; reopen it before querying" when
  * the stored generation differs from generation. */
 int store_check_generation(struct store *s, const char *generation,

@@ -140,10 +140,9 @@ static int fill_series(sqlite3 *db, const json_t *series, struct err *e)
  * with one column `j` (the element's JSON) in stored order.
  */
 #define SRC_REQUESTS \
-	"(SELECT value AS j FROM catalog, json_each(catalog.json, '$.requests'))"
+	"(SELECT json AS j FROM dsight_requests ORDER BY ordinal)"
 #define SRC_SERVER_SPANS \
-	"(SELECT value AS j FROM catalog," \
-	" json_each(catalog.json, '$.server_spans'))"
+	"(SELECT json AS j FROM dsight_server_spans ORDER BY ordinal)"
 
 /* The fixed views. */
 static const char fixed_sql[] =
@@ -244,12 +243,64 @@ static int plain_key(const char *k)
 	return 1;
 }
 
+/* object_view over a collection that dsight's extension table `table`
+ * holds (store_ext.h): the same columns, found with SQL over the
+ * elements' JSON in first-seen order (element, then key position). */
+static int table_view(sqlite3 *db, const char *name, const char *table,
+                      struct err *e, json_t *keys, json_t *seen)
+{
+	struct buf sql;
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	const json_t *v;
+	int rc, n = 0;
+
+	buf_init(&sql, 0);
+	buf_printf(&sql, "SELECT key FROM %s, json_each(%s.json) WHERE"
+	           " json_each.type IN ('text','integer','real','true','false')"
+	           " GROUP BY key ORDER BY min(%s.ordinal * 4294967296 + json_each.id)",
+	           table, table, table);
+	rc = sql.failed ? ERR_NOMEM : SQLITE_OK;
+	if (!rc && sqlite3_prepare_v2(db, sql.data, -1, &st, NULL) != SQLITE_OK)
+		rc = err_set(e, ERR_DATA, "cannot write the %s view: %s", name,
+		             sqlite3_errmsg(db));
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		if (k && plain_key(k) && json_array_append_new(keys, json_string(k)))
+			rc = ERR_NOMEM;
+	}
+	sqlite3_finalize(st);
+	buf_reset(&sql);
+	buf_printf(&sql, "CREATE VIEW %s AS SELECT ", name);
+	json_array_foreach(keys, i, v) {
+		const char *kk = json_string_value(v);
+		buf_printf(&sql,
+		           "%sCASE WHEN json_type(json, '$.\"%s\"') IN ('object',"
+		           " 'array') THEN NULL ELSE json_extract(json, '$.\"%s\"')"
+		           " END AS \"%s\"",
+		           n++ ? ", " : "", kk, kk, kk);
+	}
+	if (!json_array_size(keys))
+		buf_puts(&sql, "NULL AS id");
+	buf_printf(&sql, " FROM %s ORDER BY ordinal;", table);
+	if (!rc && sql.failed)
+		rc = ERR_NOMEM;
+	if (!rc)
+		rc = exec(db, sql.data, name, e);
+	else if (rc == ERR_NOMEM)
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	buf_free(&sql);
+	json_decref(keys);
+	json_decref(seen);
+	return rc;
+}
+
 /* The view `name` over the objects of catalog member `member`: one column
  * per key that any object carries with a string, number or boolean value,
  * in the order first seen (NULL where an object lacks it or holds an array
  * or object there). */
 static int object_view(sqlite3 *db, const json_t *catalog, const char *name,
-                       const char *member, struct err *e)
+                       const char *member, const char *table, struct err *e)
 {
 	json_t *keys = json_array();
 	json_t *seen = json_object();
@@ -262,6 +313,8 @@ static int object_view(sqlite3 *db, const json_t *catalog, const char *name,
 	buf_init(&sql, 0);
 	if (!keys || !seen)
 		goto nomem;
+	if (table)
+		return table_view(db, name, table, e, keys, seen);
 	json_array_foreach(json_object_get(catalog, member), k, obj) {
 		json_object_foreach((json_t *)obj, key, v) {
 			if (!(json_is_string(v) || json_is_number(v) ||
@@ -310,8 +363,11 @@ int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e)
 	    fill_series(db, json_object_get(catalog, "metrics"), e) ||
 	    exec(db, fixed_sql, "fixed", e))
 		return e->code;
+	/* sessions and iterations live in dsight's extension tables */
+	static const char *const tables[] = {NULL, NULL, "dsight_sessions",
+	                                     "dsight_iterations", NULL};
 	for (size_t k = 0; k < sizeof objects / sizeof objects[0]; k++)
-		if (object_view(db, catalog, objects[k], objects[k], e))
+		if (object_view(db, catalog, objects[k], objects[k], tables[k], e))
 			return e->code;
 	return 0;
 }

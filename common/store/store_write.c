@@ -18,6 +18,7 @@
 #include "base/vec.h"
 #include "store/store_summary.h"
 #include "store/store_views.h"
+#include "store/store_ext.h"
 
 #define NBUCKETS (ROW_BUCKET_MAX - ROW_BUCKET_MIN + 1)
 
@@ -25,6 +26,7 @@
 #define BATCH_TEXT (2u << 20)
 #define QUEUE_MAX 4 /* full batches waiting for the writer thread */
 #define MULTI_ROWS 32 /* rows per multi-row INSERT */
+#define BATCH_ELEMS 1024 /* catalog elements per batch */
 
 static const char schema_sql[] =
 	"CREATE TABLE catalog   (json TEXT NOT NULL, generation TEXT NOT NULL);"
@@ -60,6 +62,8 @@ struct rec {
 struct batch {
 	struct rec *recs;
 	size_t n;
+	struct ext_rec *elems; /* catalog collection elements */
+	size_t nelems;
 	struct buf text;
 	struct batch *next;
 };
@@ -75,6 +79,7 @@ struct store_writer {
 	sqlite3 *db;
 	sqlite3_stmt *ins[3];   /* one row, by rec_kind */
 	sqlite3_stmt *multi[3]; /* MULTI_ROWS rows, by rec_kind */
+	struct store_ext ext;   /* the extension tables' inserts */
 
 	/* touched by the writer thread only until it is joined */
 	struct buf payload; /* payload JSON of the rows being inserted */
@@ -85,6 +90,9 @@ struct store_writer {
 	/* producer side */
 	struct batch *cur;
 	struct store_write_stats stats;
+	uint64_t elements[EVIDENCE_NCOLLECTIONS];
+	uint64_t element_bytes; /* their compact JSON, commas included */
+	unsigned irregular[EVIDENCE_NCOLLECTIONS];
 
 	/* queue between producer and writer thread */
 	pthread_mutex_t mu;
@@ -279,6 +287,9 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 			return db_fail(w, e, what[r->kind]);
 		i += run;
 	}
+	for (size_t k = 0; k < b->nelems; k++)
+		if (store_ext_insert(&w->ext, b->text.data, &b->elems[k], e))
+			return e->code;
 	return 0;
 }
 
@@ -312,6 +323,7 @@ static void *writer_thread(void *arg)
 			w->thread_err = e;
 		}
 		b->n = 0;
+		b->nelems = 0;
 		buf_reset(&b->text);
 		b->next = w->free_list;
 		w->free_list = b;
@@ -329,7 +341,10 @@ static struct batch *batch_new(void)
 	if (!b)
 		return NULL;
 	b->recs = malloc(BATCH_ROWS * sizeof *b->recs);
-	if (!b->recs) {
+	b->elems = malloc(BATCH_ELEMS * sizeof *b->elems);
+	if (!b->recs || !b->elems) {
+		free(b->recs);
+		free(b->elems);
 		free(b);
 		return NULL;
 	}
@@ -342,6 +357,7 @@ static void batch_free(struct batch *b)
 	if (!b)
 		return;
 	free(b->recs);
+	free(b->elems);
 	buf_free(&b->text);
 	free(b);
 }
@@ -462,6 +478,27 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
 	return 0;
 }
 
+static int on_element(void *ctx, enum evidence_collection c, int64_t ordinal,
+                      const json_t *elem, struct err *e)
+{
+	struct store_writer *w = ctx;
+	struct batch *b = w->cur;
+
+	if (!b)
+		return err_set(e, ERR_NOMEM, "out of memory buffering rows");
+	if ((b->nelems >= BATCH_ELEMS || b->text.len >= BATCH_TEXT) &&
+	    push_batch(w, e))
+		return e->code;
+	b = w->cur;
+	if (store_ext_encode(&b->text, c, ordinal, elem, &b->elems[b->nelems],
+	                     &w->irregular[c], e))
+		return e->code;
+	w->element_bytes += b->elems[b->nelems].json_len + (ordinal > 0);
+	b->nelems++;
+	w->elements[c]++;
+	return 0;
+}
+
 void store_write_sink(struct store_writer *w, struct row_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
@@ -469,6 +506,7 @@ void store_write_sink(struct store_writer *w, struct row_sink *sink)
 	sink->event = on_event;
 	sink->sample = on_sample;
 	sink->point = on_point;
+	sink->element = on_element;
 }
 
 void store_write_get_stats(const struct store_writer *w,
@@ -552,7 +590,8 @@ int store_write_open(const char *path, struct store_writer **out,
 	            " PRAGMA temp_store=FILE; PRAGMA locking_mode=EXCLUSIVE;"
 	            " PRAGMA threads=1;",
 	         "settings", e) ||
-	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e))
+	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e) ||
+	    store_ext_create(w->db, &w->ext, e))
 		goto fail;
 	for (int i = 0; i < 3; i++)
 		if (sqlite3_prepare_v3(w->db, ins_sql[i], -1,
@@ -632,13 +671,29 @@ static int write_durations(struct store_writer *w, struct err *e)
 	return 0;
 }
 
+static int append_out(void *ctx, const char *data, size_t n)
+{
+	struct buf *b = ctx;
+	buf_append(b, data, n);
+	return b->failed;
+}
+
+/*
+ * The v1 catalog row: the whole catalog while it is at most
+ * STORE_EXT_ROW_MAX bytes (the collections read back from the extension
+ * tables), else the core with "dsight_collections": "external".
+ */
 static int write_catalog(struct store_writer *w, const json_t *catalog,
                          const char *generation, struct err *e)
 {
 	struct buf b;
 	sqlite3_stmt *st = NULL;
+	unsigned stored = 0;
 	int rc;
 
+	for (int c = 0; c < EVIDENCE_NCOLLECTIONS; c++)
+		if (w->elements[c])
+			stored |= 1u << c;
 	buf_init(&b, 0);
 	jsonout_tree(&b, catalog, 0);
 	if (b.failed) {
@@ -646,10 +701,23 @@ static int write_catalog(struct store_writer *w, const json_t *catalog,
 		return err_set(e, b.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
 		               "cannot encode the catalog as JSON");
 	}
+	if (stored) {
+		int whole = b.len + w->element_bytes <= STORE_EXT_ROW_MAX;
+		w->stats.whole_catalog_bytes = b.len + w->element_bytes;
+		buf_reset(&b);
+		if (store_ext_emit_catalog(w->db, catalog, whole ? stored : 0,
+		                           whole ? NULL : "\"dsight_collections\":\"external\"",
+		                           append_out, &b, e)) {
+			buf_free(&b);
+			return e->code;
+		}
+		w->stats.external = !whole;
+	}
 	if (b.len > 0x7fffffff) {
 		buf_free(&b);
 		return err_set(e, ERR_LIMIT, "the catalog JSON is larger than 2 GiB");
 	}
+	w->stats.catalog_bytes = b.len;
 	if (sqlite3_prepare_v2(w->db, "INSERT INTO catalog VALUES (?1,?2)", -1,
 	                       &st, NULL) != SQLITE_OK) {
 		buf_free(&b);
@@ -671,7 +739,7 @@ void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *can
 int store_write_finish(struct store_writer *w, const json_t *catalog,
                        const char *generation, struct err *e)
 {
-	if (w->cur && w->cur->n && push_batch(w, e)) {
+	if (w->cur && (w->cur->n || w->cur->nelems) && push_batch(w, e)) {
 		stop_thread(w, NULL);
 		return e->code;
 	}
@@ -682,13 +750,17 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 		sqlite3_finalize(w->multi[i]);
 		w->ins[i] = w->multi[i] = NULL;
 	}
-	if (write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
+	store_ext_close(&w->ext);
+	if (store_ext_finish(&w->ext, catalog, generation, w->elements,
+	                     w->irregular, e) ||
+	    write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
 	    store_views_write(w->db, catalog, e) ||
 	    store_summary_write(w->sum, w->db, catalog, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
 	    exec(w, "COMMIT", "commit", e) ||
 	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||
 	    exec(w, index_sql, "indexes", e) ||
+	    exec(w, store_ext_index_sql, "extension indexes", e) ||
 	    exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
 	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
 		return e->code;
@@ -717,6 +789,7 @@ void store_write_close(struct store_writer *w)
 		sqlite3_finalize(w->ins[i]);
 		sqlite3_finalize(w->multi[i]);
 	}
+	store_ext_close(&w->ext);
 	if (w->db)
 		sqlite3_close(w->db);
 	batch_free(w->cur);

@@ -2,7 +2,9 @@
  * store_write: the SQLite v1 writer of trace-data.sqlite (doc/report-files.md).
  *
  * Owns the physical schema (five tables, three indexes, user_version 1,
- * rollback journal), the bulk load and the derived `durations` table.  Rows
+ * rollback journal), the bulk load and the derived `durations` table; the
+ * catalog collections stream in through the sink's element callback into
+ * dsight's extension tables (store_ext.h).  Rows
  * arrive through an row_sink (store_write_sink) so the evidence reader
  * and the Nsight importer stream straight into the store; they are batched
  * and inserted by a second thread (one transaction, prepared statements,
@@ -27,6 +29,9 @@ struct store_writer;
 /* Row counts written so far. */
 struct store_write_stats {
 	uint64_t events, samples, points;
+	uint64_t catalog_bytes; /* the v1 catalog row's JSON */
+	uint64_t whole_catalog_bytes; /* ... had it held the collections */
+	int external;           /* its collections are only in the extension */
 };
 
 /*
@@ -47,7 +52,10 @@ void store_write_sink(struct store_writer *w, struct row_sink *sink);
 
 /*
  * Ends the load: stores the one catalog row (catalog printed compact with
- * jsonout_tree; borrowed) with generation, fills `durations`, commits,
+ * jsonout_tree, borrowed, its streamed collections read back from the
+ * extension tables while the row stays within 32 MiB, else left empty
+ * and marked "dsight_collections": "external"; see store_ext.h) with
+ * generation, dsight_core and dsight_meta, fills `durations`, commits,
  * writes the views (store_views), creates the indexes and leaves the
  * file in rollback-journal mode with
  * user_version 1, synced to disk.  After a failure the file is unusable

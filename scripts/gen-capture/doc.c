@@ -40,7 +40,7 @@ static void emit_audit(struct gen *g, const struct plan *p)
 	KI(g, "metric_points", p->points);
 	KI(g, "nsight_reports", p->nworkers);
 	KI(g, "nsight_selected_events", p->events);
-	KI(g, "nsight_cpu_samples", p->samples);
+	KI(g, "nsight_cpu_samples", cpu_samples_total(p));
 	KI(g, "nvtx_without_end", 1);
 	KI(g, "nvtx_invalid_or_boundary", 1);
 	cl(g, '}');
@@ -164,6 +164,9 @@ static void emit_span(struct gen *g, const char *id, const char *name, int64_t s
 	cl(g, '}');
 }
 
+/* A request whose decode span ends after the client saw the end (0.5 ms
+ * later): its issue says so.  Only requests with spans. */
+
 static void emit_request(struct gen *g, const struct plan *p, const struct reqs *q, int i)
 {
 	char id[32], sess[48], uuid[48], pw[32], dw[32], ph[16], dh[16], sid[48];
@@ -171,6 +174,10 @@ static void emit_request(struct gen *g, const struct plan *p, const struct reqs 
 	int pwi = i % p->nprefill, dwi = p->nprefill + i % p->ndecode;
 	int64_t s = q->start[i], e = q->end[i], f = q->first[i];
 	int64_t mid = f >= 0 ? f : s + (e - s) / 3;
+	/* one request in 87 with spans: its decode span ends 0.5 ms after the
+	 * client's end (the issue below says so) */
+	int late = spans && i % 87 == 3;
+	int64_t dec_end = late ? e + 500000 : e - (e - mid) / 20;
 
 	snprintf(id, sizeof id, "req-%05d", i);
 	session_name(i % nsess(p), sess, sizeof sess);
@@ -215,7 +222,7 @@ static void emit_request(struct gen *g, const struct plan *p, const struct reqs 
 	KS(g, "client_kind", "aiperf");
 	KS(g, "timing_quality", "client export");
 	K(g, "issues"); op(g, '[');
-	if (i % 29 == 11)
+	if (late)
 		S(g, "Client end precedes the last server span end.");
 	cl(g, ']');
 	K(g, "server_ids"); op(g, '['); if (ok) S(g, uuid); cl(g, ']');
@@ -226,7 +233,7 @@ static void emit_request(struct gen *g, const struct plan *p, const struct reqs 
 		emit_span(g, sid, "worker.operation.prefill", s + (mid - s) / 10, mid, "prefill", ph, uuid,
 		          2 * i + 1, pw, 0);
 		snprintf(sid, sizeof sid, "s-dec-%d", i);
-		emit_span(g, sid, "worker.operation.decode", mid, e - (e - mid) / 20, "decode", dh, uuid,
+		emit_span(g, sid, "worker.operation.decode", mid, dec_end, "decode", dh, uuid,
 		          2 * i + 2, dw, 0);
 	}
 	cl(g, ']');
@@ -262,7 +269,7 @@ static void emit_request(struct gen *g, const struct plan *p, const struct reqs 
 		emit_span(g, sid, "worker.operation.prefill", s + (mid - s) / 10, mid, "prefill", ph, uuid,
 		          2 * i + 1, pw, 1);
 		snprintf(sid, sizeof sid, "s-dec-%d", i);
-		emit_span(g, sid, "worker.operation.decode", mid, e - (e - mid) / 20, "decode", dh, uuid,
+		emit_span(g, sid, "worker.operation.decode", mid, dec_end, "decode", dh, uuid,
 		          2 * i + 2, dw, 1);
 	}
 	cl(g, ']');
@@ -306,6 +313,7 @@ static void emit_sessions(struct gen *g, const struct plan *p, const struct reqs
 		cl(g, ']');
 		K(g, "source_traces"); op(g, '['); cl(g, ']');
 		K(g, "agents"); op(g, '[');
+		maybe_flush(g);
 		int sub = 0, top = 0;
 		for (int i = j; i < p->nreq; i += nsess(p))
 			sub |= i % 4 == 1, top |= i % 4 != 1;
@@ -403,6 +411,7 @@ static void emit_server_spans(struct gen *g, const struct plan *p)
 		snprintf(uuid, sizeof uuid, "11111111-aaaa-4bbb-8ccc-9999%08d", k);
 		emit_span(g, id, "request.preprocessing", s, s + 125000000, "frontend", "nodeF", uuid,
 		          100000 + k, NULL, 0);
+		maybe_flush(g);
 	}
 	cl(g, ']');
 }

@@ -163,22 +163,36 @@ struct fam {
 	int kind;
 };
 
-/* Sorted by name (the catalog order); the last family has no series. */
-
-/* Metric families, sorted by name (the catalog order); the last has no series. */
+/* Metric families (the catalog order); every family has series. */
 extern const struct fam gencap_fams[];
 extern const int gencap_nfams;
-#define NFAM (gencap_nfams - 1) /* families with series */
+#define NFAM gencap_nfams
 #define SETTING_POINTS 6
 
 /* Fills p for a preset; returns 0, or -1 for an unknown preset or no memory.
- * p->series_points is allocated: free it with gencap_plan_free. */
-int gencap_plan_make(struct plan *p, const char *preset, uint64_t seed, double scale);
+ * requests > 0 replaces the preset's request count (and scales what
+ * follows it); 0 keeps the preset.  p->series_points is allocated: free it
+ * with gencap_plan_free. */
+int gencap_plan_make(struct plan *p, const char *preset, uint64_t seed, double scale,
+                     int64_t requests);
 void gencap_plan_free(struct plan *p);
 void gencap_worker_name(const struct plan *p, int w, char *out, size_t n);
 void gencap_host_name(const struct plan *p, int w, char *out, size_t n);
 void gencap_profile_file(const struct plan *p, int w, char *out, size_t n);
 static inline int is_front(const struct plan *p, int w) { return w == p->nworkers - 1; }
+/* CPU samples of profile w: the plan's count on the frontend, none on the
+ * first (its "cpu" is null), a twentieth on every other GPU profile. */
+static inline int64_t cpu_samples(const struct plan *p, int w)
+{
+	return is_front(p, w) ? p->samples : w == 0 ? 0 : (p->samples + 19) / 20;
+}
+static inline int64_t cpu_samples_total(const struct plan *p)
+{
+	int64_t n = 0;
+	for (int w = 0; w < p->nworkers; w++)
+		n += cpu_samples(p, w);
+	return n;
+}
 static inline int series_fam(int s) { return s % NFAM; }
 static inline int series_worker(const struct plan *p, int s) { return s / NFAM % p->nworkers; }
 static inline int series_rank(const struct plan *p, int s) { return s / (NFAM * p->nworkers); }

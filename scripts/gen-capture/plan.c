@@ -28,7 +28,7 @@ const struct fam gencap_fams[] = {
 	{"prompt_tokens_total", "Prompt tokens", "tokens", "Workers", "Engine throughput",
 	 "Prompt tokens processed since start.", "decode", NULL, V_COUNTER},
 	{"num_requests_waiting", "Waiting requests", "requests", "Workers", "Engine scheduling",
-	 "Captured family with no samples in the window.", "decode", NULL, V_INT},
+	 "Requests waiting for a batch slot.", "decode", NULL, V_INT},
 };
 const int gencap_nfams = (int)(sizeof gencap_fams / sizeof gencap_fams[0]);
 
@@ -47,7 +47,8 @@ void gencap_host_name(const struct plan *p, int w, char *out, size_t n)
 	snprintf(out, n, "node%c", is_front(p, w) ? 'F' : 'A' + w + (w >= 5));
 }
 
-int gencap_plan_make(struct plan *p, const char *preset, uint64_t seed, double scale)
+int gencap_plan_make(struct plan *p, const char *preset, uint64_t seed, double scale,
+                     int64_t requests)
 {
 	memset(p, 0, sizeof *p);
 	p->preset = preset;
@@ -116,6 +117,15 @@ int gencap_plan_make(struct plan *p, const char *preset, uint64_t seed, double s
 	free(wt);
 	p->points = share + (int64_t)nset * SETTING_POINTS;
 	p->iterations = llround((double)p->iterations * scale);
+	if (requests > 0) {
+		/* --requests N: a load test at about 280 requests per second (the
+		 * run lasts at least N * 3.6 ms), one iteration row per 4 requests;
+		 * sessions, agents, spans and lifecycles follow the request count. */
+		p->nreq = (int)requests;
+		if (p->dur < requests * 3600000)
+			p->dur = requests * 3600000;
+		p->iterations = requests / 4;
+	}
 	if (p->iterations < 8)
 		p->iterations = 8;
 

@@ -59,12 +59,14 @@ export function run(bin, args, opts) {
 /* dsight query: {ok: value} or {error: message, code}. */
 export function dquery(report, kind, params) {
   const flags = { from: '--from', to: '--to', profile: '--profile', name: '--name', offset: '--offset', limit: '--limit',
-    worker: '--worker', rank: '--rank', session: '--session', agent: '--agent', search: '--search', minTTFT: '--min-ttft-ms', request: '--request' };
+    worker: '--worker', rank: '--rank', session: '--session', agent: '--agent', search: '--search', minTTFT: '--min-ttft-ms', request: '--request',
+    sort: '--sort', groupBy: '--group-by', bucket: '--bucket', of: '--of', phase: '--phase' };
   const args = ['query', report, kind];
   for (const [k, v] of Object.entries(params || {})) {
     if (v === undefined || v === null) continue;
     if (k === 'points') { if (v) args.push('--points'); continue; }
-    args.push(flags[k], String(v));
+    if (Array.isArray(v) && ['worker', 'session', 'agent', 'name'].includes(k)) for (const x of v) args.push(flags[k], String(x));
+    else args.push(flags[k], Array.isArray(v) ? v.join(',') : String(v));
   }
   const r = run('dsight', args);
   if (r.code === 0) return { ok: JSON.parse(r.stdout) };
@@ -168,4 +170,33 @@ export function saveShot(page, name) {
 export function rng(seed) {
   let s = seed >>> 0;
   return () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 4294967296; };
+}
+
+/* Runs a test's main(tap), reports a crash, cleans up and exits with TAP's verdict. */
+export async function runTest(tap, name, main) {
+  try {
+    await main();
+  } catch (e) {
+    tap.ok(false, `${name} test crashed`, e.stack);
+  } finally {
+    await cleanup();
+  }
+  console.log(`# ${tap.passed} passed, ${tap.failed} failed`);
+  process.exit(tap.failed ? 1 : 0);
+}
+
+/* A medium-preset report served from localhost and open in a fresh
+ * browser: {rep, cat, D, server, v, page}, or null (failures reported). */
+export async function mediumViewer(tap, tag, opts) {
+  const dir = tmpdir(tag);
+  const ev = path.join(dir, 'medium.json');
+  if (!tap.ok(run('gen-capture', ['--preset', 'medium', '-o', ev]).code === 0, 'gen-capture --preset medium')) return null;
+  const rep = path.join(dir, 'report');
+  const b = run('dsight', ['build', ev, '-o', rep]);
+  if (!tap.ok(b.code === 0, 'dsight build', b.stderr)) return null;
+  const cat = readCatalog(path.join(rep, 'index.html'));
+  const server = await serve(rep, { gzipHeader: !(opts && opts.plain) });
+  const v = await openViewer(`${server.base}/index.html`);
+  if (!tap.ok(v.readyAt !== null, 'viewer ready', v.errors)) return null;
+  return { rep, cat, D: cat.meta.duration, server, v, page: v.page };
 }

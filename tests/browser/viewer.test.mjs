@@ -177,7 +177,14 @@ async function main() {
     }, [ga, gb, p0.id]);
     const missShown = await waitFor(vb.page, (u) => document.getElementById('errors').textContent.includes(u), gone.url);
     tap.ok(miss === `Detail shard ${gone.url} is missing (HTTP 404).` && missShown, `${label}: a missing shard rejects and shows its error`, miss);
+    tap.ok(txt.includes(`NVTX ranges of profile ${p0.id} (${p0.worker}`) && txt.includes(`covering ${bad.bounds[0]}–${bad.bounds[3]} s`),
+      `${label}: the error names the profile and the time the shard covers`, txt);
     if (gz) await saveShot(vb.page, '06-shard-error.png');
+    const far = p0.event_chunks[0];
+    await vb.page.evaluate(([a, b2]) => { window.traceExplorer.selectRange(a, b2); return window.traceExplorer.whenDetailsReady(); },
+      [Math.max(0, far.bounds[0]) + 1e-6, Math.max(0, far.bounds[0]) + 2e-6]);
+    const after = await errorsText(vb.page);
+    tap.ok(!after.includes(bad.url) && !after.includes(gone.url), `${label}: the shard errors clear when the view moves on`, after);
     await vb.close();
   }
 

@@ -45,7 +45,7 @@ static void as_request(const char *text, size_t n)
 
 	err_clear(&e);
 	buf_init(&b, 0);
-	int code = rpc_parse_request(text, n, &rq, &e);
+	int code = rpc_parse_request(text, n, 0, &rq, &e);
 	if (!code && !strcmp(rq.method, "query")) {
 		struct query_params p;
 		query_params_init(&p);

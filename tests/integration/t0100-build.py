@@ -161,6 +161,11 @@ def check_report(label, src_doc, out, r):
     t.eq(views, {"nvtx", "cpu_samples", "cpu_frames", "metric_points", "series", "requests",
                  "request_workers", "lifecycle_stages", "server_spans", "profiles", "workers",
                  "sessions", "iterations", "sources"}, "%s: the sql views" % label)
+    ext = {r_[0] for r_ in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'dsight_%'")}
+    t.ok({"dsight_meta", "dsight_core", "dsight_requests", "dsight_sessions",
+          "dsight_server_spans", "dsight_iterations", "dsight_request_workers"} <= ext,
+         "%s: dsight's extension tables" % label, sorted(ext))
     cols = {n: [c[1] for c in db.execute("PRAGMA table_info(%s)" % n)]
             for n in TABLES}
     t.eq(cols, TABLES, "%s: table columns" % label)

@@ -84,4 +84,26 @@ c = tap.run([check, path("bad.json")])
 t.ok(c.returncode == 1 and "out of order" in c.stdout and "duplicate request ids" in c.stdout,
      "check-capture rejects out-of-order events and duplicate ids", c.stdout)
 
+# The demo capture is coherent: a "fraction" stays in [0, 1], a request that
+# says a span ends after the client has one, every family has a series.
+for sr in doc["metrics"]:
+    if sr["unit"] == "fraction":
+        t.ok(all(p[1] is None or 0 <= p[1] <= 1 for p in sr["points"]), "series %d: fractions in [0, 1]" % sr["id"])
+late = [r for r in doc["requests"] if "Client end precedes the last server span end." in r["issues"]]
+t.ok(late and all(max(sp["end"] for sp in r["spans"]) > r["end"] for r in late),
+     "the late-span issue marks requests whose span ends after the client")
+t.ok(all(c["series_count"] > 0 for c in doc["metric_catalog"]), "every metric family has series")
+t.ok(sum(1 for p in doc["profiles"] if p.get("cpu") and p["cpu"]["samples"]) == len(doc["profiles"]) - 1,
+     "every profile but the first has CPU samples")
+incoherent = json.loads(read("small.json"))
+frac = next(sr for sr in incoherent["metrics"] if sr["unit"] == "fraction")
+frac["points"][0][1] = 350.0
+nospan = next(r for r in incoherent["requests"] if not r["spans"])
+nospan["issues"].append("Client end precedes the last server span end.")
+with open(path("incoherent.json"), "w") as f:
+    json.dump(incoherent, f)
+c = tap.run([check, path("incoherent.json")])
+t.ok(c.returncode == 1 and "outside [0, 1]" in c.stdout and "none does" in c.stdout,
+     "check-capture rejects a fraction of 350 and a late-span issue without spans", c.stdout)
+
 sys.exit(t.done())

@@ -1,7 +1,8 @@
-/* remote: blocking RPC client with timeouts (see remote.h). */
-#include "remote.h"
+/* rpc_client: blocking RPC client with timeouts (see rpc_client.h). */
+#include "rpc_client.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CONNECT_TIMEOUT_MS 5000
 #define READ_TIMEOUT_MS 60000
 
 static int timeout_from_env(void)
@@ -53,53 +53,42 @@ static int wait_fd(int fd, short events, int64_t deadline)
 	}
 }
 
-int remote_connect(struct remote *r, const char *path, int *not_live,
-                   struct err *e)
+/* Leaves r closable with nothing connected. */
+static void client_init(struct rpc_client *r, const char *path)
 {
-	struct sockaddr_un sa;
-	int fd;
-
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
-	r->path = path;
+	snprintf(r->path, sizeof r->path, "%s", path);
 	r->timeout_ms = timeout_from_env();
 	r->next_id = 1;
 	frame_reader_init(&r->fr, FRAME_RESPONSE_MAX);
-	*not_live = 0;
-	if (strlen(path) >= sizeof sa.sun_path)
-		return err_set(e, ERR_USAGE, "Socket path too long: %s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return err_sys(e, ERR_DATA, "Cannot create a socket");
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		if (errno == EAGAIN || errno == EINPROGRESS) {
-			int soerr = 0;
-			socklen_t len = sizeof soerr;
-			int w = wait_fd(fd, POLLOUT, now_ms() + CONNECT_TIMEOUT_MS);
-			if (w <= 0) {
-				close(fd);
-				return err_set(e, ERR_DATA, "Timed out connecting to the session at %s", path);
-			}
-			getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
-			errno = soerr;
-			if (soerr == 0)
-				goto connected;
-		}
-		if (errno == ENOENT || errno == ECONNREFUSED || errno == ENOTDIR)
-			*not_live = 1;
-		err_sys(e, ERR_DATA, "Cannot connect to %s", path);
-		close(fd);
-		return ERR_DATA;
-	}
-connected:
-	r->fd = fd;
-	return 0;
 }
 
-void remote_close(struct remote *r)
+int rpc_client_connect(struct rpc_client *r, const char *path, int *not_live,
+                       struct err *e)
+{
+	client_init(r, path);
+	return address_connect(path, RPC_CLIENT_CONNECT_MS, &r->fd, not_live, e);
+}
+
+int rpc_client_open(struct rpc_client *r, const char *addr, int *not_live,
+                    struct err *e)
+{
+	struct address a;
+	int rc;
+
+	*not_live = 0;
+	if (address_resolve(addr, 0, &a, e)) {
+		client_init(r, "");
+		return e->code;
+	}
+	rc = rpc_client_connect(r, a.path, not_live, e);
+	if (rc && *not_live)
+		address_not_live(&a, e->msg, sizeof e->msg);
+	return rc;
+}
+
+void rpc_client_close(struct rpc_client *r)
 {
 	if (r->fd >= 0)
 		close(r->fd);
@@ -109,7 +98,7 @@ void remote_close(struct remote *r)
 	r->last = NULL;
 }
 
-int remote_send_raw(struct remote *r, const struct buf *b, struct err *e)
+int rpc_client_send_raw(struct rpc_client *r, const struct buf *b, struct err *e)
 {
 	size_t off = 0;
 	int64_t deadline = now_ms() + r->timeout_ms;
@@ -139,7 +128,7 @@ int remote_send_raw(struct remote *r, const struct buf *b, struct err *e)
 	return 0;
 }
 
-int64_t remote_frame_request(struct remote *r, struct buf *b,
+int64_t rpc_client_frame(struct rpc_client *r, struct buf *b,
                              const char *method, const char *params_json)
 {
 	int64_t id = r->next_id++;
@@ -149,22 +138,22 @@ int64_t remote_frame_request(struct remote *r, struct buf *b,
 	return id;
 }
 
-int remote_send(struct remote *r, const char *method, const char *params_json,
+int rpc_client_send(struct rpc_client *r, const char *method, const char *params_json,
                 int64_t *id, struct err *e)
 {
 	struct buf b;
 	int rc;
 	buf_init(&b, FRAME_REQUEST_MAX + FRAME_HEADER);
-	*id = remote_frame_request(r, &b, method, params_json);
+	*id = rpc_client_frame(r, &b, method, params_json);
 	if (b.failed)
 		rc = err_set(e, ERR_USAGE, "The request is larger than the 1 MiB limit");
 	else
-		rc = remote_send_raw(r, &b, e);
+		rc = rpc_client_send_raw(r, &b, e);
 	buf_free(&b);
 	return rc;
 }
 
-int remote_recv(struct remote *r, struct rpc_response *resp, struct err *e)
+int rpc_client_recv(struct rpc_client *r, struct rpc_response *resp, struct err *e)
 {
 	int64_t deadline = now_ms() + r->timeout_ms;
 
@@ -205,4 +194,29 @@ int remote_recv(struct remote *r, struct rpc_response *resp, struct err *e)
 		}
 		return err_sys(e, ERR_DATA, "Lost the connection to the session at %s", r->path);
 	}
+}
+
+int64_t rpc_client_frame_hello(struct rpc_client *r, struct buf *b,
+                               const char *client)
+{
+	struct buf p;
+	int64_t id;
+	buf_init(&p, 0);
+	rpc_hello_params(&p, client);
+	id = rpc_client_frame(r, b, RPC_HELLO, p.failed ? "{}" : p.data);
+	buf_free(&p);
+	return id;
+}
+
+int rpc_client_call(struct rpc_client *r, const char *method,
+                    struct rpc_span *res, struct err *e)
+{
+	struct rpc_response resp;
+	int64_t id;
+	if (rpc_client_send(r, method, NULL, &id, e) || rpc_client_recv(r, &resp, e))
+		return e->code ? e->code : ERR_DATA;
+	if (resp.is_error)
+		return err_set(e, ERR_DATA, "%s", resp.message);
+	*res = resp.result;
+	return 0;
 }

@@ -1,0 +1,136 @@
+"""A warm session's socket, spoken from Python.
+
+The frames and messages are those of `dsight query --remote`: a 4-byte
+big-endian length, then one JSON-RPC 2.0 object; `hello` first, then
+`query` requests whose result is {"generation", "data"}.  The address is
+resolved by the engine library (names, the socket directory rules, paths),
+so a name means the same socket here as for the CLI.
+"""
+import json
+import socket
+import struct
+import threading
+
+from . import _native
+from ._errors import DataError, NoSession, QueryError
+
+PROTOCOL = 1
+FRAME_MAX = 64 << 20 | 1 << 16   # the largest reply (64 MiB) plus the envelope
+CONNECT_TIMEOUT = 5.0
+READ_TIMEOUT = 60.0              # above the longest sql time limit (30 s)
+
+_INVALID_PARAMS = -32602
+
+
+class _Conn:
+    """One connection (one thread's)."""
+
+    def __init__(self, path, shown):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(CONNECT_TIMEOUT)
+        try:
+            self.sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            self.sock.close()
+            raise NoSession(shown) from None
+        except OSError as exc:
+            self.sock.close()
+            raise DataError("cannot connect to %s: %s" % (path, exc.strerror
+                                                          or exc)) from None
+        self.sock.settimeout(READ_TIMEOUT)
+        self.next_id = 1
+        self.hello = self.call("hello", {"protocol": PROTOCOL,
+                                         "client": "dsight-python/" +
+                                         _native.version()})
+
+    def _send(self, obj):
+        body = json.dumps(obj, ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8")
+        self.sock.sendall(struct.pack(">I", len(body)) + body)
+
+    def _read_exact(self, n):
+        chunks = []
+        while n:
+            b = self.sock.recv(min(n, 1 << 20))
+            if not b:
+                raise DataError("The session closed the connection")
+            chunks.append(b)
+            n -= len(b)
+        return b"".join(chunks)
+
+    def call(self, method, params):
+        rid = self.next_id
+        self.next_id += 1
+        try:
+            self._send({"jsonrpc": "2.0", "id": rid, "method": method,
+                        "params": params})
+            (n,) = struct.unpack(">I", self._read_exact(4))
+            if n > FRAME_MAX:
+                raise DataError("Malformed response from the session")
+            msg = json.loads(self._read_exact(n).decode("utf-8"))
+        except socket.timeout:
+            raise DataError("The session did not answer within %.0f s"
+                            % READ_TIMEOUT) from None
+        except (ValueError, UnicodeDecodeError):
+            raise DataError("Malformed response from the session") from None
+        except OSError as exc:
+            raise DataError("Lost the session: %s" % (exc.strerror or exc)
+                            ) from None
+        if not isinstance(msg, dict) or msg.get("id") != rid:
+            raise DataError("Malformed response from the session")
+        if "error" in msg:
+            err = msg["error"] or {}
+            text = str(err.get("message", "error"))
+            if err.get("code") == _INVALID_PARAMS:
+                raise QueryError(text)
+            raise DataError(text)
+        return msg.get("result")
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Session:
+    """A connection to a warm session (`dsightd serve`), by name or socket
+    path.  query() answers exactly what `dsight query --remote` prints,
+    parsed.  Safe to share between threads: each thread gets its own
+    connection."""
+
+    def __init__(self, address):
+        self.address = address
+        self.path, self._shown = _native.resolve(address)
+        self._local = threading.local()
+        self._conns = []
+        self._lock = threading.Lock()
+        self._conn()   # fail now, not on the first query
+
+    def _conn(self):
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            c = _Conn(self.path, self._shown)
+            self._local.conn = c
+            with self._lock:
+                self._conns.append(c)
+        return c
+
+    def call(self, method, params=None):
+        """One raw JSON-RPC call (hello, status, query...); returns the
+        result."""
+        return self._conn().call(method, params or {})
+
+    def query_params(self, params):
+        return self.call("query", params)["data"]
+
+    def status(self):
+        """The session's status object (`dsight ctl status`)."""
+        return self.call("status")
+
+    def close(self):
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for c in conns:
+            c.close()
+        self._local = threading.local()

@@ -1,0 +1,72 @@
+/* ui-panes.js: resizable and collapsible side and detail panes (drag the
+ * splitters, double-click or the buttons to collapse); sizes persist in
+ * localStorage when the page may use it. */
+'use strict';
+
+const DSPanes = (() => {
+  const KEY = 'dsight.panes';
+  let bound = false;
+
+  function load() {
+    try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (e) { return {}; }
+  }
+  function save(o) {
+    try { localStorage.setItem(KEY, JSON.stringify(o)); } catch (e) { /* file:// or storage off */ }
+  }
+
+  function apply(o, app) {
+    const root = document.documentElement.style;
+    document.getElementById('sidebar').classList.toggle('collapsed', !!o.sideCollapsed);
+    document.getElementById('details').classList.toggle('collapsed', !!o.detailsCollapsed);
+    if (o.side) root.setProperty('--side', o.side + 'px');
+    if (o.details) document.getElementById('details').style.height = o.details + 'px';
+    document.getElementById('btn-side').textContent = o.sideCollapsed ? '»' : '«';
+    document.getElementById('btn-details').textContent = o.detailsCollapsed ? '▴ details' : '▾ details';
+    if (app) app.render();
+  }
+
+  /* A splitter: onMove(dx, dy) during the drag, then saved. */
+  function drag(handle, onMove, onEnd) {
+    handle.addEventListener('mousedown', (ev) => {
+      ev.preventDefault();
+      const x = ev.clientX, y = ev.clientY;
+      const move = (e) => onMove(e.clientX - x, e.clientY - y);
+      const up = () => { window.removeEventListener('mousemove', move); window.removeEventListener('mouseup', up); onEnd(); };
+      window.addEventListener('mousemove', move);
+      window.addEventListener('mouseup', up);
+    });
+  }
+
+  function bind(app) {
+    if (bound) return;
+    bound = true;
+    const o = load();
+    const side = document.getElementById('sidebar'), det = document.getElementById('details');
+    const sh = DSUI.el('div', { id: 'split-side', class: 'splitter v', title: 'Drag to resize the side pane; double-click to collapse' });
+    side.after(sh);
+    const dh = DSUI.el('div', { id: 'split-details', class: 'splitter h', title: 'Drag to resize the detail pane; double-click to collapse' });
+    det.before(dh);
+    let w0 = 0, h0 = 0;
+    sh.addEventListener('mousedown', () => { w0 = side.getBoundingClientRect().width; });
+    dh.addEventListener('mousedown', () => { h0 = det.getBoundingClientRect().height; });
+    drag(sh, (dx) => {
+      o.side = Math.max(180, Math.min(window.innerWidth * 0.6, w0 + dx));
+      o.sideCollapsed = false;
+      apply(o);
+    }, () => { save(o); app.render(); });
+    drag(dh, (dx, dy) => {
+      o.details = Math.max(60, Math.min(window.innerHeight * 0.75, h0 - dy));
+      o.detailsCollapsed = false;
+      apply(o);
+    }, () => { save(o); app.render(); });
+    const toggleSide = () => { o.sideCollapsed = !o.sideCollapsed; save(o); apply(o, app); };
+    const toggleDetails = () => { o.detailsCollapsed = !o.detailsCollapsed; save(o); apply(o, app); };
+    sh.addEventListener('dblclick', toggleSide);
+    dh.addEventListener('dblclick', toggleDetails);
+    document.getElementById('btn-side').onclick = toggleSide;
+    document.getElementById('btn-details').onclick = toggleDetails;
+    apply(o);
+  }
+
+  return { bind };
+})();
