@@ -20,7 +20,8 @@
 
 static const char usage[] =
 	"usage: dsight build [EVIDENCE] [--nsys-sqlite PATH]... -o REPORT\n"
-	"                    [--single-file] [--max-profile-events N] [--job NAME]\n"
+	"                    [--single-file [--max-part-size-mb N]]\n"
+	"                    [--max-profile-events N] [--job NAME]\n"
 	"\n"
 	"Turns an evidence document (srtctl-trace/1, plain JSON or gzip, or a\n"
 	"legacy single-file report directory) into a report directory, staged\n"
@@ -31,7 +32,13 @@ static const char usage[] =
 	"  -o, --output REPORT       the report directory to create or replace\n"
 	"                            (missing, empty, or an earlier dsight report)\n"
 	"  --single-file             write trace-data.json.gz (the whole document)\n"
-	"                            instead of the SQLite cache\n"
+	"                            instead of the SQLite cache, and a page with\n"
+	"                            everything embedded\n"
+	"  --max-part-size-mb N      with --single-file: a page that would exceed N\n"
+	"                            MB (decimal; fractions allowed; default 200)\n"
+	"                            is split by time into self-contained parts\n"
+	"                            part-001.html, ... listed by index.html and\n"
+	"                            parts.json; 0 never splits\n"
 	"  --nsys-sqlite PATH        import an Nsight Systems SQLite export (file, or\n"
 	"                            directory searched for *.sqlite; repeatable);\n"
 	"                            make one with `nsys export --type sqlite\n"
@@ -207,6 +214,8 @@ static void print_summary(const struct build_result *r)
 
 	if (!j)
 		return;
+	if (r->parts)
+		json_object_set_new(j, "parts", json_integer((json_int_t)r->parts));
 	buf_init(&b, 0);
 	jsonout_tree(&b, j, 0);
 	buf_putc(&b, '\n');
@@ -224,10 +233,11 @@ int cmd_build_main(int argc, char **argv)
 	struct build_result r;
 	struct progress_state ps = {0, 0, 0};
 	struct err e;
-	int only_positional = 0;
+	int only_positional = 0, part_flag = 0;
 
 	memset(&o, 0, sizeof o);
 	o.max_profile_events = -1;
+	o.max_part_bytes = 200000000u;
 	o.nsys_paths = nsys;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -243,7 +253,8 @@ int cmd_build_main(int argc, char **argv)
 				o.single_file = 1;
 			} else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
 			           !strcmp(a, "--nsys-sqlite") || !strcmp(a, "--job") ||
-			           !strcmp(a, "--max-profile-events")) {
+			           !strcmp(a, "--max-profile-events") ||
+			           !strcmp(a, "--max-part-size-mb")) {
 				if (!val)
 					return usage_error("%s needs a value", a);
 				i++;
@@ -257,6 +268,14 @@ int cmd_build_main(int argc, char **argv)
 					nsys[o.nnsys++] = val;
 				} else if (!strcmp(a, "--job")) {
 					o.job = val;
+				} else if (!strcmp(a, "--max-part-size-mb")) {
+					char *end;
+					errno = 0;
+					double mb = strtod(val, &end);
+					if (errno || end == val || *end || !(mb >= 0) || mb > 1e9)
+						return usage_error("--max-part-size-mb needs a number of MB >= 0, not '%s'", val);
+					o.max_part_bytes = (uint64_t)(mb * 1e6 + 0.5);
+					part_flag = 1;
 				} else {
 					char *end;
 					errno = 0;
@@ -276,6 +295,8 @@ int cmd_build_main(int argc, char **argv)
 	}
 	if (!o.output)
 		return usage_error("%s", "no output given: -o REPORT is required");
+	if (part_flag && !o.single_file)
+		return usage_error("%s", "--max-part-size-mb applies to --single-file only");
 	if (!o.input && !o.nnsys)
 		return usage_error("%s", "no input given: name an EVIDENCE document or --nsys-sqlite exports");
 

@@ -16,6 +16,10 @@ const DSApp = (() => {
       this.dur = cat.meta.duration;
       this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null,
         sel: null, workers: [], reqSort: '-ttft_ms', filter: '' };
+      /* a part of a split single-file report opens on its own slice */
+      const part = cat.delivery && cat.delivery.part;
+      if (part && Array.isArray(part.range) && part.range[0] >= 0 && part.range[0] < part.range[1] && part.range[1] <= this.dur)
+        Object.assign(this.state, { from: part.range[0], to: part.range[1] });
       this.history = [];
       this.ctrl = new AbortController();
       this.views = [];

@@ -124,7 +124,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 	sink_tee_add(&s->tee, &sink);
 
 	if (webreport_open(&s->web, publish_staging(s->pub), s->o->single_file,
-	                   0, e))
+	                   s->o->max_part_bytes, 0, e))
 		return e->code;
 	webreport_cancel(s->web, s->o->cancel);
 	webreport_sink(s->web, &sink);
@@ -390,6 +390,7 @@ int build_run(const struct build_options *o, struct build_result *r,
 	r->files = sz.files;
 	r->shards = s.webstats.shards;
 	r->html_bytes = s.webstats.html_bytes;
+	r->parts = s.webstats.parts;
 	r->seconds = now_seconds() - t0;
 	r->warnings = s.warnings ? json_incref(s.warnings) : json_array();
 	if (!r->output || !r->counts) {

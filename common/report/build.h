@@ -39,6 +39,8 @@ struct build_options {
 	size_t nnsys;
 	const char *output;            /* the report directory */
 	int single_file;               /* --single-file */
+	uint64_t max_part_bytes;       /* --max-part-size-mb in bytes (decimal
+	                                  MB); 0: never split the page */
 	int64_t max_profile_events;    /* per export; < 0 = no cap */
 	const char *job;               /* meta.job of an Nsight-only report */
 	/* Optional progress callback (called from the building thread). */
@@ -60,6 +62,7 @@ struct build_result {
 	size_t files;
 	uint64_t shards;     /* detail shard descriptors */
 	uint64_t html_bytes; /* index.html */
+	size_t parts;        /* single-file parts (0: one page) */
 	double seconds;
 	json_t *warnings; /* sentences this build added (Nsight import); owned */
 };

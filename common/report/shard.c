@@ -413,6 +413,15 @@ int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
 	return stream_add(w, SHARD_POINTS, series, r->time, r->time, e);
 }
 
+int shard_writer_add_text(struct shard_writer *w, enum shard_kind kind,
+                          int64_t index, double start, double end,
+                          const char *text, size_t len, struct err *e)
+{
+	buf_reset(&w->row);
+	buf_append(&w->row, text, len);
+	return stream_add(w, (int)kind, index, start, end, e);
+}
+
 void shard_writer_sink(struct shard_writer *w, struct row_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);

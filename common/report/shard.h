@@ -95,6 +95,12 @@ int shard_writer_sample(void *w, int64_t profile, int64_t ordinal,
 int shard_writer_point(void *w, int64_t series, int64_t ordinal,
                        const struct row_point *row, struct err *e);
 
+/* Appends one row given as its compact JSON text (text copied), with its
+ * time bounds (start = end for samples and points); no density. */
+int shard_writer_add_text(struct shard_writer *w, enum shard_kind kind,
+                          int64_t index, double start, double end,
+                          const char *text, size_t len, struct err *e);
+
 /*
  * Flushes every open shard, waits for the worker and reports its first
  * error.  After it, the query functions below may be called.

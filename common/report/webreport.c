@@ -2,6 +2,7 @@
 #include "report/webreport.h"
 #include "base/cancel.h"
 #include "report/html.h"
+#include "report/parts.h"
 #include "report/shard.h"
 
 #include <dirent.h>
@@ -20,6 +21,7 @@ struct webreport {
 	char *staging;
 	char *shard_dir;
 	int single_file;
+	uint64_t max_part_bytes;
 	struct shard_writer *w;
 	const volatile sig_atomic_t *cancel; /* borrowed */
 };
@@ -30,7 +32,7 @@ void webreport_cancel(struct webreport *wr, const volatile sig_atomic_t *cancel)
 }
 
 int webreport_open(struct webreport **out, const char *staging, int single_file,
-                   double duration, struct err *e)
+                   uint64_t max_part_bytes, double duration, struct err *e)
 {
 	struct webreport *wr = calloc(1, sizeof *wr);
 	struct shard_writer_opts o = {0};
@@ -47,6 +49,7 @@ int webreport_open(struct webreport **out, const char *staging, int single_file,
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	}
 	wr->single_file = single_file;
+	wr->max_part_bytes = max_part_bytes;
 	snprintf(wr->shard_dir, n, "%s/%s", staging,
 	         single_file ? SCRATCH_DIR : DETAIL_DIR);
 	if (mkdir(wr->shard_dir, 0755) != 0) {
@@ -143,6 +146,43 @@ static int remove_scratch(const char *dir, struct err *e)
 	return 0;
 }
 
+/*
+ * Single-file with a part budget: measures the page without shards (written
+ * to page, overwritten afterwards) and, when the shards would push it over
+ * the budget, writes the parts and the list page (st->parts > 0).
+ */
+static int split(struct webreport *wr, const json_t *core, const char *page,
+                 const json_t *catalog, const char *sqlite_path,
+                 struct webreport_stats *st, struct err *e)
+{
+	struct html_stats hs;
+	struct parts_result pr;
+	double duration = json_number_value(json_object_get(
+		json_object_get(catalog, "meta"), "duration"));
+	int rc;
+
+	if ((rc = html_write_from(page, core, NULL, sqlite_path, &hs, e)))
+		return rc;
+	if (parts_page_bound(core, hs.bytes) <= wr->max_part_bytes)
+		return 0;
+	if ((rc = parts_write(wr->staging, core, wr->shard_dir, sqlite_path, hs.bytes,
+	                      wr->max_part_bytes, duration, wr->cancel, &pr, e)))
+		return rc;
+	st->parts = pr.parts;
+	st->max_part_bytes = pr.max_bytes;
+	st->html_bytes = pr.index_bytes;
+	if (pr.oversized) {
+		st->oversized = 1;
+		if (pr.oversized > 1)
+			snprintf(st->warning, sizeof st->warning,
+			         "%s (and %zu more parts over the budget)",
+			         pr.warning, pr.oversized - 1);
+		else
+			snprintf(st->warning, sizeof st->warning, "%s", pr.warning);
+	}
+	return 0;
+}
+
 int webreport_finish(struct webreport *wr, const json_t *catalog,
                      const char *sqlite_path, struct webreport_stats *st,
                      struct err *e)
@@ -174,9 +214,17 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		goto out;
 	}
 	snprintf(page, n, "%s/index.html", wr->staging);
-	if ((rc = html_write_from(page, core, wr->single_file ? wr->shard_dir : NULL, sqlite_path,
-	                     &hs, e)))
+	if (wr->single_file && wr->max_part_bytes > 0 &&
+	    (rc = split(wr, core, page, catalog, sqlite_path, st, e)))
 		goto out;
+	if (st->parts == 0 &&
+	    (rc = html_write_from(page, core, wr->single_file ? wr->shard_dir : NULL,
+	                          sqlite_path, &hs, e)))
+		goto out;
+	if (st->parts > 0) {
+		memset(&hs, 0, sizeof hs); /* html_bytes: the list page */
+		hs.bytes = st->html_bytes;
+	}
 	if (wr->single_file && (rc = remove_scratch(wr->shard_dir, e)))
 		goto out;
 
@@ -189,7 +237,8 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	st->catalog_bytes = hs.catalog_bytes;
 	st->embedded_bytes = hs.embedded_bytes;
 	memcpy(st->html_sha256, hs.sha256, sizeof st->html_sha256);
-	if (wr->single_file && hs.bytes > HTML_SINGLE_FILE_WARN_BYTES) {
+	if (wr->single_file && st->parts == 0 &&
+	    hs.bytes > HTML_SINGLE_FILE_WARN_BYTES) {
 		st->oversized = 1;
 		snprintf(st->warning, sizeof st->warning,
 		         "the single-file index.html is %.1f MB (%.1f MB of "

@@ -10,7 +10,8 @@
  *                       shard thread, computes density (from the staged
  *                       SQLite events table when meta.duration was not known
  *                       in time), writes index.html; in single-file mode
- *                       embeds the shards and removes the scratch directory
+ *                       embeds the shards (in one page, or in parts with a
+ *                       list page) and removes the scratch directory
  */
 #ifndef DSIGHT_WEBREPORT_H
 #define DSIGHT_WEBREPORT_H
@@ -32,18 +33,23 @@ struct webreport_stats {
 	uint64_t catalog_bytes;  /* base64 of the compressed core catalog */
 	uint64_t embedded_bytes; /* single-file: base64 of the shards */
 	char html_sha256[65];
-	int oversized;         /* single-file page over 100 MB: warn */
-	char warning[512];     /* the warning text when oversized, else "" */
+	int oversized;         /* single-file page over 100 MB, or a part over
+	                          its budget: warn */
+	char warning[640];     /* the warning text when oversized, else "" */
+	size_t parts;          /* single-file split into parts (0: one page) */
+	uint64_t max_part_bytes; /* the largest part */
 };
 
 /*
  * Starts the browser output in staging (an existing directory; copied).
- * single_file: shards go to a scratch directory that finish removes.
+ * single_file: shards go to a scratch directory that finish removes;
+ * max_part_bytes > 0 splits a single-file page larger than that into
+ * time-sliced parts (report/parts.h), 0 never splits.
  * duration > 0 (meta.duration known up front) computes density in-stream;
  * pass 0 when unknown.
  */
 int webreport_open(struct webreport **out, const char *staging, int single_file,
-                   double duration, struct err *e);
+                   uint64_t max_part_bytes, double duration, struct err *e);
 
 /* The meta.duration, once known (before the first event to count). */
 void webreport_set_duration(struct webreport *wr, double duration);

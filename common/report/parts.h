@@ -1,0 +1,70 @@
+/*
+ * parts: `--single-file --max-part-size-mb N` (doc/report-files.md
+ * "Single-file parts").  When the single-file page would exceed the budget,
+ * the run is split by time into self-contained pages part-001.html, ...
+ * (each a complete single-file viewer), index.html becomes a small page
+ * listing them and parts.json records the slices.
+ *
+ * Slices: part k covers [t_k, t_{k+1}) (the last closed at the duration),
+ * t_0 = 0, cuts at whole milliseconds chosen greedily so that the slice's
+ * rows (each row's shard text scaled by the one-page shards' compression
+ * and base64, summed per millisecond) stay under 90% of what the budget
+ * leaves beside the viewer and catalog.  A part holds the requests whose
+ * start falls in its slice (before 0: the first part; at or after the
+ * duration: the last) and their sessions, or all of them when the
+ * collections stream from the store (html_write_from; parts.json then
+ * counts those starting in the slice); every iteration and server span;
+ * every NVTX range, CPU sample and metric point touching [t_k, t_{k+1}]
+ * (the first part's slice extends to -inf, the last's to +inf) and each
+ * series' points at its last time before t_k (the value carried into the
+ * slice), re-sharded per part, so detail queries inside the slice are
+ * exact.  When one millisecond alone exceeds the budget the slice is kept
+ * (extended while that costs nothing more) in a part of its own and a
+ * warning gives its size.
+ *
+ * Rows stream from the store into one shard writer per part; shards are
+ * embedded one at a time from the scratch directory, as the one-page path
+ * does.  Memory: two doubles per millisecond of the run, and each part's
+ * open shard.
+ */
+#ifndef DSIGHT_PARTS_H
+#define DSIGHT_PARTS_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+struct parts_result {
+	size_t parts;       /* 0: everything fits one page (nothing written) */
+	uint64_t index_bytes;
+	uint64_t max_bytes; /* of the largest part */
+	size_t oversized;   /* parts over the budget */
+	char warning[512];  /* the first oversized part's warning, else "" */
+};
+
+/*
+ * Size of the page html_write would write for core with every shard
+ * embedded, given base (the page without shards): exact up to shards
+ * repeated across streams (counted once per descriptor, an upper bound).
+ */
+uint64_t parts_page_bound(const json_t *core, uint64_t base);
+
+/*
+ * Splits when the page bound exceeds budget (> 0).  core is the embedded
+ * core catalog (borrowed); shard_dir the scratch directory holding the
+ * shards (the parts' own shards are written there too); sqlite_path the
+ * staged store, whose rows are read twice (costs by millisecond, then
+ * routed to every part whose closed slice they touch); base the size of
+ * the page without shards; duration the run's meta.duration; cancel
+ * (borrowed, NULL: never) stops the scans and the parts ("interrupted").
+ * Writes dir/part-NNN.html, dir/parts.json and overwrites dir/index.html
+ * with the list.  r->parts = 0 when nothing was split.
+ */
+int parts_write(const char *dir, const json_t *core, const char *shard_dir,
+                const char *sqlite_path, uint64_t base, uint64_t budget,
+                double duration, const volatile sig_atomic_t *cancel,
+                struct parts_result *r, struct err *e);
+
+#endif
