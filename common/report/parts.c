@@ -68,8 +68,8 @@ typedef int (*row_fn)(void *ctx, enum shard_kind kind, int64_t index,
 static int scan_rows(sqlite3 *db, row_fn f, void *ctx, struct err *e)
 {
 	static const char *const sql[3] = {
-		"SELECT profile, start, end, name, tid, source_row FROM events"
-		" ORDER BY profile, ordinal",
+		("SELECT profile, start, end, name, tid, source_row FROM events"
+		 " ORDER BY profile, ordinal"),
 		"SELECT profile, time, payload FROM samples ORDER BY profile, ordinal",
 		"SELECT series, time, payload FROM points ORDER BY series, ordinal"};
 	struct buf t;

@@ -45,7 +45,8 @@ static int on_point(void *ctx, int64_t s, int64_t o, const struct row_point *r,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct counts c = {0, 0, 0};
-	struct row_sink sink = {&c, on_event, on_sample, on_point, NULL, NULL};
+	struct row_sink sink = {.ctx = &c, .event = on_event, .sample = on_sample,
+	                        .point = on_point};
 	struct evstats st;
 	json_t *cat = NULL;
 	struct err e;

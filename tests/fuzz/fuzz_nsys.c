@@ -30,7 +30,7 @@ static int on_sample(void *ctx, int64_t pr, int64_t o, const struct row_sample *
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct row_sink sink = {NULL, on_event, on_sample, NULL, NULL, NULL};
+	struct row_sink sink = {.event = on_event, .sample = on_sample};
 	struct nsys_options opt = {1000, "fuzz"};
 	json_t *cat = NULL;
 	struct err e;
