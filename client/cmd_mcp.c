@@ -38,8 +38,9 @@ static const char tool_description[] =
 	"limit 0 gives exact totals). worker, session, agent and name take a "
 	"list (any of them); sort orders requests, nsys, server_spans, "
 	"iterations and sessions (\"-key\" descending); request_id with phase "
-	"joins nsys, metrics, iterations and cpu to a request's window and "
-	"workers; fields keeps only the named keys of each item; an empty "
+	"joins nsys, metrics, iterations, cpu and timeline to a request's "
+	"window and workers; fields keeps only the named keys of each item; "
+	"an empty "
 	"result carries notes saying why. The result is the same JSON as "
 	"`dsight query`.";
 

@@ -12,6 +12,7 @@
 #include "base/jsonout.h"
 #include "query/qdoc.h"
 #include "query/query.h"
+#include "query/query_sql.h"
 
 static void print_usage(void)
 {
@@ -147,6 +148,10 @@ static int query_main(int argc, char **argv, struct query_params *p)
 		if (query_params_set_cli(p, f, val, &pe))
 			return fail(pe.code, pe.msg);
 	}
+	/* The CLI names the flag (RPC and MCP name the parameter); checked
+	 * here so that a local and a remote query fail alike. */
+	if (p->has_timeout && !(p->timeout > 0 && p->timeout <= QUERY_SQL_TIMEOUT_MAX))
+		return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
 	if (remote) {
 		if (npos > 1 && !query_kind_find(pos[0]))
 			return fail(ERR_USAGE,

@@ -13,6 +13,9 @@
 #include "remote.h"
 #include "rpc.h"
 
+/* The read timeout of an sql query: above its largest time limit (30 s). */
+#define SQL_READ_TIMEOUT_MS 40000
+
 /* Prints {"ok": false, "error": msg} on stderr like the local CLI. */
 static void print_error(const char *msg)
 {
@@ -65,6 +68,9 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 		print_error(e.msg);
 		return 1;
 	}
+	/* An sql statement may run up to its 30 s limit: wait longer. */
+	if (p->kind && !strcmp(p->kind, "sql") && r.timeout_ms < SQL_READ_TIMEOUT_MS)
+		r.timeout_ms = SQL_READ_TIMEOUT_MS;
 	buf_init(&params, FRAME_REQUEST_MAX);
 	buf_init(&frames, 0);
 	buf_init(&out, 0);

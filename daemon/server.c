@@ -55,6 +55,9 @@ struct work {
 	struct query_params p;
 	struct session_gen *g;
 	uint64_t t0;
+	int sql;              /* an sql query: runs in the sql lane */
+	int in_lane;          /* it holds the sql lane */
+	struct work *lane_next; /* in the list waiting for the sql lane */
 };
 
 struct wreq {
@@ -86,6 +89,10 @@ struct server {
 	int reload_rc;
 	struct err reload_err;
 	struct work *waiting, *waiting_tail;
+	/* the sql lane: at most one sql query on the work queue at a time, so
+	 * long statements never hold the threads other queries need */
+	int sql_running;
+	struct work *sql_waiting, *sql_waiting_tail;
 	char why[128];
 	uint32_t times[TIMES];
 	size_t ntimes;
@@ -107,6 +114,7 @@ static void logf_(struct server *srv, const char *fmt, ...)
 }
 
 static void check_stopped(struct server *srv);
+static void queue_query(struct server *srv, struct work *w);
 static void flush(struct conn *c);
 
 /* ---- connection teardown ---- */
@@ -319,6 +327,16 @@ static void work_done(uv_work_t *req, int status)
 	uint64_t us = (uv_hrtime() - w->t0) / 1000;
 
 	(void)status;
+	if (w->in_lane) {
+		struct work *next = srv->sql_waiting;
+		srv->sql_running = 0;
+		if (next) {
+			srv->sql_waiting = next->lane_next;
+			if (!srv->sql_waiting)
+				srv->sql_waiting_tail = NULL;
+			queue_query(srv, next);
+		}
+	}
 	srv->last_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 	srv->times[srv->ntimes++ % TIMES] = srv->last_us;
 	slot_done(c, w->slot);
@@ -338,9 +356,23 @@ static void work_done(uv_work_t *req, int status)
 	conn_unref(c);
 }
 
-/* Hands a query to the work queue with the current generation. */
+/* Hands a query to the work queue with the current generation; an sql
+ * query waits for the sql lane first. */
 static void queue_query(struct server *srv, struct work *w)
 {
+	if (w->sql && !w->in_lane) {
+		if (srv->sql_running) {
+			w->lane_next = NULL;
+			if (srv->sql_waiting_tail)
+				srv->sql_waiting_tail->lane_next = w;
+			else
+				srv->sql_waiting = w;
+			srv->sql_waiting_tail = w;
+			return;
+		}
+		srv->sql_running = 1;
+		w->in_lane = 1;
+	}
 	w->g = session_acquire(srv->sess);
 	if (uv_queue_work(srv->loop, &w->req, work_run, work_done) != 0) {
 		error_into(&w->slot->out, w->rq.id, RPC_INTERNAL_ERROR, "Cannot queue the query");
@@ -435,6 +467,7 @@ static void start_query(struct conn *c, struct rpc_request *rq)
 	w->rq = *rq;          /* takes the tree: strings of p point into it */
 	memset(rq, 0, sizeof *rq);
 	w->c = c;
+	w->sql = w->p.kind && !strcmp(w->p.kind, "sql");
 	w->t0 = uv_hrtime();
 	w->req.data = w;
 	c->refs++;

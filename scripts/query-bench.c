@@ -3,12 +3,19 @@
  * warm path a daemon runs: the dataset is opened once).
  *
  *   query-bench REPORT [--repeat N] [--kind KIND]
+ *   query-bench REPORT [--repeat N] --params JSON [--params JSON]...
  *
  * Prints one line per figure: the median engine time of summary and of
  * every kind with default parameters, and for nsys the median over
  * 1-second windows at 10 positions of one profile of (a) the full nsys
  * query, (b) the indexed overlap scan alone and (c) a full scan of the
  * same profile's events filtered by the same window, with the ratio b/c.
+ *
+ * With --params, times each query given by its RPC parameters (a JSON
+ * object, e.g. {"kind":"nsys","limit":5}) with the build-time summaries
+ * and without them (dataset_set_summaries), checks that both answers are
+ * byte-identical, and prints one line per query: the two medians and
+ * their ratio.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,12 +88,78 @@ static int count_filtered(void *ctx, int64_t ordinal,
 	return 0;
 }
 
+/* Times one query given as RPC JSON with summaries on and off. */
+static int compare_summaries(struct dataset *ds, const char *text, int repeat)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+	struct query_params p;
+	struct buf out[2];
+	struct err e;
+	double *t = malloc(sizeof(double) * (size_t)repeat), med[2];
+	int runs[2] = {repeat, repeat < 3 ? repeat : 3}, rc = 0;
+
+	if (json_is_object(j)) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(j, key, v) {
+			if (!qparam_by_name(key)) {
+				printf("%-58s  fails: this build has no parameter "
+				       "%s\n", text, key);
+				json_decref(j);
+				free(t);
+				return 1;
+			}
+		}
+	}
+	if (!j || !t || query_params_from_json(j, &p, &e)) {
+		printf("%-58s  invalid parameters: %s\n", text,
+		       j ? e.msg : je.text);
+		json_decref(j);
+		free(t);
+		return 1;
+	}
+	for (int mode = 0; mode < 2; mode++) {
+		dataset_set_summaries(ds, mode == 0);
+		buf_init(&out[mode], 0);
+		for (int k = 0; k < runs[mode]; k++) {
+			double t0 = now();
+			buf_reset(&out[mode]);
+			if (query_run(ds, &p, &out[mode], &e)) {
+				printf("%-58s  fails: %s\n", text, e.msg);
+				rc = 1;
+				goto out;
+			}
+			t[k] = now() - t0;
+		}
+		med[mode] = median(t, runs[mode]);
+	}
+	if (out[0].len != out[1].len ||
+	    memcmp(out[0].data, out[1].data, out[0].len)) {
+		printf("%-58s  DIFFERENT answers with and without summaries\n",
+		       text);
+		rc = 1;
+		goto out;
+	}
+	printf("%-58s  %9.3f ms  without summaries %9.3f ms  (%.1fx)\n",
+	       text, med[0] * 1e3, med[1] * 1e3, med[1] / med[0]);
+out:
+	query_params_free(&p);
+	dataset_set_summaries(ds, 1);
+	buf_free(&out[0]);
+	buf_free(&out[1]);
+	json_decref(j);
+	free(t);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct dataset *ds;
 	struct err e;
 	const char *path = NULL, *only = NULL;
-	int repeat = 21;
+	const char **params = calloc((size_t)argc, sizeof *params);
+	int repeat = 21, nparams = 0;
 	double duration;
 	const json_t *profiles;
 	int64_t profile = 0;
@@ -97,11 +170,14 @@ int main(int argc, char **argv)
 			repeat = atoi(argv[++k]);
 		else if (!strcmp(argv[k], "--kind") && k + 1 < argc)
 			only = argv[++k];
+		else if (!strcmp(argv[k], "--params") && k + 1 < argc)
+			params[nparams++] = argv[++k];
 		else
 			path = argv[k];
 	}
 	if (!path || repeat < 1) {
-		fputs("usage: query-bench REPORT [--repeat N] [--kind KIND]\n",
+		fputs("usage: query-bench REPORT [--repeat N] [--kind KIND | "
+		      "--params JSON...]\n",
 		      stderr);
 		return 2;
 	}
@@ -113,6 +189,17 @@ int main(int argc, char **argv)
 		}
 		printf("open: %.1f ms\n", (now() - t0) * 1e3);
 	}
+	if (nparams) {
+		int bad = 0;
+		printf("%-58s  %12s  %31s\n", "query (RPC parameters)",
+		       "median", "");
+		for (int k = 0; k < nparams; k++)
+			bad |= compare_summaries(ds, params[k], repeat);
+		dataset_close(ds);
+		free(params);
+		return bad;
+	}
+	free(params);
 	duration = json_number_value(json_object_get(
 		json_object_get(dataset_catalog(ds), "meta"), "duration"));
 	profiles = json_object_get(dataset_catalog(ds), "profiles");

@@ -15,6 +15,8 @@
 #include "base/hash.h"
 #include "query/memrows.h"
 #include "store/store.h"
+#include "store/store_ordered.h"
+#include "store/store_summary.h"
 
 enum { DS_SQLITE = 1, DS_DOCUMENT };
 
@@ -32,7 +34,19 @@ struct ds_core {
 struct dataset {
 	struct ds_core *core;
 	struct store *store; /* DS_SQLITE: this handle's connection */
+	int summaries;       /* use build-time summaries (DS_SQLITE) */
+	int sum_tried;       /* sum/ord opened (lazily, on first use) */
+	struct store_summary *sum; /* NULL: the cache has none */
+	struct store_ordered *ord;
 };
+
+/* DSIGHT_NO_SUMMARIES=1 answers every query by scanning, as a cache
+ * without summaries would (benchmarks and parity compare both ways). */
+static int summaries_from_env(void)
+{
+	const char *v = getenv("DSIGHT_NO_SUMMARIES");
+	return !(v && *v && strcmp(v, "0") != 0);
+}
 
 static void core_release(struct ds_core *c)
 {
@@ -167,6 +181,7 @@ static int open_once(const char *path, struct dataset **out, struct err *e)
 	c->kind = kind;
 	c->data_path = file;
 	ds->core = c;
+	ds->summaries = summaries_from_env();
 	rc = fileid_get(file, &c->id, e);
 	if (!rc && kind == DS_SQLITE) {
 		rc = store_open(file, &ds->store, e);
@@ -229,6 +244,7 @@ int dataset_clone(struct dataset *ds, struct dataset **out, struct err *e)
 	}
 	atomic_fetch_add(&ds->core->refs, 1);
 	n->core = ds->core;
+	n->summaries = ds->summaries;
 	*out = n;
 	return 0;
 }
@@ -237,6 +253,8 @@ void dataset_close(struct dataset *ds)
 {
 	if (!ds)
 		return;
+	store_summary_close(ds->sum);
+	store_ordered_close(ds->ord);
 	store_close(ds->store);
 	core_release(ds->core);
 	free(ds);
@@ -250,6 +268,11 @@ const json_t *dataset_catalog(const struct dataset *ds)
 const char *dataset_generation(const struct dataset *ds)
 {
 	return ds->core->generation;
+}
+
+int dataset_has_cache(const struct dataset *ds)
+{
+	return ds->core->kind == DS_SQLITE;
 }
 
 const char *dataset_data_path(const struct dataset *ds)
@@ -314,4 +337,93 @@ int dataset_points_before(struct dataset *ds, int64_t series, double t,
 	if (ds->store)
 		return store_points_before(ds->store, series, t, fn, ctx, e);
 	return memrows_points_before(ds->core->rows, series, t, fn, ctx);
+}
+
+int dataset_read_begin(struct dataset *ds, struct err *e)
+{
+	return ds->core->kind == DS_SQLITE ? store_read_begin(ds->store, e) : 0;
+}
+
+void dataset_read_end(struct dataset *ds)
+{
+	if (ds->core->kind == DS_SQLITE)
+		store_read_end(ds->store);
+}
+
+/* ---- build-time summaries and ordered reads (SQLite only) ---- */
+
+void dataset_set_summaries(struct dataset *ds, int on)
+{
+	ds->summaries = on;
+}
+
+/* Opens the summary and ordered readers once; 1 when summaries apply. */
+static int sum_ready(struct dataset *ds, struct err *e, int *rc)
+{
+	*rc = 0;
+	if (!ds->summaries || ds->core->kind != DS_SQLITE)
+		return 0;
+	if (!ds->sum_tried) {
+		const json_t *d = json_object_get(
+			json_object_get(ds->core->catalog, "meta"), "duration");
+		ds->sum_tried = 1;
+		*rc = store_summary_open(store_db(ds->store), json_number_value(d),
+		                         &ds->sum, e);
+		if (!*rc && ds->sum)
+			*rc = store_ordered_open(ds->store, &ds->ord, e);
+		if (*rc) {
+			store_summary_close(ds->sum);
+			ds->sum = NULL;
+			ds->sum_tried = 0;
+		}
+	}
+	return !*rc && ds->sum && ds->ord;
+}
+
+int dataset_run_events(struct dataset *ds, int64_t profile, int *have,
+                       int64_t *count, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_events(ds->sum, profile, have, count, e);
+}
+
+int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
+                        int64_t *total, dataset_stack_fn fn, void *ctx,
+                        struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_samples(ds->sum, profile, have, total, fn, ctx, e);
+}
+
+int dataset_run_series(struct dataset *ds, int64_t series, int *have,
+                       struct numstats *out, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_series(ds->sum, series, have, out, e);
+}
+
+int dataset_events_by_start(struct dataset *ds, int64_t profile,
+                            const struct dataset_window *w, int *have,
+                            dataset_event_fn fn, void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	*have = 1;
+	return store_ordered_events(ds->ord, profile, w->start, w->end, fn, ctx,
+	                            e);
 }

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "ingest/evidence.h"
 #include "base/fileid.h"
@@ -49,6 +50,9 @@ const char *dataset_generation(const struct dataset *ds);
 /* The absolute path of the data file actually read (whose file identity
  * tells a rebuild). */
 const char *dataset_data_path(const struct dataset *ds);
+
+/* True when the data file is a SQLite cache (the sql kind needs one). */
+int dataset_has_cache(const struct dataset *ds);
 
 /* The identity (device, inode, size, mtime, ctime) of the data file as it
  * was when opened: compare it with fileid_get(dataset_data_path(ds)) to
@@ -94,5 +98,40 @@ int dataset_points(struct dataset *ds, int64_t series,
  * ordinal order (none when there is no earlier point). */
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
                           dataset_point_fn fn, void *ctx, struct err *e);
+
+/* Brackets one query's reads (SQLite: one read transaction, so the file is
+ * locked and checked once, not per statement; no-op in memory). */
+int dataset_read_begin(struct dataset *ds, struct err *e);
+void dataset_read_end(struct dataset *ds);
+
+/*
+ * Build-time summaries (SQLite caches that have them; doc/report-files.md
+ * "Summaries").  Each answers for the whole run [0, duration] and sets
+ * *have to 1, or sets it to 0 (the in-memory backend, a cache without
+ * them, DSIGHT_NO_SUMMARIES=1 at open, dataset_set_summaries(ds, 0), or an
+ * item the build could not summarise exactly): then scan as usual.  The
+ * answers are identical either way.  0 or an ERR_* code.
+ */
+void dataset_set_summaries(struct dataset *ds, int on);
+/* The number of NVTX ranges of profile (catalog index) in the run. */
+int dataset_run_events(struct dataset *ds, int64_t profile, int *have,
+                       int64_t *count, struct err *e);
+/* The CPU samples of profile in the run: *total, and fn once per stack
+ * index with samples (any order). */
+typedef void (*dataset_stack_fn)(void *ctx, int64_t stack, int64_t samples);
+int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
+                        int64_t *total, dataset_stack_fn fn, void *ctx,
+                        struct err *e);
+/* The metrics statistics of series over the run, into out (initialised
+ * with numstats_init). */
+struct numstats;
+int dataset_run_series(struct dataset *ds, int64_t series, int *have,
+                       struct numstats *out, struct err *e);
+/* The ranges of profile overlapping w in ascending start order (equal
+ * starts in any order); fn's non-zero return stops the walk and is
+ * returned.  Offered with the summaries (*have as above). */
+int dataset_events_by_start(struct dataset *ds, int64_t profile,
+                            const struct dataset_window *w, int *have,
+                            dataset_event_fn fn, void *ctx, struct err *e);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 
 void qkeys_init(struct qkeys *k)
 {
@@ -23,14 +24,9 @@ void qkeys_free(struct qkeys *k)
 
 static int64_t add_key(struct qkeys *k, struct qkey key)
 {
-	if ((size_t)k->count == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 16;
-		struct qkey *n = realloc(k->keys, cap * sizeof *n);
-		if (!n)
-			return -1;
-		k->keys = n;
-		k->cap = cap;
-	}
+	if (vec_reserve(&k->keys, &k->cap, (size_t)k->count + 1,
+	                sizeof *k->keys))
+		return -1;
 	k->keys[k->count] = key;
 	return k->count++;
 }

@@ -25,5 +25,6 @@ int query_timeline(struct qctx *q);
 /* --group-by on nsys and requests (query_group.c) */
 int query_nsys_grouped(struct qctx *q);
 int query_requests_grouped(struct qctx *q);
+int query_sql(struct qctx *q);
 
 #endif

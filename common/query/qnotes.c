@@ -132,9 +132,18 @@ static struct qlist given(const char *one, const struct qlist *list,
 	return l;
 }
 
+/* The kind whose rows and filters the query reads: a timeline's source
+ * (its `of`), else the kind itself. */
+static const char *source_kind(const struct qctx *q)
+{
+	if (!strcmp(q->kind, "timeline"))
+		return q->p->of ? q->p->of : "requests";
+	return q->kind;
+}
+
 static int uses(const struct qctx *q, const char *param)
 {
-	return qparam_used_by(qparam_by_name(param), q->kind);
+	return qparam_used_by(qparam_by_name(param), source_kind(q));
 }
 
 static void worker_notes(struct out *o, struct buf *t)
@@ -205,7 +214,7 @@ static void series_notes(struct out *o, struct buf *t)
 	struct qlist vals = given(q->p->name, &q->p->name_list, 0, &slot);
 	struct names known = {0};
 
-	if (strcmp(q->kind, "metrics") || !vals.n)
+	if (strcmp(source_kind(q), "metrics") || !vals.n)
 		return;
 	names_from(&known, q->cat, "metrics", "name", 0);
 	for (size_t k = 0; k < vals.n && !known.oom; k++) {
@@ -270,7 +279,7 @@ static void cpu_notes(struct out *o, struct buf *t)
 	const json_t *profiles = q_array(q->cat, "profiles"), *pr;
 	size_t *idx = NULL, n = 0, k, m = 0;
 
-	if (strcmp(q->kind, "cpu") || q_select_profiles(q, &idx, &n))
+	if (strcmp(source_kind(q), "cpu") || q_select_profiles(q, &idx, &n))
 		return;
 	for (k = 0; k < n; k++)
 		if (cpu_samples(json_array_get(profiles, idx[k])) > 0)
@@ -302,7 +311,7 @@ static void join_notes(struct out *o, struct buf *t)
 		note(o, t);
 		return;
 	}
-	if (strcmp(q->kind, "nsys") && strcmp(q->kind, "cpu"))
+	if (strcmp(source_kind(q), "nsys") && strcmp(source_kind(q), "cpu"))
 		return;
 	json_array_foreach(profiles, k, pr) {
 		if (q_field_in(&q->workers, pr, "worker"))

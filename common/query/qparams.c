@@ -32,7 +32,8 @@ const struct qparam qparam_table[] = {
 	{"request_id", "--request", "ID", QP_STRING, NULL,
 	 "request lifecycle " JOINED,
 	 "Request id: required by request and lifecycle; on nsys, metrics, "
-	 "iterations and cpu it sets the window and the workers (see --phase).",
+	 "iterations, cpu and timeline it sets the window and the workers "
+	 "(see --phase).",
 	 NULL, NULL, 0, NULL, OFF(request_id), -1, -1},
 	{"phase", "--phase", "PHASE", QP_STRING, "\"whole\"", JOINED,
 	 "With --request: the request's prefill [start, first], decode "
@@ -93,7 +94,8 @@ const struct qparam qparam_table[] = {
 	 "Group the matches: nsys by name, worker, profile or tid; requests by "
 	 "session, agent, worker, status or client_kind; timeline (of nsys) "
 	 "by name.",
-	 NULL, NULL, 0, NULL, OFF(group_by), -1, -1},
+	 NULL, NULL, 0, "name worker profile tid session agent status client_kind",
+	 OFF(group_by), -1, -1},
 	{"bucket", "--bucket", "SECONDS", QP_NUMBER, NULL, "timeline",
 	 "timeline: bucket width in seconds (> 0; at most 10000 buckets).",
 	 "\"exclusiveMinimum\":0", NULL, 0, NULL, OFF(bucket),
@@ -101,6 +103,17 @@ const struct qparam qparam_table[] = {
 	{"of", "--of", "SOURCE", QP_STRING, "\"requests\"", "timeline",
 	 "timeline: what to bucket: requests, nsys, cpu or metrics.", NULL,
 	 NULL, 0, "requests nsys cpu metrics", OFF(of), -1, -1},
+	{"sql", "--sql", "STATEMENT", QP_STRING, NULL, "sql",
+	 "sql: one read-only SELECT on the report's SQLite cache and its views "
+	 "(nvtx, cpu_samples, cpu_frames, metric_points, series, requests, "
+	 "request_workers, lifecycle_stages, server_spans, profiles, workers, "
+	 "sessions, iterations, sources); at most 10,000 rows / 16 MiB "
+	 "(then truncated: true).",
+	 NULL, NULL, 0, NULL, OFF(sql), -1, -1},
+	{"timeout", "--timeout", "SECONDS", QP_NUMBER, "10", "sql",
+	 "sql: time limit in seconds, > 0 and <= 30.",
+	 "\"exclusiveMinimum\":0,\"maximum\":30", NULL, 0, NULL, OFF(timeout),
+	 OFF(has_timeout), -1},
 };
 const size_t qparam_count = sizeof qparam_table / sizeof qparam_table[0];
 

@@ -42,6 +42,9 @@ struct query_params {
 	int has_bucket;         /* timeline: the bucket width is required */
 	double bucket;
 	const char *of;         /* timeline source; NULL = "requests" */
+	const char *sql;        /* sql only: the statement */
+	int has_timeout;        /* sql only: absent = 10 s */
+	double timeout;
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 };
 

@@ -39,6 +39,11 @@ int q_wide(const struct qctx *q)
 	return q->end - q->start >= q->duration / 4;
 }
 
+int q_whole_run(const struct qctx *q)
+{
+	return q->start == 0 && q->end == q->duration;
+}
+
 int q_given(const char *s)
 {
 	return s && *s;

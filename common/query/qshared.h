@@ -100,6 +100,9 @@ int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
                const char *kend);
 /* The window covers at least a quarter of the run (dataset_window.wide). */
 int q_wide(const struct qctx *q);
+/* The window is the whole run [0, duration]: build-time summaries apply
+ * (dataset_run_*). */
+int q_whole_run(const struct qctx *q);
 /* A worker filter (or a substring filter) is given: non-NULL and
  * non-empty; exact session/agent/name filters test non-NULL only. */
 int q_given(const char *s);
@@ -143,6 +146,12 @@ struct q_nvtx_groups {
 };
 int q_nsys_groups(struct qctx *q, const char *field,
                   struct q_nvtx_groups *out);
+/* The same, calling hook for every matching row with its group index
+ * (a non-zero return stops the scan and is returned). */
+typedef int (*q_group_row_fn)(void *ctx, int64_t group,
+                              const struct evidence_event *row);
+int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
+                       void *hook_ctx, struct q_nvtx_groups *out);
 void q_nvtx_groups_free(struct q_nvtx_groups *g);
 /* The groups' order (the default order, then q->order's keys when
  * with_sort) in *order, and their sort values; both malloc'd. */

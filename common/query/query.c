@@ -51,6 +51,11 @@ const struct qkind query_kind_table[] = {
 	{"timeline", query_timeline,
 	 "time buckets of requests, NVTX ranges, CPU samples or metrics", NULL,
 	 "timeline --bucket 10 --of nsys --group-by name"},
+	{"sql", query_sql,
+	 "one read-only SQL statement on the report's SQLite cache and views",
+	 NULL,
+	 "sql --sql 'SELECT name, count(*) AS n FROM nvtx GROUP BY name "
+	 "ORDER BY n DESC LIMIT 5'"},
 };
 const size_t query_kind_count =
 	sizeof query_kind_table / sizeof query_kind_table[0];
@@ -238,7 +243,12 @@ int query_run(struct dataset *ds, const struct query_params *p,
 		rc = q_timeline_count(&q);
 	if (!rc) {
 		k = query_kind_find(q.kind);
-		rc = k->run(&q);
+		/* one read transaction: the cache is locked and checked once */
+		rc = dataset_read_begin(ds, e);
+		if (!rc) {
+			rc = k->run(&q);
+			dataset_read_end(ds);
+		}
 	}
 	qorder_free(&q.order);
 	qjoin_free(&q.join);

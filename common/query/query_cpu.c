@@ -52,6 +52,14 @@ static int on_sample(void *ctx, int64_t ordinal,
 	return 0;
 }
 
+/* A stack's whole-run samples from the build-time summary. */
+static void on_stack(void *ctx, int64_t stack, int64_t samples)
+{
+	struct counts *c = ctx;
+	if (stack >= 0 && (uint64_t)stack < c->nstacks)
+		c->per_stack[stack] += samples;
+}
+
 /* Adds the profile's inclusive symbol counts to *syms. */
 static int add_profile(const json_t *cpu, const struct counts *c,
                        struct sym **syms, size_t *nsyms, size_t *cap)
@@ -146,6 +154,7 @@ int query_cpu(struct qctx *q)
 		const json_t *pr = json_array_get(profiles, idx[k]);
 		const json_t *cpu = json_object_get(pr, "cpu");
 		struct counts c;
+		int have = 0;
 		if (!json_is_object(cpu))
 			continue;
 		c.nstacks = json_array_size(json_object_get(cpu, "stacks"));
@@ -156,8 +165,12 @@ int query_cpu(struct qctx *q)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 			break;
 		}
-		rc = dataset_samples(q->ds, (int64_t)idx[k], &w, on_sample, &c,
-		                     q->e);
+		if (q_whole_run(q))
+			rc = dataset_run_samples(q->ds, (int64_t)idx[k], &have,
+			                         &c.total, on_stack, &c, q->e);
+		if (!rc && !have)
+			rc = dataset_samples(q->ds, (int64_t)idx[k], &w, on_sample,
+			                     &c, q->e);
 		if (!rc && add_profile(cpu, &c, &syms, &nsyms, &cap))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		total_samples += c.total;

@@ -6,6 +6,7 @@
 
 #include "base/jsonout.h"
 #include "base/text.h"
+#include "base/vec.h"
 #include "query/qgroup.h"
 #include "query/qstat.h"
 #include "query/qkinds.h"
@@ -152,6 +153,8 @@ struct nscan {
 	int64_t profile_group;        /* BY_WORKER, BY_PROFILE; -2 unset */
 	const json_t *pr;
 	size_t pi;
+	q_group_row_fn hook; /* also sees each row with its group, or NULL */
+	void *hook_ctx;
 };
 
 /* The group of the current profile (its worker or id), created with its
@@ -171,29 +174,14 @@ static int64_t profile_group(struct nscan *s)
 	return s->profile_group;
 }
 
-/* Grows the array *arr of *cap elements of size elem (new ones zeroed)
- * until index gi exists; -1 for gi < 0 or out of memory. */
-static int grow_zeroed(void **arr, size_t *cap, int64_t gi, size_t elem)
-{
-	if (gi < 0)
-		return -1;
-	while ((size_t)gi >= *cap) {
-		size_t c = *cap ? *cap * 2 : 32;
-		char *n = realloc(*arr, c * elem);
-		if (!n)
-			return -1;
-		memset(n + *cap * elem, 0, (c - *cap) * elem);
-		*arr = n;
-		*cap = c;
-	}
-	return 0;
-}
-
 /* The group of key index gi exists in s->g (grown as keys appear; a
- * zeroed qnvtx is an empty group). */
+ * zeroed qnvtx is an empty group); -1 for gi < 0 or out of memory. */
 static int ensure_group(struct nscan *s, int64_t gi)
 {
-	return grow_zeroed((void **)&s->g, &s->cap, gi, sizeof *s->g);
+	return gi < 0 || vec_reserve_zero(&s->g, &s->cap, (size_t)gi + 1,
+	                                  sizeof *s->g)
+	               ? -1
+	               : 0;
 }
 
 static int64_t name_key(struct qkeys *keys, const json_t *names, int64_t i)
@@ -238,7 +226,7 @@ static int on_group_event(void *ctx, int64_t ordinal,
 		return 1;
 	}
 	qnvtx_add(&s->g[gi], row->start, row->end, s->q->start, s->q->end);
-	return 0;
+	return s->hook ? s->hook(s->hook_ctx, gi, row) : 0;
 }
 
 /* Sets up s for profile pr (index pi); 0 or -1 out of memory. */
@@ -267,6 +255,12 @@ static int nscan_profile(struct nscan *s, const json_t *pr, size_t pi,
 
 int q_nsys_groups(struct qctx *q, const char *field, struct q_nvtx_groups *out)
 {
+	return q_nsys_groups_hook(q, field, NULL, NULL, out);
+}
+
+int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
+                       void *hook_ctx, struct q_nvtx_groups *out)
+{
 	const json_t *profiles = q_array(q->cat, "profiles");
 	struct dataset_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
@@ -278,6 +272,8 @@ int q_nsys_groups(struct qctx *q, const char *field, struct q_nvtx_groups *out)
 	memset(out, 0, sizeof *out);
 	memset(&s, 0, sizeof s);
 	s.q = q;
+	s.hook = hook;
+	s.hook_ctx = hook_ctx;
 	qkeys_init(&s.keys);
 	s.by = !strcmp(field, "name")      ? BY_NAME
 	       : !strcmp(field, "worker")  ? BY_WORKER
@@ -433,14 +429,8 @@ struct rgroup {
 static int push(struct qobs **v, size_t *n, size_t *cap, struct num x,
                 size_t order)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct qobs *nv = realloc(*v, c * sizeof *nv);
-		if (!nv)
-			return -1;
-		*v = nv;
-		*cap = c;
-	}
+	if (vec_reserve(v, cap, *n + 1, sizeof **v))
+		return -1;
 	(*v)[*n].v = x;
 	(*v)[(*n)++].order = order;
 	return 0;
@@ -462,7 +452,8 @@ static int add_to_group(struct rscan *s, int64_t gi, const json_t *r,
 	struct num out = qnum_of(json_object_get(r, "output_tokens"));
 	struct rgroup *g;
 
-	if (grow_zeroed((void **)&s->g, &s->cap, gi, sizeof *s->g))
+	if (gi < 0 ||
+	    vec_reserve_zero(&s->g, &s->cap, (size_t)gi + 1, sizeof *s->g))
 		return -1;
 	g = &s->g[gi];
 	g->count++;

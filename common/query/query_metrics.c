@@ -7,30 +7,13 @@
 
 #include "base/jsonout.h"
 #include "base/num.h"
+#include "base/numstats.h"
 #include "query/qkinds.h"
 
 #define POINTS_MAX 1000
 
-/* A number kept beyond the row callback (big digits copied). */
-struct held {
-	struct num n;
-	struct buf big;
-};
-
-static void hold(struct held *h, const struct num *n)
-{
-	h->n = *n;
-	if (n->kind == NUM_BIG) {
-		buf_reset(&h->big);
-		buf_append(&h->big, n->big, n->big_len);
-		h->n.big = h->big.data ? h->big.data : "";
-	}
-}
-
 struct stats {
-	int64_t samples, points_total;
-	struct held min, max, last;
-	double sum;
+	struct numstats n;
 	int want_points;
 	struct buf *points; /* first POINTS_MAX raw points, comma-separated */
 };
@@ -53,26 +36,12 @@ static int on_point(void *ctx, int64_t ordinal,
 {
 	struct stats *s = ctx;
 	(void)ordinal;
-	if (s->want_points && s->points_total < POINTS_MAX) {
-		if (s->points_total)
+	if (s->want_points && s->n.points_total < POINTS_MAX) {
+		if (s->n.points_total)
 			buf_putc(s->points, ',');
 		emit_point(s->points, pt);
 	}
-	s->points_total++;
-	if (pt->value.kind == NUM_NULL)
-		return 0;
-	if (!s->samples) {
-		hold(&s->min, &pt->value);
-		hold(&s->max, &pt->value);
-	} else {
-		if (num_cmp(&pt->value, &s->min.n) < 0)
-			hold(&s->min, &pt->value);
-		if (num_cmp(&pt->value, &s->max.n) > 0)
-			hold(&s->max, &pt->value);
-	}
-	hold(&s->last, &pt->value);
-	s->sum += num_to_double(&pt->value);
-	s->samples++;
+	numstats_add(&s->n, &pt->value);
 	return 0;
 }
 
@@ -133,53 +102,31 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
                       struct buf *points)
 {
 	static const char *const skip[] = {"points", NULL};
+	static const char *const stats[] = {"samples", "min", "max", "mean",
+	                                    "last"};
 	struct dataset_window w = {q->start, q->end, q_wide(q)};
 	struct buf *b = q->out;
 	struct stats s;
 	struct qitem it;
-	int rc;
+	int rc = 0, have = 0;
 
 	memset(&s, 0, sizeof s);
-	buf_init(&s.min.big, 0);
-	buf_init(&s.max.big, 0);
-	buf_init(&s.last.big, 0);
+	numstats_init(&s.n);
 	s.want_points = q->p->points;
 	s.points = points;
 	buf_reset(points);
-	rc = dataset_points(q->ds, (int64_t)index, &w, on_point, &s, q->e);
+	/* the whole run without raw points: the build-time summary */
+	if (!q->p->points && q_whole_run(q))
+		rc = dataset_run_series(q->ds, (int64_t)index, &have, &s.n, q->e);
+	if (!rc && !have)
+		rc = dataset_points(q->ds, (int64_t)index, &w, on_point, &s, q->e);
 	if (rc)
 		goto out;
 	qi_begin(&it, q);
 	qi_members(&it, series, skip);
-	if (qi_key(&it, "samples"))
-		jsonout_int(b, s.samples);
-	if (qi_key(&it, "min")) {
-		if (s.samples)
-			num_emit(b, &s.min.n);
-		else
-			buf_puts(b, "null");
-	}
-	if (qi_key(&it, "max")) {
-		if (s.samples)
-			num_emit(b, &s.max.n);
-		else
-			buf_puts(b, "null");
-	}
-	if (qi_key(&it, "mean")) {
-		double mean = s.samples ? s.sum / (double)s.samples : 0;
-		/* integers beyond the double range make the sum infinite: no
-		 * meaningful real mean, and JSON has no Infinity */
-		if (s.samples && isfinite(mean))
-			jsonout_real(b, mean);
-		else
-			buf_puts(b, "null");
-	}
-	if (qi_key(&it, "last")) {
-		if (s.samples)
-			num_emit(b, &s.last.n);
-		else
-			buf_puts(b, "null");
-	}
+	for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++)
+		if (qi_key(&it, stats[k]))
+			numstats_member(&s.n, stats[k], b);
 	if (q_str_eq(series, "temporal", "setting") &&
 	    qi_key(&it, "carried_setting")) {
 		buf_putc(b, '[');
@@ -197,19 +144,16 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 			buf_putc(b, ']');
 		}
 		if (qi_key(&it, "points_total"))
-			jsonout_int(b, s.points_total);
+			jsonout_int(b, s.n.points_total);
 		if (qi_key(&it, "points_truncated"))
-			buf_puts(b, s.points_total > POINTS_MAX ? "true"
-			                                        : "false");
+			buf_puts(b, s.n.points_total > POINTS_MAX ? "true"
+			                                          : "false");
 	}
 	qi_end(&it);
-	if (s.min.big.failed || s.max.big.failed || s.last.big.failed ||
-	    points->failed)
+	if (numstats_failed(&s.n) || points->failed)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 out:
-	buf_free(&s.min.big);
-	buf_free(&s.max.big);
-	buf_free(&s.last.big);
+	numstats_free(&s.n);
 	return rc;
 }
 

@@ -72,7 +72,11 @@ struct scan {
 	size_t nnames;
 	const json_t *names;          /* the profile's dictionary */
 	const struct qorder *order;
+	int stopped; /* on_event_ordered stopped the walk */
 };
+
+/* The deepest page read in start order (deeper pages scan the window). */
+#define ORDERED_KEEP_MAX 10000
 
 static void sift_down(struct hit *h, size_t n, size_t i,
                       const struct qorder *o)
@@ -105,19 +109,12 @@ static void sift_up(struct hit *h, size_t i, const struct qorder *o)
 	}
 }
 
-static int on_event(void *ctx, int64_t ordinal,
+/* Keeps the hit if it is among the keep smallest so far. */
+static int keep_hit(struct scan *s, int64_t ordinal,
                     const struct evidence_event *row)
 {
-	struct scan *s = ctx;
 	struct hit h;
 
-	if (s->name_ok &&
-	    (row->name < 0 || (uint64_t)row->name >= s->nnames ||
-	     !s->name_ok[row->name]))
-		return 0;
-	s->total++;
-	if (!s->keep)
-		return 0;
 	h.start = row->start;
 	h.end = row->end;
 	h.name = row->name >= 0 ? json_array_get(s->names, (size_t)row->name)
@@ -147,6 +144,79 @@ static int on_event(void *ctx, int64_t ordinal,
 		sift_down(s->heap, s->n, 0, s->order);
 	}
 	return 0;
+}
+
+static int on_event(void *ctx, int64_t ordinal,
+                    const struct evidence_event *row)
+{
+	struct scan *s = ctx;
+
+	if (s->name_ok &&
+	    (row->name < 0 || (uint64_t)row->name >= s->nnames ||
+	     !s->name_ok[row->name]))
+		return 0;
+	s->total++;
+	if (!s->keep)
+		return 0;
+	return keep_hit(s, ordinal, row);
+}
+
+/* Ranges in start order: once the page is full, a range starting after
+ * the last kept one (and every range after it) cannot enter the page. */
+static int on_event_ordered(void *ctx, int64_t ordinal,
+                            const struct evidence_event *row)
+{
+	struct scan *s = ctx;
+
+	if (s->n == s->keep && row->start > s->heap[0].start) {
+		s->stopped = 1;
+		return 1;
+	}
+	return keep_hit(s, ordinal, row);
+}
+
+/* Most pages ask for a few ranges in the default order: read each
+ * profile's ranges in start order and stop after the page, counting the
+ * whole run from the build-time summary.  *done = 0 when that does not
+ * apply (a name filter, a sort, a window other than the whole run, a deep
+ * page, no summaries). */
+static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
+                        size_t n, int filtered, const struct dataset_window *w,
+                        int *done)
+{
+	const json_t *profiles = q_array(q->cat, "profiles");
+	size_t total = 0;
+	int rc = 0, have = 1;
+
+	*done = 0;
+	if (filtered || q->order.n || !q_whole_run(q) ||
+	    s->keep > ORDERED_KEEP_MAX)
+		return 0;
+	for (size_t k = 0; k < n && have && !rc; k++) {
+		int64_t c = 0;
+		rc = dataset_run_events(q->ds, (int64_t)idx[k], &have, &c, q->e);
+		total += (size_t)c;
+	}
+	if (rc || !have)
+		return rc;
+	for (size_t k = 0; k < n && s->keep && !rc; k++) {
+		const json_t *pr = json_array_get(profiles, idx[k]);
+		s->names = json_object_get(pr, "names");
+		s->profile = q_id(pr, idx[k]);
+		s->pindex = idx[k];
+		s->stopped = 0;
+		rc = dataset_events_by_start(q->ds, (int64_t)idx[k], w, &have,
+		                             on_event_ordered, s, q->e);
+		if (rc == 1 && s->stopped)
+			rc = 0;
+		if (s->oom)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		if (!rc && !have) /* cannot happen once the counts were there */
+			return err_set(q->e, ERR_DATA, "the summaries vanished");
+	}
+	s->total = total;
+	*done = !rc;
+	return rc;
 }
 
 struct emit {
@@ -307,7 +377,7 @@ int query_nsys(struct qctx *q)
 	struct scan s;
 	struct q_needle *nd = NULL;
 	size_t nn = 0, *idx = NULL, n, from, to;
-	int partial = 0, rc;
+	int partial = 0, done = 0, rc;
 
 	if (q->p->group_by)
 		return query_nsys_grouped(q);
@@ -323,11 +393,15 @@ int query_nsys(struct qctx *q)
 	s.keep = (size_t)q->p->offset + (size_t)q->p->limit;
 	if (q->p->limit == 0)
 		s.keep = 0;
-	for (size_t k = 0; k < n && !rc; k++) {
+	if (!rc)
+		rc = ordered_page(q, &s, idx, n, nd != NULL, &w, &done);
+	for (size_t k = 0; k < n && !rc; k++)
+		if (json_is_true(json_object_get(json_array_get(profiles, idx[k]),
+		                                 "truncated")))
+			partial = 1;
+	for (size_t k = 0; k < n && !rc && !done; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
 		unsigned char *name_ok = NULL;
-		if (json_is_true(json_object_get(pr, "truncated")))
-			partial = 1;
 		s.names = json_object_get(pr, "names");
 		if (nd) {
 			const json_t *names = s.names;

@@ -51,28 +51,60 @@ int q_timeline_count(struct qctx *q)
 	return 0;
 }
 
-/* `"name":[` through the item (--fields picks the keys of values); 0 when
- * the key is left out. */
-static int array_open(struct qitem *it, const char *name)
+/* min / max of a bucket: the number, its big digits copied. */
+struct held {
+	struct num v;
+	char *big;
+};
+
+/* One values array through the item (--fields picks the keys of values):
+ * `"name":[e(0),...,e(n-1)]`, nothing when the key is left out. */
+struct elems {
+	const int64_t *ints;      /* integers */
+	const struct qsum *sums;  /* sums, or sums / div when div is set */
+	const double *div;        /* null where div is 0 or not finite */
+	const struct held *held;  /* numbers, null where ints (samples) is 0 */
+};
+
+static void elem(struct buf *b, const struct elems *e, size_t i)
+{
+	double v;
+	if (e->held) {
+		if (e->ints[i])
+			num_emit(b, &e->held[i].v);
+		else
+			buf_puts(b, "null");
+	} else if (e->ints) {
+		jsonout_int(b, e->ints[i]);
+	} else if (!e->div) {
+		jsonout_real(b, qsum_value(&e->sums[i]));
+	} else {
+		v = e->div[i] > 0 ? qsum_value(&e->sums[i]) / e->div[i] : NAN;
+		if (isfinite(v))
+			jsonout_real(b, v);
+		else
+			buf_puts(b, "null");
+	}
+}
+
+static void values_array(struct qitem *it, const char *name, size_t n,
+                         struct elems e)
 {
 	if (!qi_key(it, name))
-		return 0;
+		return;
 	buf_putc(it->b, '[');
-	return 1;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_putc(it->b, ',');
+		elem(it->b, &e, i);
+	}
+	buf_putc(it->b, ']');
 }
 
 static void int_array(struct qitem *it, const char *name, const int64_t *v,
                       size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_putc(b, ',');
-		jsonout_int(b, v[i]);
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){v, NULL, NULL, NULL});
 }
 
 /* sums[i] / div[i] (div a count or a length); null where div is 0 or the
@@ -81,33 +113,13 @@ static void quotient_array(struct qitem *it, const char *name,
                            const struct qsum *sums, const double *div,
                            size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		double v = div[i] > 0 ? qsum_value(&sums[i]) / div[i] : NAN;
-		if (i)
-			buf_putc(b, ',');
-		if (isfinite(v))
-			jsonout_real(b, v);
-		else
-			buf_puts(b, "null");
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){NULL, sums, div, NULL});
 }
 
 static void sum_array(struct qitem *it, const char *name,
                       const struct qsum *sums, size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_putc(b, ',');
-		jsonout_real(b, qsum_value(&sums[i]));
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){NULL, sums, NULL, NULL});
 }
 
 static struct qsum *new_sums(size_t n)
@@ -249,13 +261,27 @@ struct cells {
 	const unsigned char *name_ok; /* NULL: no name filter */
 };
 
+/* Adds range row to the buckets it overlaps in series slot. */
+static void add_range(struct cells *c, size_t slot,
+                      const struct evidence_event *row)
+{
+	const struct qbucket *bk = c->bk;
+	size_t n = bk->n;
+	for (size_t j = qbucket_first_overlap(bk, row->start, row->end);
+	     j < n && bk->b[j] <= row->end; j++) {
+		double lo = row->start > bk->b[j] ? row->start : bk->b[j];
+		double hi = row->end < bk->b[j + 1] ? row->end : bk->b[j + 1];
+		c->count[slot * n + j]++;
+		qsum_add(&c->active[slot * n + j], hi - lo);
+	}
+}
+
 static int on_range(void *ctx, int64_t ordinal,
                     const struct evidence_event *row)
 {
 	struct cells *c = ctx;
-	const struct qbucket *bk = c->bk;
 	int in_dict = row->name >= 0 && (uint64_t)row->name < c->nnames;
-	size_t n = bk->n, slot = 0;
+	size_t slot = 0;
 
 	(void)ordinal;
 	if (c->name_ok && (!in_dict || !c->name_ok[row->name]))
@@ -267,13 +293,18 @@ static int on_range(void *ctx, int64_t ordinal,
 			return 0;
 		slot = (size_t)s;
 	}
-	for (size_t j = qbucket_first_overlap(bk, row->start, row->end);
-	     j < n && bk->b[j] <= row->end; j++) {
-		double lo = row->start > bk->b[j] ? row->start : bk->b[j];
-		double hi = row->end < bk->b[j + 1] ? row->end : bk->b[j + 1];
-		c->count[slot * n + j]++;
-		qsum_add(&c->active[slot * n + j], hi - lo);
-	}
+	add_range(c, slot, row);
+	return 0;
+}
+
+/* q_nsys_groups_hook: a matching row of group (= its cells' slot). */
+static int on_grouped_range(void *ctx, int64_t group,
+                            const struct evidence_event *row)
+{
+	struct cells *c = ctx;
+	if (group < 0 || (size_t)group >= c->nseries)
+		return 0; /* cannot happen: slots cover every possible name */
+	add_range(c, (size_t)group, row);
 	return 0;
 }
 
@@ -358,6 +389,55 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
 #define CELLS_MAX ((size_t)1 << 20)
 
 /* One series per name, names ranked by time inside the window. */
+/* nsys_by_name in one scan, when the cells of every name the selected
+ * profiles can hold fit CELLS_MAX: the groups and their buckets together.
+ * *done 0 (nothing written) when they do not fit. */
+static int by_name_one_scan(struct qctx *q, const struct qbucket *bk,
+                            size_t *total, int *done)
+{
+	const json_t *profiles = q_array(q->cat, "profiles");
+	struct q_nvtx_groups gs;
+	struct num *vals = NULL;
+	size_t *order = NULL, *idx = NULL, np = 0, bound = 1, from, to;
+	struct cells c;
+	int rc = q_select_profiles(q, &idx, &np);
+
+	*done = 0;
+	for (size_t k = 0; !rc && k < np; k++)
+		bound += json_array_size(json_object_get(
+			json_array_get(profiles, idx[k]), "names"));
+	free(idx);
+	if (rc || bound > CELLS_MAX / bk->n)
+		return rc;
+	*done = 1;
+	rc = cells_init(q, &c, bk, bound);
+	if (!rc)
+		rc = q_nsys_groups_hook(q, "name", on_grouped_range, &c, &gs);
+	if (rc) {
+		cells_free(&c);
+		return rc;
+	}
+	rc = q_nvtx_groups_order(q, &gs, 0, &order, &vals);
+	if (!rc && sums_failed(c.active, c.nseries * bk->n))
+		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	if (!rc) {
+		series_head(q, gs.n, total);
+		q_page(q, gs.n, &from, &to);
+		for (size_t k = from; k < to; k++) {
+			if (k > from)
+				buf_putc(q->out, ',');
+			buf_puts(q->out, "{\"key\":");
+			qkey_emit(q->out, &gs.keys.keys[order[k]]);
+			emit_cells(q, &c, order[k]);
+		}
+	}
+	cells_free(&c);
+	free(order);
+	free(vals);
+	q_nvtx_groups_free(&gs);
+	return rc;
+}
+
 static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
                         size_t *total)
 {
@@ -369,8 +449,11 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 	size_t *order = NULL, *idx = NULL, np = 0, from, to, chunk, nn = 0;
 	int64_t *rank_of = NULL; /* group index -> page position, or -1 */
 	struct q_needle *nd = NULL;
-	int rc = q_nsys_groups(q, "name", &gs);
+	int done, rc = by_name_one_scan(q, bk, total, &done);
 
+	if (rc || done)
+		return rc;
+	rc = q_nsys_groups(q, "name", &gs);
 	if (rc)
 		return rc;
 	rc = q_nvtx_groups_order(q, &gs, 0, &order, &vals);
@@ -503,12 +586,6 @@ static int cpu_series(struct qctx *q, const struct qbucket *bk,
 
 /* ---- metrics ---- */
 
-/* min / max of a bucket: the number, its big digits copied. */
-struct held {
-	struct num v;
-	char *big;
-};
-
 struct point_cells {
 	const struct qbucket *bk;
 	int64_t *samples;
@@ -556,18 +633,7 @@ static void held_array(struct qitem *it, const char *name,
                        const struct held *h, const int64_t *samples,
                        size_t n)
 {
-	struct buf *b = it->b;
-	if (!array_open(it, name))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_putc(b, ',');
-		if (samples[i])
-			num_emit(b, &h[i].v);
-		else
-			buf_puts(b, "null");
-	}
-	buf_putc(b, ']');
+	values_array(it, name, n, (struct elems){samples, NULL, NULL, h});
 }
 
 static int one_metric(struct qctx *q, const struct qbucket *bk,

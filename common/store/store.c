@@ -118,6 +118,28 @@ static void uri_path(struct buf *b, const char *path)
 	}
 }
 
+int store_open_ro(const char *abs_path, sqlite3 **db)
+{
+	struct buf uri;
+	int rc;
+
+	*db = NULL;
+	buf_init(&uri, 0);
+	buf_puts(&uri, "file:");
+	uri_path(&uri, abs_path);
+	buf_puts(&uri, "?mode=ro");
+	if (uri.failed) {
+		buf_free(&uri);
+		return SQLITE_NOMEM;
+	}
+	rc = sqlite3_open_v2(uri.data, db,
+	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+	                             SQLITE_OPEN_NOMUTEX,
+	                     NULL);
+	buf_free(&uri);
+	return rc;
+}
+
 static int db_err(struct store *s, struct err *e, const char *what)
 {
 	return err_set(e, ERR_DATA, "%s: %s: %s", s->path, what,
@@ -127,7 +149,6 @@ static int db_err(struct store *s, struct err *e, const char *what)
 int store_open(const char *path, struct store **out, struct err *e)
 {
 	struct store *s = calloc(1, sizeof *s);
-	struct buf uri;
 	sqlite3_stmt *st = NULL;
 	int rc;
 
@@ -149,20 +170,11 @@ int store_open(const char *path, struct store **out, struct err *e)
 		free(s);
 		return ERR_DATA;
 	}
-	buf_init(&uri, 0);
-	buf_puts(&uri, "file:");
-	uri_path(&uri, s->path);
-	buf_puts(&uri, "?mode=ro");
-	if (uri.failed) {
-		buf_free(&uri);
+	rc = store_open_ro(s->path, &s->db);
+	if (rc == SQLITE_NOMEM && !s->db) {
 		store_close(s);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
-	rc = sqlite3_open_v2(uri.data, &s->db,
-	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-	                             SQLITE_OPEN_NOMUTEX,
-	                     NULL);
-	buf_free(&uri);
 	if (rc != SQLITE_OK) {
 		err_set(e, ERR_DATA, "Cannot open DSight SQLite cache %s: %s",
 		        s->path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -171,6 +183,10 @@ int store_open(const char *path, struct store **out, struct err *e)
 	}
 	sqlite3_busy_timeout(s->db, 2000);
 	sqlite3_exec(s->db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+	/* 8 MiB of page cache (2 MiB by default) keeps the upper index pages
+	 * and the summaries of a warm session between queries: whole-run
+	 * answers then cost lookups, not page reads. */
+	sqlite3_exec(s->db, "PRAGMA cache_size = -8192", NULL, NULL, NULL);
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) !=
 	            SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
@@ -322,10 +338,28 @@ static int is_number_col(sqlite3_stmt *st, int col)
 	return t == SQLITE_FLOAT || t == SQLITE_INTEGER;
 }
 
-/* Reads one events row (ordinal, start, end, name, tid, source_row) and
- * calls fn.  Returns fn's value, or ERR_DATA for a malformed row. */
-static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
-                     store_event_fn fn, void *ctx, struct err *e)
+sqlite3 *store_db(struct store *s)
+{
+	return s->db;
+}
+
+int store_read_begin(struct store *s, struct err *e)
+{
+	if (sqlite3_get_autocommit(s->db) &&
+	    sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(s, e, "cannot begin reading");
+	return 0;
+}
+
+void store_read_end(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+}
+
+int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
+                       int64_t *ordinal_out, struct evidence_event *out,
+                       struct err *e)
 {
 	struct evidence_event ev;
 	int64_t ordinal = sqlite3_column_int64(st, 0);
@@ -346,7 +380,21 @@ static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
 	ev.source_row = sqlite3_column_int64(st, 5);
 	if (!ev.tid)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	return fn(ctx, ordinal, &ev);
+	*ordinal_out = ordinal;
+	*out = ev;
+	return 0;
+}
+
+/* Reads one events row and calls fn.  Returns fn's value, or ERR_DATA for
+ * a malformed row. */
+static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
+                     store_event_fn fn, void *ctx, struct err *e)
+{
+	struct evidence_event ev;
+	int64_t ordinal;
+	int rc = store_event_decode(s, profile, st, &ordinal, &ev, e);
+
+	return rc ? rc : fn(ctx, ordinal, &ev);
 }
 
 static int run_events(struct store *s, int64_t profile, sqlite3_stmt *st,

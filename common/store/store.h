@@ -10,6 +10,7 @@
 #define DSIGHT_STORE_H
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -36,6 +37,30 @@ int store_is_sqlite_header(const unsigned char hdr[16]);
  */
 int store_open(const char *path, struct store **out, struct err *e);
 void store_close(struct store *s);
+
+/* Opens a plain read-only connection to the file at abs_path (an absolute
+ * path; by URI with mode=ro, so the file is never changed).  Returns the
+ * SQLite result code; *db is set whenever SQLite allocated a handle (the
+ * caller sqlite3_close's it, also after a failure). */
+int store_open_ro(const char *abs_path, sqlite3 **db);
+
+/* The connection (borrowed; for the summary and ordered readers that
+ * share it). */
+sqlite3 *store_db(struct store *s);
+
+/* One read transaction around the statements of a query: the file is
+ * locked and checked once instead of once per statement, and every
+ * statement reads the same snapshot.  store_read_end ends it (no-op when
+ * none is open). */
+int store_read_begin(struct store *s, struct err *e);
+void store_read_end(struct store *s);
+
+/* Decodes the current row of st, whose columns are (ordinal, start, end,
+ * name, tid, source_row) from the events table; the tid points into st's
+ * row.  ERR_DATA for a malformed row. */
+int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
+                       int64_t *ordinal, struct evidence_event *out,
+                       struct err *e);
 
 /*
  * Reads the catalog row: *catalog is a new reference to the parsed JSON

@@ -17,6 +17,8 @@
 #include "base/jsonout.h"
 #include "base/num.h"
 #include "base/vec.h"
+#include "store/store_summary.h"
+#include "store/store_views.h"
 
 #define BUCKET_MIN (-29)
 #define BUCKET_MAX 1025
@@ -81,6 +83,7 @@ struct store_writer {
 	struct buf payload; /* payload JSON of the rows being inserted */
 	struct prof_dur **dur;
 	size_t ndur;
+	struct store_summary_acc *sum; /* whole-run summaries */
 
 	/* producer side */
 	struct batch *cur;
@@ -208,6 +211,18 @@ static void format_payload(struct buf *out, const struct batch *b,
 	buf_putc(out, ']');
 }
 
+static int summary_point(struct store_writer *w, const struct batch *b,
+                         const struct rec *r, struct err *e)
+{
+	struct num v = r->value;
+
+	if (v.kind == NUM_BIG) {
+		v.big = b->text.data + r->off;
+		v.big_len = r->len;
+	}
+	return store_summary_point(w->sum, r->key, r->t0, &v, e);
+}
+
 /* Binds rec r as the row starting at parameter base of st; a payload was
  * formatted at payload[poff, poff + plen). */
 static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
@@ -220,6 +235,8 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 		int bucket = store_bucket(r->t0, r->t1);
 		if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
 			return e->code;
+		if (store_summary_event(w->sum, r->key, r->t0, r->t1, e))
+			return e->code;
 		sqlite3_bind_int(st, base + 2, bucket);
 		sqlite3_bind_double(st, base + 3, r->t0);
 		sqlite3_bind_double(st, base + 4, r->t1);
@@ -228,6 +245,10 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 		                  SQLITE_STATIC);
 		sqlite3_bind_int64(st, base + 7, r->source_row);
 	} else {
+		if (r->kind == REC_SAMPLE
+		            ? store_summary_sample(w->sum, r->key, r->t0, r->name, e)
+		            : summary_point(w, b, r, e))
+			return e->code;
 		sqlite3_bind_double(st, base + 2, r->t0);
 		sqlite3_bind_text(st, base + 3, payload, (int)plen, SQLITE_STATIC);
 	}
@@ -520,6 +541,12 @@ int store_write_open(const char *path, struct store_writer **out,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
 	buf_init(&w->payload, 0);
+	w->sum = store_summary_acc_new();
+	if (!w->sum) {
+		free(w->path);
+		free(w);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	err_clear(&w->thread_err);
@@ -675,6 +702,8 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 		w->ins[i] = w->multi[i] = NULL;
 	}
 	if (write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
+	    store_views_write(w->db, catalog, e) ||
+	    store_summary_write(w->sum, w->db, catalog, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
 	    exec(w, "COMMIT", "commit", e) ||
 	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||
@@ -723,6 +752,7 @@ void store_write_close(struct store_writer *w)
 	for (size_t p = 0; p < w->ndur; p++)
 		free(w->dur[p]);
 	free(w->dur);
+	store_summary_acc_free(w->sum);
 	buf_free(&w->payload);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);

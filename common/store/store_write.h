@@ -48,7 +48,8 @@ void store_write_sink(struct store_writer *w, struct evidence_sink *sink);
 /*
  * Ends the load: stores the one catalog row (catalog printed compact with
  * jsonout_tree; borrowed) with generation, fills `durations`, commits,
- * creates the indexes and leaves the file in rollback-journal mode with
+ * writes the views (store_views), creates the indexes and leaves the
+ * file in rollback-journal mode with
  * user_version 1, synced to disk.  After a failure the file is unusable
  * (the caller discards it).
  */

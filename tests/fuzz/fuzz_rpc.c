@@ -54,6 +54,27 @@ static void as_request(const char *text, size_t n)
 		else if (rq.params && query_params_from_json(rq.params, &p, &e))
 			code = rpc_code_for_err(e.code);
 		else {
+			/* the client sends parameters with query_params_to_json:
+			 * what it writes reads back the same */
+			struct buf t1, t2;
+			struct query_params q;
+			json_error_t je;
+			struct err e2;
+			buf_init(&t1, 0);
+			buf_init(&t2, 0);
+			query_params_to_json(&p, &t1);
+			json_t *back = json_loadb(t1.data, t1.len, 0, &je);
+			fuzz_check(back != NULL, "query_params_to_json writes JSON");
+			query_params_init(&q);
+			fuzz_check(query_params_from_json(back, &q, &e2) == 0,
+			           "query_params_to_json output is accepted");
+			query_params_to_json(&q, &t2);
+			fuzz_check(t1.len == t2.len && memcmp(t1.data, t2.data, t1.len) == 0,
+			           "parameters round-trip through their RPC form");
+			query_params_free(&q);
+			json_decref(back);
+			buf_free(&t1);
+			buf_free(&t2);
 			struct buf out;
 			buf_init(&out, 0);
 			if (p.limit > 1000)
@@ -68,6 +89,7 @@ static void as_request(const char *text, size_t n)
 			}
 			buf_free(&out);
 		}
+		query_params_free(&p);
 	}
 	if (code) {
 		fuzz_check(e.msg[0], "an error has a message");

@@ -152,9 +152,15 @@ def check_report(label, src_doc, out, r):
 
     # schema
     names = {(r_[0], r_[1]) for r_ in db.execute(
-        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND "
+        "name NOT LIKE 'dsight\\_%' ESCAPE '\\' AND type != 'view'")}
     t.eq(names, {("table", n) for n in TABLES} | {("index", n) for n in INDEXES},
-         "%s: exactly the five tables and three indexes" % label)
+         "%s: exactly the five tables and three indexes (besides dsight_ tables and views)"
+         % label)
+    views = {r_[0] for r_ in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'")}
+    t.eq(views, {"nvtx", "cpu_samples", "cpu_frames", "metric_points", "series", "requests",
+                 "request_workers", "lifecycle_stages", "server_spans", "profiles", "workers",
+                 "sessions", "iterations", "sources"}, "%s: the sql views" % label)
     cols = {n: [c[1] for c in db.execute("PRAGMA table_info(%s)" % n)]
             for n in TABLES}
     t.eq(cols, TABLES, "%s: table columns" % label)

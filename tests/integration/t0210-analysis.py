@@ -304,6 +304,15 @@ r = q(FIX, "timeline", "--bucket", "1", "--limit", "0")
 t.ok(json.loads(r.stdout)["series"] == [] and json.loads(r.stdout)["total"] == 1,
      "timeline --limit 0: the series count only")
 
+r = q(FIX, "timeline", "--bucket", "5", "--of", "cpu", "--worker", "decode-0")
+t.eq(json.loads(r.stdout).get("notes"),
+     ["The selected profiles have no CPU samples. Profiles with CPU samples: 1."],
+     "an empty timeline says why, by its source's notes")
+r = q(FIX, "requests", "--group-by", "agent", "--sort", "-ttft_ms.p99,key", "--fields", "key,count")
+t.eq(json.loads(r.stdout)["items"], [{"key": "agent-A", "count": 1}, {"key": "agent-A/sub-1", "count": 1},
+                                     {"key": "sess-Ü", "count": 1}, {"key": "sess-B", "count": 1}],
+     "groups sorted by ttft_ms.p99 descending (null last), lean fields")
+
 # a zero-length joined window: one bucket of length 0, in_flight null
 zdoc = os.path.join(t.tmp, "zero.json")
 z = json.load(open(FIX))

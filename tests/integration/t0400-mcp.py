@@ -90,6 +90,8 @@ t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["defa
       props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
 t.eq((props["bucket"]["type"], props["bucket"]["exclusiveMinimum"], props["of"]["enum"]),
      ("number", 0, ["requests", "nsys", "cpu", "metrics"]), "timeline parameters typed, of closed")
+t.eq(props["group_by"]["enum"], ["name", "worker", "profile", "tid", "session", "agent", "status",
+                                 "client_kind"], "group_by fields are an enum")
 t.eq((props["rank"]["type"], props["start"]["type"], props["points"]["type"]),
      ("integer", "number", "boolean"), "schema types")
 ann = tools[0]["annotations"]

@@ -664,6 +664,21 @@ TEST(bad_json)
 	expect_error(PROF(",\"events\":[[0,1,0,\"\\ude00\",0]]"),
 	             "profiles[0].events[0][3]: invalid UTF-8");
 	expect_ok(DOC(",\"x\":\"\\ud83d\\ude00 \xed\x9f\xbf \xed\x80\x80\""));
+	/* RFC 3629 UTF-8 only, and no lone surrogate escape (yajl would turn
+	 * "\ud800" into '?' and pair "\ud800\u0041" into U+10041) */
+	expect_error(DOC(",\"x\":\"a\xc0\xaf\""), "x: invalid UTF-8 (an overlong form)");
+	expect_error(DOC(",\"x\":[\"\xe0\x80\x80\"]"), "x[0]: invalid UTF-8 (an overlong form)");
+	expect_error(DOC(",\"x\":{\"k\xed\xa0\x80\":1}"), "invalid UTF-8 (an encoded surrogate)");
+	expect_error(DOC(",\"x\":\"\xf4\x90\x80\x80\""),
+	             "x: invalid UTF-8 (a code point above U+10FFFF)");
+	expect_error(DOC(",\"x\":[1,\"\\ud800\"]"), "x[1]: invalid UTF-8 (a lone surrogate \\u escape)");
+	expect_error(DOC(",\"x\":\"\\ud800\\u0041\""), "x: invalid UTF-8 (a lone surrogate");
+	expect_error(DOC(",\"x\":\"\\uD800z\""), "x: invalid UTF-8 (a lone surrogate");
+	expect_error(PROF(",\"events\":[[0,1,0,\"\\ud800\",0]]"),
+	             "profiles[0].events[0][3]: invalid UTF-8 (a lone surrogate");
+	expect_error(PROF(",\"events\":[[0,1,0,\"\xc1\x80\",0]]"),
+	             "profiles[0].events[0][3]: invalid UTF-8 (an overlong form)");
+	expect_ok(DOC(",\"x\":\"a\\u0000b\\ud800\\udc00\\\\ud800\""));
 	expect_error(DOC("") "x", "trailing garbage");
 	expect_error(DOC("") "{}", "trailing garbage");
 	expect_error(HEAD, "unexpected end of document");

@@ -507,7 +507,7 @@ TEST(validation_messages_in_order)
 	fail2(&pr, &p, ERR_USAGE,
 	      "Unknown query kind 'nope'; choose from summary, requests, "
 	      "request, lifecycle, metrics, profiles, nsys, cpu, iterations, "
-	      "sources, server_spans, sessions, workers, families, timeline");
+	      "sources, server_spans, sessions, workers, families, timeline, sql");
 	/* limit 1000 and the full range are fine */
 	p.kind = "sources";
 	p.has_start = p.has_end = 1;

@@ -241,7 +241,7 @@ TEST(validation_order_and_texts)
 	fail2(&pr, &p, ERR_USAGE,
 	      "Unknown query kind 'nope'; choose from summary, requests, "
 	      "request, lifecycle, metrics, profiles, nsys, cpu, iterations, "
-	      "sources, server_spans, sessions, workers, families, timeline");
+	      "sources, server_spans, sessions, workers, families, timeline, sql");
 	p.kind = "nsys";
 	fail2(&pr, &p, ERR_USAGE, "--phase needs --request");
 	p.request_id = "req-001";

@@ -1,0 +1,514 @@
+/* query_sql: the read-only sql kind (see query_sql.h). */
+#include "query/query_sql.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "base/jsonout.h"
+#include "base/utf8.h"
+#include "query/qkinds.h"
+#include "store/store.h"
+#include "store/store_views.h"
+
+/* Functions a statement may call: SQLite's core scalar, aggregate, window,
+ * math, date/time and JSON functions (sorted for bsearch).  Missing on
+ * purpose: load_extension, fts3_tokenizer, sqlite_compileoption_*,
+ * sqlite_offset and anything an extension could add. */
+static const char *const allowed_functions[] = {
+	"->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2",
+	"atanh", "avg", "ceil", "ceiling", "changes", "char", "coalesce",
+	"concat", "concat_ws", "cos", "cosh", "count", "cume_dist",
+	"current_date", "current_time", "current_timestamp", "date",
+	"datetime", "degrees", "dense_rank", "exp", "first_value", "floor",
+	"format", "glob", "group_concat", "hex", "ifnull", "iif", "instr",
+	"json", "json_array", "json_array_length", "json_each", "json_extract",
+	"json_group_array", "json_group_object", "json_insert", "json_object",
+	"json_patch", "json_quote", "json_remove", "json_replace", "json_set",
+	"json_tree", "json_type", "json_valid", "julianday", "lag",
+	"last_insert_rowid", "last_value", "lead", "length", "like",
+	"likelihood", "likely", "ln", "log", "log10", "log2", "lower", "ltrim",
+	"max", "min", "mod", "nth_value", "ntile", "nullif", "octet_length",
+	"percent_rank", "pi", "pow", "power", "printf", "quote", "radians",
+	"random", "randomblob", "rank", "replace", "round", "row_number",
+	"rtrim", "sign", "sin", "sinh", "sqlite_source_id", "sqlite_version",
+	"sqrt", "strftime", "string_agg", "substr", "substring", "sum", "tan",
+	"tanh", "time", "timediff", "total", "total_changes", "trim", "trunc",
+	"typeof", "unhex", "unicode", "unixepoch", "unlikely", "upper",
+	"zeroblob",
+};
+
+/* Pragmas that only describe the schema; they may take an argument (the
+ * table or index to describe). */
+static const char *const allowed_pragmas_arg[] = {
+	"collation_list", "database_list", "foreign_key_list", "function_list",
+	"index_info", "index_list", "index_xinfo", "module_list",
+	"pragma_list", "table_info", "table_list", "table_xinfo",
+};
+/* Pragmas that are settings: allowed only to read them (no argument). */
+static const char *const allowed_pragmas_read[] = {
+	"application_id", "encoding", "freelist_count", "page_count",
+	"page_size", "schema_version", "user_version",
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static int in_list(const char *const *list, size_t n, const char *s)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!strcasecmp(list[k], s))
+			return 1;
+	return 0;
+}
+
+static int cmp_name(const void *key, const void *elem)
+{
+	return strcasecmp(key, *(const char *const *)elem);
+}
+
+static size_t skip_blank(const char *s);
+
+struct sqlctx {
+	const char *sql;          /* the statement (for refusal messages) */
+	char denied[ERR_MSG_MAX]; /* why the authorizer refused, if it did */
+	struct timespec deadline;
+	int timed_out;
+};
+
+static void set_denied(struct sqlctx *c, const char *fmt, const char *a)
+{
+	if (!c->denied[0])
+		snprintf(c->denied, sizeof c->denied, fmt, a ? a : "");
+}
+
+/* The statement word of an action the authorizer refuses. */
+static const char *action_name(int action)
+{
+	switch (action) {
+	case SQLITE_CREATE_INDEX: return "CREATE INDEX";
+	case SQLITE_CREATE_TABLE: return "CREATE TABLE";
+	case SQLITE_CREATE_TEMP_INDEX: return "CREATE TEMP INDEX";
+	case SQLITE_CREATE_TEMP_TABLE: return "CREATE TEMP TABLE";
+	case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TEMP TRIGGER";
+	case SQLITE_CREATE_TEMP_VIEW: return "CREATE TEMP VIEW";
+	case SQLITE_CREATE_TRIGGER: return "CREATE TRIGGER";
+	case SQLITE_CREATE_VIEW: return "CREATE VIEW";
+	case SQLITE_DELETE: return "DELETE";
+	case SQLITE_DROP_INDEX: case SQLITE_DROP_TEMP_INDEX: return "DROP INDEX";
+	case SQLITE_DROP_TABLE: case SQLITE_DROP_TEMP_TABLE: return "DROP TABLE";
+	case SQLITE_DROP_TRIGGER: case SQLITE_DROP_TEMP_TRIGGER:
+		return "DROP TRIGGER";
+	case SQLITE_DROP_VIEW: case SQLITE_DROP_TEMP_VIEW: return "DROP VIEW";
+	case SQLITE_INSERT: return "INSERT";
+	case SQLITE_UPDATE: return "UPDATE";
+	case SQLITE_TRANSACTION: return "a transaction (BEGIN, COMMIT, ROLLBACK)";
+	case SQLITE_SAVEPOINT: return "SAVEPOINT";
+	case SQLITE_ATTACH: return "ATTACH";
+	case SQLITE_DETACH: return "DETACH";
+	case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+	case SQLITE_REINDEX: return "REINDEX";
+	case SQLITE_ANALYZE: return "ANALYZE";
+	case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
+	case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
+	default: return "this statement";
+	}
+}
+
+static int schema_table(const char *t)
+{
+	return !strcasecmp(t, "sqlite_master") || !strcasecmp(t, "sqlite_schema") ||
+	       !strcasecmp(t, "sqlite_temp_master") ||
+	       !strcasecmp(t, "sqlite_temp_schema");
+}
+
+/* A write to the schema table: either DDL (CREATE ..., named by the
+ * statement's first word) or, inside a query, the first use of a
+ * table-valued function that was not made ready beforehand (only the
+ * allowed ones are). */
+static void schema_write_denied(struct sqlctx *c)
+{
+	char word[32];
+	size_t n = 0;
+	const char *p = c->sql + skip_blank(c->sql);
+
+	while (n + 1 < sizeof word && ((*p >= 'a' && *p <= 'z') ||
+	                               (*p >= 'A' && *p <= 'Z'))) {
+		char ch = *p++;
+		word[n++] = (char)(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
+	}
+	word[n] = '\0';
+	if (!n || !strcmp(word, "SELECT") || !strcmp(word, "WITH") ||
+	    !strcmp(word, "VALUES"))
+		set_denied(c, "sql does not allow this table-valued function%s "
+		           "(allowed: json_each, json_tree and the pragma_ "
+		           "functions of the read-only pragmas)", "");
+	else
+		set_denied(c, "sql is read-only: %s is not allowed", word);
+}
+
+static int authorize(void *ctx, int action, const char *a1, const char *a2,
+                     const char *db, const char *via)
+{
+	struct sqlctx *c = ctx;
+
+	(void)db;
+	(void)via;
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		if (a2 && bsearch(a2, allowed_functions, NELEM(allowed_functions),
+		                  sizeof allowed_functions[0], cmp_name))
+			return SQLITE_OK;
+		set_denied(c, "sql does not allow the function %s()", a2);
+		return SQLITE_DENY;
+	case SQLITE_PRAGMA:
+		if (a1 && (in_list(allowed_pragmas_arg,
+		                   NELEM(allowed_pragmas_arg), a1) ||
+		           (!a2 && in_list(allowed_pragmas_read,
+		                           NELEM(allowed_pragmas_read), a1))))
+			return SQLITE_OK;
+		set_denied(c,
+		           "sql is read-only: PRAGMA %s is not allowed (allowed: "
+		           "table_info, table_xinfo, table_list, index_list, "
+		           "index_info, index_xinfo, foreign_key_list, "
+		           "database_list, function_list, collation_list, "
+		           "module_list, pragma_list, and reading user_version, "
+		           "schema_version, application_id, encoding, page_size, "
+		           "page_count, freelist_count)",
+		           a1);
+		return SQLITE_DENY;
+	case SQLITE_INSERT:
+	case SQLITE_UPDATE:
+	case SQLITE_DELETE:
+		if (a1 && schema_table(a1)) {
+			schema_write_denied(c);
+			return SQLITE_DENY;
+		}
+		/* fall through */
+	default:
+		set_denied(c, "sql is read-only: %s is not allowed",
+		           action_name(action));
+		return SQLITE_DENY;
+	}
+}
+
+static int past_deadline(void *ctx)
+{
+	struct sqlctx *c = ctx;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > c->deadline.tv_sec ||
+	    (now.tv_sec == c->deadline.tv_sec &&
+	     now.tv_nsec >= c->deadline.tv_nsec)) {
+		c->timed_out = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Length of the leading whitespace and SQL comments of s. */
+static size_t skip_blank(const char *s)
+{
+	const char *p = s;
+
+	for (;;) {
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
+		    *p == '\f' || *p == '\v') {
+			p++;
+		} else if (p[0] == '-' && p[1] == '-') {
+			while (*p && *p != '\n')
+				p++;
+		} else if (p[0] == '/' && p[1] == '*') {
+			const char *end = strstr(p + 2, "*/");
+			if (!end)
+				return (size_t)(p - s); /* unterminated: not blank */
+			p = end + 2;
+		} else {
+			return (size_t)(p - s);
+		}
+	}
+}
+
+/* Appends text as a JSON string, invalid UTF-8 replaced by U+FFFD. */
+static void put_text(struct buf *out, const char *s, size_t n)
+{
+	if (utf8_valid(s, n)) {
+		jsonout_str(out, s, n);
+		return;
+	}
+	struct buf fixed;
+	buf_init(&fixed, 0);
+	utf8_repair(&fixed, s, n);
+	if (fixed.failed)
+		out->failed = fixed.failed;
+	else
+		jsonout_str(out, fixed.data ? fixed.data : "", fixed.len);
+	buf_free(&fixed);
+}
+
+static void put_value(struct buf *out, sqlite3_stmt *st, int k)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	switch (sqlite3_column_type(st, k)) {
+	case SQLITE_INTEGER:
+		jsonout_int(out, sqlite3_column_int64(st, k));
+		break;
+	case SQLITE_FLOAT: {
+		double d = sqlite3_column_double(st, k);
+		if (isfinite(d))
+			jsonout_real(out, d);
+		else
+			buf_puts(out, "null");
+		break;
+	}
+	case SQLITE_TEXT: {
+		const char *s = (const char *)sqlite3_column_text(st, k);
+		put_text(out, s ? s : "", (size_t)sqlite3_column_bytes(st, k));
+		break;
+	}
+	case SQLITE_BLOB: {
+		const unsigned char *p = sqlite3_column_blob(st, k);
+		size_t n = (size_t)sqlite3_column_bytes(st, k);
+		if (buf_reserve(out, 2 * n + 2))
+			break;
+		buf_putc(out, '"');
+		for (size_t i = 0; i < n; i++) {
+			buf_putc(out, hex[p[i] >> 4]);
+			buf_putc(out, hex[p[i] & 15]);
+		}
+		buf_putc(out, '"');
+		break;
+	}
+	default:
+		buf_puts(out, "null");
+	}
+}
+
+/* The connection: read-only, defensive, no extensions, bounded. */
+static int connect(const char *abs_path, sqlite3 **db, struct err *e)
+{
+	int rc = store_open_ro(abs_path, db);
+	sqlite3_stmt *st = NULL;
+	int has_views = 0;
+
+	if (rc != SQLITE_OK)
+		return err_set(e, ERR_DATA, "Cannot open DSight SQLite cache %s: %s",
+		               abs_path,
+		               *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_limit(*db, SQLITE_LIMIT_ATTACHED, 0);
+	/* Bounds what one value may cost (randomblob, zeroblob, group_concat)
+	 * while leaving room for the catalog row the views read (at most
+	 * 32 MiB when dsight builds it). */
+	sqlite3_limit(*db, SQLITE_LIMIT_LENGTH, QUERY_SQL_VALUE_MAX);
+	sqlite3_limit(*db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+	sqlite3_busy_timeout(*db, 2000);
+	/* Sorts and temporary b-trees of a statement spill to temporary files,
+	 * never into the report. */
+	sqlite3_exec(*db, "PRAGMA temp_store = FILE", NULL, NULL, NULL);
+	if (sqlite3_prepare_v2(*db,
+	                       "SELECT 1 FROM sqlite_master WHERE type = 'view'"
+	                       " AND name = '" STORE_VIEWS_MARKER "'",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "%s is not a readable DSight SQLite "
+		               "cache: %s", abs_path, sqlite3_errmsg(*db));
+	has_views = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (!has_views)
+		return err_set(e, ERR_USAGE, QUERY_SQL_NO_CACHE);
+	return 0;
+}
+
+/* Table-valued functions initialise themselves on first use by touching
+ * the schema, which the authorizer refuses: use the allowed ones once
+ * before it is installed. */
+static int ready_table_functions(sqlite3 *db, struct err *e)
+{
+	struct buf sql;
+	int rc = 0;
+
+	buf_init(&sql, 0);
+	buf_puts(&sql, "SELECT 1 FROM json_each('[]'), json_tree('[]')");
+	for (size_t k = 0; k < NELEM(allowed_pragmas_arg); k++)
+		buf_printf(&sql, ", pragma_%s", allowed_pragmas_arg[k]);
+	for (size_t k = 0; k < NELEM(allowed_pragmas_read); k++)
+		buf_printf(&sql, ", pragma_%s", allowed_pragmas_read[k]);
+	buf_puts(&sql, " LIMIT 0");
+	if (sql.failed)
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else if (sqlite3_exec(db, sql.data, NULL, NULL, NULL) != SQLITE_OK)
+		rc = err_set(e, ERR_DATA, "cannot prepare the sql connection: %s",
+		             sqlite3_errmsg(db));
+	buf_free(&sql);
+	return rc;
+}
+
+static int timed_out(double timeout_s, struct err *e)
+{
+	char t[JSONOUT_REAL_MAX];
+
+	jsonout_format_real(t, timeout_s);
+	return err_set(e, ERR_DATA, "The statement ran longer than %s s", t);
+}
+
+/* The error of a failed prepare or step. */
+static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
+                     struct err *e)
+{
+	if (c->timed_out)
+		return timed_out(timeout_s, e);
+	if (c->denied[0])
+		return err_set(e, ERR_USAGE, "%s", c->denied);
+	if (sqlite3_errcode(db) == SQLITE_NOMEM)
+		return err_set(e, ERR_NOMEM, "out of memory running the statement");
+	return err_set(e, ERR_USAGE, "%s", sqlite3_errmsg(db));
+}
+
+/* Steps st and writes the response; caps rows and bytes. */
+static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
+                double timeout_s, struct buf *out, struct err *e)
+{
+	size_t base = out->len;
+	int ncol = sqlite3_column_count(st), truncated = 0, rc;
+	uint64_t rows = 0;
+
+	buf_puts(out, "{\"columns\":[");
+	for (int k = 0; k < ncol; k++) {
+		const char *name = sqlite3_column_name(st, k);
+		if (k)
+			buf_putc(out, ',');
+		if (name)
+			put_text(out, name, strlen(name));
+		else
+			buf_puts(out, "null");
+	}
+	buf_puts(out, "],\"rows\":[");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t mark = out->len;
+		if (rows == QUERY_SQL_MAX_ROWS) {
+			truncated = 1;
+			break;
+		}
+		if (rows)
+			buf_putc(out, ',');
+		buf_putc(out, '[');
+		int cut = 0;
+		for (int k = 0; k < ncol && !cut; k++) {
+			/* stop before a value that cannot fit (bounds memory);
+			 * the size of text and blobs only: asking a number for
+			 * its size would convert it */
+			int type = sqlite3_column_type(st, k);
+			size_t nb = type == SQLITE_TEXT || type == SQLITE_BLOB
+			                    ? (size_t)sqlite3_column_bytes(st, k)
+			                    : 0;
+			if (out->len - base + 64 > QUERY_SQL_MAX_BYTES ||
+			    nb > QUERY_SQL_MAX_BYTES) {
+				cut = 1;
+				break;
+			}
+			if (k)
+				buf_putc(out, ',');
+			put_value(out, st, k);
+		}
+		buf_putc(out, ']');
+		if (out->failed)
+			return err_set(e, ERR_NOMEM,
+			               "out of memory writing the rows");
+		/* 64 bytes left for the closing members */
+		if (cut || out->len - base + 64 > QUERY_SQL_MAX_BYTES) {
+			out->len = mark;
+			truncated = 1;
+			break;
+		}
+		rows++;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_error(db, c, timeout_s, e);
+	buf_puts(out, "],\"row_count\":");
+	jsonout_int(out, (int64_t)rows);
+	buf_puts(out, truncated ? ",\"truncated\":true}" :
+	                          ",\"truncated\":false}");
+	return 0;
+}
+
+int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
+                  struct buf *out, struct err *e)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	struct sqlctx c;
+	const char *tail = NULL;
+	int rc;
+
+	memset(&c, 0, sizeof c);
+	if ((rc = connect(abs_path, &db, e)))
+		goto done;
+	clock_gettime(CLOCK_MONOTONIC, &c.deadline);
+	{
+		double whole = floor(timeout_s);
+		long ns = (long)((timeout_s - whole) * 1e9);
+		c.deadline.tv_sec += (time_t)whole;
+		c.deadline.tv_nsec += ns;
+		if (c.deadline.tv_nsec >= 1000000000L) {
+			c.deadline.tv_sec++;
+			c.deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	c.sql = sql;
+	if ((rc = ready_table_functions(db, e)))
+		goto done;
+	sqlite3_set_authorizer(db, authorize, &c);
+	sqlite3_progress_handler(db, 1000, past_deadline, &c);
+	if (sqlite3_prepare_v3(db, sql, -1, 0, &st, &tail) != SQLITE_OK) {
+		rc = sql_error(db, &c, timeout_s, e);
+		goto done;
+	}
+	if (!st) {
+		rc = err_set(e, ERR_USAGE, "sql needs --sql STATEMENT");
+		goto done;
+	}
+	if (tail && tail[skip_blank(tail)]) {
+		rc = err_set(e, ERR_USAGE, "Give one SQL statement");
+		goto done;
+	}
+	if (!sqlite3_stmt_readonly(st)) {
+		rc = err_set(e, ERR_USAGE, "sql is read-only: %s",
+		             "this statement would write");
+		goto done;
+	}
+	rc = emit(db, st, &c, timeout_s, out, e);
+done:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+int query_sql(struct qctx *q)
+{
+	double t = q->p->has_timeout ? q->p->timeout : QUERY_SQL_TIMEOUT_DEFAULT;
+	const char *sql = q->p->sql;
+	int rc;
+
+	if (!sql || !*sql)
+		return err_set(q->e, ERR_USAGE, "sql needs --sql STATEMENT");
+	if (!isfinite(t) || !(t > 0) || t > QUERY_SQL_TIMEOUT_MAX)
+		return err_set(q->e, ERR_USAGE, "timeout must be > 0 and <= 30");
+	if (!dataset_has_cache(q->ds))
+		return err_set(q->e, ERR_USAGE, QUERY_SQL_NO_CACHE);
+	rc = dataset_check_generation(q->ds, q->e);
+	if (rc)
+		return rc;
+	return query_sql_run(dataset_data_path(q->ds), sql, t, q->out, q->e);
+}

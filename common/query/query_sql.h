@@ -1,0 +1,43 @@
+/*
+ * query_sql: the `sql` query kind (doc/query-semantics.md "sql"): one
+ * read-only statement against the report's SQLite cache, on a connection
+ * of its own that can neither write nor reach outside the file.
+ *
+ * It owns the safety rules: a read-only URI connection with
+ * SQLITE_DBCONFIG_DEFENSIVE, no extension loading and no two-argument
+ * fts3_tokenizer; an authorizer that allows reading, an allow-list of
+ * functions (core scalar, aggregate, window, math, date and JSON) and a
+ * read-only allow-list of pragmas, and denies everything else (writes, DDL,
+ * ATTACH, transactions); exactly one statement; the time limit (a progress
+ * handler); and the output caps (QUERY_SQL_MAX_ROWS rows,
+ * QUERY_SQL_MAX_BYTES of response).
+ */
+#ifndef DSIGHT_QUERY_SQL_H
+#define DSIGHT_QUERY_SQL_H
+
+#include "base/buf.h"
+#include "base/err.h"
+
+#define QUERY_SQL_MAX_ROWS 10000
+#define QUERY_SQL_MAX_BYTES (16u << 20)
+#define QUERY_SQL_VALUE_MAX (128 << 20) /* the largest string or blob */
+#define QUERY_SQL_TIMEOUT_DEFAULT 10.0
+#define QUERY_SQL_TIMEOUT_MAX 30.0
+
+/* The message for a dataset without a cache with views. */
+#define QUERY_SQL_NO_CACHE \
+	"sql needs the SQLite cache of a progressive report: run dsight " \
+	"build without --single-file"
+
+/*
+ * Runs statement sql (NUL-terminated) on the cache at abs_path with the
+ * time limit timeout_s (already validated: 0 < t <= 30) and appends
+ * {"columns","rows","row_count","truncated"} to out.  SQL errors and
+ * refusals are ERR_USAGE with a message naming the cause; the time limit is
+ * ERR_DATA "The statement ran longer than <t> s".  The file is opened
+ * and closed here; nothing in it changes.
+ */
+int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
+                  struct buf *out, struct err *e);
+
+#endif

@@ -1,0 +1,317 @@
+/* store_views: the views of trace-data.sqlite (see store_views.h). */
+#include "store/store_views.h"
+
+#include <string.h>
+
+#include "base/buf.h"
+
+static int db_fail(sqlite3 *db, struct err *e, const char *what)
+{
+	return err_set(e, ERR_DATA, "cannot write the %s view: %s", what,
+	               sqlite3_errmsg(db));
+}
+
+static int exec(sqlite3 *db, const char *sql, const char *what,
+                struct err *e)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(db, e, what);
+	return 0;
+}
+
+/* Binds a catalog value the way the views show it: strings as TEXT,
+ * integers as INTEGER, reals as REAL, booleans as 0/1, anything else
+ * (null, absent, arrays, objects) as NULL. */
+static void bind_json(sqlite3_stmt *st, int k, const json_t *v)
+{
+	if (json_is_string(v))
+		sqlite3_bind_text(st, k, json_string_value(v),
+		                  (int)json_string_length(v), SQLITE_TRANSIENT);
+	else if (json_is_integer(v))
+		sqlite3_bind_int64(st, k, (sqlite3_int64)json_integer_value(v));
+	else if (json_is_real(v))
+		sqlite3_bind_double(st, k, json_real_value(v));
+	else if (json_is_boolean(v))
+		sqlite3_bind_int(st, k, json_is_true(v));
+	else
+		sqlite3_bind_null(st, k);
+}
+
+static int step_reset(sqlite3 *db, sqlite3_stmt *st, const char *what,
+                      struct err *e)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(db, e, what);
+}
+
+static const char helper_sql[] =
+	"CREATE TABLE dsight_view_profiles (profile INTEGER PRIMARY KEY,"
+	" worker, rank);"
+	"CREATE TABLE dsight_view_names (profile INTEGER, id INTEGER, name,"
+	" PRIMARY KEY (profile, id)) WITHOUT ROWID;"
+	"CREATE TABLE dsight_view_frames (profile INTEGER, stack INTEGER,"
+	" depth INTEGER, symbol, PRIMARY KEY (profile, stack, depth))"
+	" WITHOUT ROWID;"
+	"CREATE TABLE dsight_view_series (series INTEGER PRIMARY KEY, name,"
+	" worker, rank);";
+
+/* dsight_view_profiles, _names and _frames from catalog.profiles (the row
+ * key is the array index, as in the events and samples tables). */
+static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
+{
+	sqlite3_stmt *st[3] = {NULL, NULL, NULL};
+	static const char *const sql[3] = {
+		"INSERT INTO dsight_view_profiles VALUES (?1,?2,?3)",
+		"INSERT INTO dsight_view_names VALUES (?1,?2,?3)",
+		"INSERT INTO dsight_view_frames VALUES (?1,?2,?3,?4)",
+	};
+	size_t p, k, d;
+	const json_t *pr, *v, *stack, *sym;
+	int rc = 0;
+
+	for (int i = 0; i < 3; i++)
+		if (sqlite3_prepare_v2(db, sql[i], -1, &st[i], NULL) != SQLITE_OK) {
+			rc = db_fail(db, e, "nvtx");
+			goto done;
+		}
+	json_array_foreach(profiles, p, pr) {
+		const json_t *cpu = json_object_get(pr, "cpu");
+		const json_t *symbols = json_object_get(cpu, "names");
+		sqlite3_bind_int64(st[0], 1, (sqlite3_int64)p);
+		bind_json(st[0], 2, json_object_get(pr, "worker"));
+		bind_json(st[0], 3, json_object_get(pr, "rank"));
+		if ((rc = step_reset(db, st[0], "nvtx", e)))
+			goto done;
+		json_array_foreach(json_object_get(pr, "names"), k, v) {
+			sqlite3_bind_int64(st[1], 1, (sqlite3_int64)p);
+			sqlite3_bind_int64(st[1], 2, (sqlite3_int64)k);
+			bind_json(st[1], 3, v);
+			if ((rc = step_reset(db, st[1], "nvtx", e)))
+				goto done;
+		}
+		json_array_foreach(json_object_get(cpu, "stacks"), k, stack) {
+			json_array_foreach(stack, d, v) {
+				sym = json_is_integer(v) && json_integer_value(v) >= 0
+				              ? json_array_get(symbols,
+				                               (size_t)json_integer_value(v))
+				              : NULL;
+				sqlite3_bind_int64(st[2], 1, (sqlite3_int64)p);
+				sqlite3_bind_int64(st[2], 2, (sqlite3_int64)k);
+				sqlite3_bind_int64(st[2], 3, (sqlite3_int64)d);
+				bind_json(st[2], 4, sym);
+				if ((rc = step_reset(db, st[2], "cpu_frames", e)))
+					goto done;
+			}
+		}
+	}
+done:
+	for (int i = 0; i < 3; i++)
+		sqlite3_finalize(st[i]);
+	return rc;
+}
+
+static int fill_series(sqlite3 *db, const json_t *series, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	size_t k;
+	const json_t *s;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db,
+	                       "INSERT INTO dsight_view_series VALUES (?1,?2,?3,?4)",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(db, e, "metric_points");
+	json_array_foreach(series, k, s) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)k);
+		bind_json(st, 2, json_object_get(s, "name"));
+		bind_json(st, 3, json_object_get(s, "worker"));
+		bind_json(st, 4, json_object_get(s, "rank"));
+		if ((rc = step_reset(db, st, "metric_points", e)))
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * The sources of the catalog collections, one place: each is a subquery
+ * with one column `j` (the element's JSON) in stored order.
+ */
+#define SRC_REQUESTS \
+	"(SELECT value AS j FROM catalog, json_each(catalog.json, '$.requests'))"
+#define SRC_SERVER_SPANS \
+	"(SELECT value AS j FROM catalog," \
+	" json_each(catalog.json, '$.server_spans'))"
+
+/* The fixed views. */
+static const char fixed_sql[] =
+	"CREATE VIEW nvtx AS SELECT e.profile AS profile, p.worker AS worker,"
+	" p.rank AS rank, e.tid AS tid, e.start AS start, e.\"end\" AS \"end\","
+	" e.\"end\" - e.start AS duration, n.name AS name,"
+	" e.source_row AS source_row, e.ordinal AS ordinal"
+	" FROM events AS e"
+	" LEFT JOIN dsight_view_profiles AS p ON p.profile = e.profile"
+	" LEFT JOIN dsight_view_names AS n ON n.profile = e.profile"
+	" AND n.id = e.name;"
+
+	"CREATE VIEW cpu_samples AS SELECT s.profile AS profile,"
+	" p.worker AS worker, s.time AS time,"
+	" json_extract(s.payload, '$[1]') AS tid,"
+	" json_extract(s.payload, '$[2]') AS stack,"
+	" json_extract(s.payload, '$[3]') AS source_row"
+	" FROM samples AS s"
+	" LEFT JOIN dsight_view_profiles AS p ON p.profile = s.profile;"
+
+	"CREATE VIEW cpu_frames AS SELECT profile, stack, depth, symbol"
+	" FROM dsight_view_frames;"
+
+	"CREATE VIEW metric_points AS SELECT pt.series AS series,"
+	" s.name AS name, s.worker AS worker, s.rank AS rank, pt.time AS time,"
+	" json_extract(pt.payload, '$[1]') AS value,"
+	" NULLIF(pt.payload -> '$[1]', 'null') AS value_text,"
+	" json_extract(pt.payload, '$[2]') AS source_id,"
+	" json_extract(pt.payload, '$[3]') AS source_row"
+	" FROM points AS pt"
+	" LEFT JOIN dsight_view_series AS s ON s.series = pt.series;"
+
+	"CREATE VIEW series AS SELECT json_extract(value, '$.id') AS id,"
+	" json_extract(value, '$.name') AS name,"
+	" json_extract(value, '$.worker') AS worker,"
+	" json_extract(value, '$.rank') AS rank,"
+	" json_extract(value, '$.unit') AS unit,"
+	" json_extract(value, '$.temporal') AS temporal,"
+	" json_extract(value, '$.component') AS component,"
+	" json_extract(value, '$.group') AS family_group"
+	" FROM catalog, json_each(catalog.json, '$.metrics');"
+
+	"CREATE VIEW requests AS SELECT json_extract(j, '$.id') AS id,"
+	" json_extract(j, '$.session') AS session,"
+	" json_extract(j, '$.agent') AS agent,"
+	" json_extract(j, '$.conversation') AS conversation,"
+	" json_extract(j, '$.start') AS start,"
+	" json_extract(j, '$.end') AS \"end\","
+	" json_extract(j, '$.first') AS first,"
+	" json_extract(j, '$.ttft_ms') AS ttft_ms,"
+	" json_extract(j, '$.end') - json_extract(j, '$.start') AS duration,"
+	" json_extract(j, '$.input_tokens') AS input_tokens,"
+	" json_extract(j, '$.output_tokens') AS output_tokens,"
+	" json_extract(j, '$.cached_tokens') AS cached_tokens,"
+	" json_extract(j, '$.status') AS status,"
+	" json_extract(j, '$.client_kind') AS client_kind"
+	" FROM " SRC_REQUESTS ";"
+
+	"CREATE VIEW request_workers AS SELECT json_extract(r.j, '$.id')"
+	" AS request, w.value AS worker"
+	" FROM " SRC_REQUESTS " AS r, json_each(r.j, '$.workers') AS w;"
+
+	"CREATE VIEW lifecycle_stages AS SELECT json_extract(r.j, '$.id')"
+	" AS request, json_extract(s.value, '$.name') AS name,"
+	" CASE json_type(s.value, '$.worker') WHEN 'text'"
+	" THEN json_extract(s.value, '$.worker') END AS worker,"
+	" json_extract(s.value, '$.start') AS start,"
+	" json_extract(s.value, '$.end') AS \"end\""
+	" FROM " SRC_REQUESTS " AS r, json_each(r.j, '$.lifecycle') AS part,"
+	" json_each(part.value) AS s"
+	" WHERE part.key IN ('stages', 'activities')"
+	" AND (json_type(s.value, '$.start') IN ('integer', 'real')"
+	" OR json_type(s.value, '$.end') IN ('integer', 'real'));"
+
+	"CREATE VIEW server_spans AS"
+	" SELECT json_extract(s.value, '$.id') AS id,"
+	" json_extract(r.j, '$.id') AS request,"
+	" json_extract(s.value, '$.name') AS name,"
+	" json_extract(s.value, '$.worker') AS worker,"
+	" json_extract(s.value, '$.role') AS role,"
+	" json_extract(s.value, '$.start') AS start,"
+	" json_extract(s.value, '$.end') AS \"end\""
+	" FROM " SRC_REQUESTS " AS r, json_each(r.j, '$.spans') AS s"
+	" UNION ALL SELECT json_extract(j, '$.id'), NULL,"
+	" json_extract(j, '$.name'), json_extract(j, '$.worker'),"
+	" json_extract(j, '$.role'), json_extract(j, '$.start'),"
+	" json_extract(j, '$.end') FROM " SRC_SERVER_SPANS ";";
+
+/* A key usable as a column: printable, and without the characters that
+ * would need escaping inside a JSON path label. */
+static int plain_key(const char *k)
+{
+	if (!*k)
+		return 0;
+	for (const unsigned char *c = (const unsigned char *)k; *c; c++)
+		if (*c < 0x20 || *c == '"' || *c == '\'' || *c == '\\')
+			return 0;
+	return 1;
+}
+
+/* The view `name` over the objects of catalog member `member`: one column
+ * per key that any object carries with a string, number or boolean value,
+ * in the order first seen (NULL where an object lacks it or holds an array
+ * or object there). */
+static int object_view(sqlite3 *db, const json_t *catalog, const char *name,
+                       const char *member, struct err *e)
+{
+	json_t *keys = json_array();
+	json_t *seen = json_object();
+	const json_t *obj, *v;
+	const char *key;
+	size_t k, i;
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql, 0);
+	if (!keys || !seen)
+		goto nomem;
+	json_array_foreach(json_object_get(catalog, member), k, obj) {
+		json_object_foreach((json_t *)obj, key, v) {
+			if (!(json_is_string(v) || json_is_number(v) ||
+			      json_is_boolean(v)) ||
+			    !plain_key(key) || json_object_get(seen, key))
+				continue;
+			if (json_object_set_new(seen, key, json_true()) ||
+			    json_array_append_new(keys, json_string(key)))
+				goto nomem;
+		}
+	}
+	buf_printf(&sql, "CREATE VIEW %s AS SELECT ", name);
+	json_array_foreach(keys, i, v) {
+		const char *kk = json_string_value(v);
+		buf_printf(&sql,
+		           "%sCASE WHEN json_type(value, '$.\"%s\"') IN ('object',"
+		           " 'array') THEN NULL ELSE json_extract(value, '$.\"%s\"')"
+		           " END AS \"%s\"",
+		           i ? ", " : "", kk, kk, kk);
+	}
+	if (!json_array_size(keys))
+		buf_puts(&sql, "NULL AS id");
+	buf_printf(&sql, " FROM catalog, json_each(catalog.json, '$.%s');",
+	           member);
+	if (sql.failed)
+		goto nomem;
+	rc = exec(db, sql.data, name, e);
+	buf_free(&sql);
+	json_decref(keys);
+	json_decref(seen);
+	return rc;
+nomem:
+	buf_free(&sql);
+	json_decref(keys);
+	json_decref(seen);
+	return err_set(e, ERR_NOMEM, "out of memory");
+}
+
+int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e)
+{
+	static const char *const objects[] = {"profiles", "workers", "sessions",
+	                                      "iterations", "sources"};
+
+	if (exec(db, helper_sql, "helper", e) ||
+	    fill_profiles(db, json_object_get(catalog, "profiles"), e) ||
+	    fill_series(db, json_object_get(catalog, "metrics"), e) ||
+	    exec(db, fixed_sql, "fixed", e))
+		return e->code;
+	for (size_t k = 0; k < sizeof objects / sizeof objects[0]; k++)
+		if (object_view(db, catalog, objects[k], objects[k], e))
+			return e->code;
+	return 0;
+}

@@ -1,0 +1,32 @@
+/*
+ * store_views: the SQL views dsight build writes into trace-data.sqlite
+ * (doc/report-files.md "Views"), so the same names work in the sql query
+ * kind and in any SQLite tool: nvtx, cpu_samples, cpu_frames,
+ * metric_points, series, requests, request_workers, lifecycle_stages,
+ * server_spans, profiles, workers, sessions, iterations, sources.
+ *
+ * It owns the views' definitions and the small dsight_view_* helper tables
+ * they join (profile worker/rank, NVTX name dictionaries, CPU stack frames,
+ * series identity), which are filled from the catalog tree.  The v1 tables
+ * and the catalog row are read, never changed.
+ */
+#ifndef DSIGHT_STORE_VIEWS_H
+#define DSIGHT_STORE_VIEWS_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "base/err.h"
+
+/* The view whose presence tells a cache with views (the sql kind checks
+ * it). */
+#define STORE_VIEWS_MARKER "nvtx"
+
+/*
+ * Creates the helper tables and the views in db (open for writing, inside
+ * the build's transaction, after the v1 tables exist).  catalog is the
+ * catalog row's tree (borrowed).  ERR_DATA naming what failed.
+ */
+int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e);
+
+#endif
