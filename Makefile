@@ -27,6 +27,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
 
+.DEFAULT_GOAL := all
+
 # A recipe that fails removes its half-written target.
 .DELETE_ON_ERROR:
 
@@ -126,6 +128,8 @@ $(call stamp,$(CFLAGS_STAMP),$(CC) $(CPPFLAGS) $(CFLAGS))
 $(call stamp,$(LDFLAGS_STAMP),$(CC) $(LDFLAGS) $(PKG_LIBS))
 endif
 endif
+# Written above at parse time; this rule only lets make -n plan a fresh tree.
+$(CFLAGS_STAMP) $(LDFLAGS_STAMP): ;
 
 COMMON_SRC   := $(wildcard common/*/*.c)
 PROTOCOL_SRC := $(wildcard protocol/*.c)

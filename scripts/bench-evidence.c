@@ -26,7 +26,7 @@ struct count {
 	double checksum; /* keeps the row fields live */
 };
 
-static int on_event(void *ctx, int64_t p, int64_t k, const struct evidence_event *r,
+static int on_event(void *ctx, int64_t p, int64_t k, const struct row_event *r,
                     struct err *e)
 {
 	struct count *c = ctx;
@@ -36,7 +36,7 @@ static int on_event(void *ctx, int64_t p, int64_t k, const struct evidence_event
 	return 0;
 }
 
-static int on_sample(void *ctx, int64_t p, int64_t k, const struct evidence_sample *r,
+static int on_sample(void *ctx, int64_t p, int64_t k, const struct row_sample *r,
                      struct err *e)
 {
 	struct count *c = ctx;
@@ -46,7 +46,7 @@ static int on_sample(void *ctx, int64_t p, int64_t k, const struct evidence_samp
 	return 0;
 }
 
-static int on_point(void *ctx, int64_t s, int64_t k, const struct evidence_point *r,
+static int on_point(void *ctx, int64_t s, int64_t k, const struct row_point *r,
                     struct err *e)
 {
 	struct count *c = ctx;
@@ -92,8 +92,8 @@ int main(int argc, char **argv)
 	}
 	for (int r = 0; r < repeat; r++) {
 		struct count c = { 0, 0 };
-		struct evidence_sink sink = { &c, on_event, on_sample, on_point, NULL, NULL };
-		struct evidence_stats st;
+		struct row_sink sink = { &c, on_event, on_sample, on_point, NULL, NULL };
+		struct evstats st;
 		json_t *cat = NULL;
 		struct err e;
 		double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 		fwrite(b.data, 1, b.len, stdout);
 		buf_free(&b);
 		json_decref(cat);
-		evidence_stats_free(&st);
+		evstats_free(&st);
 	}
 	return 0;
 }

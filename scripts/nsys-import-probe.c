@@ -19,7 +19,7 @@ struct counts {
 };
 
 static int on_event(void *ctx, int64_t p, int64_t o,
-                    const struct evidence_event *r, struct err *e)
+                    const struct row_event *r, struct err *e)
 {
 	(void)p;
 	(void)o;
@@ -30,7 +30,7 @@ static int on_event(void *ctx, int64_t p, int64_t o,
 }
 
 static int on_sample(void *ctx, int64_t p, int64_t o,
-                     const struct evidence_sample *r, struct err *e)
+                     const struct row_sample *r, struct err *e)
 {
 	(void)p;
 	(void)o;
@@ -43,7 +43,7 @@ static int on_sample(void *ctx, int64_t p, int64_t o,
 int main(int argc, char **argv)
 {
 	struct counts c = {0, 0};
-	struct evidence_sink sink = {.ctx = &c, .event = on_event,
+	struct row_sink sink = {.ctx = &c, .event = on_event,
 	                             .sample = on_sample};
 	struct nsys_options o = {.max_events = -1, .job = "probe"};
 	struct timespec a, b;

@@ -69,7 +69,7 @@ struct counter {
 };
 
 static int count_any(void *ctx, int64_t ordinal,
-                     const struct evidence_event *row)
+                     const struct row_event *row)
 {
 	struct counter *c = ctx;
 	(void)ordinal;
@@ -79,7 +79,7 @@ static int count_any(void *ctx, int64_t ordinal,
 }
 
 static int count_filtered(void *ctx, int64_t ordinal,
-                          const struct evidence_event *row)
+                          const struct row_event *row)
 {
 	struct counter *c = ctx;
 	(void)ordinal;

@@ -209,7 +209,7 @@ static void add_time(struct ctx *c, double t)
 }
 
 static int collect_event(void *ctx, int64_t ordinal,
-                         const struct evidence_event *row)
+                         const struct row_event *row)
 {
 	struct ctx *c = ctx;
 	if (ordinal % 7 == 0 || c->ntimes < 4096) {
@@ -220,7 +220,7 @@ static int collect_event(void *ctx, int64_t ordinal,
 }
 
 static int collect_point(void *ctx, int64_t ordinal,
-                         const struct evidence_point *row)
+                         const struct row_point *row)
 {
 	struct ctx *c = ctx;
 	if (ordinal % 5 == 0)
@@ -243,7 +243,7 @@ static void collect_times(struct ctx *c)
 static int build_cache(const char *doc, const char *out, struct err *e)
 {
 	struct store_writer *w = NULL;
-	struct evidence_sink sink;
+	struct row_sink sink;
 	json_t *cat = NULL;
 	char gen[STORE_GENERATION_LEN + 1];
 	int rc = store_write_open(out, &w, e);

@@ -35,83 +35,6 @@ char *evidence_data_file(const char *path)
 	return strdup(path);
 }
 
-void evidence_stats_free(struct evidence_stats *stats)
-{
-	if (!stats)
-		return;
-	free(stats->series_points);
-	free(stats->profile_events);
-	free(stats->profile_samples);
-	memset(stats, 0, sizeof *stats);
-}
-
-/* ---- capabilities ------------------------------------------------------- */
-
-static int str_is(const json_t *obj, const char *key, const char *want)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
-}
-
-static int nonempty(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_array(v) && json_array_size(v) > 0;
-}
-
-static int count_of(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-	return json_is_integer(v) && json_integer_value(v) > 0;
-}
-
-json_t *evidence_capabilities(const json_t *catalog,
-                              const uint64_t *series_points, size_t nseries)
-{
-	const json_t *reqs = json_object_get(catalog, "requests");
-	const json_t *metrics = json_object_get(catalog, "metrics");
-	const json_t *profiles = json_object_get(catalog, "profiles");
-	const json_t *v;
-	int breakdown = 0, spans = nonempty(catalog, "server_spans");
-	int any_points = 0, worker = 0, hardware = 0, nvtx = 0, cpu = 0;
-	size_t i;
-
-	json_array_foreach(reqs, i, v) {
-		const json_t *lc = json_object_get(v, "lifecycle");
-		if (json_is_true(json_object_get(lc, "available")))
-			breakdown = 1;
-		if (nonempty(v, "spans"))
-			spans = 1;
-	}
-	json_array_foreach(metrics, i, v) {
-		if (i >= nseries || !series_points || series_points[i] == 0)
-			continue;
-		any_points = 1;
-		if (str_is(v, "component", "Workers") || str_is(v, "group", "worker"))
-			worker = 1;
-		if (str_is(v, "component", "GPU") || str_is(v, "component", "Host") ||
-		    str_is(v, "group", "hardware"))
-			hardware = 1;
-	}
-	json_array_foreach(profiles, i, v) {
-		if (count_of(v, "event_count"))
-			nvtx = 1;
-		if (count_of(json_object_get(v, "cpu"), "sample_count"))
-			cpu = 1;
-	}
-	return json_pack("{sbsbsbsbsbsbsbsbsbsb}",
-	                 "requests", json_is_array(reqs) && json_array_size(reqs) > 0,
-	                 "request_breakdown", breakdown,
-	                 "server_activity", spans,
-	                 "metrics", nonempty(catalog, "metric_catalog") || any_points,
-	                 "worker_metrics", worker,
-	                 "hardware_metrics", hardware,
-	                 "nvtx", nvtx,
-	                 "cpu_samples", cpu,
-	                 "nsight", nvtx || cpu,
-	                 "iterations", nonempty(catalog, "iterations"));
-}
-
 /* ---- the read ----------------------------------------------------------- */
 
 /* Turns a yajl failure into one message line naming the byte offset. */
@@ -240,8 +163,8 @@ static int take(struct reader *r, const char *s, size_t n, struct err *e)
 }
 
 static int read_stream(struct input *in, const char *file,
-                       const struct evidence_sink *sink, json_t **catalog,
-                       struct evidence_stats *stats, struct err *e)
+                       const struct row_sink *sink, json_t **catalog,
+                       struct evstats *stats, struct err *e)
 {
 	struct reader r = { .file = file };
 	const char *chunk = NULL;
@@ -293,8 +216,8 @@ out:
 	return rc;
 }
 
-int evidence_read(const char *path, const struct evidence_sink *sink,
-                  json_t **catalog, struct evidence_stats *stats,
+int evidence_read(const char *path, const struct row_sink *sink,
+                  json_t **catalog, struct evstats *stats,
                   struct err *e)
 {
 	struct input *in = NULL;
@@ -326,7 +249,7 @@ int evidence_read(const char *path, const struct evidence_sink *sink,
 		*catalog = NULL;
 	}
 	if (rc && stats)
-		evidence_stats_free(stats);
+		evstats_free(stats);
 	input_close(in);
 	free(file);
 	return rc;

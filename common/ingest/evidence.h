@@ -6,85 +6,24 @@
  * parsed in one streaming pass (yajl): the three big arrays
  * (profiles[].events, profiles[].cpu.samples, metrics[].points) are handed
  * row by row to a sink and never held; everything else (catalog-sized) is
- * returned as a jansson tree.  Validation follows doc/evidence-document.md; errors
- * name the JSON path of the offending value.  The file is read (and
+ * returned as a jansson tree.  Validation follows doc/evidence-document.md;
+ * errors name the JSON path of the offending value.  The file is read (and
  * inflated) on a helper thread; parsing and every sink callback run on the
- * caller's thread.  Implemented by evidence.c (driver, capabilities),
- * evparse.c (token state machine), evrow.c (rows), numtext.c (numbers) and
- * input.c (plain/gzip reading).
+ * caller's thread.  Implemented by evidence.c (driver), evparse.c (token
+ * state machine), evrow.c (rows), evstats.c (counts), capabilities.c,
+ * numtext.c (numbers) and input.c (plain/gzip reading); the rows and the
+ * sink are base/row.h's.
  */
 #ifndef DSIGHT_EVIDENCE_H
 #define DSIGHT_EVIDENCE_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
-#include "base/num.h"
-
-/* profiles[p].events[k] = [start, end, name_index, global_tid, source_row] */
-struct evidence_event {
-	double start, end;
-	int64_t name;
-	const char *tid; /* global_tid text, not NUL-terminated */
-	size_t tid_len;
-	int64_t source_row;
-};
-
-/* profiles[p].cpu.samples[k] = [time, global_tid, stack_index, source_row] */
-struct evidence_sample {
-	double time;
-	const char *tid;
-	size_t tid_len;
-	int64_t stack;
-	int64_t source_row;
-};
-
-/* metrics[s].points[k] = [time, value, source_id, source_row] */
-struct evidence_point {
-	double time;
-	struct num value; /* NUM_NULL for null; NUM_BIG keeps exact digits */
-	int64_t source_id;
-	int64_t source_row;
-};
-
-/*
- * Where streamed rows go.  Every callback may be NULL.  Rows arrive in
- * document order; `ordinal` is the zero-based index in the row's array and
- * `profile`/`series` the index of the enclosing profile/series.  Row
- * pointers (and the strings/big-integer text they point to) are valid only
- * during the call.  A callback returns 0, or an ERR_* code with e filled to
- * abort the read.
- */
-struct evidence_sink {
-	void *ctx;
-	int (*event)(void *ctx, int64_t profile, int64_t ordinal,
-	             const struct evidence_event *row, struct err *e);
-	int (*sample)(void *ctx, int64_t profile, int64_t ordinal,
-	              const struct evidence_sample *row, struct err *e);
-	int (*point)(void *ctx, int64_t series, int64_t ordinal,
-	             const struct evidence_point *row, struct err *e);
-	/* Progress: compressed/input bytes consumed so far and the input size
-	 * (0 when unknown). */
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
-	/* Optional: the read stops (ERR_DATA "interrupted") soon after *cancel
-	 * becomes non-zero, also where no row arrives for a while (between
-	 * chunks of the document, inside long SQL scans of an export). */
-	const volatile sig_atomic_t *cancel;
-};
-
-/* Counts gathered while reading. */
-struct evidence_stats {
-	uint64_t events, samples, points;
-	size_t nseries;
-	uint64_t *series_points; /* per series; owned, see evidence_stats_free */
-	size_t nprofiles;
-	uint64_t *profile_events;  /* per profile */
-	uint64_t *profile_samples; /* per profile */
-	uint64_t input_bytes;      /* size of the file read */
-};
+#include "base/row.h"
+#include "ingest/evstats.h"
 
 /*
  * Reads the document at path.  On success *catalog is a new reference
@@ -93,23 +32,12 @@ struct evidence_stats {
  * by [] plus `sample_count`, every series' `points` by [], and
  * `capabilities` present (the stored object, or computed from the full
  * document and appended).  stats (may be NULL) is filled; free it with
- * evidence_stats_free.  On failure nothing is returned and e names the
+ * evstats_free.  On failure nothing is returned and e names the
  * problem (ERR_DATA) with its JSON path where there is one.
  */
-int evidence_read(const char *path, const struct evidence_sink *sink,
-                  json_t **catalog, struct evidence_stats *stats,
+int evidence_read(const char *path, const struct row_sink *sink,
+                  json_t **catalog, struct evstats *stats,
                   struct err *e);
-
-void evidence_stats_free(struct evidence_stats *stats);
-
-/*
- * Computes the capabilities object (doc/evidence-document.md
- * "capabilities") from a catalog whose big arrays are emptied
- * (event_count/sample_count present) and the per-series point counts.
- * Returns a new reference.
- */
-json_t *evidence_capabilities(const json_t *catalog,
-                              const uint64_t *series_points, size_t nseries);
 
 /* The data file a path names when it is a legacy report directory
  * (path/trace-data.json.gz); otherwise path itself.  Caller frees. */

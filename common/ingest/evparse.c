@@ -5,6 +5,7 @@
 #include "base/numtext.h"
 #include "base/utf8.h"
 #include "base/vec.h"
+#include "ingest/capabilities.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -36,7 +37,7 @@ struct frame {
 
 struct evparse {
 	const char *file;
-	const struct evidence_sink *sink;
+	const struct row_sink *sink;
 	struct err *e;
 	int rc;
 	json_t *root;
@@ -48,8 +49,7 @@ struct evparse {
 	struct buf path;
 	struct evrow row;
 	struct evrow_bounds names, stacks;
-	struct evidence_stats st;
-	size_t series_cap, profiles_cap;
+	struct evstats st;
 	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
 };
 
@@ -154,26 +154,12 @@ void evparse_where(struct evparse *p, char *out, size_t cap)
 
 static int note_profile(struct evparse *p, int64_t ord)
 {
-	size_t need = (size_t)ord + 1, cap = p->profiles_cap;
-	if (vec_reserve_zero(&p->st.profile_events, &cap, need, sizeof *p->st.profile_events))
-		return -1;
-	cap = p->profiles_cap;
-	if (vec_reserve_zero(&p->st.profile_samples, &cap, need, sizeof *p->st.profile_samples))
-		return -1;
-	p->profiles_cap = cap;
-	if (p->st.nprofiles < need)
-		p->st.nprofiles = need;
-	return 0;
+	return evstats_note_profile(&p->st, ord);
 }
 
 static int note_series(struct evparse *p, int64_t ord)
 {
-	size_t need = (size_t)ord + 1;
-	if (vec_reserve_zero(&p->st.series_points, &p->series_cap, need, sizeof *p->st.series_points))
-		return -1;
-	if (p->st.nseries < need)
-		p->st.nseries = need;
-	return 0;
+	return evstats_note_series(&p->st, ord);
 }
 
 static int64_t array_size_of(json_t *obj, const char *key)
@@ -224,14 +210,14 @@ static int row_end(struct evparse *p)
 {
 	struct frame *f = &p->fr[p->depth - 1];
 	struct frame *arr = &p->fr[p->depth - 2];
-	const struct evidence_sink *s = p->sink;
+	const struct row_sink *s = p->sink;
 	int64_t ord = arr->index;
 	int rc = 0;
 
 	if (!evrow_complete(&p->row))
 		return row_shape_error(p);
 	if (f->role == R_EVENT) {
-		struct evidence_event ev;
+		struct row_event ev;
 		evrow_event(&p->row, &ev);
 		if (evrow_bounds_note(&p->names, ord, ev.name))
 			return nomem(p);
@@ -240,7 +226,7 @@ static int row_end(struct evparse *p)
 		if (s && s->event)
 			rc = s->event(s->ctx, f->ord, ord, &ev, p->e);
 	} else if (f->role == R_SAMPLE) {
-		struct evidence_sample sa;
+		struct row_sample sa;
 		evrow_sample(&p->row, &sa);
 		if (evrow_bounds_note(&p->stacks, ord, sa.stack))
 			return nomem(p);
@@ -249,7 +235,7 @@ static int row_end(struct evparse *p)
 		if (s && s->sample)
 			rc = s->sample(s->ctx, f->ord, ord, &sa, p->e);
 	} else {
-		struct evidence_point pt;
+		struct row_point pt;
 		evrow_point(&p->row, &pt);
 		p->st.points++;
 		p->st.series_points[f->ord]++;
@@ -752,7 +738,7 @@ const yajl_callbacks evparse_callbacks = {
 
 /* ---- lifetime ------------------------------------------------------------ */
 
-struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
+struct evparse *evparse_new(const char *file, const struct row_sink *sink,
                             struct err *e)
 {
 	struct evparse *p = calloc(1, sizeof *p);
@@ -793,13 +779,13 @@ int evparse_error(const struct evparse *p)
 }
 
 int evparse_finish(struct evparse *p, json_t **catalog,
-                   struct evidence_stats *stats)
+                   struct evstats *stats)
 {
 	if (!p->done || !p->root)
 		return err_set(p->e, ERR_DATA, "%s: invalid JSON: unexpected end of document",
 		               p->file);
 	if (!json_object_get(p->root, "capabilities")) {
-		json_t *caps = evidence_capabilities(p->root, p->st.series_points,
+		json_t *caps = capabilities_compute(p->root, p->st.series_points,
 		                                     p->st.nseries);
 		if (!caps || json_object_set_new(p->root, "capabilities", caps))
 			return err_set(p->e, ERR_NOMEM, "%s: out of memory", p->file);
@@ -825,6 +811,6 @@ void evparse_free(struct evparse *p)
 	evrow_free(&p->row);
 	evrow_bounds_free(&p->names);
 	evrow_bounds_free(&p->stacks);
-	evidence_stats_free(&p->st);
+	evstats_free(&p->st);
 	free(p);
 }

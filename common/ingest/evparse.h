@@ -3,16 +3,18 @@
  *
  * Owns the yajl callbacks that turn the token stream into (a) a jansson
  * catalog tree with the big arrays emptied, (b) rows handed to an
- * evidence_sink, and (c) the validation of doc/evidence-document.md, with errors
+ * row_sink, and (c) the validation of doc/evidence-document.md, with errors
  * naming the JSON path.  evidence.c drives it (input, yajl, errors of the
  * byte stream); nothing else should need it.
  */
 #ifndef DSIGHT_EVPARSE_H
 #define DSIGHT_EVPARSE_H
 
+#include <jansson.h>
 #include <yajl/yajl_parse.h>
 
-#include "ingest/evidence.h"
+#include "base/row.h"
+#include "ingest/evstats.h"
 
 struct evparse;
 
@@ -22,7 +24,7 @@ extern const yajl_callbacks evparse_callbacks;
 /* A new parse state.  file names the input in messages (borrowed: it must
  * outlive the state); sink (borrowed, may be NULL) receives rows; e
  * (borrowed) receives the first error.  Returns NULL when out of memory. */
-struct evparse *evparse_new(const char *file, const struct evidence_sink *sink,
+struct evparse *evparse_new(const char *file, const struct row_sink *sink,
                             struct err *e);
 
 /* The error code a callback stored (0 when yajl itself failed). */
@@ -43,9 +45,9 @@ int evparse_fail_here(struct evparse *p, const char *msg);
 
 /* After yajl_complete_parse succeeded: checks that the document ended
  * validly, then hands over the catalog (new reference) and the stats
- * (owned arrays moved into *stats; free with evidence_stats_free). */
+ * (owned arrays moved into *stats; free with evstats_free). */
 int evparse_finish(struct evparse *p, json_t **catalog,
-                   struct evidence_stats *stats);
+                   struct evstats *stats);
 
 void evparse_free(struct evparse *p);
 

@@ -142,7 +142,7 @@ int evrow_complete(const struct evrow *r)
 	return r->k == nfields[r->kind];
 }
 
-void evrow_event(const struct evrow *r, struct evidence_event *out)
+void evrow_event(const struct evrow *r, struct row_event *out)
 {
 	out->start = r->t0;
 	out->end = r->t1;
@@ -152,7 +152,7 @@ void evrow_event(const struct evrow *r, struct evidence_event *out)
 	out->source_row = r->i[2];
 }
 
-void evrow_sample(const struct evrow *r, struct evidence_sample *out)
+void evrow_sample(const struct evrow *r, struct row_sample *out)
 {
 	out->time = r->t0;
 	out->tid = r->tid.data ? r->tid.data : "";
@@ -161,7 +161,7 @@ void evrow_sample(const struct evrow *r, struct evidence_sample *out)
 	out->source_row = r->i[1];
 }
 
-void evrow_point(const struct evrow *r, struct evidence_point *out)
+void evrow_point(const struct evrow *r, struct row_point *out)
 {
 	out->time = r->t0;
 	out->value = r->value;

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 #include "base/num.h"
 
 enum evrow_kind { EVROW_EVENT = 0, EVROW_SAMPLE, EVROW_POINT };
@@ -44,9 +44,9 @@ int evrow_null(struct evrow *r);
 /* 1 when every field has been seen. */
 int evrow_complete(const struct evrow *r);
 /* The decoded row; pointers stay valid until the next token is fed. */
-void evrow_event(const struct evrow *r, struct evidence_event *out);
-void evrow_sample(const struct evrow *r, struct evidence_sample *out);
-void evrow_point(const struct evrow *r, struct evidence_point *out);
+void evrow_event(const struct evrow *r, struct row_event *out);
+void evrow_sample(const struct evrow *r, struct row_sample *out);
+void evrow_point(const struct evrow *r, struct row_point *out);
 /* 0 when a decoded string holds a UTF-16 surrogate (U+D800..U+DFFF): yajl
  * validates raw UTF-8 but decodes a lone low-surrogate \u escape into such
  * invalid bytes (ED A0..BF xx); 1 otherwise. */

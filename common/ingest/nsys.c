@@ -20,6 +20,7 @@
 
 #include "base/buf.h"
 #include "base/vec.h"
+#include "ingest/capabilities.h"
 #include "ingest/nsys_export.h"
 #include "ingest/nsys_name.h"
 #include "ingest/nsys_profile.h"
@@ -285,21 +286,15 @@ static int add_to_worker(json_t *workers, const json_t *profile)
 }
 
 /* Grows the per-profile counts of stats by one profile. */
-static int stats_add(struct evidence_stats *s, int64_t id, uint64_t ev,
+static int stats_add(struct evstats *s, int64_t id, uint64_t ev,
                      uint64_t sm, uint64_t bytes)
 {
 	if (!s)
 		return 0;
-	size_t n = (size_t)id + 1 > s->nprofiles ? (size_t)id + 1 : s->nprofiles;
-	if (vec_resize(&s->profile_events, n, sizeof *s->profile_events) ||
-	    vec_resize(&s->profile_samples, n, sizeof *s->profile_samples))
+	if (evstats_note_profile(s, id))
 		return -1;
-	uint64_t *a = s->profile_events, *b = s->profile_samples;
-	for (size_t i = s->nprofiles; i < n; i++)
-		a[i] = b[i] = 0;
-	s->nprofiles = n;
-	a[id] = ev;
-	b[id] = sm;
+	s->profile_events[id] = ev;
+	s->profile_samples[id] = sm;
 	s->events += ev;
 	s->samples += sm;
 	s->input_bytes += bytes;
@@ -355,8 +350,8 @@ static json_t *new_document(const struct nsys_options *opt, int64_t origin,
 static int import_one(struct item *it, json_t *doc, int64_t origin,
                       uint64_t done, uint64_t total,
                       const struct nsys_options *opt,
-                      const struct evidence_sink *sink,
-                      struct evidence_stats *stats, json_t *warnings,
+                      const struct row_sink *sink,
+                      struct evstats *stats, json_t *warnings,
                       struct err *e)
 {
 	struct nsys_export x;
@@ -462,8 +457,8 @@ static int survey(struct items *it, json_t *warnings, struct err *e)
 
 int nsys_import_all(const char *const *paths, size_t npaths,
                     json_t **catalog, const struct nsys_options *opt,
-                    const struct evidence_sink *sink,
-                    struct evidence_stats *stats, struct err *e)
+                    const struct row_sink *sink,
+                    struct evstats *stats, struct err *e)
 {
 	struct items it = {0};
 	json_t *warnings = json_array(), *doc = NULL;
@@ -549,7 +544,7 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	json_t *caps = evidence_capabilities(doc,
+	json_t *caps = capabilities_compute(doc,
 	                                     stats ? stats->series_points : NULL,
 	                                     stats ? stats->nseries : 0);
 	if (!caps || json_object_set_new(doc, "capabilities", caps) != 0) {

@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
+#include "ingest/evstats.h"
 
 struct nsys_options {
 	int64_t max_events;  /* per export; < 0 = no cap */
@@ -32,7 +33,7 @@ struct nsys_options {
  */
 int nsys_import_all(const char *const *paths, size_t npaths,
                     json_t **catalog, const struct nsys_options *opt,
-                    const struct evidence_sink *sink,
-                    struct evidence_stats *stats, struct err *e);
+                    const struct row_sink *sink,
+                    struct evstats *stats, struct err *e);
 
 #endif

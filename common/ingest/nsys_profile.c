@@ -128,7 +128,7 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 		return sqlerr(ps, rc, "reading NVTX_EVENTS", e);
 	int64_t kept = 0, max = ps->in->max_events;
 	uint64_t stepped = 0, rows = 0;
-	const struct evidence_sink *sink = ps->in->sink;
+	const struct row_sink *sink = ps->in->sink;
 	if (sink && sink->progress) {
 		sqlite3_stmt *q;
 		if (sqlite3_prepare_v2(x->db, "SELECT max(rowid) FROM NVTX_EVENTS",
@@ -170,7 +170,7 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 			out->truncated = 1;
 			continue;
 		}
-		struct evidence_event ev;
+		struct row_event ev;
 		char tid[32];
 		if ((rc = to_seconds(ps, s, &ev.start, e)) != 0 ||
 		    (rc = to_seconds(ps, en, &ev.end, e)) != 0 ||
@@ -228,7 +228,7 @@ static int emit_sample(struct pstate *ps, struct cpu *c, int64_t id,
                        int64_t start, int null_tid, int64_t gtid,
                        struct err *e)
 {
-	struct evidence_sample sm;
+	struct row_sample sm;
 	char tid[32];
 	int rc;
 	int64_t stack = nsys_dict_intern(&c->stacks, c->frames,

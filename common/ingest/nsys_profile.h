@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 #include "ingest/nsys_export.h"
 
 struct nsys_profile_in {
@@ -26,7 +26,7 @@ struct nsys_profile_in {
 	/* Progress in bytes (sink->progress): this export's size and the
 	 * bytes of the exports before it, out of progress_total. */
 	uint64_t file_bytes, progress_base, progress_total;
-	const struct evidence_sink *sink;
+	const struct row_sink *sink;
 };
 
 struct nsys_profile_out {

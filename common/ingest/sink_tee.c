@@ -8,7 +8,7 @@ void sink_tee_init(struct sink_tee *t)
 	memset(t, 0, sizeof *t);
 }
 
-int sink_tee_add(struct sink_tee *t, const struct evidence_sink *sink)
+int sink_tee_add(struct sink_tee *t, const struct row_sink *sink)
 {
 	if (t->n >= SINK_TEE_MAX)
 		return -1;
@@ -17,11 +17,11 @@ int sink_tee_add(struct sink_tee *t, const struct evidence_sink *sink)
 }
 
 static int tee_event(void *ctx, int64_t profile, int64_t ordinal,
-                     const struct evidence_event *row, struct err *e)
+                     const struct row_event *row, struct err *e)
 {
 	struct sink_tee *t = ctx;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct evidence_sink *s = &t->sinks[i];
+		const struct row_sink *s = &t->sinks[i];
 		int rc = s->event ? s->event(s->ctx, profile, ordinal, row, e) : 0;
 		if (rc)
 			return rc;
@@ -30,11 +30,11 @@ static int tee_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int tee_sample(void *ctx, int64_t profile, int64_t ordinal,
-                      const struct evidence_sample *row, struct err *e)
+                      const struct row_sample *row, struct err *e)
 {
 	struct sink_tee *t = ctx;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct evidence_sink *s = &t->sinks[i];
+		const struct row_sink *s = &t->sinks[i];
 		int rc = s->sample ? s->sample(s->ctx, profile, ordinal, row, e) : 0;
 		if (rc)
 			return rc;
@@ -43,11 +43,11 @@ static int tee_sample(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int tee_point(void *ctx, int64_t series, int64_t ordinal,
-                     const struct evidence_point *row, struct err *e)
+                     const struct row_point *row, struct err *e)
 {
 	struct sink_tee *t = ctx;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct evidence_sink *s = &t->sinks[i];
+		const struct row_sink *s = &t->sinks[i];
 		int rc = s->point ? s->point(s->ctx, series, ordinal, row, e) : 0;
 		if (rc)
 			return rc;
@@ -63,7 +63,7 @@ static void tee_progress(void *ctx, uint64_t done, uint64_t total)
 			t->sinks[i].progress(t->sinks[i].ctx, done, total);
 }
 
-void sink_tee_sink(struct sink_tee *t, struct evidence_sink *out)
+void sink_tee_sink(struct sink_tee *t, struct row_sink *out)
 {
 	memset(out, 0, sizeof *out);
 	out->ctx = t;

@@ -1,5 +1,5 @@
 /*
- * sink_tee: one evidence_sink that forwards every row to several sinks in
+ * sink_tee: one row_sink that forwards every row to several sinks in
  * order (the SQLite store, the shard writer, ...), stopping at the first
  * error.  Progress goes to every sink that has a progress callback.
  */
@@ -8,12 +8,12 @@
 
 #include <stddef.h>
 
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 #define SINK_TEE_MAX 8
 
 struct sink_tee {
-	struct evidence_sink sinks[SINK_TEE_MAX];
+	struct row_sink sinks[SINK_TEE_MAX];
 	size_t n;
 };
 
@@ -21,9 +21,9 @@ struct sink_tee {
 void sink_tee_init(struct sink_tee *t);
 
 /* Adds a copy of sink; returns 0, or -1 when the tee is full. */
-int sink_tee_add(struct sink_tee *t, const struct evidence_sink *sink);
+int sink_tee_add(struct sink_tee *t, const struct row_sink *sink);
 
 /* Fills out with callbacks forwarding to t (which must outlive out). */
-void sink_tee_sink(struct sink_tee *t, struct evidence_sink *out);
+void sink_tee_sink(struct sink_tee *t, struct row_sink *out);
 
 #endif

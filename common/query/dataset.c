@@ -288,7 +288,7 @@ int dataset_check_generation(struct dataset *ds, struct err *e)
 }
 
 int dataset_events(struct dataset *ds, int64_t profile,
-                   const struct dataset_window *w, dataset_event_fn fn,
+                   const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e)
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
@@ -300,7 +300,7 @@ int dataset_events(struct dataset *ds, int64_t profile,
 }
 
 int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
-                     dataset_event_fn fn, void *ctx, struct err *e)
+                     row_event_fn fn, void *ctx, struct err *e)
 {
 	if (ds->store)
 		return store_event_at(ds->store, profile, ordinal, fn, ctx, e);
@@ -308,7 +308,7 @@ int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
 }
 
 int dataset_samples(struct dataset *ds, int64_t profile,
-                    const struct dataset_window *w, dataset_sample_fn fn,
+                    const struct dataset_window *w, row_sample_fn fn,
                     void *ctx, struct err *e)
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
@@ -320,7 +320,7 @@ int dataset_samples(struct dataset *ds, int64_t profile,
 }
 
 int dataset_points(struct dataset *ds, int64_t series,
-                   const struct dataset_window *w, dataset_point_fn fn,
+                   const struct dataset_window *w, row_point_fn fn,
                    void *ctx, struct err *e)
 {
 	double ws = w ? w->start : 0, we = w ? w->end : 0;
@@ -332,7 +332,7 @@ int dataset_points(struct dataset *ds, int64_t series,
 }
 
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
-                          dataset_point_fn fn, void *ctx, struct err *e)
+                          row_point_fn fn, void *ctx, struct err *e)
 {
 	if (ds->store)
 		return store_points_before(ds->store, series, t, fn, ctx, e);
@@ -416,7 +416,7 @@ int dataset_run_series(struct dataset *ds, int64_t series, int *have,
 
 int dataset_events_by_start(struct dataset *ds, int64_t profile,
                             const struct dataset_window *w, int *have,
-                            dataset_event_fn fn, void *ctx, struct err *e)
+                            row_event_fn fn, void *ctx, struct err *e)
 {
 	int rc;
 

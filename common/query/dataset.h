@@ -16,7 +16,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 #include "base/fileid.h"
 
 struct dataset;
@@ -64,40 +64,35 @@ const struct fileid *dataset_fileid(const struct dataset *ds);
  * Always 0 for the in-memory backend. */
 int dataset_check_generation(struct dataset *ds, struct err *e);
 
-/* Row callbacks: return 0 to continue, anything else stops the scan and is
- * returned by the iterating function. Row pointers live during the call. */
-typedef int (*dataset_event_fn)(void *ctx, int64_t ordinal,
-                                const struct evidence_event *row);
-typedef int (*dataset_sample_fn)(void *ctx, int64_t ordinal,
-                                 const struct evidence_sample *row);
-typedef int (*dataset_point_fn)(void *ctx, int64_t ordinal,
-                                const struct evidence_point *row);
+/* Row callbacks (row_event_fn, ... of base/row.h): return 0 to continue,
+ * anything else stops the scan and is returned by the iterating function.
+ * Row pointers live during the call. */
 
 /* Events of one profile overlapping w (start <= w.end && end >= w.start),
  * in no particular order; w == NULL: every event in ordinal order.  The
  * SQLite backend uses the durations lower-bound scan of
  * doc/query-semantics.md "nsys". */
 int dataset_events(struct dataset *ds, int64_t profile,
-                   const struct dataset_window *w, dataset_event_fn fn,
+                   const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e);
 /* The one event (profile, ordinal), if it exists (fn not called
  * otherwise). */
 int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
-                     dataset_event_fn fn, void *ctx, struct err *e);
+                     row_event_fn fn, void *ctx, struct err *e);
 /* Samples of one profile with w.start <= time <= w.end, ordinal order
  * (w == NULL: all). */
 int dataset_samples(struct dataset *ds, int64_t profile,
-                    const struct dataset_window *w, dataset_sample_fn fn,
+                    const struct dataset_window *w, row_sample_fn fn,
                     void *ctx, struct err *e);
 /* Points of one series with w.start <= time <= w.end, ordinal order
  * (w == NULL: all). */
 int dataset_points(struct dataset *ds, int64_t series,
-                   const struct dataset_window *w, dataset_point_fn fn,
+                   const struct dataset_window *w, row_point_fn fn,
                    void *ctx, struct err *e);
 /* Every point of the series at the latest timestamp strictly before t, in
  * ordinal order (none when there is no earlier point). */
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
-                          dataset_point_fn fn, void *ctx, struct err *e);
+                          row_point_fn fn, void *ctx, struct err *e);
 
 /* Brackets one query's reads (SQLite: one read transaction, so the file is
  * locked and checked once, not per statement; no-op in memory). */
@@ -132,6 +127,6 @@ int dataset_run_series(struct dataset *ds, int64_t series, int *have,
  * returned.  Offered with the summaries (*have as above). */
 int dataset_events_by_start(struct dataset *ds, int64_t profile,
                             const struct dataset_window *w, int *have,
-                            dataset_event_fn fn, void *ctx, struct err *e);
+                            row_event_fn fn, void *ctx, struct err *e);
 
 #endif

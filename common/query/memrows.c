@@ -10,8 +10,6 @@
 #include "base/num.h"
 #include "base/vec.h"
 
-#define BUCKET_MIN (-30)
-#define BUCKET_MAX 1100
 
 struct bucket {
 	int bucket;
@@ -157,7 +155,7 @@ static int nomem(struct err *e)
 }
 
 static int sink_event(void *ctx, int64_t profile, int64_t ordinal,
-                      const struct evidence_event *row, struct err *e)
+                      const struct row_event *row, struct err *e)
 {
 	struct memrows *m = ctx;
 	struct mprof *p = profile_at(m, profile);
@@ -191,7 +189,7 @@ static int sink_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int sink_sample(void *ctx, int64_t profile, int64_t ordinal,
-                       const struct evidence_sample *row, struct err *e)
+                       const struct row_sample *row, struct err *e)
 {
 	struct memrows *m = ctx;
 	struct mprof *p = profile_at(m, profile);
@@ -224,7 +222,7 @@ static int sink_sample(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int sink_point(void *ctx, int64_t series, int64_t ordinal,
-                      const struct evidence_point *row, struct err *e)
+                      const struct row_point *row, struct err *e)
 {
 	struct memrows *m = ctx;
 	struct mseries *s = series_at(m, series);
@@ -272,17 +270,6 @@ static int sink_point(void *ctx, int64_t series, int64_t ordinal,
 
 /* ---- bucket order ---- */
 
-static int bucket_of(double start, double end)
-{
-	double d = end - start;
-	double b = ceil(log2(d > 1e-9 ? d : 1e-9));
-	if (!(b >= BUCKET_MIN))
-		return BUCKET_MIN;
-	if (b > BUCKET_MAX)
-		return BUCKET_MAX;
-	return (int)b;
-}
-
 static int cmp_start(const void *a, const void *b, void *arg)
 {
 	const struct mprof *p = arg;
@@ -295,7 +282,7 @@ static int cmp_start(const void *a, const void *b, void *arg)
 
 static int build_buckets(struct mprof *p)
 {
-	size_t nb = BUCKET_MAX - BUCKET_MIN + 1;
+	size_t nb = ROW_BUCKET_MAX - ROW_BUCKET_MIN + 1;
 	size_t *count = calloc(nb, sizeof *count);
 	double *maxd = malloc(nb * sizeof *maxd);
 	size_t *pos = calloc(nb, sizeof *pos);
@@ -307,7 +294,7 @@ static int build_buckets(struct mprof *p)
 	if (!p->order)
 		goto out;
 	for (size_t k = 0; k < p->nev; k++) {
-		int b = bucket_of(p->start[k], p->end[k]) - BUCKET_MIN;
+		int b = row_bucket(p->start[k], p->end[k]) - ROW_BUCKET_MIN;
 		double d = p->end[k] - p->start[k];
 		if (!count[b]++ || d > maxd[b])
 			maxd[b] = d;
@@ -323,7 +310,7 @@ static int build_buckets(struct mprof *p)
 		for (size_t b = 0; b < nb; b++) {
 			if (!count[b])
 				continue;
-			p->buckets[i].bucket = (int)b + BUCKET_MIN;
+			p->buckets[i].bucket = (int)b + ROW_BUCKET_MIN;
 			p->buckets[i].maximum = maxd[b];
 			p->buckets[i].off = off;
 			p->buckets[i].n = count[b];
@@ -333,7 +320,7 @@ static int build_buckets(struct mprof *p)
 		}
 	}
 	for (size_t k = 0; k < p->nev; k++) {
-		int b = bucket_of(p->start[k], p->end[k]) - BUCKET_MIN;
+		int b = row_bucket(p->start[k], p->end[k]) - ROW_BUCKET_MIN;
 		p->order[pos[b]++] = (uint32_t)k;
 	}
 	for (size_t i = 0; i < p->nbuckets; i++) {
@@ -360,7 +347,7 @@ int memrows_load(const char *path, json_t **catalog, struct memrows **out,
                  struct err *e)
 {
 	struct memrows *m = calloc(1, sizeof *m);
-	struct evidence_sink sink;
+	struct row_sink sink;
 	int rc;
 
 	*out = NULL;
@@ -432,9 +419,9 @@ void memrows_free(struct memrows *m)
 /* ---- scans ---- */
 
 static int emit_event(const struct memrows *m, const struct mprof *p,
-                      size_t k, store_event_fn fn, void *ctx)
+                      size_t k, row_event_fn fn, void *ctx)
 {
-	struct evidence_event ev;
+	struct row_event ev;
 	ev.start = p->start[k];
 	ev.end = p->end[k];
 	ev.name = p->name[k];
@@ -445,7 +432,7 @@ static int emit_event(const struct memrows *m, const struct mprof *p,
 }
 
 int memrows_events(const struct memrows *m, int64_t profile, int has_window,
-                   double wstart, double wend, store_event_fn fn, void *ctx)
+                   double wstart, double wend, row_event_fn fn, void *ctx)
 {
 	const struct mprof *p;
 	int rc;
@@ -484,7 +471,7 @@ int memrows_events(const struct memrows *m, int64_t profile, int has_window,
 }
 
 int memrows_event_at(const struct memrows *m, int64_t profile,
-                     int64_t ordinal, store_event_fn fn, void *ctx)
+                     int64_t ordinal, row_event_fn fn, void *ctx)
 {
 	const struct mprof *p;
 	if (profile < 0 || (size_t)profile >= m->nprof)
@@ -510,7 +497,7 @@ static size_t lower_bound(const double *t, size_t n, double v)
 }
 
 int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
-                    double wstart, double wend, store_sample_fn fn,
+                    double wstart, double wend, row_sample_fn fn,
                     void *ctx)
 {
 	const struct mprof *p;
@@ -523,7 +510,7 @@ int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
 	if (has_window && p->sm_sorted)
 		k = lower_bound(p->sm_time, p->nsm, wstart);
 	for (; k < p->nsm; k++) {
-		struct evidence_sample sm;
+		struct row_sample sm;
 		double t = p->sm_time[k];
 		if (has_window) {
 			if (t > wend) {
@@ -546,9 +533,9 @@ int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
 }
 
 static int emit_point(const struct memrows *m, const struct mseries *s,
-                      size_t k, store_point_fn fn, void *ctx)
+                      size_t k, row_point_fn fn, void *ctx)
 {
-	struct evidence_point pt;
+	struct row_point pt;
 	memset(&pt, 0, sizeof pt);
 	pt.time = s->time[k];
 	pt.value.kind = (enum num_kind)s->kind[k];
@@ -565,7 +552,7 @@ static int emit_point(const struct memrows *m, const struct mseries *s,
 }
 
 int memrows_points(const struct memrows *m, int64_t series, int has_window,
-                   double wstart, double wend, store_point_fn fn, void *ctx)
+                   double wstart, double wend, row_point_fn fn, void *ctx)
 {
 	const struct mseries *s;
 	size_t k = 0;
@@ -594,7 +581,7 @@ int memrows_points(const struct memrows *m, int64_t series, int has_window,
 }
 
 int memrows_points_before(const struct memrows *m, int64_t series, double t,
-                          store_point_fn fn, void *ctx)
+                          row_point_fn fn, void *ctx)
 {
 	const struct mseries *s;
 	double at = -INFINITY;

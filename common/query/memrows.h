@@ -25,15 +25,15 @@ void memrows_free(struct memrows *m);
 
 /* The scans of store.h with the same meaning and order guarantees. */
 int memrows_events(const struct memrows *m, int64_t profile, int has_window,
-                   double wstart, double wend, store_event_fn fn, void *ctx);
+                   double wstart, double wend, row_event_fn fn, void *ctx);
 int memrows_event_at(const struct memrows *m, int64_t profile,
-                     int64_t ordinal, store_event_fn fn, void *ctx);
+                     int64_t ordinal, row_event_fn fn, void *ctx);
 int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
-                    double wstart, double wend, store_sample_fn fn,
+                    double wstart, double wend, row_sample_fn fn,
                     void *ctx);
 int memrows_points(const struct memrows *m, int64_t series, int has_window,
-                   double wstart, double wend, store_point_fn fn, void *ctx);
+                   double wstart, double wend, row_point_fn fn, void *ctx);
 int memrows_points_before(const struct memrows *m, int64_t series, double t,
-                          store_point_fn fn, void *ctx);
+                          row_point_fn fn, void *ctx);
 
 #endif

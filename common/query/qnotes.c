@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 #include "base/text.h"
 
 #define NAMES_SHOWN 20
@@ -25,15 +26,9 @@ static void names_add(struct names *s, const json_t *v)
 	for (size_t k = 0; k < s->n; k++)
 		if (!strcmp(s->v[k], str))
 			return;
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? 2 * s->cap : 32;
-		const char **nv = realloc(s->v, nc * sizeof *nv);
-		if (!nv) {
-			s->oom = 1;
-			return;
-		}
-		s->v = nv;
-		s->cap = nc;
+	if (vec_reserve(&s->v, &s->cap, s->n + 1, sizeof *s->v)) {
+		s->oom = 1;
+		return;
 	}
 	s->v[s->n++] = str;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 
 #define OFF(m) offsetof(struct query_params, m)
 #define WINDOWED \
@@ -179,14 +180,8 @@ static void *own(struct query_params *p, void *block)
 		return NULL;
 	if (!o && !(o = p->owned = calloc(1, sizeof *o)))
 		goto fail;
-	if (o->n == o->cap) {
-		size_t nc = o->cap ? o->cap * 2 : 8;
-		void **nb = realloc(o->blocks, nc * sizeof *nb);
-		if (!nb)
-			goto fail;
-		o->blocks = nb;
-		o->cap = nc;
-	}
+	if (vec_reserve(&o->blocks, &o->cap, o->n + 1, sizeof *o->blocks))
+		goto fail;
 	o->blocks[o->n++] = block;
 	return block;
 fail:

@@ -149,7 +149,7 @@ int q_nsys_groups(struct qctx *q, const char *field,
 /* The same, calling hook for every matching row with its group index
  * (a non-zero return stops the scan and is returned). */
 typedef int (*q_group_row_fn)(void *ctx, int64_t group,
-                              const struct evidence_event *row);
+                              const struct row_event *row);
 int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
                        void *hook_ctx, struct q_nvtx_groups *out);
 void q_nvtx_groups_free(struct q_nvtx_groups *g);

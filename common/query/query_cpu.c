@@ -42,7 +42,7 @@ struct counts {
 };
 
 static int on_sample(void *ctx, int64_t ordinal,
-                     const struct evidence_sample *row)
+                     const struct row_sample *row)
 {
 	struct counts *c = ctx;
 	(void)ordinal;

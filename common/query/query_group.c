@@ -194,7 +194,7 @@ static int64_t name_key(struct qkeys *keys, const json_t *names, int64_t i)
 }
 
 static int on_group_event(void *ctx, int64_t ordinal,
-                          const struct evidence_event *row)
+                          const struct row_event *row)
 {
 	struct nscan *s = ctx;
 	int64_t gi;

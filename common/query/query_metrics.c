@@ -18,7 +18,7 @@ struct stats {
 	struct buf *points; /* first POINTS_MAX raw points, comma-separated */
 };
 
-static void emit_point(struct buf *b, const struct evidence_point *pt)
+static void emit_point(struct buf *b, const struct row_point *pt)
 {
 	buf_putc(b, '[');
 	jsonout_real(b, pt->time);
@@ -32,7 +32,7 @@ static void emit_point(struct buf *b, const struct evidence_point *pt)
 }
 
 static int on_point(void *ctx, int64_t ordinal,
-                    const struct evidence_point *pt)
+                    const struct row_point *pt)
 {
 	struct stats *s = ctx;
 	(void)ordinal;
@@ -46,7 +46,7 @@ static int on_point(void *ctx, int64_t ordinal,
 }
 
 static int on_carried(void *ctx, int64_t ordinal,
-                      const struct evidence_point *pt)
+                      const struct row_point *pt)
 {
 	struct buf *b = ctx;
 	(void)ordinal;

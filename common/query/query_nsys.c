@@ -111,7 +111,7 @@ static void sift_up(struct hit *h, size_t i, const struct qorder *o)
 
 /* Keeps the hit if it is among the keep smallest so far. */
 static int keep_hit(struct scan *s, int64_t ordinal,
-                    const struct evidence_event *row)
+                    const struct row_event *row)
 {
 	struct hit h;
 
@@ -147,7 +147,7 @@ static int keep_hit(struct scan *s, int64_t ordinal,
 }
 
 static int on_event(void *ctx, int64_t ordinal,
-                    const struct evidence_event *row)
+                    const struct row_event *row)
 {
 	struct scan *s = ctx;
 
@@ -164,7 +164,7 @@ static int on_event(void *ctx, int64_t ordinal,
 /* Ranges in start order: once the page is full, a range starting after
  * the last kept one (and every range after it) cannot enter the page. */
 static int on_event_ordered(void *ctx, int64_t ordinal,
-                            const struct evidence_event *row)
+                            const struct row_event *row)
 {
 	struct scan *s = ctx;
 
@@ -262,7 +262,7 @@ static void put_member(struct buf *b, const json_t *obj, const char *key)
 }
 
 static int emit_event(void *ctx, int64_t ordinal,
-                      const struct evidence_event *row)
+                      const struct row_event *row)
 {
 	struct emit *em = ctx;
 	struct buf *b = em->q->out;

@@ -263,7 +263,7 @@ struct cells {
 
 /* Adds range row to the buckets it overlaps in series slot. */
 static void add_range(struct cells *c, size_t slot,
-                      const struct evidence_event *row)
+                      const struct row_event *row)
 {
 	const struct qbucket *bk = c->bk;
 	size_t n = bk->n;
@@ -277,7 +277,7 @@ static void add_range(struct cells *c, size_t slot,
 }
 
 static int on_range(void *ctx, int64_t ordinal,
-                    const struct evidence_event *row)
+                    const struct row_event *row)
 {
 	struct cells *c = ctx;
 	int in_dict = row->name >= 0 && (uint64_t)row->name < c->nnames;
@@ -299,7 +299,7 @@ static int on_range(void *ctx, int64_t ordinal,
 
 /* q_nsys_groups_hook: a matching row of group (= its cells' slot). */
 static int on_grouped_range(void *ctx, int64_t group,
-                            const struct evidence_event *row)
+                            const struct row_event *row)
 {
 	struct cells *c = ctx;
 	if (group < 0 || (size_t)group >= c->nseries)
@@ -534,7 +534,7 @@ struct sample_cells {
 };
 
 static int on_sample(void *ctx, int64_t ordinal,
-                     const struct evidence_sample *row)
+                     const struct row_sample *row)
 {
 	struct sample_cells *c = ctx;
 	long i = qbucket_find(c->bk, row->time);
@@ -612,7 +612,7 @@ static void hold(struct point_cells *c, struct held *h, const struct num *v)
 }
 
 static int on_point(void *ctx, int64_t ordinal,
-                    const struct evidence_point *row)
+                    const struct row_point *row)
 {
 	struct point_cells *c = ctx;
 	long i = qbucket_find(c->bk, row->time);

@@ -34,7 +34,7 @@ struct build_state {
 	struct sink_tee tee;
 	json_t *catalog;
 	json_t *warnings; /* added by this build, for the user */
-	struct evidence_stats stats;
+	struct evstats stats;
 	char generation[STORE_GENERATION_LEN + 1];
 	char path[4096]; /* scratch for staging paths */
 };
@@ -67,7 +67,7 @@ static int check_cancel(const struct build_options *o, struct err *e)
 }
 
 static int cancel_event(void *ctx, int64_t p, int64_t k,
-                        const struct evidence_event *row, struct err *e)
+                        const struct row_event *row, struct err *e)
 {
 	(void)p;
 	(void)k;
@@ -76,7 +76,7 @@ static int cancel_event(void *ctx, int64_t p, int64_t k,
 }
 
 static int cancel_sample(void *ctx, int64_t p, int64_t k,
-                         const struct evidence_sample *row, struct err *e)
+                         const struct row_sample *row, struct err *e)
 {
 	(void)p;
 	(void)k;
@@ -85,7 +85,7 @@ static int cancel_sample(void *ctx, int64_t p, int64_t k,
 }
 
 static int cancel_point(void *ctx, int64_t p, int64_t k,
-                        const struct evidence_point *row, struct err *e)
+                        const struct row_point *row, struct err *e)
 {
 	(void)p;
 	(void)k;
@@ -106,7 +106,7 @@ static const char *staged(struct build_state *s, const char *rel)
  */
 static int open_row_writers(struct build_state *s, struct err *e)
 {
-	struct evidence_sink sink;
+	struct row_sink sink;
 
 	if (store_write_open(staged(s, DATA_SQLITE), &s->store, e))
 		return e->code;
@@ -136,7 +136,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 
 /* Appends the --nsys-sqlite exports (doc/nsight-import.md) to the catalog, or makes
  * an Nsight-only one. */
-static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
+static int import_nsys(struct build_state *s, const struct row_sink *tee,
                        struct err *e)
 {
 	const struct build_options *o = s->o;
@@ -170,7 +170,7 @@ static int import_nsys(struct build_state *s, const struct evidence_sink *tee,
 static int read_sources(struct build_state *s, struct err *e)
 {
 	const struct build_options *o = s->o;
-	struct evidence_sink tee;
+	struct row_sink tee;
 
 	sink_tee_sink(&s->tee, &tee);
 	if (o->input &&
@@ -247,7 +247,7 @@ static void build_state_free(struct build_state *s)
 	publish_end(s->pub);
 	json_decref(s->catalog);
 	json_decref(s->warnings);
-	evidence_stats_free(&s->stats);
+	evstats_free(&s->stats);
 }
 
 /* The last line of defence before publishing: the staged report must be

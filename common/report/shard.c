@@ -347,7 +347,7 @@ int shard_density_from_db(sqlite3 *db, double duration, size_t nprofiles,
 /* ---- sink callbacks ---------------------------------------------------- */
 
 int shard_writer_event(void *ctx, int64_t profile, int64_t ordinal,
-                       const struct evidence_event *r, struct err *e)
+                       const struct row_event *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
@@ -376,7 +376,7 @@ int shard_writer_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 int shard_writer_sample(void *ctx, int64_t profile, int64_t ordinal,
-                        const struct evidence_sample *r, struct err *e)
+                        const struct row_sample *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
@@ -395,7 +395,7 @@ int shard_writer_sample(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
-                       const struct evidence_point *r, struct err *e)
+                       const struct row_point *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
@@ -413,7 +413,7 @@ int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
 	return stream_add(w, SHARD_POINTS, series, r->time, r->time, e);
 }
 
-void shard_writer_sink(struct shard_writer *w, struct evidence_sink *sink)
+void shard_writer_sink(struct shard_writer *w, struct row_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
 	sink->ctx = w;

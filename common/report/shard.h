@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 #define SHARD_MAX_ROWS 8192u
 #define SHARD_MAX_DECODED (512u * 1024u)
@@ -85,15 +85,15 @@ void shard_writer_set_duration(struct shard_writer *w, double duration);
 
 /* Fills *sink with the writer's event/sample/point callbacks (ctx = w,
  * progress NULL). */
-void shard_writer_sink(struct shard_writer *w, struct evidence_sink *sink);
+void shard_writer_sink(struct shard_writer *w, struct row_sink *sink);
 
 /* The sink callbacks, callable directly (a tee calls them in turn). */
 int shard_writer_event(void *w, int64_t profile, int64_t ordinal,
-                       const struct evidence_event *row, struct err *e);
+                       const struct row_event *row, struct err *e);
 int shard_writer_sample(void *w, int64_t profile, int64_t ordinal,
-                        const struct evidence_sample *row, struct err *e);
+                        const struct row_sample *row, struct err *e);
 int shard_writer_point(void *w, int64_t series, int64_t ordinal,
-                       const struct evidence_point *row, struct err *e);
+                       const struct row_point *row, struct err *e);
 
 /*
  * Flushes every open shard, waits for the worker and reports its first

@@ -71,7 +71,7 @@ void webreport_set_duration(struct webreport *wr, double duration)
 	shard_writer_set_duration(wr->w, duration);
 }
 
-void webreport_sink(struct webreport *wr, struct evidence_sink *sink)
+void webreport_sink(struct webreport *wr, struct row_sink *sink)
 {
 	shard_writer_sink(wr->w, sink);
 }

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 struct webreport;
 
@@ -53,7 +53,7 @@ void webreport_set_duration(struct webreport *wr, double duration);
 void webreport_cancel(struct webreport *wr, const volatile sig_atomic_t *cancel);
 
 /* Fills *sink with the shard writer's callbacks. */
-void webreport_sink(struct webreport *wr, struct evidence_sink *sink);
+void webreport_sink(struct webreport *wr, struct row_sink *sink);
 
 /*
  * Finishes: catalog is the build's catalog (borrowed, not modified);

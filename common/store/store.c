@@ -358,10 +358,10 @@ void store_read_end(struct store *s)
 }
 
 int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
-                       int64_t *ordinal_out, struct evidence_event *out,
+                       int64_t *ordinal_out, struct row_event *out,
                        struct err *e)
 {
-	struct evidence_event ev;
+	struct row_event ev;
 	int64_t ordinal = sqlite3_column_int64(st, 0);
 
 	if (!is_number_col(st, 1) || !is_number_col(st, 2) ||
@@ -388,9 +388,9 @@ int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
 /* Reads one events row and calls fn.  Returns fn's value, or ERR_DATA for
  * a malformed row. */
 static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
-                     store_event_fn fn, void *ctx, struct err *e)
+                     row_event_fn fn, void *ctx, struct err *e)
 {
-	struct evidence_event ev;
+	struct row_event ev;
 	int64_t ordinal;
 	int rc = store_event_decode(s, profile, st, &ordinal, &ev, e);
 
@@ -398,7 +398,7 @@ static int event_row(struct store *s, int64_t profile, sqlite3_stmt *st,
 }
 
 static int run_events(struct store *s, int64_t profile, sqlite3_stmt *st,
-                      store_event_fn fn, void *ctx, struct err *e)
+                      row_event_fn fn, void *ctx, struct err *e)
 {
 	int rc, r;
 
@@ -421,7 +421,7 @@ struct bucket_max {
 };
 
 int store_events(struct store *s, int64_t profile, int has_window, int wide,
-                 double wstart, double wend, store_event_fn fn, void *ctx,
+                 double wstart, double wend, row_event_fn fn, void *ctx,
                  struct err *e)
 {
 	struct bucket_max *bm = NULL;
@@ -480,7 +480,7 @@ int store_events(struct store *s, int64_t profile, int has_window, int wide,
 }
 
 int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
-                   store_event_fn fn, void *ctx, struct err *e)
+                   row_event_fn fn, void *ctx, struct err *e)
 {
 	sqlite3_stmt *st = s->st[ST_EVENT_AT];
 	sqlite3_bind_int64(st, 1, profile);
@@ -632,14 +632,14 @@ static int parse_payload(struct store *s, const unsigned char *text,
 	return 0;
 }
 
-struct row_sink {
-	store_sample_fn sample;
-	store_point_fn point;
+struct payload_fns {
+	row_sample_fn sample;
+	row_point_fn point;
 	void *ctx;
 };
 
 static int run_payloads(struct store *s, const char *table, int64_t key,
-                        sqlite3_stmt *st, const struct row_sink *sink,
+                        sqlite3_stmt *st, const struct payload_fns *sink,
                         struct err *e)
 {
 	struct payload p;
@@ -675,7 +675,7 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 		}
 		p.time = sqlite3_column_double(st, 2);
 		if (is_point) {
-			struct evidence_point pt;
+			struct row_point pt;
 			pt.time = p.time;
 			pt.source_id = p.ints[0];
 			pt.source_row = p.ints[1];
@@ -691,7 +691,7 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 			}
 			r = sink->point(sink->ctx, ordinal, &pt);
 		} else {
-			struct evidence_sample sm;
+			struct row_sample sm;
 			sm.time = p.time;
 			sm.tid = s->str_text.data ? s->str_text.data : "";
 			sm.tid_len = s->str_text.len;
@@ -709,10 +709,10 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 }
 
 int store_samples(struct store *s, int64_t profile, int has_window,
-                  int wide, double wstart, double wend, store_sample_fn fn,
+                  int wide, double wstart, double wend, row_sample_fn fn,
                   void *ctx, struct err *e)
 {
-	struct row_sink sink = {fn, NULL, ctx};
+	struct payload_fns sink = {fn, NULL, ctx};
 	sqlite3_stmt *st = s->st[!has_window ? ST_SAMPLES_ALL
 	                         : wide      ? ST_SAMPLES_WIDE
 	                                     : ST_SAMPLES_WIN];
@@ -725,10 +725,10 @@ int store_samples(struct store *s, int64_t profile, int has_window,
 }
 
 int store_points(struct store *s, int64_t series, int has_window, int wide,
-                 double wstart, double wend, store_point_fn fn, void *ctx,
+                 double wstart, double wend, row_point_fn fn, void *ctx,
                  struct err *e)
 {
-	struct row_sink sink = {NULL, fn, ctx};
+	struct payload_fns sink = {NULL, fn, ctx};
 	sqlite3_stmt *st = s->st[!has_window ? ST_POINTS_ALL
 	                         : wide      ? ST_POINTS_WIDE
 	                                     : ST_POINTS_WIN];
@@ -741,9 +741,9 @@ int store_points(struct store *s, int64_t series, int has_window, int wide,
 }
 
 int store_points_before(struct store *s, int64_t series, double t,
-                        store_point_fn fn, void *ctx, struct err *e)
+                        row_point_fn fn, void *ctx, struct err *e)
 {
-	struct row_sink sink = {NULL, fn, ctx};
+	struct payload_fns sink = {NULL, fn, ctx};
 	sqlite3_stmt *st = s->st[ST_POINTS_MAXBEFORE];
 	double at;
 	int rc;

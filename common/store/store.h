@@ -14,18 +14,11 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 #define STORE_GENERATION_MAX 64
 
 struct store;
-
-typedef int (*store_event_fn)(void *ctx, int64_t ordinal,
-                              const struct evidence_event *row);
-typedef int (*store_sample_fn)(void *ctx, int64_t ordinal,
-                               const struct evidence_sample *row);
-typedef int (*store_point_fn)(void *ctx, int64_t ordinal,
-                              const struct evidence_point *row);
 
 /* True when the 16 bytes at hdr are the SQLite file header. */
 int store_is_sqlite_header(const unsigned char hdr[16]);
@@ -59,7 +52,7 @@ void store_read_end(struct store *s);
  * name, tid, source_row) from the events table; the tid points into st's
  * row.  ERR_DATA for a malformed row. */
 int store_event_decode(struct store *s, int64_t profile, sqlite3_stmt *st,
-                       int64_t *ordinal, struct evidence_event *out,
+                       int64_t *ordinal, struct row_event *out,
                        struct err *e);
 
 /*
@@ -90,17 +83,17 @@ int store_check_generation(struct store *s, const char *generation,
  *  store_points_before: every point at the latest time strictly before t.
  */
 int store_events(struct store *s, int64_t profile, int has_window, int wide,
-                 double wstart, double wend, store_event_fn fn, void *ctx,
+                 double wstart, double wend, row_event_fn fn, void *ctx,
                  struct err *e);
 int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
-                   store_event_fn fn, void *ctx, struct err *e);
+                   row_event_fn fn, void *ctx, struct err *e);
 int store_samples(struct store *s, int64_t profile, int has_window,
-                  int wide, double wstart, double wend, store_sample_fn fn,
+                  int wide, double wstart, double wend, row_sample_fn fn,
                   void *ctx, struct err *e);
 int store_points(struct store *s, int64_t series, int has_window, int wide,
-                 double wstart, double wend, store_point_fn fn, void *ctx,
+                 double wstart, double wend, row_point_fn fn, void *ctx,
                  struct err *e);
 int store_points_before(struct store *s, int64_t series, double t,
-                        store_point_fn fn, void *ctx, struct err *e);
+                        row_point_fn fn, void *ctx, struct err *e);
 
 #endif

@@ -112,7 +112,7 @@ static int advance(struct run *r, double wstart)
 }
 
 int store_ordered_events(struct store_ordered *o, int64_t profile,
-                         double wstart, double wend, store_event_fn fn,
+                         double wstart, double wend, row_event_fn fn,
                          void *ctx, struct err *e)
 {
 	sqlite3 *db = store_db(o->s);
@@ -170,7 +170,7 @@ int store_ordered_events(struct store_ordered *o, int64_t profile,
 	for (size_t k = live; k-- > 0;)
 		sift_down(h, live, k);
 	while (!rc && live) {
-		struct evidence_event ev;
+		struct row_event ev;
 		int64_t ordinal;
 		rc = store_event_decode(o->s, profile, h[0].st, &ordinal, &ev, e);
 		if (rc || (rc = fn(ctx, ordinal, &ev)))

@@ -5,8 +5,8 @@
  * them instead of reading the whole window.
  *
  * The index holds one start-ordered run per duration bucket; this merges
- * the runs (each from the queries.md lower bound of its bucket) with a
- * small heap.  It owns a pool of prepared statements, one per open run.
+ * the runs (each from the lower bound of its bucket,
+ * doc/query-semantics.md "nsys") with a small heap.  It owns a pool of prepared statements, one per open run.
  */
 #ifndef DSIGHT_STORE_ORDERED_H
 #define DSIGHT_STORE_ORDERED_H
@@ -30,7 +30,7 @@ void store_ordered_close(struct store_ordered *o);
  * of fn stops the walk and is returned; data errors are ERR_DATA.
  */
 int store_ordered_events(struct store_ordered *o, int64_t profile,
-                         double wstart, double wend, store_event_fn fn,
+                         double wstart, double wend, row_event_fn fn,
                          void *ctx, struct err *e);
 
 #endif

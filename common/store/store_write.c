@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -20,9 +19,7 @@
 #include "store/store_summary.h"
 #include "store/store_views.h"
 
-#define BUCKET_MIN (-29)
-#define BUCKET_MAX 1025
-#define NBUCKETS (BUCKET_MAX - BUCKET_MIN + 1)
+#define NBUCKETS (ROW_BUCKET_MAX - ROW_BUCKET_MIN + 1)
 
 #define BATCH_ROWS 16384
 #define BATCH_TEXT (2u << 20)
@@ -102,22 +99,6 @@ struct store_writer {
 	pthread_t thread;
 };
 
-int store_bucket(double start, double end)
-{
-	double d = end - start;
-
-	if (!(d > 1e-9))
-		return BUCKET_MIN; /* also end < start */
-	if (!isfinite(d))
-		return BUCKET_MAX;
-	double b = ceil(log2(d));
-	if (b < BUCKET_MIN)
-		return BUCKET_MIN;
-	if (b > BUCKET_MAX)
-		return BUCKET_MAX;
-	return (int)b;
-}
-
 int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e)
 {
 	unsigned char raw[STORE_GENERATION_LEN / 2];
@@ -177,7 +158,7 @@ static int note_duration(struct store_writer *w, int64_t profile, double d,
 			return err_set(e, ERR_NOMEM, "out of memory");
 		w->dur[profile] = pd;
 	}
-	int k = bucket - BUCKET_MIN;
+	int k = bucket - ROW_BUCKET_MIN;
 	if (!pd->seen[k] || d > pd->max[k]) {
 		pd->max[k] = d;
 		pd->seen[k] = 1;
@@ -232,7 +213,7 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 	sqlite3_bind_int64(st, base, r->key);
 	sqlite3_bind_int64(st, base + 1, r->ordinal);
 	if (r->kind == REC_EVENT) {
-		int bucket = store_bucket(r->t0, r->t1);
+		int bucket = row_bucket(r->t0, r->t1);
 		if (note_duration(w, r->key, r->t1 - r->t0, bucket, e))
 			return e->code;
 		if (store_summary_event(w->sum, r->key, r->t0, r->t1, e))
@@ -413,7 +394,7 @@ static struct rec *next_rec(struct store_writer *w, struct err *e)
 }
 
 static int on_event(void *ctx, int64_t profile, int64_t ordinal,
-                    const struct evidence_event *row, struct err *e)
+                    const struct row_event *row, struct err *e)
 {
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, e);
@@ -435,7 +416,7 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
-                     const struct evidence_sample *row, struct err *e)
+                     const struct row_sample *row, struct err *e)
 {
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, e);
@@ -456,7 +437,7 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int on_point(void *ctx, int64_t series, int64_t ordinal,
-                    const struct evidence_point *row, struct err *e)
+                    const struct row_point *row, struct err *e)
 {
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, e);
@@ -481,7 +462,7 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
 	return 0;
 }
 
-void store_write_sink(struct store_writer *w, struct evidence_sink *sink)
+void store_write_sink(struct store_writer *w, struct row_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
 	sink->ctx = w;
@@ -637,7 +618,7 @@ static int write_durations(struct store_writer *w, struct err *e)
 			if (!w->dur[p]->seen[k])
 				continue;
 			sqlite3_bind_int64(st, 1, (int64_t)p);
-			sqlite3_bind_int(st, 2, k + BUCKET_MIN);
+			sqlite3_bind_int(st, 2, k + ROW_BUCKET_MIN);
 			sqlite3_bind_double(st, 3, w->dur[p]->max[k]);
 			int rc = sqlite3_step(st);
 			sqlite3_reset(st);

@@ -3,7 +3,7 @@
  *
  * Owns the physical schema (five tables, three indexes, user_version 1,
  * rollback journal), the bulk load and the derived `durations` table.  Rows
- * arrive through an evidence_sink (store_write_sink) so the evidence reader
+ * arrive through an row_sink (store_write_sink) so the evidence reader
  * and the Nsight importer stream straight into the store; they are batched
  * and inserted by a second thread (one transaction, prepared statements,
  * synchronous=OFF, no journal during the load), so parsing and inserting
@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 #define STORE_GENERATION_LEN 32
 #define STORE_VERSION 1
@@ -43,7 +43,7 @@ void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *can
 
 /* Fills sink (event, sample and point callbacks; ctx = w).  The sink stays
  * valid while w is open. */
-void store_write_sink(struct store_writer *w, struct evidence_sink *sink);
+void store_write_sink(struct store_writer *w, struct row_sink *sink);
 
 /*
  * Ends the load: stores the one catalog row (catalog printed compact with
@@ -67,7 +67,5 @@ void store_write_close(struct store_writer *w);
  * kernel's random source). */
 int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e);
 
-/* bucket = ceil(log2(max(end - start, 1e-9))), clamped to [-29, 1025]. */
-int store_bucket(double start, double end);
 
 #endif

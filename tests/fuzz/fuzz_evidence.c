@@ -17,7 +17,7 @@ struct counts {
 	uint64_t events, samples, points;
 };
 
-static int on_event(void *ctx, int64_t pr, int64_t o, const struct evidence_event *r,
+static int on_event(void *ctx, int64_t pr, int64_t o, const struct row_event *r,
                     struct err *e)
 {
 	(void)pr, (void)o, (void)e;
@@ -26,7 +26,7 @@ static int on_event(void *ctx, int64_t pr, int64_t o, const struct evidence_even
 	return 0;
 }
 
-static int on_sample(void *ctx, int64_t pr, int64_t o, const struct evidence_sample *r,
+static int on_sample(void *ctx, int64_t pr, int64_t o, const struct row_sample *r,
                      struct err *e)
 {
 	(void)pr, (void)o, (void)r, (void)e;
@@ -34,7 +34,7 @@ static int on_sample(void *ctx, int64_t pr, int64_t o, const struct evidence_sam
 	return 0;
 }
 
-static int on_point(void *ctx, int64_t s, int64_t o, const struct evidence_point *r,
+static int on_point(void *ctx, int64_t s, int64_t o, const struct row_point *r,
                     struct err *e)
 {
 	(void)s, (void)o, (void)r, (void)e;
@@ -45,8 +45,8 @@ static int on_point(void *ctx, int64_t s, int64_t o, const struct evidence_point
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct counts c = {0, 0, 0};
-	struct evidence_sink sink = {&c, on_event, on_sample, on_point, NULL, NULL};
-	struct evidence_stats st;
+	struct row_sink sink = {&c, on_event, on_sample, on_point, NULL, NULL};
+	struct evstats st;
 	json_t *cat = NULL;
 	struct err e;
 
@@ -74,14 +74,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* the catalog is itself a document the reader accepts */
 	json_t *again = NULL;
-	struct evidence_stats st2;
+	struct evstats st2;
 	path = fuzz_file("catalog.json", (const uint8_t *)b.data, b.len);
 	rc = evidence_read(path, NULL, &again, &st2, &e);
 	fuzz_check(rc == 0, e.msg);
-	evidence_stats_free(&st2);
+	evstats_free(&st2);
 	json_decref(again);
 	buf_free(&b);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 	json_decref(cat);
 	return 0;
 }

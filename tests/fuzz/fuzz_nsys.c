@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-static int on_event(void *ctx, int64_t pr, int64_t o, const struct evidence_event *r,
+static int on_event(void *ctx, int64_t pr, int64_t o, const struct row_event *r,
                     struct err *e)
 {
 	(void)ctx, (void)pr, (void)o, (void)e;
@@ -21,7 +21,7 @@ static int on_event(void *ctx, int64_t pr, int64_t o, const struct evidence_even
 	return 0;
 }
 
-static int on_sample(void *ctx, int64_t pr, int64_t o, const struct evidence_sample *r,
+static int on_sample(void *ctx, int64_t pr, int64_t o, const struct row_sample *r,
                      struct err *e)
 {
 	(void)ctx, (void)pr, (void)o, (void)r, (void)e;
@@ -30,7 +30,7 @@ static int on_sample(void *ctx, int64_t pr, int64_t o, const struct evidence_sam
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct evidence_sink sink = {NULL, on_event, on_sample, NULL, NULL, NULL};
+	struct row_sink sink = {NULL, on_event, on_sample, NULL, NULL, NULL};
 	struct nsys_options opt = {1000, "fuzz"};
 	json_t *cat = NULL;
 	struct err e;

@@ -37,7 +37,7 @@ static inline int bucket(double s, double e)
 }
 
 static inline int mk_event(void *ctx, int64_t p, int64_t k,
-                    const struct evidence_event *r, struct err *e)
+                    const struct row_event *r, struct err *e)
 {
 	struct mk *m = ctx;
 	(void)e;
@@ -60,7 +60,7 @@ static inline int mk_event(void *ctx, int64_t p, int64_t k,
 }
 
 static inline int mk_sample(void *ctx, int64_t p, int64_t k,
-                     const struct evidence_sample *r, struct err *e)
+                     const struct row_sample *r, struct err *e)
 {
 	struct mk *m = ctx;
 	struct buf b;
@@ -83,7 +83,7 @@ static inline int mk_sample(void *ctx, int64_t p, int64_t k,
 }
 
 static inline int mk_point(void *ctx, int64_t s, int64_t k,
-                    const struct evidence_point *r, struct err *e)
+                    const struct row_point *r, struct err *e)
 {
 	struct mk *m = ctx;
 	struct buf b;
@@ -110,7 +110,7 @@ static inline int mkcache(const char *doc, const char *out, int version,
                    const char *generation)
 {
 	struct mk m;
-	struct evidence_sink sink;
+	struct row_sink sink;
 	struct err e;
 	json_t *cat = NULL;
 	struct buf b;

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "base/buf.h"
+#include "ingest/capabilities.h"
 #include "ingest/evidence.h"
 #include "base/jsonout.h"
 #include "base/num.h"
@@ -38,7 +39,7 @@ static int rec_abort(struct rec *r, struct err *e)
 	return 0;
 }
 
-static int rec_event(void *ctx, int64_t p, int64_t k, const struct evidence_event *ev,
+static int rec_event(void *ctx, int64_t p, int64_t k, const struct row_event *ev,
                      struct err *e)
 {
 	struct rec *r = ctx;
@@ -52,7 +53,7 @@ static int rec_event(void *ctx, int64_t p, int64_t k, const struct evidence_even
 	return rec_abort(r, e);
 }
 
-static int rec_sample(void *ctx, int64_t p, int64_t k, const struct evidence_sample *s,
+static int rec_sample(void *ctx, int64_t p, int64_t k, const struct row_sample *s,
                       struct err *e)
 {
 	struct rec *r = ctx;
@@ -64,7 +65,7 @@ static int rec_sample(void *ctx, int64_t p, int64_t k, const struct evidence_sam
 	return rec_abort(r, e);
 }
 
-static int rec_point(void *ctx, int64_t s, int64_t k, const struct evidence_point *pt,
+static int rec_point(void *ctx, int64_t s, int64_t k, const struct row_point *pt,
                      struct err *e)
 {
 	struct rec *r = ctx;
@@ -87,9 +88,9 @@ static void rec_progress(void *ctx, uint64_t done, uint64_t total)
 	r->last_total = total;
 }
 
-static struct evidence_sink rec_sink(struct rec *r)
+static struct row_sink rec_sink(struct rec *r)
 {
-	struct evidence_sink s = { r, rec_event, rec_sample, rec_point, rec_progress, NULL };
+	struct row_sink s = { r, rec_event, rec_sample, rec_point, rec_progress, NULL };
 	memset(r, 0, sizeof *r);
 	buf_init(&r->log, 0);
 	return s;
@@ -153,12 +154,12 @@ static int read_text(const char *text, size_t n, struct err *e)
 {
 	char *path = temp_file(text, n);
 	json_t *cat = NULL;
-	struct evidence_stats st;
+	struct evstats st;
 	err_clear(e);
 	int rc = evidence_read(path, NULL, &cat, &st, e);
 	if (!rc) {
 		json_decref(cat);
-		evidence_stats_free(&st);
+		evstats_free(&st);
 	} else {
 		CHECK(cat == NULL);
 		CHECK_NE(e->msg[0], '\0');
@@ -230,8 +231,8 @@ static json_t *expected_catalog(void)
 TEST(fixture_rows)
 {
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
-	struct evidence_stats st;
+	struct row_sink sink = rec_sink(&r);
+	struct evstats st;
 	json_t *cat = NULL;
 	struct err e;
 
@@ -262,7 +263,7 @@ TEST(fixture_rows)
 	/* document order */
 	CHECK(strstr(log, "E 0 7 ") < strstr(log, "E 1 0 "));
 	json_decref(cat);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 	buf_free(&r.log);
 }
 
@@ -290,10 +291,10 @@ TEST(fixture_catalog)
 	      json_array_size(json_object_get(s0, "points")) == 0);
 	CHECK(json_object_get(s0, "point_count") == NULL);
 	/* computed capabilities equal the stored ones */
-	struct evidence_stats st;
+	struct evstats st;
 	json_t *again = NULL;
 	CHECK_EQ(evidence_read(FIXTURE, NULL, &again, &st, &e), 0);
-	json_t *caps = evidence_capabilities(cat, st.series_points, st.nseries);
+	json_t *caps = capabilities_compute(cat, st.series_points, st.nseries);
 	CHECK(json_equal(caps, json_object_get(cat, "capabilities")));
 	char *ct = catalog_text(caps);
 	CHECK_STR(ct, "{\"requests\":true,\"request_breakdown\":true,\"server_activity\":true,"
@@ -302,7 +303,7 @@ TEST(fixture_catalog)
 	free(ct);
 	json_decref(caps);
 	json_decref(again);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 	free(got);
 	free(exp);
 	json_decref(cat);
@@ -358,7 +359,7 @@ TEST(capabilities_computed_when_missing)
 static void same_as_fixture(const char *path)
 {
 	struct rec r1, r2;
-	struct evidence_sink s1 = rec_sink(&r1), s2 = rec_sink(&r2);
+	struct row_sink s1 = rec_sink(&r1), s2 = rec_sink(&r2);
 	json_t *c1 = NULL, *c2 = NULL;
 	struct err e;
 
@@ -431,9 +432,9 @@ TEST(legacy_report_directory)
 TEST(sink_abort_and_null_sink)
 {
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
+	struct row_sink sink = rec_sink(&r);
 	json_t *cat = NULL;
-	struct evidence_stats st;
+	struct evstats st;
 	struct err e;
 
 	r.fail_at = 3;
@@ -448,11 +449,11 @@ TEST(sink_abort_and_null_sink)
 	CHECK(strstr(e.msg, "metrics[2].points[1]: the row was refused") != NULL);
 	buf_free(&r.log);
 
-	struct evidence_sink empty = { 0 };
+	struct row_sink empty = { 0 };
 	CHECK_EQ(evidence_read(FIXTURE, &empty, &cat, &st, &e), 0);
 	CHECK_EQ(st.points, 23);
 	json_decref(cat);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 }
 
 /* ---- validation ------------------------------------------------------------ */
@@ -478,8 +479,8 @@ TEST(gzip_abort_midway_and_big_input)
 	buf_puts(&b, "]}]}");
 	char *gz = gzip_file(b.data, b.len, 2, NULL);
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
-	struct evidence_stats st;
+	struct row_sink sink = rec_sink(&r);
+	struct evstats st;
 	json_t *cat = NULL;
 	struct err e;
 	r.fail_at = 2;
@@ -494,7 +495,7 @@ TEST(gzip_abort_midway_and_big_input)
 	CHECK(stat(gz, &sb) == 0 && st.input_bytes == (uint64_t)sb.st_size);
 	CHECK(r.progress_calls > 4 && r.last_done == st.input_bytes);
 	json_decref(cat);
-	evidence_stats_free(&st);
+	evstats_free(&st);
 	buf_free(&r.log);
 	buf_free(&b);
 	unlink(gz);
@@ -507,7 +508,7 @@ TEST(rows_integer_times_become_reals)
 	                       "\"names\":[\"x\"],\"samples\":[[2,\"9\",0,1]]}");
 	char *path = temp_file(doc, strlen(doc));
 	struct rec r;
-	struct evidence_sink sink = rec_sink(&r);
+	struct row_sink sink = rec_sink(&r);
 	json_t *cat = NULL;
 	struct err e;
 	CHECK_EQ(evidence_read(path, &sink, &cat, NULL, &e), 0);

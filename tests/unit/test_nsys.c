@@ -6,13 +6,14 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "ingest/capabilities.h"
 #include "ingest/nsys.h"
 #include "ingest/nsys_dict.h"
 #include "ingest/nsys_name.h"
 #include "testlib.h"
 
 /* Until the evidence module lands, a minimal capabilities fallback. */
-__attribute__((weak)) json_t *evidence_capabilities(const json_t *catalog,
+__attribute__((weak)) json_t *capabilities_compute(const json_t *catalog,
                                                     const uint64_t *sp,
                                                     size_t ns)
 {
@@ -115,7 +116,7 @@ struct coll {
 };
 
 static int on_event(void *ctx, int64_t profile, int64_t ordinal,
-                    const struct evidence_event *r, struct err *e)
+                    const struct row_event *r, struct err *e)
 {
 	struct coll *c = ctx;
 	(void)e;
@@ -130,7 +131,7 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 }
 
 static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
-                     const struct evidence_sample *r, struct err *e)
+                     const struct row_sample *r, struct err *e)
 {
 	struct coll *c = ctx;
 	(void)e;
@@ -146,7 +147,7 @@ static json_t *run(const char *const *paths, size_t n, json_t *doc,
                    int64_t max, struct coll *c, int *rc, struct err *e)
 {
 	struct nsys_options o = {.max_events = max, .job = "j"};
-	struct evidence_sink sink = {.ctx = c, .event = on_event,
+	struct row_sink sink = {.ctx = c, .event = on_event,
 	                             .sample = on_sample};
 	memset(c, 0, sizeof *c);
 	err_clear(e);

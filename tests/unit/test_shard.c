@@ -38,7 +38,7 @@ static struct shard_writer *open_writer(int threads)
 static int event(struct shard_writer *w, int64_t profile, double start,
                  double end, const char *tid, int64_t row)
 {
-	struct evidence_event ev = {start, end, 0, tid, strlen(tid), row};
+	struct row_event ev = {start, end, 0, tid, strlen(tid), row};
 	struct err e;
 	return shard_writer_event(w, profile, row, &ev, &e);
 }
@@ -182,14 +182,14 @@ TEST(descriptor_fields_and_bounds)
 	CHECK_EQ(event(w, 0, 1.0, 5.0, "12", 3), 0);
 	CHECK_EQ(event(w, 0, 0.5, 9.0, "12", 4), 0);
 	CHECK_EQ(event(w, 0, 2.0, 3.0, "\xc3\xa9", 5), 0);
-	struct evidence_sample s1 = {4.0, "9", 1, 2, 10}, s2 = {1.25, "9", 1, 0, 11};
+	struct row_sample s1 = {4.0, "9", 1, 2, 10}, s2 = {1.25, "9", 1, 0, 11};
 	CHECK_EQ(shard_writer_sample(w, 0, 0, &s1, &e), 0);
 	CHECK_EQ(shard_writer_sample(w, 0, 1, &s2, &e), 0);
-	struct evidence_point p1 = {0.5, {NUM_INT, 1, 1.0, NULL, 0}, 3, 0};
-	struct evidence_point p2 = {2.0, {NUM_NULL, 0, 0, NULL, 0}, 3, 1};
+	struct row_point p1 = {0.5, {NUM_INT, 1, 1.0, NULL, 0}, 3, 0};
+	struct row_point p2 = {2.0, {NUM_NULL, 0, 0, NULL, 0}, 3, 1};
 	const char *bigtxt = "18446744073709551617";
-	struct evidence_point p3 = {2.0, {NUM_BIG, 0, 1.8e19, bigtxt, strlen(bigtxt)}, 3, 2};
-	struct evidence_point p4 = {-1.0, {NUM_REAL, 0, 2.0, NULL, 0}, 3, 3};
+	struct row_point p3 = {2.0, {NUM_BIG, 0, 1.8e19, bigtxt, strlen(bigtxt)}, 3, 2};
+	struct row_point p4 = {-1.0, {NUM_REAL, 0, 2.0, NULL, 0}, 3, 3};
 	CHECK_EQ(shard_writer_point(w, 1, 0, &p1, &e), 0);
 	CHECK_EQ(shard_writer_point(w, 1, 1, &p2, &e), 0);
 	CHECK_EQ(shard_writer_point(w, 1, 2, &p3, &e), 0);

@@ -11,15 +11,15 @@
 
 TEST(bucket_formula)
 {
-	CHECK_EQ(store_bucket(1.0, 1.0), -29);
-	CHECK_EQ(store_bucket(2.0, 1.0), -29);
-	CHECK_EQ(store_bucket(0.0, 1e-9), -29);
-	CHECK_EQ(store_bucket(0.0, 1.0), 0);
-	CHECK_EQ(store_bucket(0.0, 0.5), -1);
-	CHECK_EQ(store_bucket(0.0, 0.75), 0);
-	CHECK_EQ(store_bucket(0.0, 3.0), 2);
-	CHECK_EQ(store_bucket(-1.0, 12.0), 4);
-	CHECK_EQ(store_bucket(-1e308, 1e308), 1025);
+	CHECK_EQ(row_bucket(1.0, 1.0), -29);
+	CHECK_EQ(row_bucket(2.0, 1.0), -29);
+	CHECK_EQ(row_bucket(0.0, 1e-9), -29);
+	CHECK_EQ(row_bucket(0.0, 1.0), 0);
+	CHECK_EQ(row_bucket(0.0, 0.5), -1);
+	CHECK_EQ(row_bucket(0.0, 0.75), 0);
+	CHECK_EQ(row_bucket(0.0, 3.0), 2);
+	CHECK_EQ(row_bucket(-1.0, 12.0), 4);
+	CHECK_EQ(row_bucket(-1e308, 1e308), 1025);
 }
 
 TEST(generation_is_random_hex)
@@ -35,7 +35,7 @@ TEST(generation_is_random_hex)
 }
 
 static int count_rows(void *ctx, int64_t p, int64_t o,
-                      const struct evidence_event *row, struct err *e)
+                      const struct row_event *row, struct err *e)
 {
 	(void)p;
 	(void)o;
@@ -62,7 +62,7 @@ TEST(rows_through_a_tee)
 {
 	char dir[] = "/tmp/dsight-unit-XXXXXX", path[256];
 	struct store_writer *w;
-	struct evidence_sink store, counter, tee;
+	struct row_sink store, counter, tee;
 	struct sink_tee t;
 	struct err e;
 	int seen = 0;
@@ -81,15 +81,15 @@ TEST(rows_through_a_tee)
 
 	/* 100000 events: several batches through the writer thread */
 	for (int i = 0; i < 100000; i++) {
-		struct evidence_event ev = {i * 0.125, i * 0.125 + (i % 7) * 0.25,
+		struct row_event ev = {i * 0.125, i * 0.125 + (i % 7) * 0.25,
 		                            i % 3, "42", 2, i};
 		CHECK_EQ(tee.event(tee.ctx, i % 2, i / 2, &ev, &e), 0);
 	}
-	struct evidence_sample sa = {1.5, "None", 4, 3, 9};
+	struct row_sample sa = {1.5, "None", 4, 3, 9};
 	CHECK_EQ(tee.sample(tee.ctx, 0, 0, &sa, &e), 0);
-	struct evidence_point pt = {2.0, {NUM_BIG, 0, 0, "-123456789012345678901234", 25}, 1, 7};
+	struct row_point pt = {2.0, {NUM_BIG, 0, 0, "-123456789012345678901234", 25}, 1, 7};
 	CHECK_EQ(tee.point(tee.ctx, 3, 0, &pt, &e), 0);
-	struct evidence_point pn = {-1.0, {NUM_NULL, 0, 0, NULL, 0}, 1, 8};
+	struct row_point pn = {-1.0, {NUM_NULL, 0, 0, NULL, 0}, 1, 8};
 	CHECK_EQ(tee.point(tee.ctx, 3, 1, &pn, &e), 0);
 	CHECK_EQ(seen, 100000);
 
@@ -129,7 +129,7 @@ TEST(rows_through_a_tee)
 	          "0:-29:0.0 0:-2:0.25 0:-1:0.5 0:0:1.0 0:1:1.5 1:-29:0.0 1:-2:0.25 1:-1:0.5 1:0:1.0 1:1:1.5");
 	free(s);
 	/* every event's bucket is ceil(log2(max(end - start, 1e-9))), computed
-	 * here independently of store_bucket */
+	 * here independently of row_bucket */
 	{
 		sqlite3_stmt *st_;
 		long rows = 0, wrong = 0;

@@ -1,0 +1,93 @@
+/*
+ * row: the rows that grow with a capture, and the sink they travel through.
+ *
+ * Three row kinds (doc/evidence-document.md "Row shapes"): an NVTX event
+ * [start, end, name_index, global_tid, source_row], a CPU sample [time,
+ * global_tid, stack_index, source_row] and a metric point [time, value,
+ * source_id, source_row].  Every reader hands them to a struct row_sink
+ * (the evidence parser, the Nsight importer) and every writer is one (the
+ * SQLite store, the shard writer, the in-memory backend), so no module
+ * depends on another to trade rows.  The row-callback types of the two
+ * query backends (store, dataset) are the row_*_fn below.  Also the
+ * duration bucket of an event, shared by the cache and the in-memory
+ * backend.
+ */
+#ifndef DSIGHT_ROW_H
+#define DSIGHT_ROW_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "base/num.h"
+
+/* profiles[p].events[k] = [start, end, name_index, global_tid, source_row] */
+struct row_event {
+	double start, end;
+	int64_t name;
+	const char *tid; /* global_tid text, not NUL-terminated */
+	size_t tid_len;
+	int64_t source_row;
+};
+
+/* profiles[p].cpu.samples[k] = [time, global_tid, stack_index, source_row] */
+struct row_sample {
+	double time;
+	const char *tid;
+	size_t tid_len;
+	int64_t stack;
+	int64_t source_row;
+};
+
+/* metrics[s].points[k] = [time, value, source_id, source_row] */
+struct row_point {
+	double time;
+	struct num value; /* NUM_NULL for null; NUM_BIG keeps exact digits */
+	int64_t source_id;
+	int64_t source_row;
+};
+
+/*
+ * Where streamed rows go.  Every callback may be NULL.  Rows arrive in
+ * document order; `ordinal` is the zero-based index in the row's array and
+ * `profile`/`series` the index of the enclosing profile/series.  Row
+ * pointers (and the strings/big-integer text they point to) are valid only
+ * during the call.  A callback returns 0, or an ERR_* code with e filled to
+ * abort the read.
+ */
+struct row_sink {
+	void *ctx;
+	int (*event)(void *ctx, int64_t profile, int64_t ordinal,
+	             const struct row_event *row, struct err *e);
+	int (*sample)(void *ctx, int64_t profile, int64_t ordinal,
+	              const struct row_sample *row, struct err *e);
+	int (*point)(void *ctx, int64_t series, int64_t ordinal,
+	             const struct row_point *row, struct err *e);
+	/* Progress: compressed/input bytes consumed so far and the input size
+	 * (0 when unknown). */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	/* Optional: the read stops (ERR_DATA "interrupted") soon after *cancel
+	 * becomes non-zero, also where no row arrives for a while (between
+	 * chunks of the document, inside long SQL scans of an export). */
+	const volatile sig_atomic_t *cancel;
+};
+
+/* A query backend's row callback (one profile or series at a time):
+ * returns 0 to go on, non-zero to stop the scan. */
+typedef int (*row_event_fn)(void *ctx, int64_t ordinal,
+                            const struct row_event *row);
+typedef int (*row_sample_fn)(void *ctx, int64_t ordinal,
+                             const struct row_sample *row);
+typedef int (*row_point_fn)(void *ctx, int64_t ordinal,
+                            const struct row_point *row);
+
+/* The duration bucket of an event (doc/report-files.md "Tables"):
+ * ceil(log2(max(end - start, 1e-9))), clamped to
+ * [ROW_BUCKET_MIN, ROW_BUCKET_MAX]; a zero-length, reversed or NaN
+ * duration is ROW_BUCKET_MIN, an infinite one ROW_BUCKET_MAX. */
+#define ROW_BUCKET_MIN (-29)
+#define ROW_BUCKET_MAX 1025
+int row_bucket(double start, double end);
+
+#endif

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""The repository cites only itself: no file names a document outside it
+(the old specification's file names or a shared/ folder), and every doc/
+file a comment, test, script or page points to exists, with the section it
+names (doc/query-semantics.md "nsys", also across a comment's line break)."""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+
+t = tap.T()
+os.chdir(tap.TOP)
+files = [f for f in subprocess.run(["git", "ls-files"], capture_output=True,
+                                   text=True, check=True).stdout.split()
+         if os.path.isfile(f)]
+me = os.path.relpath(os.path.abspath(__file__), tap.TOP)
+
+FOREIGN = re.compile(r"shared/|\b(overview|queries|report|sessions|trace-format|"
+                     r"nsight|analysis|catalog|browser|layout)\.md\b")
+CITE = re.compile(r'(doc/[a-z-]+\.md),?((?:[ \t]|\n[ \t]*(?:\*|#|//)?)+"([^"\n]+)")?')
+
+heads = {}
+for f in os.listdir("doc"):
+    if f.endswith(".md"):
+        with open(os.path.join("doc", f), encoding="utf-8") as fh:
+            heads["doc/" + f] = [l.lstrip("#").strip() for l in fh if l.startswith("#")]
+
+foreign, missing_file, missing_section, cites = [], [], [], 0
+for f in files:
+    if f == me:
+        continue
+    try:
+        with open(f, encoding="utf-8") as fh:
+            text = fh.read()
+    except (UnicodeDecodeError, OSError):
+        continue
+    for n, line in enumerate(text.splitlines(), 1):
+        if FOREIGN.search(line):
+            foreign.append("%s:%d: %s" % (f, n, line.strip()))
+    for m in CITE.finditer(text):
+        cites += 1
+        d, sec = m.group(1), m.group(3)
+        if d not in heads:
+            missing_file.append("%s: %s" % (f, d))
+        elif sec and not any(sec == h or sec in h for h in heads[d]):
+            missing_section.append('%s: %s "%s"' % (f, d, sec))
+
+t.ok(not foreign, "no file cites a document outside the repository", "\n".join(foreign))
+t.ok(cites > 30, "comments and pages cite doc/ (%d citations)" % cites)
+t.ok(not missing_file, "every cited doc/ file exists", "\n".join(missing_file))
+t.ok(not missing_section, "every cited section exists in its doc/ file",
+     "\n".join(missing_section))
+t.ok(set(heads) >= {"doc/README.md", "doc/evidence-document.md", "doc/report-files.md",
+                    "doc/query-semantics.md", "doc/sessions-protocol.md",
+                    "doc/nsight-import.md", "doc/viewer-api.md", "doc/architecture.md"},
+     "doc/ holds the reference files", sorted(heads))
+sys.exit(t.done())
