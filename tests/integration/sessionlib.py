@@ -8,7 +8,8 @@ Every server started here is checked once it is over: its exit status (0,
 or the expect_rc the test set) and its stderr and log (no sanitizer report).
 A test calls server.check() where the server should be done, or leaves it to
 cleanup(), which stops what still runs (SIGTERM: a clean stop exits 0) and
-checks the rest, reporting on tap.T.current.  Servers that leave the test's
+checks the rest, reporting on tap.T.current; tap.T.done() runs cleanup()
+too, for a test that does not.  Servers that leave the test's
 process tree (--daemonize, an orphaned server) are followed through a child
 subreaper (become_subreaper(); Daemon / daemonize()), so their exit status
 is known too.
@@ -271,6 +272,11 @@ def kill_pid(pid, sig=signal.SIGKILL):
         os.kill(pid, sig)
     except ProcessLookupError:
         pass
+
+
+# A test that never calls cleanup() still has its servers checked when it
+# ends (tap.T.done()).
+tap.T.finishers.append(cleanup)
 
 
 def frame(obj):
