@@ -347,6 +347,17 @@ static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 			RUN(p.of = sources[o]; p.has_bucket = 1;
 			    p.bucket = c->duration / 7; p.has_start = 1;
 			    p.start = 0.1; p.limit = 1; p.offset = 1);
+			/* whole seconds: the build-time bins answer */
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 2;
+			    p.has_start = 1; p.start = 1; p.worker = "decode-0");
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 10;
+			    p.has_start = p.has_end = 1; p.start = 2;
+			    p.end = floor(c->duration * 0.75));
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 3;
+			    p.name = "e"; p.limit = 1000);
+			RUN(p.of = sources[o]; p.has_bucket = 1; p.bucket = 1;
+			    p.has_start = p.has_end = 1; p.start = 0;
+			    p.end = c->duration * 0.5 + 0.25);
 		}
 		/* whole-run name groups come from the name summaries */
 		RUN(p.group_by = "name"; p.sort = keys2; p.limit = 1000);
@@ -492,6 +503,27 @@ static void random_grouping(struct ctx *c, struct query_params *p)
 	p->of = sources[rnd(c) % 4];
 	if (!strcmp(p->of, "nsys") && rnd(c) % 2)
 		p->group_by = "name";
+	if (rnd(c) % 3 == 0) {
+		/* buckets of whole seconds from a whole second: the build-time
+		 * bins answer (unless the request joins); the end anywhere */
+		static const double widths[] = {1, 2, 3, 5, 10, 20, 30, 60};
+		double s = floor(rnd01(c) * c->duration * 0.9);
+		double e = rnd(c) % 2 ? c->duration
+		                      : s + rnd01(c) * (c->duration - s);
+		if (rnd(c) % 3 == 0)
+			e = floor(e);
+		if (rnd(c) % 4 == 0) {
+			s = 0;
+			p->has_start = p->has_end = 0;
+		} else {
+			p->has_start = p->has_end = 1;
+			p->start = s;
+			p->end = e > s ? e : s;
+		}
+		p->has_bucket = 1;
+		p->bucket = widths[rnd(c) % 8];
+		return;
+	}
 	if (rnd(c) % 20) {
 		double s = p->has_start ? p->start : 0;
 		double e = p->has_end ? p->end : c->duration;

@@ -2,6 +2,7 @@
 #include "base/row.h"
 
 #include <math.h>
+#include <string.h>
 
 int row_bucket(double start, double end)
 {
@@ -25,4 +26,16 @@ const char *evidence_collection_key(enum evidence_collection c)
 		"requests", "sessions", "server_spans", "iterations"
 	};
 	return (unsigned)c < EVIDENCE_NCOLLECTIONS ? keys[c] : "";
+}
+
+struct row_event row_event_of(int64_t name, double start, double end)
+{
+	struct row_event row;
+
+	memset(&row, 0, sizeof row);
+	row.start = start;
+	row.end = end;
+	row.name = name;
+	row.tid = "";
+	return row;
 }

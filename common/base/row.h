@@ -46,6 +46,10 @@ struct row_event {
 	int64_t source_row;
 };
 
+/* A range known by its name and times only (one a build-time summary
+ * lists): empty tid, no source row. */
+struct row_event row_event_of(int64_t name, double start, double end);
+
 /* profiles[p].cpu.samples[k] = [time, global_tid, stack_index, source_row] */
 struct row_sample {
 	double time;

@@ -593,6 +593,47 @@ int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
 	                               ctx, e);
 }
 
+int dataset_range_bins(struct dataset *ds, int64_t profile, double width,
+                       int64_t i0, int64_t i1, int by_name, int *have,
+                       dataset_bin_fn fn, dataset_cross_fn cross, void *ctx,
+                       struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_range_bins(ds->sum, profile, width, i0, i1,
+	                                by_name, have, fn, cross, ctx, e);
+}
+
+int dataset_sample_bins(struct dataset *ds, int64_t profile, double width,
+                        int64_t i0, int64_t i1, int *have,
+                        store_sumbins_sample_fn fn, void *ctx,
+                        struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_sample_bins(ds->sum, profile, width, i0, i1, have,
+	                                 fn, ctx, e);
+}
+
+int dataset_point_bins(struct dataset *ds, int64_t series, double width,
+                       int64_t i0, int64_t i1, int *have,
+                       store_sumbins_point_fn fn, void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_summary_point_bins(ds->sum, series, width, i0, i1, have,
+	                                fn, ctx, e);
+}
+
 int dataset_events_by_start(struct dataset *ds, int64_t profile,
                             const struct dataset_window *w, int *have,
                             row_event_fn fn, void *ctx, struct err *e)

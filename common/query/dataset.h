@@ -19,6 +19,7 @@
 #include "base/row.h"
 #include "base/fileid.h"
 #include "store/store_coll.h"
+#include "store/store_sumbins.h"
 
 struct dataset;
 
@@ -186,6 +187,25 @@ typedef int (*dataset_cross_fn)(void *ctx, int64_t name, double start,
 int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
                       int64_t i0, int64_t i1, int *have, dataset_name_fn fn,
                       dataset_cross_fn cross, void *ctx, struct err *e);
+/* The timeline bins i0..i1-1 of profile at width (store/store_sumnames.h
+ * store_sumnames_timeline): fn once per bin (by_name 0; name -2) or per
+ * (bin, name) with the ranges contained in it, cross once per range
+ * starting in the bins that touches a bin edge. */
+typedef int (*dataset_bin_fn)(void *ctx, int64_t bin, int64_t name,
+                              int64_t count, const double *dur, size_t ndur);
+int dataset_range_bins(struct dataset *ds, int64_t profile, double width,
+                       int64_t i0, int64_t i1, int by_name, int *have,
+                       dataset_bin_fn fn, dataset_cross_fn cross, void *ctx,
+                       struct err *e);
+/* The CPU sample bins i0..i1-1 of profile and the point bins of series
+ * (store/store_sumbins.h). */
+int dataset_sample_bins(struct dataset *ds, int64_t profile, double width,
+                        int64_t i0, int64_t i1, int *have,
+                        store_sumbins_sample_fn fn, void *ctx,
+                        struct err *e);
+int dataset_point_bins(struct dataset *ds, int64_t series, double width,
+                       int64_t i0, int64_t i1, int *have,
+                       store_sumbins_point_fn fn, void *ctx, struct err *e);
 /* The ranges of profile overlapping w in ascending start order (equal
  * starts in any order); fn's non-zero return stops the walk and is
  * returned.  Offered with the summaries (*have as above). */

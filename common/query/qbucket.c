@@ -3,6 +3,7 @@
  * roundings: this file must be compiled with -ffp-contract=off. */
 #include "query/qbucket.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static double edge(double start, size_t i, double width)
@@ -86,4 +87,44 @@ size_t qbucket_first_overlap(const struct qbucket *q, double a, double z)
 	if (lo < q->n && z >= q->b[lo])
 		return lo;
 	return q->n;
+}
+
+/* Bins stay far below 2^53 (the edges exact in doubles). */
+#define BIN_LIMIT 1e12
+
+int qbucket_bins(const struct qbucket *q, double w, struct qbucket_bins *out)
+{
+	double s0 = q->start / w, per = q->width / w, i1;
+
+	if (!q->n || !(q->start >= 0) || !(q->end <= BIN_LIMIT * w) ||
+	    s0 != floor(s0) || s0 * w != q->start || per != floor(per) ||
+	    per < 1 || per * w != q->width)
+		return 0;
+	for (size_t i = 0; i < q->n; i++) {
+		volatile double step = (double)i * per;
+		if ((s0 + step) * w != q->b[i])
+			return 0;
+	}
+	i1 = floor(q->end / w);
+	while (i1 > 0 && i1 * w > q->end)
+		i1 -= 1;
+	while ((i1 + 1) * w <= q->end)
+		i1 += 1;
+	if (!(i1 > s0))
+		return 0;
+	out->width = w;
+	out->i0 = (int64_t)s0;
+	out->i1 = (int64_t)i1;
+	out->per = (int64_t)per;
+	out->rest = i1 * w;
+	return 1;
+}
+
+size_t qbucket_bin_bucket(const struct qbucket *q,
+                          const struct qbucket_bins *b, int64_t j)
+{
+	int64_t i = (j - b->i0) / b->per;
+	if (i < 0)
+		return 0;
+	return (size_t)i < q->n ? (size_t)i : q->n - 1;
 }

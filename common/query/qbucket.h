@@ -11,6 +11,7 @@
 #define DSIGHT_QBUCKET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define QBUCKET_MAX 10000
 
@@ -44,5 +45,25 @@ double qbucket_length(const struct qbucket *q, size_t i);
  * (a <= edge_i && z >= b_i), or q->n when none; the overlapping buckets
  * are i, i+1, ... while b_i <= z. */
 size_t qbucket_first_overlap(const struct qbucket *q, double a, double z);
+
+/*
+ * Buckets made of whole bins of width w (the build-time bins of
+ * doc/report-files.md "Summaries": bin j is [j*w, (j+1)*w)): when start
+ * is a multiple of w, the width a whole multiple `per` of w and every
+ * computed start b_i exactly (i0 + i*per)*w, the bins i0..i1-1, i1*w <= end
+ * the last edge at or before end, lie inside the window and each inside
+ * one bucket ((j - i0) / per); the rows at or after i1*w (`rest`) are
+ * left to a scan of [rest, end].  Returns 1 and fills *out when so (and
+ * i0 < i1), else 0.
+ */
+struct qbucket_bins {
+	double width, rest;
+	int64_t i0, i1, per;
+};
+int qbucket_bins(const struct qbucket *q, double w, struct qbucket_bins *out);
+
+/* The bucket holding bin j of i0..i1-1. */
+size_t qbucket_bin_bucket(const struct qbucket *q,
+                          const struct qbucket_bins *b, int64_t j);
 
 #endif

@@ -278,13 +278,8 @@ static int on_group_name(void *ctx, int64_t name, int64_t count, double max,
 /* A range listed by the bins (it crosses a bin end): added as a row. */
 static int on_group_cross(void *ctx, int64_t name, double start, double end)
 {
-	struct row_event row;
+	struct row_event row = row_event_of(name, start, end);
 
-	memset(&row, 0, sizeof row);
-	row.start = start;
-	row.end = end;
-	row.name = name;
-	row.tid = "";
 	return on_group_event(ctx, -1, &row) ? ERR_NOMEM : 0;
 }
 

@@ -11,6 +11,8 @@
 #include "query/qstat.h"
 #include "query/qjoin.h"
 #include "query/qkinds.h"
+#include "query/qtline.h"
+#include "query/qtmetrics.h"
 
 static const char *const sources[] = {"requests", "nsys", "cpu", "metrics",
                                       NULL};
@@ -51,126 +53,6 @@ int q_timeline_count(struct qctx *q)
 	return 0;
 }
 
-/* min / max of a bucket: the number, its big digits copied. */
-struct held {
-	struct num v;
-	char *big;
-};
-
-/* One values array through the item (--fields picks the keys of values):
- * `"name":[e(0),...,e(n-1)]`, nothing when the key is left out. */
-struct elems {
-	const int64_t *ints;      /* integers */
-	const struct qsum *sums;  /* sums, or sums / div when div is set */
-	const double *div;        /* null where div is 0 or not finite */
-	const struct held *held;  /* numbers, null where ints (samples) is 0 */
-};
-
-static void elem(struct buf *b, const struct elems *e, size_t i)
-{
-	double v;
-	if (e->held) {
-		if (e->ints[i])
-			num_emit(b, &e->held[i].v);
-		else
-			buf_puts(b, "null");
-	} else if (e->ints) {
-		jsonout_int(b, e->ints[i]);
-	} else if (!e->div) {
-		jsonout_real(b, qsum_value(&e->sums[i]));
-	} else {
-		v = e->div[i] > 0 ? qsum_value(&e->sums[i]) / e->div[i] : NAN;
-		if (isfinite(v))
-			jsonout_real(b, v);
-		else
-			buf_puts(b, "null");
-	}
-}
-
-static void values_array(struct qitem *it, const char *name, size_t n,
-                         struct elems e)
-{
-	if (!qi_key(it, name))
-		return;
-	buf_putc(it->b, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_putc(it->b, ',');
-		elem(it->b, &e, i);
-	}
-	buf_putc(it->b, ']');
-}
-
-static void int_array(struct qitem *it, const char *name, const int64_t *v,
-                      size_t n)
-{
-	values_array(it, name, n, (struct elems){v, NULL, NULL, NULL});
-}
-
-/* sums[i] / div[i] (div a count or a length); null where div is 0 or the
- * quotient is not finite. */
-static void quotient_array(struct qitem *it, const char *name,
-                           const struct qsum *sums, const double *div,
-                           size_t n)
-{
-	values_array(it, name, n, (struct elems){NULL, sums, div, NULL});
-}
-
-static void sum_array(struct qitem *it, const char *name,
-                      const struct qsum *sums, size_t n)
-{
-	values_array(it, name, n, (struct elems){NULL, sums, NULL, NULL});
-}
-
-static struct qsum *new_sums(size_t n)
-{
-	return calloc(n ? n : 1, sizeof(struct qsum));
-}
-
-static void free_sums(struct qsum *s, size_t n)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; i < n; i++)
-		qsum_free(&s[i]);
-	free(s);
-}
-
-static int sums_failed(const struct qsum *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (qsum_failed(&s[i]))
-			return 1;
-	return 0;
-}
-
-/* `"total":T,"offset":O,"limit":L,"series":[` once the number of series
- * is known, before the first series. */
-static void series_head(struct qctx *q, size_t total, size_t *out)
-{
-	*out = total;
-	buf_puts(q->out, "\"total\":");
-	jsonout_int(q->out, (int64_t)total);
-	buf_puts(q->out, ",\"offset\":");
-	jsonout_int(q->out, q->p->offset);
-	buf_puts(q->out, ",\"limit\":");
-	jsonout_int(q->out, q->p->limit);
-	buf_puts(q->out, ",\"series\":[");
-}
-
-/* `{"key":` + key, `,"values":` and the values item begun. */
-static void series_open(struct qctx *q, struct qitem *it)
-{
-	buf_puts(q->out, ",\"values\":");
-	qi_begin(it, q);
-}
-
-static void series_close(struct qitem *it)
-{
-	qi_end(it);
-	buf_putc(it->b, '}');
-}
-
 /* ---- requests ---- */
 
 static int number(const json_t *r, const char *key, double *out)
@@ -188,7 +70,7 @@ static int requests_series(struct qctx *q, const struct qbucket *bk)
 	size_t n = bk->n, nr = 0;
 	int64_t *cnt = calloc(3 * (n ? n : 1), sizeof *cnt);
 	int64_t *arr = cnt, *done = cnt + n, *first = cnt + 2 * n;
-	struct qsum *flight = new_sums(n), *ttft = new_sums(n);
+	struct qsum *flight = qtline_new_sums(n), *ttft = qtline_new_sums(n);
 	double *len = calloc(n ? n : 1, sizeof *len);
 	double *nttft = calloc(n ? n : 1, sizeof *nttft);
 	int rc = 0;
@@ -222,25 +104,25 @@ static int requests_series(struct qctx *q, const struct qbucket *bk)
 				qsum_add(&flight[j], hi - lo);
 		}
 	}
-	if (!rc && (sums_failed(flight, n) || sums_failed(ttft, n)))
+	if (!rc && (qtline_sums_failed(flight, n) || qtline_sums_failed(ttft, n)))
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	if (!rc) {
 		struct qitem it;
 		for (size_t i = 0; i < n; i++)
 			len[i] = qbucket_length(bk, i);
 		buf_puts(q->out, "{\"key\":null");
-		series_open(q, &it);
-		int_array(&it, "arrivals", arr, n);
-		int_array(&it, "completions", done, n);
-		int_array(&it, "first_tokens", first, n);
-		quotient_array(&it, "in_flight", flight, len, n);
-		quotient_array(&it, "ttft_ms_mean", ttft, nttft, n);
-		series_close(&it);
+		qtline_series_open(q, &it);
+		qtline_int_array(&it, "arrivals", arr, n);
+		qtline_int_array(&it, "completions", done, n);
+		qtline_int_array(&it, "first_tokens", first, n);
+		qtline_quotient_array(&it, "in_flight", flight, len, n);
+		qtline_quotient_array(&it, "ttft_ms_mean", ttft, nttft, n);
+		qtline_series_close(&it);
 	}
 	free(el);
 	free(cnt);
-	free_sums(flight, n);
-	free_sums(ttft, n);
+	qtline_free_sums(flight, n);
+	qtline_free_sums(ttft, n);
 	free(len);
 	free(nttft);
 	return rc;
@@ -259,6 +141,11 @@ struct cells {
 	const int64_t *slot_of_name;
 	size_t nnames;
 	const unsigned char *name_ok; /* NULL: no name filter */
+	const struct qbucket_bins *bins; /* the build-time bins being read */
+	/* the edge scans around them: 1 keeps the rows starting before
+	 * edge_at, 2 those starting at or after it, 0 all */
+	int edge;
+	double edge_at;
 };
 
 /* Adds range row to the buckets it overlaps in series slot. */
@@ -284,6 +171,9 @@ static int on_range(void *ctx, int64_t ordinal,
 	size_t slot = 0;
 
 	(void)ordinal;
+	if ((c->edge == 1 && !(row->start < c->edge_at)) ||
+	    (c->edge == 2 && !(row->start >= c->edge_at)))
+		return 0;
 	if (c->name_ok && (!in_dict || !c->name_ok[row->name]))
 		return 0;
 	if (c->slot_of_name) {
@@ -312,10 +202,75 @@ static void emit_cells(struct qctx *q, const struct cells *c, size_t slot)
 {
 	size_t n = c->bk->n;
 	struct qitem it;
-	series_open(q, &it);
-	int_array(&it, "overlapping", &c->count[slot * n], n);
-	sum_array(&it, "active", &c->active[slot * n], n);
-	series_close(&it);
+	qtline_series_open(q, &it);
+	qtline_int_array(&it, "overlapping", &c->count[slot * n], n);
+	qtline_sum_array(&it, "active", &c->active[slot * n], n);
+	qtline_series_close(&it);
+}
+
+/* The contained ranges of one bin (of one name, or of every name: -2),
+ * into the bucket holding the bin: each overlaps that bucket only, with
+ * its whole duration inside (store/store_sumnames.h). */
+static int on_range_bin(void *ctx, int64_t bin, int64_t name, int64_t count,
+                        const double *dur, size_t ndur)
+{
+	struct cells *c = ctx;
+	size_t i = qbucket_bin_bucket(c->bk, c->bins, bin);
+
+	if (c->name_ok && name != -2 &&
+	    (name < 0 || (uint64_t)name >= c->nnames || !c->name_ok[name]))
+		return 0;
+	c->count[i] += count;
+	for (size_t k = 0; k < ndur; k++)
+		qsum_add(&c->active[i], dur[k]);
+	return 0;
+}
+
+/* A range the bins list (it touches a bin edge): added as a row. */
+static int on_range_cross(void *ctx, int64_t name, double start, double end)
+{
+	struct row_event row = row_event_of(name, start, end);
+
+	return on_range(ctx, -1, &row);
+}
+
+/* One profile's series from the build-time bins when the buckets are made
+ * of whole bins: the bins inside [start, rest), the crossing ranges one by
+ * one, and scans of [start, start] for the ranges starting before the
+ * window and of [rest, end] for those starting at or after rest: every
+ * overlapping range is counted once, and the sums are exact.  *have 0 when
+ * the buckets do not align or the profile has no bins (scan instead). */
+static int nsys_binned(struct qctx *q, int64_t profile, struct cells *c,
+                       int *have)
+{
+	static const double widths[] = {10.0, 1.0};
+	struct qbucket_bins pl;
+	int rc = 0;
+
+	*have = 0;
+	for (size_t k = 0; !rc && !*have && k < 2; k++)
+		if (qbucket_bins(c->bk, widths[k], &pl)) {
+			c->bins = &pl;
+			rc = dataset_range_bins(q->ds, profile, widths[k], pl.i0,
+			                        pl.i1, c->name_ok != NULL, have,
+			                        on_range_bin, on_range_cross, c,
+			                        q->e);
+		}
+	if (!rc && *have) {
+		struct dataset_window left = {q->start, q->start, 0};
+		struct dataset_window right = {pl.rest, q->end, 0};
+		c->edge = 1;
+		c->edge_at = q->start;
+		rc = dataset_events(q->ds, profile, &left, on_range, c, q->e);
+		c->edge = 2;
+		c->edge_at = pl.rest;
+		if (!rc)
+			rc = dataset_events(q->ds, profile, &right, on_range, c,
+			                    q->e);
+	}
+	c->edge = 0;
+	c->bins = NULL;
+	return rc;
 }
 
 static int cells_init(struct qctx *q, struct cells *c,
@@ -325,7 +280,7 @@ static int cells_init(struct qctx *q, struct cells *c,
 	c->bk = bk;
 	c->nseries = nseries;
 	c->count = calloc(nseries * bk->n + 1, sizeof *c->count);
-	c->active = new_sums(nseries * bk->n);
+	c->active = qtline_new_sums(nseries * bk->n);
 	if (!c->count || !c->active)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
 	return 0;
@@ -334,7 +289,7 @@ static int cells_init(struct qctx *q, struct cells *c,
 static void cells_free(struct cells *c)
 {
 	free(c->count);
-	free_sums(c->active, c->nseries * c->bk->n);
+	qtline_free_sums(c->active, c->nseries * c->bk->n);
 }
 
 
@@ -352,7 +307,7 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
 	if (!rc)
 		rc = q_select_profiles(q, &idx, &n);
 	if (!rc)
-		series_head(q, n, total);
+		qtline_series_head(q, n, total);
 	q_page(q, n, &from, &to);
 	for (size_t k = from; !rc && k < to; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
@@ -364,10 +319,13 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
 		if (!rc && nd && !(ok = q_match_names(names, nd, nn)))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		c.name_ok = ok;
+		int have = 0;
 		if (!rc)
+			rc = nsys_binned(q, (int64_t)idx[k], &c, &have);
+		if (!rc && !have)
 			rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_range,
 			                    &c, q->e);
-		if (!rc && sums_failed(c.active, bk->n))
+		if (!rc && qtline_sums_failed(c.active, bk->n))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		if (!rc) {
 			if (k > from)
@@ -418,10 +376,10 @@ static int by_name_one_scan(struct qctx *q, const struct qbucket *bk,
 		return rc;
 	}
 	rc = q_nvtx_groups_order(q, &gs, 0, &order, &vals);
-	if (!rc && sums_failed(c.active, c.nseries * bk->n))
+	if (!rc && qtline_sums_failed(c.active, c.nseries * bk->n))
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	if (!rc) {
-		series_head(q, gs.n, total);
+		qtline_series_head(q, gs.n, total);
 		q_page(q, gs.n, &from, &to);
 		for (size_t k = from; k < to; k++) {
 			if (k > from)
@@ -458,7 +416,7 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 		return rc;
 	rc = q_nvtx_groups_order(q, &gs, 0, &order, &vals);
 	if (!rc)
-		series_head(q, gs.n, total);
+		qtline_series_head(q, gs.n, total);
 	q_page(q, gs.n, &from, &to);
 	chunk = CELLS_MAX / bk->n;
 	if (!chunk)
@@ -506,7 +464,7 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 			free(slot);
 			free(ok);
 		}
-		if (!rc && sums_failed(c.active, c.nseries * bk->n))
+		if (!rc && qtline_sums_failed(c.active, c.nseries * bk->n))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		for (size_t k = c0; !rc && k < c1; k++) {
 			if (k > from)
@@ -531,6 +489,7 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 struct sample_cells {
 	const struct qbucket *bk;
 	int64_t *samples;
+	struct qbucket_bins bins;
 };
 
 static int on_sample(void *ctx, int64_t ordinal,
@@ -544,11 +503,36 @@ static int on_sample(void *ctx, int64_t ordinal,
 	return 0;
 }
 
+static int on_sample_bin(void *ctx, int64_t bin, int64_t samples)
+{
+	struct sample_cells *c = ctx;
+	c->samples[qbucket_bin_bucket(c->bk, &c->bins, bin)] += samples;
+	return 0;
+}
+
+/* The samples of profile into c: from the build-time bins inside
+ * [start, rest) and a scan of [rest, end] when the buckets are made of
+ * whole bins, else from a scan of the window. */
+static int cpu_cells(struct qctx *q, int64_t profile, struct sample_cells *c)
+{
+	struct dataset_window w = {q->start, q->end, q_wide(q)};
+	int have = 0, rc = 0;
+
+	if (qbucket_bins(c->bk, 1.0, &c->bins))
+		rc = dataset_sample_bins(q->ds, profile, 1.0, c->bins.i0,
+		                         c->bins.i1, &have, on_sample_bin, c,
+		                         q->e);
+	if (!rc && have)
+		w = (struct dataset_window){c->bins.rest, q->end, 0};
+	if (!rc)
+		rc = dataset_samples(q->ds, profile, &w, on_sample, c, q->e);
+	return rc;
+}
+
 static int cpu_series(struct qctx *q, const struct qbucket *bk,
                       size_t *total)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	struct dataset_window w = {q->start, q->end, q_wide(q)};
 	size_t *idx = NULL, n = 0, m = 0, from, to;
 	int rc = q_select_profiles(q, &idx, &n);
 
@@ -557,149 +541,28 @@ static int cpu_series(struct qctx *q, const struct qbucket *bk,
 			    json_array_get(profiles, idx[k]), "cpu")))
 			idx[m++] = idx[k];
 	if (!rc)
-		series_head(q, m, total);
+		qtline_series_head(q, m, total);
 	q_page(q, m, &from, &to);
 	for (size_t k = from; !rc && k < to; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
-		struct sample_cells c = {bk, calloc(bk->n, sizeof(int64_t))};
+		struct sample_cells c = {bk, calloc(bk->n, sizeof(int64_t)),
+		                         {0, 0, 0, 0, 0}};
 		if (!c.samples) {
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 			break;
 		}
-		rc = dataset_samples(q->ds, (int64_t)idx[k], &w, on_sample, &c,
-		                     q->e);
+		rc = cpu_cells(q, (int64_t)idx[k], &c);
 		if (!rc) {
 			if (k > from)
 				buf_putc(q->out, ',');
 			buf_puts(q->out, "{\"key\":");
 			struct qitem it;
 			jsonout_int(q->out, q_id(pr, idx[k]));
-			series_open(q, &it);
-			int_array(&it, "samples", c.samples, bk->n);
-			series_close(&it);
+			qtline_series_open(q, &it);
+			qtline_int_array(&it, "samples", c.samples, bk->n);
+			qtline_series_close(&it);
 		}
 		free(c.samples);
-	}
-	free(idx);
-	return rc;
-}
-
-/* ---- metrics ---- */
-
-struct point_cells {
-	const struct qbucket *bk;
-	int64_t *samples;
-	struct held *min, *max;
-	struct qsum *sum;
-	int oom;
-};
-
-static void hold(struct point_cells *c, struct held *h, const struct num *v)
-{
-	free(h->big);
-	h->big = NULL;
-	h->v = *v;
-	if (v->kind == NUM_BIG) {
-		h->big = malloc(v->big_len ? v->big_len : 1);
-		if (!h->big) {
-			c->oom = 1;
-			h->v.kind = NUM_NULL;
-			return;
-		}
-		memcpy(h->big, v->big, v->big_len);
-		h->v.big = h->big;
-	}
-}
-
-static int on_point(void *ctx, int64_t ordinal,
-                    const struct row_point *row)
-{
-	struct point_cells *c = ctx;
-	long i = qbucket_find(c->bk, row->time);
-	(void)ordinal;
-	if (i < 0 || row->value.kind == NUM_NULL)
-		return 0;
-	/* ties keep the value seen first (ordinal order) */
-	if (!c->samples[i] || num_cmp(&row->value, &c->min[i].v) < 0)
-		hold(c, &c->min[i], &row->value);
-	if (!c->samples[i] || num_cmp(&row->value, &c->max[i].v) > 0)
-		hold(c, &c->max[i], &row->value);
-	c->samples[i]++;
-	qsum_add(&c->sum[i], num_to_double(&row->value));
-	return c->oom;
-}
-
-static void held_array(struct qitem *it, const char *name,
-                       const struct held *h, const int64_t *samples,
-                       size_t n)
-{
-	values_array(it, name, n, (struct elems){samples, NULL, NULL, h});
-}
-
-static int one_metric(struct qctx *q, const struct qbucket *bk,
-                      const json_t *series, size_t index)
-{
-	struct dataset_window w = {q->start, q->end, q_wide(q)};
-	size_t n = bk->n;
-	struct point_cells c = {bk, calloc(n, sizeof(int64_t)),
-	                        calloc(n, sizeof(struct held)),
-	                        calloc(n, sizeof(struct held)), new_sums(n), 0};
-	double *div = calloc(n, sizeof *div);
-	int rc = 0;
-
-	if (!c.samples || !c.min || !c.max || !c.sum || !div)
-		rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	if (!rc)
-		rc = dataset_points(q->ds, (int64_t)index, &w, on_point, &c,
-		                    q->e);
-	if (!rc && (c.oom || sums_failed(c.sum, n)))
-		rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	if (!rc) {
-		for (size_t i = 0; i < n; i++)
-			div[i] = (double)c.samples[i];
-		buf_puts(q->out, "{\"key\":");
-		struct qitem it;
-		jsonout_int(q->out, q_id(series, index));
-		series_open(q, &it);
-		int_array(&it, "samples", c.samples, n);
-		held_array(&it, "min", c.min, c.samples, n);
-		held_array(&it, "max", c.max, c.samples, n);
-		/* a mean beyond the double range is null, as in metrics */
-		quotient_array(&it, "mean", c.sum, div, n);
-		series_close(&it);
-	}
-	for (size_t i = 0; i < n && c.min && c.max; i++) {
-		free(c.min[i].big);
-		free(c.max[i].big);
-	}
-	free(c.samples);
-	free(c.min);
-	free(c.max);
-	free_sums(c.sum, n);
-	free(div);
-	return rc;
-}
-
-static int metrics_series(struct qctx *q, const struct qbucket *bk,
-                          size_t *total)
-{
-	const json_t *all = q_array(q->cat, "metrics"), *s;
-	size_t *idx = malloc((json_array_size(all) + 1) * sizeof *idx);
-	size_t n = 0, k, from, to;
-	int rc = 0;
-
-	if (!idx)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	json_array_foreach(all, k, s) {
-		if (q_keep_series(q, s))
-			idx[n++] = k;
-	}
-	series_head(q, n, total);
-	q_page(q, n, &from, &to);
-	for (k = from; !rc && k < to; k++) {
-		if (k > from)
-			buf_putc(q->out, ',');
-		rc = one_metric(q, bk, json_array_get(all, idx[k]), idx[k]);
 	}
 	free(idx);
 	return rc;
@@ -739,7 +602,7 @@ int query_timeline(struct qctx *q)
 	}
 	buf_puts(b, "],");
 	if (!strcmp(of, "requests")) {
-		series_head(q, 1, &total);
+		qtline_series_head(q, 1, &total);
 		if (q->p->offset == 0 && q->p->limit > 0)
 			rc = requests_series(q, &bk);
 	} else if (!strcmp(of, "nsys")) {
@@ -750,7 +613,7 @@ int query_timeline(struct qctx *q)
 	} else if (!strcmp(of, "cpu")) {
 		rc = cpu_series(q, &bk, &total);
 	} else {
-		rc = metrics_series(q, &bk, &total);
+		rc = qtmetrics_series(q, &bk, &total);
 	}
 	qbucket_free(&bk);
 	if (rc)

@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "base/numstats.h"
+#include "store/store_sumbins.h"
+#include "store/store_sumio.h"
 #include "store/store_sumnames.h"
 
-#define SUMMARY_VERSION 1
+#define SUMMARY_VERSION 2
 /* Stack indexes beyond this are not summarised (the profile is scanned). */
 #define STACK_MAX (1 << 24)
 
@@ -44,13 +46,15 @@ struct store_summary_acc {
 	struct ser_acc **ser;
 	size_t nser;
 	struct store_sumnames_acc *names;
+	struct store_sumbins_acc *bins;
 };
 
 struct store_summary_acc *store_summary_acc_new(void)
 {
 	struct store_summary_acc *a = calloc(1, sizeof *a);
-	if (a && !(a->names = store_sumnames_acc_new())) {
-		free(a);
+	if (a && (!(a->names = store_sumnames_acc_new()) ||
+	          !(a->bins = store_sumbins_acc_new()))) {
+		store_summary_acc_free(a);
 		a = NULL;
 	}
 	return a;
@@ -73,6 +77,7 @@ void store_summary_acc_free(struct store_summary_acc *a)
 	free(a->prof);
 	free(a->ser);
 	store_sumnames_acc_free(a->names);
+	store_sumbins_acc_free(a->bins);
 	free(a);
 }
 
@@ -134,6 +139,8 @@ int store_summary_sample(struct store_summary_acc *a, int64_t profile,
 	if (!p)
 		return err_set(e, ERR_NOMEM, "out of memory summarising profile %lld",
 		               (long long)profile);
+	if (store_sumbins_sample(a->bins, profile, time, e))
+		return e->code;
 	if (!(time >= 0))
 		return 0;
 	p->samples++;
@@ -160,10 +167,13 @@ int store_summary_sample(struct store_summary_acc *a, int64_t profile,
 }
 
 int store_summary_point(struct store_summary_acc *a, int64_t series,
-                        double time, const struct num *value, struct err *e)
+                        int64_t ordinal, double time,
+                        const struct num *value, struct err *e)
 {
 	struct ser_acc *s;
 
+	if (store_sumbins_point(a->bins, series, ordinal, time, value, e))
+		return e->code;
 	if (grow((void ***)&a->ser, &a->nser, series))
 		return err_set(e, ERR_NOMEM, "out of memory summarising series %lld",
 		               (long long)series);
@@ -187,20 +197,6 @@ int store_summary_point(struct store_summary_acc *a, int64_t series,
 
 /* ---- writing ---- */
 
-static int db_fail(sqlite3 *db, struct err *e)
-{
-	return err_set(e, ERR_DATA, "cannot write the summaries: %s",
-	               sqlite3_errmsg(db));
-}
-
-static int step(sqlite3 *db, sqlite3_stmt *st, struct err *e)
-{
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc == SQLITE_DONE ? 0 : db_fail(db, e);
-}
-
 static int write_profiles(struct store_summary_acc *a, sqlite3 *db,
                           size_t nprof, double duration, struct err *e)
 {
@@ -211,7 +207,7 @@ static int write_profiles(struct store_summary_acc *a, sqlite3 *db,
 	                       "VALUES (?1,?2,?3)", -1, &pst, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO dsight_summary_stacks "
 	                       "VALUES (?1,?2,?3)", -1, &sst, NULL) != SQLITE_OK) {
-		rc = db_fail(db, e);
+		rc = store_sumio_fail(db, e);
 		goto done;
 	}
 	for (size_t k = 0; k < nprof && !rc; k++) {
@@ -224,14 +220,14 @@ static int write_profiles(struct store_summary_acc *a, sqlite3 *db,
 			sqlite3_bind_int64(pst, 2, p ? p->events : 0);
 		if (smp_ok)
 			sqlite3_bind_int64(pst, 3, p ? p->samples : 0);
-		rc = step(db, pst, e);
+		rc = store_sumio_step(db, pst, e);
 		for (size_t s = 0; !rc && smp_ok && p && s < p->nstacks; s++) {
 			if (!p->stacks[s])
 				continue;
 			sqlite3_bind_int64(sst, 1, (sqlite3_int64)k);
 			sqlite3_bind_int64(sst, 2, (sqlite3_int64)s);
 			sqlite3_bind_int64(sst, 3, p->stacks[s]);
-			rc = step(db, sst, e);
+			rc = store_sumio_step(db, sst, e);
 		}
 	}
 done:
@@ -259,7 +255,7 @@ static int write_series(struct store_summary_acc *a, sqlite3 *db,
 	buf_init(&tmp, 0);
 	if (sqlite3_prepare_v2(db, "INSERT INTO dsight_summary_series VALUES "
 	                       "(?1,?2,?3,?4,?5,?6,?7)", -1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, e);
+		return store_sumio_fail(db, e);
 	for (size_t k = 0; k < nser && !rc; k++) {
 		struct ser_acc *s = k < a->nser ? a->ser[k] : NULL;
 		if (s && s->st.points_total && s->max_time > duration)
@@ -276,7 +272,7 @@ static int write_series(struct store_summary_acc *a, sqlite3 *db,
 		if (tmp.failed)
 			rc = err_set(e, ERR_NOMEM, "out of memory");
 		else
-			rc = step(db, st, e);
+			rc = store_sumio_step(db, st, e);
 	}
 	sqlite3_finalize(st);
 	buf_free(&tmp);
@@ -293,16 +289,16 @@ int store_summary_write(struct store_summary_acc *a, sqlite3 *db,
 	int rc;
 
 	if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return db_fail(db, e);
+		return store_sumio_fail(db, e);
 	if (!json_is_number(d) || !isfinite(duration))
 		return 0; /* no run duration: nothing to summarise */
 	if (sqlite3_prepare_v2(db, "INSERT INTO dsight_summary_meta VALUES "
 	                       "('version', ?1), ('duration', ?2)", -1, &st,
 	                       NULL) != SQLITE_OK)
-		return db_fail(db, e);
+		return store_sumio_fail(db, e);
 	sqlite3_bind_int(st, 1, SUMMARY_VERSION);
 	sqlite3_bind_double(st, 2, duration);
-	rc = step(db, st, e);
+	rc = store_sumio_step(db, st, e);
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
@@ -318,6 +314,11 @@ int store_summary_write(struct store_summary_acc *a, sqlite3 *db,
 		                          json_array_size(json_object_get(catalog,
 		                                                          "profiles")),
 		                          duration, e);
+	if (!rc)
+		rc = store_sumbins_write(
+			a->bins, db,
+			json_array_size(json_object_get(catalog, "profiles")),
+			json_array_size(json_object_get(catalog, "metrics")), e);
 	return rc;
 }
 
@@ -329,6 +330,7 @@ struct store_summary {
 	sqlite3 *db;
 	sqlite3_stmt *st[RD_COUNT];
 	struct store_sumnames *names; /* NULL: an older cache */
+	struct store_sumbins *bins;   /* NULL: an older cache */
 };
 
 static const char *const read_sql[RD_COUNT] = {
@@ -347,6 +349,7 @@ void store_summary_close(struct store_summary *s)
 	for (int k = 0; k < RD_COUNT; k++)
 		sqlite3_finalize(s->st[k]);
 	store_sumnames_close(s->names);
+	store_sumbins_close(s->bins);
 	free(s);
 }
 
@@ -391,6 +394,8 @@ int store_summary_open(sqlite3 *db, double duration,
 			return rc;
 		}
 	rc = store_sumnames_open(db, &s->names, e);
+	if (!rc)
+		rc = store_sumbins_open(db, &s->bins, e);
 	if (rc) {
 		store_summary_close(s);
 		return rc;
@@ -504,4 +509,42 @@ int store_summary_name_bins(struct store_summary *s, int64_t profile,
 		return 0;
 	return store_sumnames_bins(s->names, profile, width, i0, i1, have, fn, cross,
 	                           ctx, e);
+}
+
+int store_summary_range_bins(struct store_summary *s, int64_t profile,
+                             double width, int64_t i0, int64_t i1,
+                             int by_name, int *have,
+                             store_sumnames_bin_fn fn,
+                             store_sumnames_cross_fn cross, void *ctx,
+                             struct err *e)
+{
+	*have = 0;
+	if (!s->names)
+		return 0;
+	return store_sumnames_timeline(s->names, profile, width, i0, i1,
+	                               by_name, have, fn, cross, ctx, e);
+}
+
+int store_summary_sample_bins(struct store_summary *s, int64_t profile,
+                              double width, int64_t i0, int64_t i1,
+                              int *have, store_sumbins_sample_fn fn,
+                              void *ctx, struct err *e)
+{
+	*have = 0;
+	if (!s->bins)
+		return 0;
+	return store_sumbins_samples(s->bins, profile, width, i0, i1, have, fn,
+	                             ctx, e);
+}
+
+int store_summary_point_bins(struct store_summary *s, int64_t series,
+                             double width, int64_t i0, int64_t i1,
+                             int *have, store_sumbins_point_fn fn,
+                             void *ctx, struct err *e)
+{
+	*have = 0;
+	if (!s->bins)
+		return 0;
+	return store_sumbins_points(s->bins, series, width, i0, i1, have, fn,
+	                            ctx, e);
 }

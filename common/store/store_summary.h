@@ -22,6 +22,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/num.h"
+#include "store/store_sumbins.h"
 #include "store/store_sumnames.h"
 
 /* ---- build side (the store writer's thread) ---- */
@@ -40,7 +41,8 @@ int store_summary_event(struct store_summary_acc *a, int64_t profile,
 int store_summary_sample(struct store_summary_acc *a, int64_t profile,
                          double time, int64_t stack, struct err *e);
 int store_summary_point(struct store_summary_acc *a, int64_t series,
-                        double time, const struct num *value, struct err *e);
+                        int64_t ordinal, double time,
+                        const struct num *value, struct err *e);
 
 /* Creates the dsight_summary_* tables in db and writes the exact summaries
  * for the run duration of catalog.meta (borrowed). */
@@ -92,5 +94,22 @@ int store_summary_name_bins(struct store_summary *s, int64_t profile,
                             store_sumnames_fn fn,
                             store_sumnames_cross_fn cross, void *ctx,
                             struct err *e);
+/* The timeline bins of profile (store_sumnames_timeline). */
+int store_summary_range_bins(struct store_summary *s, int64_t profile,
+                             double width, int64_t i0, int64_t i1,
+                             int by_name, int *have,
+                             store_sumnames_bin_fn fn,
+                             store_sumnames_cross_fn cross, void *ctx,
+                             struct err *e);
+/* The CPU sample bins of profile, the point bins of series
+ * (store_sumbins). */
+int store_summary_sample_bins(struct store_summary *s, int64_t profile,
+                              double width, int64_t i0, int64_t i1,
+                              int *have, store_sumbins_sample_fn fn,
+                              void *ctx, struct err *e);
+int store_summary_point_bins(struct store_summary *s, int64_t series,
+                             double width, int64_t i0, int64_t i1,
+                             int *have, store_sumbins_point_fn fn,
+                             void *ctx, struct err *e);
 
 #endif

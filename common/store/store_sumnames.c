@@ -8,12 +8,10 @@
 
 #include "base/qsum.h"
 #include "base/vec.h"
+#include "store/store_sumio.h"
 
 /* Name indexes at or beyond this are not summarised (profile scanned). */
 #define NAMES_MAX (1 << 20)
-/* Parts of a stored expansion beyond this are rejected as malformed. */
-#define PARTS_MAX 4096
-
 struct name_acc {
 	int64_t count;
 	double max;
@@ -35,6 +33,10 @@ struct bin_ent {
 struct bin_acc {
 	struct bin_ent *e;
 	size_t n, cap;
+	/* every name together: the contained ranges and their exact
+	 * duration sum (dsight_summary_range_bins) */
+	int64_t count;
+	struct qsum dur;
 };
 
 /* The bin widths written, in seconds (integers: i * w is exact). */
@@ -80,6 +82,7 @@ static void drop_bins(struct prof_acc *p)
 			for (size_t k = 0; k < s->bins[b].n; k++)
 				qsum_free(&s->bins[b].e[k].dur);
 			free(s->bins[b].e);
+			qsum_free(&s->bins[b].dur);
 		}
 		free(s->bins);
 		free(s->x);
@@ -94,25 +97,21 @@ static int bin_event_w(struct prof_acc *p, int wi, int64_t name, double a,
                        double b)
 {
 	double w = bin_widths[wi];
-	double fl = floor(a / w);
-	int64_t bin;
+	int64_t bin = store_sumio_bin(a, w, BINS_MAX);
+	double fl = (double)bin;
 	struct bin_acc *ba;
 	struct bin_ent *en = NULL;
 	struct binset *bs = &p->bs[wi];
 
-	if (fl >= BINS_MAX || p->entries >= ENTRIES_MAX) {
+	if (bin < 0 || p->entries >= ENTRIES_MAX) {
 		drop_bins(p);
 		p->bins_bad = 1;
 		return 0;
 	}
-	/* the bin whose edges, computed as i * w, hold a (not the quotient's
-	 * rounding) */
-	while (fl > 0 && fl * w > a)
-		fl -= 1;
-	while ((fl + 1) * w <= a)
-		fl += 1;
-	bin = (int64_t)fl;
-	if (!(b < (fl + 1) * w)) { /* crosses the bin's end */
+	/* touches an edge of its bin (starts at the bin's start, or ends at or
+	 * after its end): listed, so a timeline bucket starting there sees it
+	 * (both ends of an overlap are inclusive) */
+	if (!(b < (fl + 1) * w) || !(a > fl * w)) {
 		if (vec_reserve(&bs->x, &bs->xcap, bs->nx + 1, sizeof *bs->x))
 			return -1;
 		bs->x[bs->nx++] = (struct cross_ent){bin, name, a, b};
@@ -140,7 +139,9 @@ static int bin_event_w(struct prof_acc *p, int wi, int64_t name, double a,
 		en->max = b - a;
 	en->count++;
 	qsum_add(&en->dur, b - a);
-	return qsum_failed(&en->dur) ? -1 : 0;
+	ba->count++;
+	qsum_add(&ba->dur, b - a);
+	return qsum_failed(&en->dur) || qsum_failed(&ba->dur) ? -1 : 0;
 }
 
 static int bin_event(struct prof_acc *p, int64_t name, double a, double b)
@@ -232,42 +233,15 @@ static const char schema_sql[] =
 	" bin INTEGER, start REAL, end REAL, name INTEGER);"
 	"CREATE INDEX dsight_summary_crossing_bin ON dsight_summary_crossing"
 	" (profile, width, bin);"
+	"CREATE TABLE dsight_summary_range_bins (profile INTEGER, width REAL,"
+	" bin INTEGER, count INTEGER, duration_parts BLOB,"
+	" PRIMARY KEY (profile, width, bin)) WITHOUT ROWID;"
 	"CREATE TABLE dsight_summary_name_profiles (profile INTEGER PRIMARY KEY,"
 	" ranges INTEGER);"
 	"CREATE TABLE dsight_summary_names (profile INTEGER, name INTEGER,"
 	" count INTEGER, duration_max REAL, duration_parts BLOB,"
 	" clipped_parts BLOB, PRIMARY KEY (profile, name)) WITHOUT ROWID;";
 
-static int db_fail(sqlite3 *db, struct err *e)
-{
-	return err_set(e, ERR_DATA, "cannot write the name summaries: %s",
-	               sqlite3_errmsg(db));
-}
-
-static int step(sqlite3 *db, sqlite3_stmt *st, struct err *e)
-{
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return rc == SQLITE_DONE ? 0 : db_fail(db, e);
-}
-
-/* The parts of s as little-endian doubles into out (8 * n bytes). */
-static size_t parts_blob(const struct qsum *s, unsigned char **out,
-                         size_t *cap)
-{
-	const double *p;
-	size_t n = qsum_parts(s, &p);
-	if (vec_reserve(out, cap, n * 8 + 1, 1))
-		return (size_t)-1;
-	for (size_t k = 0; k < n; k++) {
-		uint64_t u;
-		memcpy(&u, &p[k], 8);
-		for (int b = 0; b < 8; b++)
-			(*out)[k * 8 + (size_t)b] = (unsigned char)(u >> (8 * b));
-	}
-	return n * 8;
-}
 
 static int prof_ok(const struct prof_acc *p, double duration)
 {
@@ -288,7 +262,6 @@ static int write_profile(sqlite3 *db, sqlite3_stmt *pst, sqlite3_stmt *nst,
 
 	for (size_t s = 0; p && s < p->cap && !rc; s++) {
 		const struct name_acc *n = &p->names[s];
-		size_t l1, l2;
 		if (!n->count)
 			continue;
 		ranges += n->count;
@@ -296,24 +269,19 @@ static int write_profile(sqlite3 *db, sqlite3_stmt *pst, sqlite3_stmt *nst,
 		sqlite3_bind_int64(nst, 2, (sqlite3_int64)s - 1);
 		sqlite3_bind_int64(nst, 3, n->count);
 		sqlite3_bind_double(nst, 4, n->max);
-		l1 = parts_blob(&n->dur, blob, cap);
-		if (l1 == (size_t)-1)
+		if (store_sumio_bind_parts(nst, 5, &n->dur, blob, cap) ||
+		    store_sumio_bind_parts(nst, 6, &n->clip, blob, cap))
 			return err_set(e, ERR_NOMEM, "out of memory");
-		sqlite3_bind_blob(nst, 5, *blob, (int)l1, SQLITE_TRANSIENT);
-		l2 = parts_blob(&n->clip, blob, cap);
-		if (l2 == (size_t)-1)
-			return err_set(e, ERR_NOMEM, "out of memory");
-		sqlite3_bind_blob(nst, 6, *blob, (int)l2, SQLITE_TRANSIENT);
-		rc = step(db, nst, e);
+		rc = store_sumio_step(db, nst, e);
 	}
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(pst, 1, (sqlite3_int64)k);
 	sqlite3_bind_int64(pst, 2, ranges);
-	return step(db, pst, e);
+	return store_sumio_step(db, pst, e);
 }
 
-static int write_bins(sqlite3 *db, sqlite3_stmt *const st[3], size_t k,
+static int write_bins(sqlite3 *db, sqlite3_stmt *const st[4], size_t k,
                       int wi, const struct prof_acc *p, unsigned char **blob,
                       size_t *cap, struct err *e)
 {
@@ -321,23 +289,32 @@ static int write_bins(sqlite3 *db, sqlite3_stmt *const st[3], size_t k,
 	double w = bin_widths[wi];
 	int rc = 0;
 
-	for (size_t b = 0; bs && b < bs->nbins && !rc; b++)
-		for (size_t j = 0; j < bs->bins[b].n && !rc; j++) {
-			const struct bin_ent *en = &bs->bins[b].e[j];
-			size_t l = parts_blob(&en->dur, blob, cap);
-			if (l == (size_t)-1)
+	for (size_t b = 0; bs && b < bs->nbins && !rc; b++) {
+		const struct bin_acc *ba = &bs->bins[b];
+		if (ba->dur.special)
+			return 0; /* cannot happen for finite times */
+		for (size_t j = 0; j < ba->n && !rc; j++) {
+			const struct bin_ent *en = &ba->e[j];
+			if (store_sumio_bind_parts(st[1], 6, &en->dur, blob, cap))
 				return err_set(e, ERR_NOMEM, "out of memory");
-			if (en->dur.special)
-				return 0; /* cannot happen for finite times */
 			sqlite3_bind_int64(st[1], 1, (sqlite3_int64)k);
 			sqlite3_bind_int64(st[1], 2, (sqlite3_int64)b);
 			sqlite3_bind_int64(st[1], 3, en->name);
 			sqlite3_bind_int64(st[1], 4, en->count);
 			sqlite3_bind_double(st[1], 5, en->max);
-			sqlite3_bind_blob(st[1], 6, *blob, (int)l, SQLITE_TRANSIENT);
 			sqlite3_bind_double(st[1], 7, w);
-			rc = step(db, st[1], e);
+			rc = store_sumio_step(db, st[1], e);
 		}
+		if (rc || !ba->count)
+			continue;
+		if (store_sumio_bind_parts(st[3], 5, &ba->dur, blob, cap))
+			return err_set(e, ERR_NOMEM, "out of memory");
+		sqlite3_bind_int64(st[3], 1, (sqlite3_int64)k);
+		sqlite3_bind_double(st[3], 2, w);
+		sqlite3_bind_int64(st[3], 3, (sqlite3_int64)b);
+		sqlite3_bind_int64(st[3], 4, ba->count);
+		rc = store_sumio_step(db, st[3], e);
+	}
 	for (size_t j = 0; bs && j < bs->nx && !rc; j++) {
 		sqlite3_bind_int64(st[2], 1, (sqlite3_int64)k);
 		sqlite3_bind_int64(st[2], 2, bs->x[j].bin);
@@ -345,36 +322,37 @@ static int write_bins(sqlite3 *db, sqlite3_stmt *const st[3], size_t k,
 		sqlite3_bind_double(st[2], 4, bs->x[j].b);
 		sqlite3_bind_int64(st[2], 5, bs->x[j].name);
 		sqlite3_bind_double(st[2], 6, w);
-		rc = step(db, st[2], e);
+		rc = store_sumio_step(db, st[2], e);
 	}
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st[0], 1, (sqlite3_int64)k);
 	sqlite3_bind_double(st[0], 2, w);
-	return step(db, st[0], e);
+	return store_sumio_step(db, st[0], e);
 }
 
 int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
                          size_t nprof, double duration, struct err *e)
 {
-	static const char *const bins_sql[3] = {
+	static const char *const bins_sql[4] = {
 		"INSERT INTO dsight_summary_bin_profiles VALUES (?1, ?2)",
 		"INSERT INTO dsight_summary_bins VALUES (?1,?7,?2,?3,?4,?5,?6)",
-		"INSERT INTO dsight_summary_crossing VALUES (?1,?6,?2,?3,?4,?5)"};
-	sqlite3_stmt *pst = NULL, *nst = NULL, *bst[3] = {NULL, NULL, NULL};
+		"INSERT INTO dsight_summary_crossing VALUES (?1,?6,?2,?3,?4,?5)",
+		"INSERT INTO dsight_summary_range_bins VALUES (?1,?2,?3,?4,?5)"};
+	sqlite3_stmt *pst = NULL, *nst = NULL, *bst[4] = {NULL};
 	unsigned char *blob = NULL;
 	size_t cap = 0;
 	int rc = 0;
 
 	if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return db_fail(db, e);
+		return store_sumio_fail(db, e);
 	if (!isfinite(duration))
 		return 0;
 	if (sqlite3_prepare_v2(db, "INSERT INTO dsight_summary_name_profiles "
 	                       "VALUES (?1,?2)", -1, &pst, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO dsight_summary_names VALUES "
 	                       "(?1,?2,?3,?4,?5,?6)", -1, &nst, NULL) != SQLITE_OK) {
-		rc = db_fail(db, e);
+		rc = store_sumio_fail(db, e);
 		goto done;
 	}
 	for (size_t k = 0; k < nprof && !rc; k++) {
@@ -383,17 +361,17 @@ int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
 			continue;
 		rc = write_profile(db, pst, nst, k, p, &blob, &cap, e);
 	}
-	for (int k = 0; k < 3 && !rc; k++)
+	for (int k = 0; k < 4 && !rc; k++)
 		if (sqlite3_prepare_v2(db, bins_sql[k], -1, &bst[k], NULL) !=
 		    SQLITE_OK)
-			rc = db_fail(db, e);
+			rc = store_sumio_fail(db, e);
 	for (size_t k = 0; k < nprof && !rc; k++) {
 		const struct prof_acc *p = k < a->cap ? &a->prof[k] : NULL;
 		for (int w = 0; w < NWIDTHS && !rc && (!p || !p->bins_bad); w++)
 			rc = write_bins(db, bst, k, w, p, &blob, &cap, e);
 	}
 done:
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		sqlite3_finalize(bst[k]);
 	free(blob);
 	sqlite3_finalize(pst);
@@ -406,7 +384,8 @@ done:
 struct store_sumnames {
 	sqlite3 *db;
 	sqlite3_stmt *prof, *names;
-	sqlite3_stmt *bprof, *bins, *cross; /* NULL: no bin summaries */
+	/* NULL: no bin summaries */
+	sqlite3_stmt *bprof, *bins, *cross, *rbins;
 	double *parts;
 	size_t cap;
 };
@@ -420,6 +399,7 @@ void store_sumnames_close(struct store_sumnames *s)
 	sqlite3_finalize(s->bprof);
 	sqlite3_finalize(s->bins);
 	sqlite3_finalize(s->cross);
+	sqlite3_finalize(s->rbins);
 	free(s->parts);
 	free(s);
 }
@@ -450,7 +430,7 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 	                       SQLITE_PREPARE_PERSISTENT, &s->bprof,
 	                       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(db, "SELECT name, count, duration_max, "
-	                       "duration_parts FROM dsight_summary_bins WHERE "
+	                       "duration_parts, bin FROM dsight_summary_bins WHERE "
 	                       "profile = ?1 AND width = ?4 AND bin >= ?2 AND "
 	                       "bin < ?3", -1, SQLITE_PREPARE_PERSISTENT,
 	                       &s->bins, NULL) != SQLITE_OK ||
@@ -458,11 +438,17 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 	                       "dsight_summary_crossing WHERE profile = ?1 AND "
 	                       "width = ?4 AND bin >= ?2 AND bin < ?3", -1,
 	                       SQLITE_PREPARE_PERSISTENT, &s->cross,
-	                       NULL) != SQLITE_OK) {
+	                       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(db, "SELECT -2, count, 0.0, duration_parts, bin "
+	                       "FROM dsight_summary_range_bins WHERE "
+	                       "profile = ?1 AND width = ?4 AND bin >= ?2 AND "
+	                       "bin < ?3", -1, SQLITE_PREPARE_PERSISTENT,
+	                       &s->rbins, NULL) != SQLITE_OK) {
 		sqlite3_finalize(s->bprof);
 		sqlite3_finalize(s->bins);
 		sqlite3_finalize(s->cross);
-		s->bprof = s->bins = s->cross = NULL;
+		sqlite3_finalize(s->rbins);
+		s->bprof = s->bins = s->cross = s->rbins = NULL;
 	}
 	*out = s;
 	return 0;
@@ -474,34 +460,10 @@ static int bad_row(int64_t profile, struct err *e)
 	               "malformed", (long long)profile);
 }
 
-/* Decodes blob column col of s->names into s->parts from offset at;
- * the number of parts, or -1 when malformed or out of memory. */
-static long decode_st(struct store_sumnames *s, sqlite3_stmt *st, int col,
-                      size_t at)
+static long decode(struct store_sumnames *s, sqlite3_stmt *st, int col,
+                   size_t at)
 {
-	const unsigned char *b = sqlite3_column_blob(st, col);
-	size_t len = (size_t)sqlite3_column_bytes(st, col);
-	size_t n = len / 8;
-
-	if (sqlite3_column_type(st, col) != SQLITE_BLOB && len)
-		return -1;
-	if (len % 8 || n > PARTS_MAX ||
-	    vec_reserve(&s->parts, &s->cap, at + n + 1, sizeof *s->parts))
-		return -1;
-	for (size_t k = 0; k < n; k++) {
-		uint64_t u = 0;
-		for (int i = 0; i < 8; i++)
-			u |= (uint64_t)b[k * 8 + (size_t)i] << (8 * i);
-		memcpy(&s->parts[at + k], &u, 8);
-		if (!isfinite(s->parts[at + k]))
-			return -1;
-	}
-	return (long)n;
-}
-
-static long decode(struct store_sumnames *s, int col, size_t at)
-{
-	return decode_st(s, s->names, col, at);
+	return store_sumio_parts(st, col, &s->parts, &s->cap, at);
 }
 
 int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
@@ -521,7 +483,8 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
 		               sqlite3_errmsg(s->db));
 	sqlite3_bind_int64(s->names, 1, profile);
 	while ((rc = sqlite3_step(s->names)) == SQLITE_ROW) {
-		long n1 = decode(s, 3, 0), n2 = n1 < 0 ? -1 : decode(s, 4, (size_t)n1);
+		long n1 = decode(s, s->names, 3, 0);
+		long n2 = n1 < 0 ? -1 : decode(s, s->names, 4, (size_t)n1);
 		int64_t count = sqlite3_column_int64(s->names, 1);
 		if (n1 < 0 || n2 < 0 || count < 1 ||
 		    sqlite3_column_type(s->names, 2) != SQLITE_FLOAT) {
@@ -546,10 +509,30 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
 
 /* ---- per-second bins ---- */
 
-int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
-                        double width, int64_t i0, int64_t i1, int *have,
-                        store_sumnames_fn fn, store_sumnames_cross_fn cross,
-                        void *ctx, struct err *e)
+/* One callback shape for both readers: a row of st (columns name, count,
+ * duration_max, duration_parts, bin). */
+struct bin_reader {
+	store_sumnames_fn fn;         /* store_sumnames_bins */
+	store_sumnames_bin_fn bin_fn; /* store_sumnames_timeline */
+	void *ctx;
+};
+
+static int bin_row(struct bin_reader *r, sqlite3_stmt *st, const double *p,
+                   size_t n)
+{
+	int64_t name = sqlite3_column_int64(st, 0);
+	int64_t count = sqlite3_column_int64(st, 1);
+	if (r->bin_fn)
+		return r->bin_fn(r->ctx, sqlite3_column_int64(st, 4), name, count,
+		                 p, n);
+	return r->fn(r->ctx, name, count, sqlite3_column_double(st, 2), p, n,
+	             p, n);
+}
+
+static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
+                     int64_t profile, double width, int64_t i0, int64_t i1,
+                     int *have, struct bin_reader *r,
+                     store_sumnames_cross_fn cross, struct err *e)
 {
 	int rc;
 
@@ -564,27 +547,24 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
 		return 0;
 	if (rc != SQLITE_ROW)
 		goto fail;
-	sqlite3_bind_int64(s->bins, 1, profile);
-	sqlite3_bind_int64(s->bins, 2, i0);
-	sqlite3_bind_int64(s->bins, 3, i1);
-	sqlite3_bind_double(s->bins, 4, width);
-	while ((rc = sqlite3_step(s->bins)) == SQLITE_ROW) {
-		long n = decode_st(s, s->bins, 3, 0);
-		int64_t count = sqlite3_column_int64(s->bins, 1);
-		if (n < 0 || count < 1 ||
-		    sqlite3_column_type(s->bins, 2) != SQLITE_FLOAT) {
-			sqlite3_reset(s->bins);
+	sqlite3_bind_int64(bins, 1, profile);
+	sqlite3_bind_int64(bins, 2, i0);
+	sqlite3_bind_int64(bins, 3, i1);
+	sqlite3_bind_double(bins, 4, width);
+	while ((rc = sqlite3_step(bins)) == SQLITE_ROW) {
+		long n = decode(s, bins, 3, 0);
+		if (n < 0 || sqlite3_column_int64(bins, 1) < 1 ||
+		    sqlite3_column_type(bins, 2) != SQLITE_FLOAT) {
+			sqlite3_reset(bins);
 			return bad_row(profile, e);
 		}
-		rc = fn(ctx, sqlite3_column_int64(s->bins, 0), count,
-		        sqlite3_column_double(s->bins, 2), s->parts, (size_t)n,
-		        s->parts, (size_t)n);
+		rc = bin_row(r, bins, s->parts, (size_t)n);
 		if (rc) {
-			sqlite3_reset(s->bins);
+			sqlite3_reset(bins);
 			return rc;
 		}
 	}
-	sqlite3_reset(s->bins);
+	sqlite3_reset(bins);
 	if (rc != SQLITE_DONE)
 		goto fail;
 	sqlite3_bind_int64(s->cross, 1, profile);
@@ -597,7 +577,7 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
 			sqlite3_reset(s->cross);
 			return bad_row(profile, e);
 		}
-		rc = cross(ctx, sqlite3_column_int64(s->cross, 2),
+		rc = cross(r->ctx, sqlite3_column_int64(s->cross, 2),
 		           sqlite3_column_double(s->cross, 0),
 		           sqlite3_column_double(s->cross, 1));
 		if (rc) {
@@ -613,4 +593,26 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
 fail:
 	return err_set(e, ERR_DATA, "cannot read the summaries: %s",
 	               sqlite3_errmsg(s->db));
+}
+
+int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
+                        double width, int64_t i0, int64_t i1, int *have,
+                        store_sumnames_fn fn, store_sumnames_cross_fn cross,
+                        void *ctx, struct err *e)
+{
+	struct bin_reader r = {fn, NULL, ctx};
+	return read_bins(s, s->bins, profile, width, i0, i1, have, &r, cross,
+	                 e);
+}
+
+int store_sumnames_timeline(struct store_sumnames *s, int64_t profile,
+                            double width, int64_t i0, int64_t i1,
+                            int by_name, int *have,
+                            store_sumnames_bin_fn fn,
+                            store_sumnames_cross_fn cross, void *ctx,
+                            struct err *e)
+{
+	struct bin_reader r = {NULL, fn, ctx};
+	return read_bins(s, by_name ? s->bins : s->rbins, profile, width, i0,
+	                 i1, have, &r, cross, e);
 }

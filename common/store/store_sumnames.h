@@ -77,9 +77,12 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
  * `nsys --group-by name` over a window [ws, we] with whole bins
  * i0 = ceil(ws) .. i1 = floor(we) (i0 < i1).  Every range [a, b] with
  * 0 <= a is filed by the bin i = floor(a) of its start: a range with
- * b < i + 1 is *contained* and only counted in dsight_summary_bins (per
- * profile, bin and name: count, largest duration, exact duration sum); any
- * other is listed in dsight_summary_crossing.  A query splits the ranges
+ * i < a and b < i + 1 is *contained* and only counted in
+ * dsight_summary_bins (per profile, bin and name: count, largest
+ * duration, exact duration sum) and dsight_summary_range_bins (per
+ * profile and bin, every name together: count, exact duration sum); any
+ * other (it touches an edge of its bin) is listed in
+ * dsight_summary_crossing.  A query splits the ranges
  * overlapping its window by start: a < i0 and a >= i1 are scanned (the
  * windows [ws, i0] and [i1, we] hold them all), and a in [i0, i1) come
  * from the bins i0..i1-1: a contained one lies inside [i0, i1] within the
@@ -101,5 +104,26 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
                         double width, int64_t i0, int64_t i1, int *have,
                         store_sumnames_fn fn, store_sumnames_cross_fn cross,
                         void *ctx, struct err *e);
+
+/*
+ * For `timeline --of nsys` over buckets made of whole bins: fn once per
+ * bin of i0..i1-1 with contained ranges, with the bin, the name index (-2
+ * when by_name is 0: the bin's every name together, from
+ * dsight_summary_range_bins; else one call per (bin, name)), the count
+ * and the parts of their exact duration sum; cross as above.  A contained
+ * range overlaps only the bucket holding its bin, its time inside being its
+ * duration: a bucket starting at i*w sees the ranges that start there
+ * (both ends of an overlap are inclusive) only because they are listed as
+ * crossing.  *have 0 when the profile has no bins.
+ */
+typedef int (*store_sumnames_bin_fn)(void *ctx, int64_t bin, int64_t name,
+                                     int64_t count, const double *dur,
+                                     size_t ndur);
+int store_sumnames_timeline(struct store_sumnames *s, int64_t profile,
+                            double width, int64_t i0, int64_t i1,
+                            int by_name, int *have,
+                            store_sumnames_bin_fn fn,
+                            store_sumnames_cross_fn cross, void *ctx,
+                            struct err *e);
 
 #endif

@@ -175,7 +175,7 @@ static int summary_point(struct store_writer *w, const struct batch *b,
 		v.big = b->text.data + r->off;
 		v.big_len = r->len;
 	}
-	return store_summary_point(w->sum, r->key, r->t0, &v, e);
+	return store_summary_point(w->sum, r->key, r->ordinal, r->t0, &v, e);
 }
 
 /* Binds rec r as the row starting at parameter base of st; a payload was

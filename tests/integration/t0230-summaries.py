@@ -71,6 +71,14 @@ for name, src in [("fixture", tap.FIXTURE), ("generated", doc)]:
              ["nsys", "--group-by", "name", "--from", "1.999", "--to", "11.001",
               "--sort", "-duration_max", "--limit", "1000"],
              ["nsys", "--group-by", "name", "--from", "3.5", "--to", "5.5", "--profile", "1"]]
+    # timelines: buckets of whole seconds from a whole second read the bins
+    for of in ["nsys", "cpu", "metrics"]:
+        cases += [["timeline", "--of", of, "--bucket", b, *w, *f]
+                  for b, w, f in [("1", [], []), ("2", ["--from", "1"], ["--limit", "1000"]),
+                                  ("10", [], ["--worker", "decode-0"]),
+                                  ("1", ["--from", "2", "--to", "7.5"], ["--name", "e"]),
+                                  ("3", ["--from", "0", "--to", "9"], ["--profile", "1"]),
+                                  ("0.5", [], []), ("1", ["--from", "0.5"], [])]]
     extra = []
     if name == "generated":  # 120 s: windows over 10-second bins and seconds around them
         extra = [["nsys", "--group-by", "name", "--from", f, "--to", to, "--limit", "1000"]
@@ -97,7 +105,13 @@ con.execute("UPDATE dsight_summary_series SET samples = 4242, min = '-7' WHERE s
 con.execute("UPDATE dsight_summary_profiles SET events = events + 1000 WHERE profile = 0")
 con.execute("UPDATE dsight_summary_stacks SET samples = samples + 500")
 con.execute("UPDATE dsight_summary_names SET count = count + 77, duration_max = 1e6")
-con.execute("UPDATE dsight_summary_bins SET count = count + 1000 WHERE bin = 1")
+# (the fixture's bin 2 of profile 0 holds a contained range, sampling_prep;
+# a range starting on a whole second is listed as crossing instead)
+con.execute("UPDATE dsight_summary_bins SET count = count + 1000 WHERE bin = 2")
+con.execute("UPDATE dsight_summary_range_bins SET count = count + 3000 WHERE bin = 2")
+con.execute("UPDATE dsight_summary_sample_bins SET samples = samples + 5000 WHERE bin = 1")
+con.execute("UPDATE dsight_summary_point_bins SET samples = samples + 7000, min = -1e9 "
+            "WHERE bin = 2")
 con.commit()
 con.close()
 m = json.loads(q(tam, "metrics").stdout)["items"][0]
@@ -120,15 +134,42 @@ t.ok(g1 > g0 and (g1 - g0) % 77 == 0, "whole-run group-by name reads the name su
      % (g1, g0))
 m = json.loads(q(tam, "nsys", "--group-by", "name", "--limit", "1").stdout)["items"][0]
 t.eq(m["duration_max"], 1e6, "the tampered maximum shows through")
-b1 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "2.5",
+b1 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "1.5", "--to", "3.5",
                 "--limit", "0").stdout)["total"]
-b0 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "2.5",
+b0 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "1.5", "--to", "3.5",
                 "--limit", "0", env=NOSUM).stdout)["total"]
 t.ok(b1 > b0 and (b1 - b0) % 1000 == 0, "a window with whole bins reads the bin summaries "
      "(%d vs %d)" % (b1, b0))
 t.eq(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9").stdout,
      q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9", env=NOSUM).stdout,
      "a window without a whole bin scans")
+
+def tl(db, of, *args, env=None):
+    r = q(db, "timeline", "--of", of, "--bucket", "1", "--limit", "1000", *args, env=env)
+    return json.loads(r.stdout)["series"]
+
+
+def col(series, key):
+    return [sum(x for x in s["values"][key] if x is not None) for s in series]
+
+
+for of, key, more, args in [("nsys", "overlapping", 3000, []), ("cpu", "samples", 5000, []),
+                            ("metrics", "samples", 7000, []),
+                            ("nsys", "overlapping", 1000, ["--name", "sampling_p"])]:
+    a, b = col(tl(tam, of, *args), key), col(tl(tam, of, *args, env=NOSUM), key)
+    t.ok(len(a) == len(b) and any(x - y > 0 and (x - y) % more == 0 for x, y in zip(a, b)),
+         "timeline --of %s %s reads the bins (%s vs %s)" % (of, " ".join(args), a[:4], b[:4]))
+    a = col(tl(tam, of, "--bucket", "0.5", *args), key)
+    b = col(tl(tam, of, "--bucket", "0.5", *args, env=NOSUM), key)
+    t.eq(a, b, "timeline --of %s at half seconds scans" % of)
+m = tl(tam, "metrics")[0]["values"]["min"]
+t.eq(m[2], -1e9, "the tampered point bin minimum shows through")
+con = sqlite3.connect(tam)
+con.execute("UPDATE dsight_summary_point_bins SET sum_parts = x'01'")
+con.commit()
+con.close()
+r = q(tam, "timeline", "--of", "metrics", "--bucket", "1")
+t.ok(r.returncode != 0 and "malformed" in r.stderr, "a malformed point bin is an error", r.stderr)
 con = sqlite3.connect(tam)
 con.execute("UPDATE dsight_summary_names SET duration_parts = x'0102'")
 con.commit()
@@ -141,12 +182,16 @@ bare = os.path.join(t.tmp, "bare.sqlite")
 shutil.copy(os.path.join(rep, "trace-data.sqlite"), bare)
 con = sqlite3.connect(bare)
 for tb in ["meta", "profiles", "stacks", "series", "names", "name_profiles", "bins",
-           "bin_profiles", "crossing"]:
+           "bin_profiles", "crossing", "range_bins", "sample_bins", "sample_bin_profiles",
+           "point_bins", "point_bin_series"]:
     con.execute("DROP TABLE dsight_summary_%s" % tb)
 con.commit()
 con.close()
 for kind in ["nsys", "metrics", "cpu"]:
     t.eq(q(bare, kind).stdout, q(rep, kind).stdout, "a cache without summaries: %s scans" % kind)
+    t.eq(q(bare, "timeline", "--of", kind, "--bucket", "1").stdout,
+         q(rep, "timeline", "--of", kind, "--bucket", "1").stdout,
+         "a cache without summaries: timeline --of %s scans" % kind)
 for w in [[], ["--from", "0.5", "--to", "7.25"]]:
     t.eq(q(bare, "nsys", "--group-by", "name", *w).stdout,
          q(rep, "nsys", "--group-by", "name", *w).stdout,
