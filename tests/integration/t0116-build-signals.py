@@ -8,7 +8,6 @@ The phase is read from the progress display (stderr on a pseudo-terminal).
 A phase the build went through before the signal could be sent is tried
 again on a capture four times larger, so that every phase is really hit.
 """
-import hashlib
 import os
 import pty
 import re
@@ -26,19 +25,6 @@ DSIGHT = tap.binpath("dsight")
 GEN = tap.binpath("gen-capture")
 
 
-def tree_state(root):
-    out = {}
-    for dp, dns, fns in os.walk(root):
-        for n in dns + fns:
-            p = os.path.join(dp, n)
-            if n.endswith(".lock") and dp == root:
-                continue
-            if os.path.isdir(p):
-                out[os.path.relpath(p, root)] = "dir"
-            else:
-                with open(p, "rb") as f:
-                    out[os.path.relpath(p, root)] = hashlib.sha256(f.read()).hexdigest()
-    return out
 
 
 doc = os.path.join(t.tmp, "capture.json")
@@ -106,7 +92,7 @@ def interrupt(sig, phase, doc):
     return p.returncode, text, took
 
 
-before = tree_state(base)
+before = tap.tree_state(base)
 for sig, phase in ((signal.SIGTERM, "reading"), (signal.SIGINT, "indexing"),
                    (signal.SIGHUP, "writing files"), (signal.SIGTERM, "indexing")):
     name = "%s while %s" % (signal.Signals(sig).name, phase)
@@ -126,10 +112,10 @@ for sig, phase in ((signal.SIGTERM, "reading"), (signal.SIGINT, "indexing"),
     t.ok(took < 20, "%s: stops within seconds" % name, "%.2f s" % took)
     # the staging directory may be removed by a helper just after the exit
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and tree_state(base) != before:
+    while time.monotonic() < deadline and tap.tree_state(base) != before:
         time.sleep(0.1)
-    t.ok(tree_state(base) == before, "%s: previous report unchanged, staging removed" % name,
-         sorted(set(tree_state(base)) ^ set(before))[:5])
+    t.ok(tap.tree_state(base) == before, "%s: previous report unchanged, staging removed" % name,
+         sorted(set(tap.tree_state(base)) ^ set(before))[:5])
 
 r = tap.run([DSIGHT, "build", doc, "-o", rep], timeout=600)
 t.ok(r.returncode == 0, "an uninterrupted build of the same output then publishes", r.stderr)
