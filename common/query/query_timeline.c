@@ -215,14 +215,18 @@ static int on_range_bin(void *ctx, int64_t bin, int64_t name, int64_t count,
                         const double *dur, size_t ndur)
 {
 	struct cells *c = ctx;
-	size_t i = qbucket_bin_bucket(c->bk, c->bins, bin);
+	size_t i = qbucket_bin_bucket(c->bk, c->bins, bin), n = c->bk->n;
+	int in_dict = name >= 0 && (uint64_t)name < c->nnames;
+	int64_t slot = 0;
 
-	if (c->name_ok && name != -2 &&
-	    (name < 0 || (uint64_t)name >= c->nnames || !c->name_ok[name]))
+	if (c->name_ok && name != -2 && (!in_dict || !c->name_ok[name]))
 		return 0;
-	c->count[i] += count;
+	if (c->slot_of_name &&
+	    (slot = c->slot_of_name[in_dict ? (size_t)name : c->nnames]) < 0)
+		return 0;
+	c->count[(size_t)slot * n + i] += count;
 	for (size_t k = 0; k < ndur; k++)
-		qsum_add(&c->active[i], dur[k]);
+		qsum_add(&c->active[(size_t)slot * n + i], dur[k]);
 	return 0;
 }
 
@@ -252,7 +256,8 @@ static int nsys_binned(struct qctx *q, int64_t profile, struct cells *c,
 		if (qbucket_bins(c->bk, widths[k], &pl)) {
 			c->bins = &pl;
 			rc = dataset_range_bins(q->ds, profile, widths[k], pl.i0,
-			                        pl.i1, c->name_ok != NULL, have,
+			                        pl.i1,
+			                        c->name_ok || c->slot_of_name, have,
 			                        on_range_bin, on_range_cross, c,
 			                        q->e);
 		}
@@ -407,7 +412,14 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 	size_t *order = NULL, *idx = NULL, np = 0, from, to, chunk, nn = 0;
 	int64_t *rank_of = NULL; /* group index -> page position, or -1 */
 	struct q_needle *nd = NULL;
-	int done, rc = by_name_one_scan(q, bk, total, &done);
+	struct qbucket_bins pl;
+	int done = 0, rc = 0;
+
+	/* buckets of whole bins of a cache: rank the names first (from the
+	 * name summaries), then each chunk from the bins; else one scan when
+	 * the cells fit */
+	if (!dataset_has_cache(q->ds) || !qbucket_bins(bk, 1.0, &pl))
+		rc = by_name_one_scan(q, bk, total, &done);
 
 	if (rc || done)
 		return rc;
@@ -459,8 +471,11 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 			c.slot_of_name = slot;
 			c.nnames = nnm;
 			c.name_ok = ok;
-			rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_range,
-			                    &c, q->e);
+			int have = 0;
+			rc = nsys_binned(q, (int64_t)idx[k], &c, &have);
+			if (!rc && !have)
+				rc = dataset_events(q->ds, (int64_t)idx[k], &w,
+				                    on_range, &c, q->e);
 			free(slot);
 			free(ok);
 		}

@@ -79,6 +79,9 @@ for name, src in [("fixture", tap.FIXTURE), ("generated", doc)]:
                                   ("1", ["--from", "2", "--to", "7.5"], ["--name", "e"]),
                                   ("3", ["--from", "0", "--to", "9"], ["--profile", "1"]),
                                   ("0.5", [], []), ("1", ["--from", "0.5"], [])]]
+    cases += [["timeline", "--of", "nsys", "--group-by", "name", "--bucket", b, *w]
+              for b, w in [("1", []), ("10", ["--limit", "1000"]), ("2", ["--from", "3", "--offset", "1"]),
+                           ("1", ["--from", "1", "--to", "6.5", "--name", "a"])]]
     extra = []
     if name == "generated":  # 120 s: windows over 10-second bins and seconds around them
         extra = [["nsys", "--group-by", "name", "--from", f, "--to", to, "--limit", "1000"]
@@ -155,7 +158,8 @@ def col(series, key):
 
 for of, key, more, args in [("nsys", "overlapping", 3000, []), ("cpu", "samples", 5000, []),
                             ("metrics", "samples", 7000, []),
-                            ("nsys", "overlapping", 1000, ["--name", "sampling_p"])]:
+                            ("nsys", "overlapping", 1000, ["--name", "sampling_p"]),
+                            ("nsys", "overlapping", 1000, ["--group-by", "name"])]:
     a, b = col(tl(tam, of, *args), key), col(tl(tam, of, *args, env=NOSUM), key)
     t.ok(len(a) == len(b) and any(x - y > 0 and (x - y) % more == 0 for x, y in zip(a, b)),
          "timeline --of %s %s reads the bins (%s vs %s)" % (of, " ".join(args), a[:4], b[:4]))
