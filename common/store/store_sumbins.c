@@ -10,11 +10,11 @@
 #include "base/vec.h"
 #include "store/store_sumio.h"
 
-/* Bins per profile or series at most; point bins of every series together
- * at most (the build's extra memory stays bounded, about 100 bytes a
- * point bin). */
+/* Bins per profile or series at most; point bins allocated for every
+ * series together at most (the build's extra memory stays bounded: about
+ * 150 bytes a point bin, 160 MB in all). */
 #define BINS_MAX (1 << 22)
-#define POINT_BINS_MAX (1 << 21)
+#define POINT_BINS_MAX (1 << 20)
 /* The width written (seconds). */
 static const double width = 1.0;
 
@@ -169,16 +169,16 @@ int store_sumbins_point(struct store_sumbins_acc *a, int64_t series,
 	old = s->nbins;
 	if ((size_t)bin >= old) {
 		size_t cap = old;
-		if (a->point_bins - old + (size_t)bin + 1 > POINT_BINS_MAX) {
-			drop_series(a, s);
-			return 0;
-		}
 		if (vec_reserve_zero(&s->bins, &cap, (size_t)bin + 1,
 		                     sizeof *s->bins))
 			return err_set(e, ERR_NOMEM,
 			               "out of memory summarising points");
 		s->nbins = cap;
 		a->point_bins += cap - old;
+		if (a->point_bins > POINT_BINS_MAX) {
+			drop_series(a, s); /* the budget is spent: scan it */
+			return 0;
+		}
 	}
 	pb = &s->bins[bin];
 	if (keep(&pb->min, &pb->min_ord, v, ordinal, -1, !pb->samples) ||

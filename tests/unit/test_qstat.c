@@ -249,6 +249,47 @@ TEST(bucket_edges_by_comparison)
 	qbucket_free(&q);
 }
 
+/* Which windows and widths the build-time bins answer, and the bucket of
+ * each bin. */
+TEST(buckets_made_of_whole_bins)
+{
+	struct qbucket q;
+	struct qbucket_bins b;
+
+	/* [0, 900] at 1 s over 1 s bins: bins 0..899, nothing left over but
+	 * the instant 900 */
+	CHECK_EQ(qbucket_init(&q, 0, 900, 1), 0);
+	CHECK_EQ(qbucket_bins(&q, 1, &b), 1);
+	CHECK(b.i0 == 0 && b.i1 == 900 && b.per == 1 && b.rest == 900);
+	CHECK_EQ(qbucket_bin_bucket(&q, &b, 899), 899);
+	CHECK_EQ(qbucket_bins(&q, 10, &b), 0); /* 1 s is not 10 s bins */
+	qbucket_free(&q);
+	/* [20, 95.5] at 30 s: 10 s bins 2..8, three per bucket, the last
+	 * bucket [80, 95.5] taking bin 8 and the scan of [90, 95.5] */
+	CHECK_EQ(qbucket_init(&q, 20, 95.5, 30), 0);
+	CHECK_EQ(qbucket_bins(&q, 10, &b), 1);
+	CHECK(b.i0 == 2 && b.i1 == 9 && b.per == 3 && b.rest == 90);
+	CHECK(qbucket_bin_bucket(&q, &b, 4) == 0 &&
+	      qbucket_bin_bucket(&q, &b, 5) == 1 &&
+	      qbucket_bin_bucket(&q, &b, 8) == 2);
+	qbucket_free(&q);
+	/* a start off the bins, a width not a whole number of bins, a window
+	 * inside one bin */
+	CHECK_EQ(qbucket_init(&q, 0.5, 10, 1), 0);
+	CHECK_EQ(qbucket_bins(&q, 1, &b), 0);
+	qbucket_free(&q);
+	CHECK_EQ(qbucket_init(&q, 0, 10, 1.5), 0);
+	CHECK_EQ(qbucket_bins(&q, 1, &b), 0);
+	qbucket_free(&q);
+	CHECK_EQ(qbucket_init(&q, 3, 3.9, 1), 0);
+	CHECK_EQ(qbucket_bins(&q, 1, &b), 0);
+	qbucket_free(&q);
+	/* 0.3 s buckets never align, even where 10 of them make 3 s */
+	CHECK_EQ(qbucket_init(&q, 0, 9, 0.3), 0);
+	CHECK_EQ(qbucket_bins(&q, 1, &b), 0);
+	qbucket_free(&q);
+}
+
 int main(void)
 {
 	RUN(fsum_hand_values);
@@ -257,5 +298,6 @@ int main(void)
 	RUN(nearest_rank_percentiles);
 	RUN(percentile_ties_keep_the_first_in_default_order);
 	RUN(bucket_edges_by_comparison);
+	RUN(buckets_made_of_whole_bins);
 	return testlib_done();
 }
