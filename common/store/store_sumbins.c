@@ -12,7 +12,7 @@
 
 /* Bins per profile or series at most; point bins allocated for every
  * series together at most (the build's extra memory stays bounded: about
- * 150 bytes a point bin, 160 MB in all). */
+ * 100 bytes a point bin, 110 MB in all). */
 #define BINS_MAX (1 << 22)
 #define POINT_BINS_MAX (1 << 20)
 /* The width written (seconds). */
@@ -24,12 +24,24 @@ struct sample_acc {
 	int bad;
 };
 
+/* A number held in 16 bytes (a bin's min or max): an integer, a real, or
+ * the digits of an integer beyond 64 bits (owned, malloc). */
+struct cnum {
+	union {
+		int64_t i;
+		double d;
+		char *big;
+	} u;
+	uint32_t big_len;
+	uint8_t kind; /* enum num_kind */
+};
+
 /* One bin of a series: non-null values only. */
 struct point_bin {
 	struct qsum sum;
 	int64_t samples;
 	int64_t min_ord, max_ord;
-	struct num min, max; /* big digits owned (malloc) */
+	struct cnum min, max;
 };
 
 struct series_acc {
@@ -51,11 +63,31 @@ struct store_sumbins_acc *store_sumbins_acc_new(void)
 	return calloc(1, sizeof(struct store_sumbins_acc));
 }
 
-static void free_big(struct num *n)
+static void free_big(struct cnum *n)
 {
 	if (n->kind == NUM_BIG)
-		free((char *)n->big);
+		free(n->u.big);
 	n->kind = NUM_NULL;
+}
+
+/* The number c holds (big digits borrowed from c). */
+static struct num cnum_get(const struct cnum *c)
+{
+	struct num n;
+
+	memset(&n, 0, sizeof n);
+	n.kind = (enum num_kind)c->kind;
+	if (n.kind == NUM_INT) {
+		n.i = c->u.i;
+		n.d = (double)n.i;
+	} else if (n.kind == NUM_BIG) {
+		n.big = c->u.big;
+		n.big_len = c->big_len;
+		n.d = num_to_double(&n);
+	} else {
+		n.d = c->u.d;
+	}
+	return n;
 }
 
 static void drop_series(struct store_sumbins_acc *a, struct series_acc *s)
@@ -114,29 +146,37 @@ int store_sumbins_sample(struct store_sumbins_acc *a, int64_t profile,
 	return 0;
 }
 
-/* *held = v, big digits copied; -1 out of memory. */
-static int hold(struct num *held, const struct num *v)
+/* *held = v, big digits copied; -1 out of memory or digits too long. */
+static int hold(struct cnum *held, const struct num *v)
 {
 	char *big = NULL;
 	if (v->kind == NUM_BIG) {
-		if (!(big = malloc(v->big_len ? v->big_len : 1)))
+		if (v->big_len > UINT32_MAX ||
+		    !(big = malloc(v->big_len ? v->big_len : 1)))
 			return -1;
 		memcpy(big, v->big, v->big_len);
 	}
 	free_big(held);
-	*held = *v;
-	if (big)
-		held->big = big;
+	held->kind = (uint8_t)v->kind;
+	if (big) {
+		held->u.big = big;
+		held->big_len = (uint32_t)v->big_len;
+	} else if (v->kind == NUM_INT) {
+		held->u.i = v->i;
+	} else {
+		held->u.d = v->d;
+	}
 	return 0;
 }
 
 /* Keeps v (ordinal ord) in *held when it is smaller (sign -1) or larger
  * (sign 1) than it, or equal with a smaller ordinal (first: no value
  * yet).  -1 out of memory. */
-static int keep(struct num *held, int64_t *held_ord, const struct num *v,
+static int keep(struct cnum *held, int64_t *held_ord, const struct num *v,
                 int64_t ord, int sign, int first)
 {
-	int c = first ? 0 : num_cmp(v, held);
+	struct num h = cnum_get(held);
+	int c = first ? 0 : num_cmp(v, &h);
 	if (first || c * sign > 0 || (c == 0 && ord < *held_ord)) {
 		*held_ord = ord;
 		return hold(held, v);
@@ -267,9 +307,10 @@ static int write_points(sqlite3 *db, sqlite3_stmt *const *st, size_t k,
 		sqlite3_bind_double(pb, 2, width);
 		sqlite3_bind_int64(pb, 3, (sqlite3_int64)b);
 		sqlite3_bind_int64(pb, 4, p->samples);
-		bind_num(pb, 5, &p->min);
+		struct num min = cnum_get(&p->min), max = cnum_get(&p->max);
+		bind_num(pb, 5, &min);
 		sqlite3_bind_int64(pb, 6, p->min_ord);
-		bind_num(pb, 7, &p->max);
+		bind_num(pb, 7, &max);
 		sqlite3_bind_int64(pb, 8, p->max_ord);
 		if (store_sumio_bind_parts(pb, 9, &p->sum, blob, cap))
 			return err_set(e, ERR_NOMEM, "out of memory");
