@@ -58,7 +58,7 @@ const DSNsight = (() => {
     tracks.clear();
     for (const p of profs) {
       const n = candidates(p, app.state.from, app.state.to);
-      const mode = n > BUDGET ? 'density' : 'exact';
+      const mode = n <= BUDGET ? 'exact' : DSSummary.has(p) ? 'summary' : 'density';
       const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
       canvas.dataset.mode = mode;
       const tr = { p, canvas, mode, n, scale: null, hits: [] };
@@ -66,6 +66,7 @@ const DSNsight = (() => {
       kids.push(el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
         el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
         p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''),
+      mode === 'summary' ? el('div', { class: 'density-label summary-label', text: `Summary tracks: per thread, the dominant NVTX name of each bin (build-time summaries; hover for the top names). ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
       mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
       el('div', { class: 'sec-body' }, canvas));
       DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectArea(a, b), (ev, x, y) => {
@@ -79,7 +80,7 @@ const DSNsight = (() => {
         const { ctx, w } = DSUI.setupCanvas(canvas, 30);
         tr.scale = DSUI.scale(app.state.from, app.state.to, w);
         ctx.fillStyle = '#98a2b3';
-        ctx.fillText(n ? `loading ${DSUI.fmtNum(n)} candidate rows…` : 'no NVTX range in this window', tr.scale.x0 + 8, 15);
+        ctx.fillText(mode === 'summary' ? 'loading the NVTX summary…' : n ? `loading ${DSUI.fmtNum(n)} candidate rows…` : 'no NVTX range in this window', tr.scale.x0 + 8, 15);
       }
     }
     sec.replaceChildren(...kids);
@@ -143,7 +144,7 @@ const DSNsight = (() => {
       ctx.fillText('no NVTX range in this window', s.x0 + 8, 12);
       return;
     }
-    let y = 0;
+    let y = 0, labelled = 0;
     const sel = app.state.nsysEvent;
     const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
     for (const t of threads) {
@@ -170,12 +171,14 @@ const DSNsight = (() => {
         if (wpx > 40) {
           ctx.fillStyle = '#101828';
           ctx.fillText(DSUI.clipText(ctx, p.names[r[2]], wpx - 6), Math.max(a, s.x0) + 3, yy + (LANE - 2) / 2);
+          labelled++;
         }
         tr.hits.push([a, a + wpx, yy, yy + LANE - 2, r]);
       }
       ctx.restore();
       y += THEAD + t.lanes * LANE + 4;
     }
+    tr.canvas.dataset.labels = String(labelled); /* names drawn (tests, bench) */
   }
 
   /* A track whose shards failed says so instead of drawing partial data. */
@@ -203,6 +206,7 @@ const DSNsight = (() => {
         el('div', { class: 'mono', text: `${DSUI.fmtTime(bin * app.dur / 512, app.dur)} → ${DSUI.fmtTime((bin + 1) * app.dur / 512, app.dur)}` }),
         el('div', { text: 'overlapping interval counts, not CPU utilization' })]);
     }
+    if (tr.mode === 'summary') return DSSummary.hover(app, tr, ev, x, y);
     const r = hitTest(tr, x, y);
     if (!r) return DSUI.hideTip();
     DSUI.showTip(ev, [el('b', { text: tr.p.names[r[2]] }), el('div', { class: 'mono', text: `${DSUI.fmtDur(r[1] - r[0])} · ${r[0]} → ${r[1]}` }),
@@ -212,6 +216,7 @@ const DSNsight = (() => {
   async function load(app, signal) {
     const jobs = [];
     for (const tr of tracks.values()) {
+      if (tr.mode === 'summary') jobs.push(loadSummary(app, tr, signal));
       if (tr.mode !== 'exact' || !tr.n) continue;
       jobs.push((async () => {
         const rows = [];
@@ -237,6 +242,21 @@ const DSNsight = (() => {
     await Promise.all(jobs);
     if (cpu) await cpu;
     if (byName) await byName;
+  }
+
+  async function loadSummary(app, tr, signal) {
+    const { from, to } = app.state;
+    const l = DSSummary.levelFor(tr.p, from, to, tr.scale ? tr.scale.x1 - tr.scale.x0 : 1000);
+    let rows;
+    try {
+      rows = await DSSummary.rowsOf(app.store, tr.p, l, from, to, signal);
+    } catch (e) {
+      if (!signal.aborted) failed(tr, e);
+      throw e;
+    }
+    if (signal.aborted) return;
+    DSSummary.draw(app, tr, l, rows, colorFor);
+    tr.canvas.dataset.drawn = `${from},${to}`;
   }
 
   async function loadCpu(app, signal) {

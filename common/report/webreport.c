@@ -2,6 +2,7 @@
 #include "report/webreport.h"
 #include "base/cancel.h"
 #include "report/html.h"
+#include "report/nvtxsum.h"
 #include "report/parts.h"
 #include "report/shard.h"
 
@@ -189,13 +190,17 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 {
 	struct html_stats hs;
 	uint64_t *bins = NULL;
+	struct nvtxsum *sums = NULL;
 	json_t *core = NULL;
 	size_t nprofiles = json_array_size(json_object_get(catalog, "profiles"));
 	char *page = NULL;
 	int rc;
 
 	memset(st, 0, sizeof *st);
-	if ((rc = shard_writer_finish(wr->w, e)) ||
+	if ((rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
+	             json_object_get(json_object_get(catalog, "meta"), "duration")),
+	             nprofiles, wr->cancel, e)) ||
+	    (rc = shard_writer_finish(wr->w, e)) ||
 	    (rc = density(wr, catalog, sqlite_path, nprofiles, &bins, e)))
 		goto out;
 	if (cancel_requested(wr->cancel)) {
@@ -206,6 +211,12 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	if (!core) {
 		rc = e->code ? e->code : ERR_NOMEM;
 		goto out;
+	}
+	for (size_t i = 0; i < nprofiles; i++) {
+		json_t *ns = nvtxsum_profile_json(sums, wr->w, i);
+		if (ns)
+			json_object_set_new(json_array_get(json_object_get(core, "profiles"), i),
+			                    "nvtx_summary", ns);
 	}
 	size_t n = strlen(wr->staging) + sizeof "/index.html";
 	page = malloc(n);
@@ -253,6 +264,7 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 out:
 	free(page);
 	free(bins);
+	nvtxsum_free(sums);
 	json_decref(core);
 	return rc;
 }

@@ -17,6 +17,7 @@ import math
 import os
 import re
 import sqlite3
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -65,7 +66,12 @@ def check_descriptor(rep, d, kind):
     raw = open(path, "rb").read()
     dec = gzip.decompress(raw)
     rows = json.loads(dec)
-    times = [(r[0], r[1]) if kind == "events" else (r[0], r[0]) for r in rows]
+    if isinstance(kind, float):  # summary level rows: bins of that width
+        times = [(r[0] * kind, (r[0] + 1) * kind) for r in rows]
+    elif kind == "names":
+        times = [(0, doc["meta"]["duration"])]
+    else:
+        times = [(r[0], r[1]) if kind == "events" else (r[0], r[0]) for r in rows]
     ok = (d["url"] == "detail/%s.json.gz" % d["sha256"]
           and hashlib.sha256(raw).hexdigest() == d["sha256"]
           and hashlib.sha256(dec).hexdigest() == d["decoded_sha256"]
@@ -131,6 +137,73 @@ for s, series in enumerate(core["metrics"]):
         t.ok(False, "series %d: point shards = cache payload text" % s,
              "%s\n%s" % (compact(got), want))
         all_ok = False
+
+
+def summary_bins(events, duration, nb):
+    """The NVTX summary rule (doc/report-files.md): per (bin, thread, name)
+    count, inner and total over the ranges touching the bin."""
+    w = duration / nb
+    acc, threads = {}, []
+    for s, e, n, tid in events:
+        if not (e >= 0) or not (s <= duration):
+            continue
+        if tid not in threads:
+            threads.append(tid)
+        th = threads.index(tid)
+        s, e = max(s, 0.0), min(e, duration)
+        for i in range(min(nb - 1, math.floor(s / w)), min(nb - 1, math.floor(e / w)) + 1):
+            lo, hi = i * w, duration if i == nb - 1 else (i + 1) * w
+            ov = max(0.0, min(e, hi) - max(s, lo))
+            a = acc.setdefault((i, th, n), [0.0, 0.0, 0])
+            a[1] += ov
+            if not (s <= lo and e >= hi):
+                a[0] += ov
+            a[2] += 1
+    us = lambda x: math.floor(x * 1e6 + 0.5) / 1e6
+    rows = {}
+    for (i, th, n), (inner, total, count) in acc.items():
+        rows.setdefault((i, th), []).append((-inner, -total, -count, n))
+    out = []
+    for (i, th) in sorted(rows):
+        top = sorted(rows[(i, th)])
+        r = [i, th, len(top)]
+        for inner, total, count, n in top[:4]:
+            r += [n, us(-inner), us(-total), -count]
+        out.append(r)
+    return threads, out
+
+
+summarised = 0
+for p, prof in enumerate(core["profiles"]):
+    ns = prof.get("nvtx_summary")
+    if not ns:
+        continue
+    evs = list(db.execute("SELECT start, end, name, tid FROM events WHERE profile = ? "
+                          "ORDER BY ordinal", (p,)))
+    for lv in ns.get("levels", []):
+        got = []
+        for d in lv["chunks"]:
+            ok, rows = check_descriptor(rep, d, lv["width"])
+            all_ok &= ok
+            got += rows
+            files.add(d["url"])
+        threads, want = summary_bins(evs, doc["meta"]["duration"], lv["bins"])
+        t.eq(ns["threads"], threads, "profile %d: summary threads in order of first range" % p)
+        t.eq(got, want, "profile %d: summary level of %d bins follows the rule" % (p, lv["bins"]))
+        summarised += 1
+    got = []
+    for d in ns.get("names", []):
+        ok, rows = check_descriptor(rep, d, "names")
+        all_ok &= ok
+        got += rows
+        files.add(d["url"])
+    want = [[n, c, m, list(struct.unpack("<%dd" % (len(dp) // 8), dp)),
+             list(struct.unpack("<%dd" % (len(cp) // 8), cp))]
+            for n, c, m, dp, cp in db.execute(
+                "SELECT name, count, duration_max, duration_parts, clipped_parts "
+                "FROM dsight_summary_names WHERE profile = ? ORDER BY name", (p,))]
+    t.eq(got, want, "profile %d: summary names = dsight_summary_names (exact parts)" % p)
+t.ok(summarised > 0, "the fixture's profiles have NVTX summary levels (%d)" % summarised)
 db.close()
 t.ok(all_ok and files, "every descriptor matches its file (names, hashes, sizes, "
      "count, bounds, zero mtime) and point rows keep the cache's text")
