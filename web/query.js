@@ -102,7 +102,7 @@ const DSQuery = (() => {
   }
 
   function profileItem(p) {
-    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count']);
+    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count', 'nvtx_summary']);
     o.event_count = p.event_count !== undefined ? p.event_count : (p.events || []).length;
     o.cpu_samples = p.cpu ? (p.cpu.sample_count !== undefined ? p.cpu.sample_count : (p.cpu.samples || []).length) : 0;
     return o;
@@ -229,7 +229,7 @@ const DSQuery = (() => {
     const p = params || {};
     const v = { worker: typed(p, 'worker', 'string'), name: typed(p, 'name', 'string'), rank: typed(p, 'rank', 'integer') };
     if (v.worker === '') v.worker = null;
-    return selectSeries(cat, v).map((s) => without(s, ['points', 'chunks']));
+    return selectSeries(cat, v).map((s) => without(s, ['points', 'chunks', 'summary_chunks']));
   }
 
   /* ---- shard-backed kinds ---- */
@@ -460,7 +460,7 @@ const DSQuery = (() => {
   }
 
   async function seriesItem(s, store, v, withPoints, signal) {
-    const item = without(s, ['points', 'chunks']);
+    const item = without(s, ['points', 'chunks', 'summary_chunks']);
     let n = 0, samples = 0, sum = 0, min = null, max = null, last = null;
     const pts = [];
     for await (const rows of stream(store, s.chunks, v.from, v.to, signal)) {

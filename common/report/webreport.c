@@ -3,6 +3,7 @@
 #include "base/cancel.h"
 #include "report/html.h"
 #include "report/nvtxsum.h"
+#include "report/seriessum.h"
 #include "report/parts.h"
 #include "report/shard.h"
 
@@ -191,6 +192,7 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	struct html_stats hs;
 	uint64_t *bins = NULL;
 	struct nvtxsum *sums = NULL;
+	struct seriessum *ssum = NULL;
 	json_t *core = NULL;
 	size_t nprofiles = json_array_size(json_object_get(catalog, "profiles"));
 	char *page = NULL;
@@ -200,6 +202,7 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	if ((rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
 	             json_object_get(json_object_get(catalog, "meta"), "duration")),
 	             nprofiles, wr->cancel, e)) ||
+	    (rc = seriessum_build(&ssum, wr->w, sqlite_path, catalog, wr->cancel, e)) ||
 	    (rc = shard_writer_finish(wr->w, e)) ||
 	    (rc = density(wr, catalog, sqlite_path, nprofiles, &bins, e)))
 		goto out;
@@ -217,6 +220,10 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		if (ns)
 			json_object_set_new(json_array_get(json_object_get(core, "profiles"), i),
 			                    "nvtx_summary", ns);
+	}
+	if (seriessum_annotate(ssum, wr->w, core)) {
+		rc = err_set(e, ERR_NOMEM, "Out of memory");
+		goto out;
 	}
 	size_t n = strlen(wr->staging) + sizeof "/index.html";
 	page = malloc(n);
@@ -265,6 +272,7 @@ out:
 	free(page);
 	free(bins);
 	nvtxsum_free(sums);
+	seriessum_free(ssum);
 	json_decref(core);
 	return rc;
 }

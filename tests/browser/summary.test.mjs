@@ -3,7 +3,8 @@
 // budget, so every profile shows summary tracks: the names drawn and the
 // hover of a bin are checked against `dsight query nsys` on the bin's
 // window; the whole-run by-name table (build-time per-name sums, no range
-// shard fetched) equals `dsight query nsys --group-by name`.
+// shard fetched) equals `dsight query nsys --group-by name`; a whole-run
+// metric family draws from the metric summaries.
 import { Tap, dquery, saveShot, mediumViewer, runTest } from './harness.mjs';
 
 const tap = new Tap();
@@ -98,6 +99,24 @@ async function main() {
   const mid = await page.$$eval('#sec-nsight canvas', (cs) => cs.map((c) => [c.dataset.mode, +c.dataset.level, +c.dataset.labels || 0]));
   tap.ok(mid.every(([m, l, n]) => (m === 'summary' && l > tracks[0].level && n > 0) || m === 'exact'),
     `a ${(D * 0.2).toFixed(0)}-s window draws a finer summary level with names, or exact ranges`, mid);
+
+  /* 5. a whole-run metric family draws from the metric summaries */
+  const fam = cat.metrics.find((m) => m.summary_chunks && cat.metrics.filter((x) => x.name === m.name).length > 1).name;
+  const famSeries = cat.metrics.filter((m) => m.name === fam);
+  const pointUrls = new Set(famSeries.flatMap((m) => m.chunks.map((d) => '/' + d.url)));
+  const before = server.log.filter((u) => pointUrls.has(u)).length;
+  await te(([d, f]) => { window.traceExplorer.setState({ from: 0, to: d, sel: null, tab: 'metrics', pinnedMetrics: [f] }); return window.traceExplorer.whenMetricsReady(); }, [D, fam]);
+  const status = await page.$eval('#sec-metrics .chart-status', (e) => e.textContent);
+  const fetchedPts = server.log.filter((u) => pointUrls.has(u)).length - before;
+  tap.ok(/512-bin summaries/.test(status) && fetchedPts === 0, `the whole-run chart of ${fam} (${famSeries.length} series) reads the summaries, no point shard (${status})`, { fetchedPts });
+  const cbox = await page.locator('#sec-metrics .chart canvas').first().boundingBox();
+  await page.mouse.move(cbox.x + cbox.width * 0.5, cbox.y + cbox.height / 2);
+  const tipText = await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent));
+  tap.ok(/mean [-\d.,]+ \([-\d.,]+ – [-\d.,]+, [\d,]+ points\)/.test(tipText), 'hovering it gives each series\' bin mean, min and max', tipText.slice(0, 300));
+  const stats = await te((f) => window.traceExplorer.queryMetrics({ name: f, limit: 1000 }), fam);
+  const pts = stats.items.reduce((a, it) => a + it.points_total, 0);
+  tap.ok(status.includes(`${pts.toLocaleString('en-US')} points in the window`), `its point count is exact (${pts}, queryMetrics)`, status);
+  await saveShot(page, 'summary-04-metric-family-whole-run.png');
   tap.ok(mv.v.errors.length === 0, 'no page error', mv.v.errors);
 }
 

@@ -68,6 +68,8 @@ def check_descriptor(rep, d, kind):
     rows = json.loads(dec)
     if isinstance(kind, float):  # summary level rows: bins of that width
         times = [(r[0] * kind, (r[0] + 1) * kind) for r in rows]
+    elif isinstance(kind, tuple):  # metric summary rows: [series, bin, ...]
+        times = [(r[1] * kind[1], (r[1] + 1) * kind[1]) for r in rows]
     elif kind == "names":
         times = [(0, doc["meta"]["duration"])]
     else:
@@ -204,6 +206,46 @@ for p, prof in enumerate(core["profiles"]):
                 "FROM dsight_summary_names WHERE profile = ? ORDER BY name", (p,))]
     t.eq(got, want, "profile %d: summary names = dsight_summary_names (exact parts)" % p)
 t.ok(summarised > 0, "the fixture's profiles have NVTX summary levels (%d)" % summarised)
+
+# Metric summaries: 512 bins per series (not settings), rows by family name.
+ms, D = core.get("metric_summary"), doc["meta"]["duration"]
+got = []
+for d in (ms or {}).get("chunks", []):
+    ok, rows = check_descriptor(rep, d, ("series bins", ms["width"]))
+    all_ok &= ok
+    files.add(d["url"])
+    got += rows
+want, order = [], sorted((s["name"], i) for i, s in enumerate(core["metrics"])
+                         if s.get("temporal") != "setting")
+for _, i in order:
+    bins = {}
+    for (payload,) in db.execute("SELECT payload FROM points WHERE series = ? ORDER BY ordinal", (i,)):
+        tm, v = json.loads(payload)[:2]
+        if not (0 <= tm <= D):
+            continue
+        b = bins.setdefault(min(511, math.floor(tm * 512 / D)), [0, 0, None, None, 0.0, None])
+        b[0] += 1
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            v = float(v)
+            b[1] += 1
+            b[2] = v if b[2] is None else min(b[2], v)
+            b[3] = v if b[3] is None else max(b[3], v)
+            b[4] += v
+            b[5] = v
+    for k in sorted(bins):
+        n, c, lo, hi, sm, last = bins[k]
+        want.append([i, k, n, c] + ([lo, hi, sm / c, last] if c else []))
+t.ok(ms is not None and ms["bins"] == 512 and ms["width"] == D / 512, "core catalog: metric_summary (512 bins)")
+t.eq(got, want, "metric summary rows = the cache's points binned, in family order")
+spans = {i: s.get("summary_chunks") for i, s in enumerate(core["metrics"])}
+first = 0
+ok = True
+for k, d in enumerate((ms or {}).get("chunks", [])):
+    ids = {r[0] for r in got[first:first + d["count"]]}
+    ok &= all(spans[i] and spans[i][0] <= k <= spans[i][1] for i in ids)
+    first += d["count"]
+t.ok(ok and all(spans[i] is None for i, s in enumerate(core["metrics"]) if s.get("temporal") == "setting"),
+     "each series' summary_chunks span the shards that hold its rows; settings have none")
 db.close()
 t.ok(all_ok and files, "every descriptor matches its file (names, hashes, sizes, "
      "count, bounds, zero mtime) and point rows keep the cache's text")
