@@ -424,6 +424,16 @@ const DSQuery = (() => {
     for (const p of profs) {
       const names = p.cpu.names || [], stacks = p.cpu.stacks || [];
       const stackSyms = stacks.map((st) => [...new Set(st.map((i) => names[i]))]);
+      if (p.cpu.stack_sums && v.from === 0 && v.to === cat.meta.duration) {
+        /* whole run: the build's samples per stack (doc/report-files.md) */
+        for await (const rows of stream(store, p.cpu.stack_sums, v.from, v.to, signal)) {
+          for (const [st, n] of rows) {
+            totalSamples += n;
+            for (const s of stackSyms[st] || []) counts.set(s, (counts.get(s) || 0) + n);
+          }
+        }
+        continue;
+      }
       for await (const rows of stream(store, p.cpu.chunks, v.from, v.to, signal)) {
         for (let i = 0; i < rows.length; i++) {
           const t = rows[i][0];

@@ -29,6 +29,7 @@ struct profile_sum {
 	size_t ntids;
 	int binned;  /* bins written */
 	int named;   /* names written */
+	int stacked; /* CPU stacks written */
 };
 
 struct nvtxsum {
@@ -335,6 +336,46 @@ static int scan_names(struct scan *sc, sqlite3 *db, struct err *e)
 	return 0;
 }
 
+/* The CPU stream: [stack, samples] per stack with samples in the run, for
+ * the profiles the cache summarised exactly for this duration. */
+static int scan_stacks(struct scan *sc, sqlite3 *db, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db,
+	        "SELECT s.profile, s.stack, s.samples FROM dsight_summary_stacks s"
+	        " JOIN dsight_summary_profiles p USING (profile)"
+	        " WHERE p.samples IS NOT NULL AND (SELECT CAST(value AS REAL)"
+	        "   FROM dsight_summary_meta WHERE key = 'duration') = ?"
+	        " ORDER BY s.profile, s.stack", -1, &st, NULL) != SQLITE_OK)
+		return 0; /* another builder's cache: no stacks */
+	sqlite3_bind_double(st, 1, sc->s->duration);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t p = sqlite3_column_int64(st, 0);
+		if (p < 0 || (uint64_t)p >= sc->s->n)
+			continue;
+		buf_reset(&sc->row);
+		buf_putc(&sc->row, '[');
+		jsonout_int(&sc->row, sqlite3_column_int64(st, 1));
+		buf_putc(&sc->row, ',');
+		jsonout_int(&sc->row, sqlite3_column_int64(st, 2));
+		buf_putc(&sc->row, ']');
+		if (shard_writer_add_text(sc->w, SHARD_SUMMARY,
+		                          p * NVTXSUM_STREAMS + NVTXSUM_LEVELS + 1, 0,
+		                          sc->s->duration, sc->row.data, sc->row.len, e)) {
+			sqlite3_finalize(st);
+			return e->code;
+		}
+		sc->s->p[p].stacked = 1;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return err_set(e, ERR_DATA, "Cannot read CPU stack summaries: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}
+
 int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
                   const char *sqlite_path, double duration, size_t nprofiles,
                   const volatile sig_atomic_t *cancel, struct err *e)
@@ -370,6 +411,8 @@ int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
 	rc = scan_events(&sc, db, e);
 	if (!rc)
 		rc = scan_names(&sc, db, e);
+	if (!rc)
+		rc = scan_stacks(&sc, db, e);
 	free(sc.t.v);
 	buf_free(&sc.row);
 	sqlite3_close(db);
@@ -414,6 +457,15 @@ json_t *nvtxsum_profile_json(const struct nvtxsum *s,
 		json_object_set_new(o, "names", shard_writer_descs_json(
 			w, SHARD_SUMMARY, (int64_t)(p * NVTXSUM_STREAMS + NVTXSUM_LEVELS)));
 	return o;
+}
+
+json_t *nvtxsum_cpu_json(const struct nvtxsum *s, const struct shard_writer *w,
+                         size_t p)
+{
+	if (!s || p >= s->n || !s->p[p].stacked)
+		return NULL;
+	return shard_writer_descs_json(w, SHARD_SUMMARY,
+	                               (int64_t)(p * NVTXSUM_STREAMS + NVTXSUM_LEVELS + 1));
 }
 
 void nvtxsum_free(struct nvtxsum *s)

@@ -2,8 +2,9 @@
  * nvtxsum: the NVTX summaries of the viewer (doc/report-files.md "NVTX
  * summary shards"): per profile, per thread, multi-resolution bins that
  * keep the dominant names, and the exact per-name whole-run sums of the
- * SQLite cache (dsight_summary_names), both written as detail shards of
- * kind SHARD_SUMMARY through the build's shard writer.
+ * SQLite cache (dsight_summary_names), and its whole-run CPU samples per
+ * stack (dsight_summary_stacks), written as detail shards of kind
+ * SHARD_SUMMARY through the build's shard writer.
  *
  * Levels: level l has NVTXSUM_BINS0 * 8^l bins over [0, duration].  For
  * each (level, thread, bin) and name: the ranges overlapping the bin
@@ -26,7 +27,7 @@
 #include "report/shard.h"
 
 #define NVTXSUM_LEVELS 3
-#define NVTXSUM_STREAMS (NVTXSUM_LEVELS + 1) /* + the names stream */
+#define NVTXSUM_STREAMS (NVTXSUM_LEVELS + 2) /* + names, CPU stacks */
 #define NVTXSUM_BINS0 512
 #define NVTXSUM_TOP 4
 #define NVTXSUM_MAX_THREADS 4096
@@ -51,6 +52,11 @@ int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
  */
 json_t *nvtxsum_profile_json(const struct nvtxsum *s,
                              const struct shard_writer *w, size_t p);
+
+/* Profile p's whole-run CPU stack counts (descriptors, new reference) for
+ * its cpu.stack_sums; NULL when the cache had none. */
+json_t *nvtxsum_cpu_json(const struct nvtxsum *s, const struct shard_writer *w,
+                         size_t p);
 
 void nvtxsum_free(struct nvtxsum *s);
 

@@ -291,6 +291,7 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 		                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
 		if (json_is_object(cpu)) {
 			json_t *cc = json_copy(cpu);
+			json_object_del(cc, "stack_sums"); /* the page's */
 			json_object_set_new(cc, "chunks",
 			                    shard_writer_descs_json(w, SHARD_SAMPLES, (int64_t)i));
 			json_object_set_new(p, "cpu", cc);

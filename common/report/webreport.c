@@ -216,10 +216,15 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		goto out;
 	}
 	for (size_t i = 0; i < nprofiles; i++) {
+		json_t *pr = json_array_get(json_object_get(core, "profiles"), i);
 		json_t *ns = nvtxsum_profile_json(sums, wr->w, i);
+		json_t *cs = nvtxsum_cpu_json(sums, wr->w, i);
 		if (ns)
-			json_object_set_new(json_array_get(json_object_get(core, "profiles"), i),
-			                    "nvtx_summary", ns);
+			json_object_set_new(pr, "nvtx_summary", ns);
+		if (cs && json_is_object(json_object_get(pr, "cpu")))
+			json_object_set_new(json_object_get(pr, "cpu"), "stack_sums", cs);
+		else
+			json_decref(cs);
 	}
 	if (seriessum_annotate(ssum, wr->w, core)) {
 		rc = err_set(e, ERR_NOMEM, "Out of memory");

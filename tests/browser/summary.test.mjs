@@ -90,6 +90,12 @@ async function main() {
   const api3 = await te(([d, n]) => window.traceExplorer.queryNsys({ from: 0, to: d, groupBy: 'name', name: n, profile: 1 }), [D, sub]);
   const cli3 = dquery(rep, 'nsys', { from: 0, to: D, groupBy: 'name', name: sub, profile: 1 }).ok;
   tap.ok(JSON.stringify(api3) === JSON.stringify(cli3), `with a name filter ("${sub}") and a profile: equal to the CLI`);
+  const sampleUrls = new Set(cat.profiles.flatMap((p) => ((p.cpu || {}).chunks || []).map((d) => '/' + d.url)));
+  const samples0 = server.log.filter((u) => sampleUrls.has(u)).length;
+  const cpuApi = await te(() => window.traceExplorer.queryCpu({ limit: 50 }));
+  const cpuCli = dquery(rep, 'cpu', { limit: 50 }).ok;
+  tap.ok(JSON.stringify(cpuApi) === JSON.stringify(cpuCli) && server.log.filter((u) => sampleUrls.has(u)).length === samples0,
+    `whole-run queryCpu reads the build's stack counts (no sample shard) and equals dsight query cpu (${cpuApi.total_samples} samples)`);
   const fetched1 = server.log.filter((u) => eventUrls.has(u)).length;
   tap.ok(fetched1 === fetched0, `no NVTX range shard was fetched for the whole-run tables (${fetched1 - fetched0} fetched)`);
   await saveShot(page, 'summary-03-whole-run-by-name.png');

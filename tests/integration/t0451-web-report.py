@@ -206,6 +206,22 @@ for p, prof in enumerate(core["profiles"]):
                 "FROM dsight_summary_names WHERE profile = ? ORDER BY name", (p,))]
     t.eq(got, want, "profile %d: summary names = dsight_summary_names (exact parts)" % p)
 t.ok(summarised > 0, "the fixture's profiles have NVTX summary levels (%d)" % summarised)
+stacked = 0
+for p, prof in enumerate(core["profiles"]):
+    sums = (prof.get("cpu") or {}).get("stack_sums")
+    if not sums:
+        continue
+    got = []
+    for d in sums:
+        ok, rows = check_descriptor(rep, d, "names")
+        all_ok &= ok
+        got += rows
+        files.add(d["url"])
+    want = [list(r) for r in db.execute("SELECT stack, samples FROM dsight_summary_stacks "
+                                        "WHERE profile = ? ORDER BY stack", (p,))]
+    t.eq(got, want, "profile %d: cpu.stack_sums = dsight_summary_stacks" % p)
+    stacked += 1
+t.ok(stacked > 0, "profiles with CPU samples have cpu.stack_sums (%d)" % stacked)
 
 # Metric summaries: 512 bins per series (not settings), rows by family name.
 ms, D = core.get("metric_summary"), doc["meta"]["duration"]
