@@ -6,6 +6,7 @@
 #include "base/vec.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -288,22 +289,42 @@ static void put_parts(struct buf *b, const void *blob, int n)
 	buf_putc(b, ']');
 }
 
-/* The names stream: [name, count, duration_max, [duration parts],
- * [clipped parts]] per name of the profiles the cache summarised for this
- * duration (no rows otherwise). */
-static int scan_names(struct scan *sc, sqlite3 *db, struct err *e)
+typedef void (*row_fmt)(struct buf *b, sqlite3_stmt *st);
+
+static void fmt_name(struct buf *b, sqlite3_stmt *st)
+{
+	jsonout_int(b, sqlite3_column_int64(st, 1));
+	buf_putc(b, ',');
+	jsonout_int(b, sqlite3_column_int64(st, 2));
+	buf_putc(b, ',');
+	jsonout_real(b, sqlite3_column_double(st, 3));
+	buf_putc(b, ',');
+	put_parts(b, sqlite3_column_blob(st, 4), sqlite3_column_bytes(st, 4));
+	buf_putc(b, ',');
+	put_parts(b, sqlite3_column_blob(st, 5), sqlite3_column_bytes(st, 5));
+}
+
+static void fmt_stack(struct buf *b, sqlite3_stmt *st)
+{
+	jsonout_int(b, sqlite3_column_int64(st, 1));
+	buf_putc(b, ',');
+	jsonout_int(b, sqlite3_column_int64(st, 2));
+}
+
+/*
+ * Copies the rows of sql (profile first, then fmt's columns; one parameter:
+ * the duration) into stream `stream` of each profile, setting the flag at
+ * byte offset `flag` of its profile_sum.  A cache without the tables
+ * (another builder's) gives no rows.
+ */
+static int copy_rows(struct scan *sc, sqlite3 *db, const char *sql, int stream,
+                     size_t flag, row_fmt fmt, struct err *e)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(db,
-	        "SELECT n.profile, n.name, n.count, n.duration_max, n.duration_parts,"
-	        " n.clipped_parts FROM dsight_summary_names n"
-	        " JOIN dsight_summary_name_profiles USING (profile)"
-	        " WHERE (SELECT CAST(value AS REAL) FROM dsight_summary_meta"
-	        "        WHERE key = 'duration') = ?"
-	        " ORDER BY n.profile, n.name", -1, &st, NULL) != SQLITE_OK)
-		return 0; /* another builder's cache: no names */
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
 	sqlite3_bind_double(st, 1, sc->s->duration);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t p = sqlite3_column_int64(st, 0);
@@ -311,69 +332,44 @@ static int scan_names(struct scan *sc, sqlite3 *db, struct err *e)
 			continue;
 		buf_reset(&sc->row);
 		buf_putc(&sc->row, '[');
-		jsonout_int(&sc->row, sqlite3_column_int64(st, 1));
-		buf_putc(&sc->row, ',');
-		jsonout_int(&sc->row, sqlite3_column_int64(st, 2));
-		buf_putc(&sc->row, ',');
-		jsonout_real(&sc->row, sqlite3_column_double(st, 3));
-		buf_putc(&sc->row, ',');
-		put_parts(&sc->row, sqlite3_column_blob(st, 4), sqlite3_column_bytes(st, 4));
-		buf_putc(&sc->row, ',');
-		put_parts(&sc->row, sqlite3_column_blob(st, 5), sqlite3_column_bytes(st, 5));
+		fmt(&sc->row, st);
 		buf_putc(&sc->row, ']');
-		if (shard_writer_add_text(sc->w, SHARD_SUMMARY,
-		                          p * NVTXSUM_STREAMS + NVTXSUM_LEVELS, 0,
-		                          sc->s->duration, sc->row.data, sc->row.len, e)) {
+		if (shard_writer_add_text(sc->w, SHARD_SUMMARY, p * NVTXSUM_STREAMS + stream,
+		                          0, sc->s->duration, sc->row.data, sc->row.len, e)) {
 			sqlite3_finalize(st);
 			return e->code;
 		}
-		sc->s->p[p].named = 1;
+		*(int *)((char *)&sc->s->p[p] + flag) = 1;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return err_set(e, ERR_DATA, "Cannot read NVTX name summaries: %s",
+		return err_set(e, ERR_DATA, "Cannot read the cache's summaries: %s",
 		               sqlite3_errmsg(db));
 	return 0;
 }
 
-/* The CPU stream: [stack, samples] per stack with samples in the run, for
- * the profiles the cache summarised exactly for this duration. */
-static int scan_stacks(struct scan *sc, sqlite3 *db, struct err *e)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
+#define SUMMARY_DURATION_IS \
+	"(SELECT CAST(value AS REAL) FROM dsight_summary_meta WHERE key = 'duration') = ?"
 
-	if (sqlite3_prepare_v2(db,
-	        "SELECT s.profile, s.stack, s.samples FROM dsight_summary_stacks s"
-	        " JOIN dsight_summary_profiles p USING (profile)"
-	        " WHERE p.samples IS NOT NULL AND (SELECT CAST(value AS REAL)"
-	        "   FROM dsight_summary_meta WHERE key = 'duration') = ?"
-	        " ORDER BY s.profile, s.stack", -1, &st, NULL) != SQLITE_OK)
-		return 0; /* another builder's cache: no stacks */
-	sqlite3_bind_double(st, 1, sc->s->duration);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t p = sqlite3_column_int64(st, 0);
-		if (p < 0 || (uint64_t)p >= sc->s->n)
-			continue;
-		buf_reset(&sc->row);
-		buf_putc(&sc->row, '[');
-		jsonout_int(&sc->row, sqlite3_column_int64(st, 1));
-		buf_putc(&sc->row, ',');
-		jsonout_int(&sc->row, sqlite3_column_int64(st, 2));
-		buf_putc(&sc->row, ']');
-		if (shard_writer_add_text(sc->w, SHARD_SUMMARY,
-		                          p * NVTXSUM_STREAMS + NVTXSUM_LEVELS + 1, 0,
-		                          sc->s->duration, sc->row.data, sc->row.len, e)) {
-			sqlite3_finalize(st);
-			return e->code;
-		}
-		sc->s->p[p].stacked = 1;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return err_set(e, ERR_DATA, "Cannot read CPU stack summaries: %s",
-		               sqlite3_errmsg(db));
-	return 0;
+/* The names stream: [name, count, duration_max, [duration parts], [clipped
+ * parts]] per name, and the CPU stream: [stack, samples] per stack, of the
+ * profiles the cache summarised exactly for this duration. */
+static int scan_summaries(struct scan *sc, sqlite3 *db, struct err *e)
+{
+	int rc = copy_rows(sc, db,
+		"SELECT n.profile, n.name, n.count, n.duration_max, n.duration_parts,"
+		" n.clipped_parts FROM dsight_summary_names n"
+		" JOIN dsight_summary_name_profiles USING (profile)"
+		" WHERE " SUMMARY_DURATION_IS " ORDER BY n.profile, n.name",
+		NVTXSUM_LEVELS, offsetof(struct profile_sum, named), fmt_name, e);
+	if (!rc)
+		rc = copy_rows(sc, db,
+			"SELECT s.profile, s.stack, s.samples FROM dsight_summary_stacks s"
+			" JOIN dsight_summary_profiles p USING (profile)"
+			" WHERE p.samples IS NOT NULL AND " SUMMARY_DURATION_IS
+			" ORDER BY s.profile, s.stack",
+			NVTXSUM_LEVELS + 1, offsetof(struct profile_sum, stacked), fmt_stack, e);
+	return rc;
 }
 
 int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
@@ -410,9 +406,7 @@ int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
 	buf_init(&sc.row, 0);
 	rc = scan_events(&sc, db, e);
 	if (!rc)
-		rc = scan_names(&sc, db, e);
-	if (!rc)
-		rc = scan_stacks(&sc, db, e);
+		rc = scan_summaries(&sc, db, e);
 	free(sc.t.v);
 	buf_free(&sc.row);
 	sqlite3_close(db);
