@@ -112,6 +112,18 @@ const DSMetrics = (() => {
     return !!(ms && Array.isArray(s.summary_chunks) && ms.width <= 2 * (app.state.to - app.state.from) / Math.max(1, sc.x1 - sc.x0));
   }
 
+  /* A summary shard's rows by series (computed once per decoded shard). */
+  const seriesIndex = new WeakMap();
+  function bySeries(rows) {
+    let m = seriesIndex.get(rows);
+    if (!m) {
+      m = new Map();
+      for (const r of rows) { let a = m.get(r[0]); if (!a) m.set(r[0], a = []); a.push(r); }
+      seriesIndex.set(rows, m);
+    }
+    return m;
+  }
+
   async function loadSummary(app, s, signal) {
     const ms = app.cat.metric_summary, { from, to } = app.state;
     const out = { s, pts: [], n: 0, truncated: true, carried: [], conflicts: [], summary: new Map(), bins: new Map() };
@@ -119,10 +131,10 @@ const DSMetrics = (() => {
     out.stats = st;
     const sc = DSUI.scale(from, to, DSUI.trackWidth());
     for (let k = s.summary_chunks[0]; k <= s.summary_chunks[1]; k++) {
-      const rows = await app.store.get(ms.chunks[k], signal);
+      const rows = bySeries(await app.store.get(ms.chunks[k], signal)).get(s.id) || [];
       for (const r of rows) {
         const t0 = r[1] * ms.width, t1 = (r[1] + 1) * ms.width;
-        if (r[0] !== s.id || t1 < from || t0 > to) continue;
+        if (t1 < from || t0 > to) continue;
         out.n += r[2];
         out.summary.set(r[1], r);
         if (!r[3]) continue;

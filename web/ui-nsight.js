@@ -8,7 +8,8 @@
 const DSNsight = (() => {
   const BUDGET = 20000, LANE = 14, MAXDEPTH = 10, THEAD = 14;
   const tracks = new Map(); /* profile id -> {canvas, scale, hits, mode} */
-  let cpuSeq = 0;
+  let cpuSeq = 0, cpuForced = '';
+  const CPU_AUTO = 60000; /* samples the hotspots scan without asking */
 
   /* The profile picked, else those of the workers shown (a request's), else all. */
   function shown(app) {
@@ -259,10 +260,29 @@ const DSNsight = (() => {
     tr.canvas.dataset.drawn = `${from},${to}`;
   }
 
+  /* Candidate samples the hotspots of [from, to] would scan (profiles with
+   * the build's whole-run stack counts scan none over the whole run). */
+  function cpuCandidates(app, from, to) {
+    let n = 0;
+    for (const p of shown(app)) {
+      if (!p.cpu || (p.cpu.stack_sums && from === 0 && to === app.dur)) continue;
+      for (const d of p.cpu.chunks || []) if (DSQuery.overlaps(d, from, to)) n += d.count;
+    }
+    return n;
+  }
+
   async function loadCpu(app, signal) {
     const seq = ++cpuSeq;
     const params = { from: app.state.from, to: app.state.to, limit: 40 };
     if (app.state.profile !== null) params.profile = app.state.profile;
+    const key = JSON.stringify(params), n = cpuCandidates(app, params.from, params.to);
+    if (n > CPU_AUTO && cpuForced !== key) {
+      const box = document.getElementById('cpu-box');
+      if (box) box.replaceChildren(DSUI.el('h3', { text: 'CPU hotspots' }), DSUI.el('button', { id: 'btn-cpu', class: 'small',
+        onclick: () => { cpuForced = key; app.render(); } }, `Count ${DSUI.fmtNum(n)} candidate samples`),
+      DSUI.el('p', { class: 'muted', text: 'The whole run (Whole run) reads the build\'s counts at once; a narrower area is immediate.' }));
+      return;
+    }
     const res = await DSQuery.queryCpu(app.cat, app.store, params, signal);
     if (signal.aborted || seq !== cpuSeq) return;
     const { el } = DSUI;

@@ -7,7 +7,7 @@
 'use strict';
 
 const DSSummary = (() => {
-  const ROW = 18, THEAD = 14, PX_PER_BIN = 4, CELL = 120;
+  const ROW = 18, THEAD = 14, PX_PER_BIN = 6, CELL = 120;
 
   function has(p) { return !!(p.nvtx_summary && p.nvtx_summary.levels && p.nvtx_summary.levels.length); }
 
