@@ -40,10 +40,6 @@ const DSSummary = (() => {
     return `tid ${tid}${th && th.name ? ' · ' + th.name : ''}`;
   }
 
-  /* A bin's weight for its names: the time of ranges inside it, or, when
-   * only enclosing ranges touch it, their time. */
-  function score(t, enclosedOnly) { return enclosedOnly ? t.total : t.inner; }
-
   /* Draws tr (a DSNsight track) from rows of level l: bins coloured by
    * their dominant name (opacity: the share of the bin it fills), and
    * every CELL pixels the name that dominates the cell's bins as a label. */
@@ -69,6 +65,9 @@ const DSSummary = (() => {
     const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
     const nameOf = (i) => (typeof p.names[i] === 'string' ? p.names[i] : i < 0 ? '(no name)' : `#${i}`);
     const runs = []; /* labelled cells: [name index, first bin, last bin, tid, y] */
+    const colors = new Map();
+    /* a name's weight in a cell: the time of its ranges inside the bins, or,
+     * in bins only enclosing ranges touch, their time */
     let y = 0, labelled = 0;
     for (const th of ths) {
       const list = byThread.get(th).sort((a, b) => a[0] - b[0]);
@@ -83,16 +82,22 @@ const DSSummary = (() => {
       const cells = new Map(); /* cell -> {names: Map(name -> weight), b0, b1} */
       for (const r of list) {
         const a = Math.max(s.x(r[0] * lv.width), s.x0 - 2), b = Math.min(s.x((r[0] + 1) * lv.width), s.x1 + 2);
-        const ts = tops(r), enclosedOnly = !ts.some((t) => t.inner > 0);
-        const fill = enclosedOnly ? 1 : Math.min(1, ts.reduce((x, t) => x + t.inner, 0) / lv.width);
-        ctx.fillStyle = colorFor(r[3]);
-        ctx.globalAlpha = needle && !ts.some((t) => nameOf(t.name).toLowerCase().includes(needle)) ? 0.12 : 0.35 + 0.65 * fill;
+        let inner = 0, match = !needle;
+        for (let i = 3; i + 3 < r.length; i += 4) {
+          inner += r[i + 1];
+          if (!match && nameOf(r[i]).toLowerCase().includes(needle)) match = true;
+        }
+        const enclosedOnly = inner === 0, alpha = match ? 0.35 + 0.65 * (enclosedOnly ? 1 : Math.min(1, inner / lv.width)) : 0.12;
+        let col = colors.get(r[3]);
+        if (!col) colors.set(r[3], col = colorFor(r[3]));
+        ctx.fillStyle = col;
+        ctx.globalAlpha = alpha;
         ctx.fillRect(a, yb, Math.max(1, b - a), ROW - 2);
         const c = Math.floor((Math.max(a, s.x0) - s.x0) / CELL);
         let cell = cells.get(c);
         if (!cell) cells.set(c, cell = { names: new Map(), b0: r[0], b1: r[0] });
         cell.b1 = r[0];
-        for (const t of ts) cell.names.set(t.name, (cell.names.get(t.name) || 0) + score(t, enclosedOnly));
+        for (let i = 3; i + 3 < r.length; i += 4) cell.names.set(r[i], (cell.names.get(r[i]) || 0) + (enclosedOnly ? r[i + 2] : r[i + 1]));
       }
       ctx.globalAlpha = 1;
       for (const [c, cell] of cells) {
