@@ -105,5 +105,38 @@ await runTest(tap, 'catalog', async () => {
   tap.ok(unknown === 'Unknown client request: no-such-request', 'getRequest of an unknown id rejects', unknown);
   const sel = await v.page.evaluate(async (id) => (await window.traceExplorer.selectRequest(id)).request, r1.id);
   tap.ok(sel === r1.id, 'selectRequest loads the request\'s session and selects it', sel);
+
+  /* the Requests tab: top list at once, virtualized sessions, search with progress and cancel */
+  const p = v.page;
+  const catUrls = new Set(ix.shards.concat(ix.lookup).map((d) => d.url));
+  const catFetches = () => v.requests.filter((u) => catUrls.has(u.replace(/^.*?\/(detail\/)/, '$1'))).length;
+  const before = catFetches();
+  await p.evaluate(() => window.traceExplorer.setState({ from: 0, to: window.traceExplorer.describe().meta.duration, reqSort: '-ttft_ms', request: null }));
+  const hint = await p.locator('#req-table .hint').textContent();
+  const firstRow = await p.locator('#req-table tr.req-row').first().getAttribute('data-id');
+  tap.ok(/top 50 of [0-9]+ requests.*from the report index/.test(hint) && firstRow === ix.top_ttft[0][0],
+    'the requests table shows the slowest requests from the index', [hint, firstRow]);
+  tap.ok(catFetches() === before, 'the top list needs no catalog shard');
+  await p.click('button[data-mode=tree]');
+  await p.locator('.vlist .sess .muted').first().waitFor({ timeout: 10000 });
+  const rows = await p.locator('.vlist .sess').count();
+  tap.ok(rows > 0 && rows < 40, `the session list is virtualized (${rows} rows in the DOM for ${ix.counts.sessions} sessions)`);
+  const t1 = Date.now();
+  await p.locator('.vlist .sess').nth(2).click();
+  await p.locator('#sess-open .req').first().waitFor({ timeout: 10000 });
+  const opened = await p.locator('#sess-open .hint').textContent();
+  tap.ok(/session .*: [0-9]+ requests/.test(opened), `opening a session lists its requests (${Date.now() - t1} ms)`, opened);
+  await p.click('button[data-mode=table]');
+  await p.fill('#side-requests input[type=search]', r0.id.slice(-4));
+  await p.locator('#req-search-progress').waitFor({ timeout: 10000 });
+  tap.ok(true, 'a search over the shards shows its progress');
+  await p.click('#btn-search-cancel');
+  await p.locator('#req-table p.muted').waitFor({ timeout: 10000 });
+  tap.ok((await p.locator('#req-table p.muted').textContent()) === 'Search cancelled.', 'the search can be cancelled');
+  await p.fill('#side-requests input[type=search]', r0.id.slice(-5));
+  await p.waitForFunction(() => /matching the search/.test((document.querySelector('#req-table .hint') || {}).textContent || ''), null, { timeout: 120000 });
+  const found = await p.locator('#req-table .hint').textContent();
+  const cliN = dquery(rep, 'requests', { search: r0.id.slice(-5), limit: 1 }).ok.total;
+  tap.ok(found.includes(`of ${cliN} requests`) && found.includes('matching the search'), 'the search finds what dsight query finds', [found, cliN]);
   tap.ok(v.errors.length === 0, 'no page errors', v.errors);
 });
