@@ -102,8 +102,14 @@ const DSCatalog = (() => {
 
     /* Calls fn(element, ordinal) for every element of collection c in the
      * shards (indexes), a few fetches ahead; progress(done, total). */
-    async scan(idxs, c, fn, signal, progress) {
-      const descs = idxs.map((i) => this.ix.shards[i]);
+    scan(idxs, c, fn, signal, progress) {
+      return this.stream(idxs.map((i) => this.ix.shards[i]), (rows) => {
+        for (const r of rows) if (r[0] === c) fn(r[2], r[1]);
+      }, signal, progress);
+    }
+
+    /* Calls each(rows, k) for the rows of every descriptor in turn. */
+    async stream(descs, each, signal, progress) {
       const ahead = [];
       let next = 0, done = 0;
       const fill = () => {
@@ -118,8 +124,8 @@ const DSCatalog = (() => {
       while (ahead.length) {
         const rows = await ahead.shift();
         fill();
-        for (const r of rows) if (r[0] === c) fn(r[2], r[1]);
-        if (progress) progress(++done, descs.length);
+        each(rows, done++);
+        if (progress) progress(done, descs.length);
       }
     }
 
@@ -164,6 +170,10 @@ const DSCatalog = (() => {
       let total = 0;
       const grouped = plan.groupBy !== null, all = [];
       const keys = plan.keys;
+      const F = this.ix.summary_fields;
+      const sums = F && idxs.every((i) => this.ix.shards[i].summary);
+      /* summaries carry span_count instead of spans */
+      const sv = (k, r) => (sums && k === 'span_count' ? r.span_count : A.sortValue('requests', k, r));
       const cmp = (a, b) => {
         for (let k = 0; k < keys.length; k++) {
           const c = A.cmpVal(a.v[k], b.v[k], keys[k].desc);
@@ -172,7 +182,7 @@ const DSCatalog = (() => {
         return a.ord - b.ord;
       };
       const top = new Q.TopK(v.offset + v.limit, cmp);
-      await this.scan(idxs, REQ, (r, ord) => {
+      const take = (r, ord, shard) => {
         if (!plan.match(r)) return;
         total++;
         if (grouped) {
@@ -180,13 +190,43 @@ const DSCatalog = (() => {
           delete slim.spans;
           delete slim.lifecycle;
           all.push([ord, slim]);
-        } else top.push({ o: r, ord, v: keys.map((k) => A.sortValue('requests', k.name, r)) });
-      }, o.signal, o.progress);
+        } else top.push({ o: r, ord, shard, v: keys.map((k) => sv(k.name, r)) });
+      };
+      if (sums) {
+        /* the request summaries decide; the page's elements come after */
+        await this.stream(idxs.map((i) => this.ix.shards[i].summary), (rows, k) => {
+          for (const row of rows) {
+            const o = {};
+            for (let j = 0; j < F.length; j++) if (row[j + 1] !== null) o[F[j]] = row[j + 1];
+            take(o, row[0], idxs[k]);
+          }
+        }, o.signal, o.progress);
+      } else {
+        await this.stream(idxs.map((i) => this.ix.shards[i]), (rows, k) => {
+          for (const r of rows) if (r[0] === REQ) take(r[2], r[1], idxs[k]);
+        }, o.signal, o.progress);
+      }
       if (grouped) {
         all.sort((a, b) => a[0] - b[0]);
         return Q.requestAnswer(plan, all.map((x) => x[1]));
       }
-      return Q.requestAnswer(plan, top.sorted().map((x) => x.o), total, true);
+      const best = top.sorted();
+      if (sums) await this.fill(best.slice(v.offset, v.offset + v.limit), o.signal);
+      return Q.requestAnswer(plan, best.map((x) => x.o), total, true);
+    }
+
+    /* Replaces each summary item's o by its full element (by shard). */
+    async fill(items, signal) {
+      const by = new Map();
+      for (const it of items) {
+        if (!by.has(it.shard)) by.set(it.shard, new Map());
+        by.get(it.shard).set(it.ord, it);
+      }
+      const shards = [...by.keys()];
+      await this.stream(shards.map((i) => this.ix.shards[i]), (rows, k) => {
+        const want = by.get(shards[k]);
+        for (const r of rows) if (r[0] === REQ && want.has(r[1])) want.get(r[1]).o = r[2];
+      }, signal);
     }
 
     /* Collects the elements of collection c passing keep from the shards,

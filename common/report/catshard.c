@@ -65,6 +65,8 @@ struct cs {
 	const char *dir;
 	struct rows cur;   /* the shard being filled */
 	struct rows group; /* the group being read */
+	struct rows scur, sgroup; /* their request summaries */
+	int summaries;     /* write request summaries (no irregular column) */
 	const char *kind;  /* the current shard's kind */
 	struct buf gids;   /* the group's ids: kind byte, id, NUL */
 	struct buf row;
@@ -133,43 +135,113 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 	return 0;
 }
 
-/* Writes the current shard (no-op when empty). */
-static int flush(struct cs *s, struct err *e)
+/* Summary columns of a request row (after ordinal, id, start, end, json,
+ * session): see SUMMARY_FIELDS. */
+#define REQ_COLS "ordinal, id, start, end, json, session, agent, conversation, " \
+	"status, client_kind, first, ttft_ms, input_tokens, output_tokens, " \
+	"cached_tokens, span_count, json_extract(json, '$.server_ids'), " \
+	"json_extract(json, '$.workers')"
+#define SUMMARY_FIELDS "id", "session", "agent", "conversation", "status", \
+	"client_kind", "start", "end", "first", "ttft_ms", "input_tokens", \
+	"output_tokens", "cached_tokens", "span_count", "server_ids", "workers"
+static const int summary_cols[] = {1, 5, 6, 7, 8, 9, 2, 3, 10, 11, 12, 13,
+                                   14, 15, 16, 17};
+#define NSUMMARY (sizeof summary_cols / sizeof summary_cols[0])
+
+static void put_value(struct buf *b, sqlite3_stmt *st, int col, int raw_json)
 {
-	struct rows *r = &s->cur;
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER: jsonout_int(b, sqlite3_column_int64(st, col)); break;
+	case SQLITE_FLOAT: jsonout_real(b, sqlite3_column_double(st, col)); break;
+	case SQLITE_TEXT:
+		if (raw_json)
+			buf_append(b, sqlite3_column_text(st, col), (size_t)sqlite3_column_bytes(st, col));
+		else
+			jsonout_str(b, (const char *)sqlite3_column_text(st, col),
+			            (size_t)sqlite3_column_bytes(st, col));
+		break;
+	default: buf_puts(b, "null");
+	}
+}
+
+/* Appends the request summary [ordinal, SUMMARY_FIELDS...] of st's row. */
+static int summary_add(struct cs *s, sqlite3_stmt *st, struct err *e)
+{
+	struct rows *r = &s->sgroup;
+	size_t before = r->text.len;
+
+	if (r->count)
+		buf_putc(&r->text, ',');
+	buf_putc(&r->text, '[');
+	jsonout_int(&r->text, sqlite3_column_int64(st, 0));
+	for (size_t k = 0; k < NSUMMARY; k++) {
+		buf_putc(&r->text, ',');
+		put_value(&r->text, st, summary_cols[k], summary_cols[k] >= 16);
+	}
+	buf_putc(&r->text, ']');
+	if (r->text.failed)
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	r->count++;
+	r->budget += r->text.len - before;
+	return 0;
+}
+
+/* Writes the JSON array of r's rows as a shard; its descriptor in *out. */
+static int write_rows(struct cs *s, struct rows *r, json_t **out, struct err *e)
+{
 	struct shard_desc d;
-	struct buf out;
-	json_t *j;
+	struct buf text;
 	int rc;
 
-	if (!r->count)
-		return 0;
 	memset(&d, 0, sizeof d);
-	buf_init(&out, 0);
-	buf_putc(&out, '[');
-	buf_append(&out, r->text.data, r->text.len);
-	buf_putc(&out, ']');
-	if (out.failed) {
-		buf_free(&out);
+	buf_init(&text, 0);
+	buf_putc(&text, '[');
+	buf_append(&text, r->text.data, r->text.len);
+	buf_putc(&text, ']');
+	if (text.failed) {
+		buf_free(&text);
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
 	}
-	rc = shard_write_text(s->dir, out.data, out.len, &d, e);
-	buf_free(&out);
+	rc = shard_write_text(s->dir, text.data, text.len, &d, e);
+	buf_free(&text);
 	if (rc)
 		return rc;
 	d.count = r->count;
 	memcpy(d.bounds, r->bounds, sizeof d.bounds);
-	j = shard_desc_json(&d);
+	*out = shard_desc_json(&d);
+	return 0;
+}
+
+/* Writes the current shard (no-op when empty). */
+static int flush(struct cs *s, struct err *e)
+{
+	struct rows *r = &s->cur;
+	json_t *j, *sj;
+	int rc;
+
+	if (!r->count)
+		return 0;
+	if ((rc = write_rows(s, r, &j, e)))
+		return rc;
 	if (!r->timed || r->untimed)
 		json_object_set_new(j, "bounds", json_null());
 	json_object_set_new(j, "kind", json_string(s->kind));
 	for (int c = 0; c < NCOLL; c++)
 		if (r->n[c])
 			json_object_set_new(j, coll_names[c], json_integer((json_int_t)r->n[c]));
+	if (s->summaries && s->scur.count) {
+		if ((rc = write_rows(s, &s->scur, &sj, e))) {
+			json_decref(j);
+			return rc;
+		}
+		json_object_del(sj, "bounds");
+		json_object_set_new(j, "summary", sj);
+	}
 	if (json_array_append_new(s->shards, j))
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
 	s->st->shards++;
 	rows_reset(r);
+	rows_reset(&s->scur);
 	return 0;
 }
 
@@ -193,6 +265,15 @@ static int group_end(struct cs *s, const char *label, uint64_t max_rows,
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
 	r->count += g->count;
 	r->budget += g->budget;
+	if (s->sgroup.count) {
+		if (s->scur.count)
+			buf_putc(&s->scur.text, ',');
+		buf_append(&s->scur.text, s->sgroup.text.data, s->sgroup.text.len);
+		if (s->scur.text.failed)
+			return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+		s->scur.count += s->sgroup.count;
+		rows_reset(&s->sgroup);
+	}
 	r->untimed |= g->untimed;
 	for (int c = 0; c < NCOLL; c++)
 		r->n[c] += g->n[c];
@@ -237,10 +318,14 @@ static int group_add(struct cs *s, int c, sqlite3_stmt *st, struct err *e)
 {
 	const char *id = (const char *)sqlite3_column_text(st, 1);
 
+	int rc;
+
 	if (id && c <= 1 && sqlite3_column_type(st, 1) == SQLITE_TEXT) {
 		buf_putc(&s->gids, (char)c);
 		buf_append(&s->gids, id, (size_t)sqlite3_column_bytes(st, 1) + 1);
 	}
+	if (c == 0 && s->summaries && (rc = summary_add(s, st, e)))
+		return rc;
 	return rows_add(s, &s->group, c, st, e);
 }
 
@@ -270,11 +355,11 @@ static int write_sessions(struct cs *s, struct err *e)
 	s->kind = "sessions";
 	if ((rc = prep(s->db, "SELECT ordinal, id, start, end, json FROM dsight_sessions "
 	               "ORDER BY start, ordinal", &ss, e)) ||
-	    (rc = prep(s->db, "SELECT ordinal, id, start, end, json FROM dsight_requests "
+	    (rc = prep(s->db, "SELECT " REQ_COLS " FROM dsight_requests "
 	               "WHERE session = ?1 ORDER BY ordinal", &rq, e)) ||
 	    (rc = prep(s->db, "SELECT 1 FROM temp.catshard_ids WHERE id = ?1 AND kind = 1",
 	               &seen, e)) ||
-	    (rc = prep(s->db, "SELECT r.ordinal, r.id, r.start, r.end, r.json, r.session "
+	    (rc = prep(s->db, "SELECT " REQ_COLS " "
 	               "FROM dsight_requests r WHERE r.session IS NULL OR NOT EXISTS "
 	               "(SELECT 1 FROM dsight_sessions x WHERE x.id = r.session) "
 	               "ORDER BY r.session IS NULL, r.session, r.ordinal", &orph, e)))
@@ -520,6 +605,24 @@ static json_t *counts_json(json_t *shards)
 	return c;
 }
 
+/* Request summaries are exact only when no request column is irregular
+ * (dsight_meta irregular.requests empty): their typed columns then hold
+ * every value the summary carries. */
+static int summaries_ok(sqlite3 *db, int *ok, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*ok = 1;
+	if ((rc = prep(db, "SELECT value FROM dsight_meta WHERE key = 'irregular.requests'",
+	               &st, e)))
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_bytes(st, 0) > 0)
+		*ok = 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
 int catshard_write(sqlite3 *db, const char *dir, double duration,
                    json_t **index, struct catshard_stats *st, struct err *e)
 {
@@ -538,8 +641,12 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	s.shards = json_array();
 	buf_init(&s.cur.text, 0);
 	buf_init(&s.group.text, 0);
+	buf_init(&s.scur.text, 0);
+	buf_init(&s.sgroup.text, 0);
 	buf_init(&s.gids, 0);
 	buf_init(&s.row, 0);
+	if ((rc = summaries_ok(db, &s.summaries, e)))
+		goto out;
 	if (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
 	                 "CREATE TEMP TABLE catshard_ids (id TEXT, kind INTEGER, "
 	                 "shard INTEGER, PRIMARY KEY (id, kind)) WITHOUT ROWID",
@@ -560,6 +667,13 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 		goto out;
 	for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
 		json_array_append_new(tf, json_string(fields[k]));
+	if (s.summaries) {
+		static const char *const sf[] = {SUMMARY_FIELDS};
+		json_t *a = json_array();
+		for (size_t k = 0; k < NSUMMARY; k++)
+			json_array_append_new(a, json_string(sf[k]));
+		json_object_set_new(ix, "summary_fields", a);
+	}
 	json_object_set_new(ix, "version", json_integer(1));
 	json_object_set_new(ix, "counts", counts_json(s.shards));
 	json_object_set_new(ix, "shards", s.shards);
@@ -588,6 +702,8 @@ out_done:
 	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids", NULL, NULL, NULL);
 	buf_free(&s.cur.text);
 	buf_free(&s.group.text);
+	buf_free(&s.scur.text);
+	buf_free(&s.sgroup.text);
 	buf_free(&s.gids);
 	buf_free(&s.row);
 	return rc;
