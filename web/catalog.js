@@ -29,6 +29,7 @@ const DSCatalog = (() => {
       if (!this.ix) return;
       this.ix.shards.forEach((d, i) => owners.set(d.sha256, `Catalog shard ${i} (${d.kind})`));
       this.ix.lookup.forEach((d, i) => owners.set(d.sha256, `Id lookup shard ${i}`));
+      (this.ix.summaries || []).forEach((d, i) => owners.set(d.sha256, `Request summary shard ${i}`));
     }
 
     get sharded() { return this.ix !== null; }
@@ -170,8 +171,8 @@ const DSCatalog = (() => {
       let total = 0;
       const grouped = plan.groupBy !== null, all = [];
       const keys = plan.keys;
-      const F = this.ix.summary_fields;
-      const sums = F && idxs.every((i) => this.ix.shards[i].summary);
+      const F = this.ix.summary_fields, S = this.ix.summaries;
+      const sums = F && S && idxs.every((i) => Number.isInteger(this.ix.shards[i].summary));
       /* summaries carry span_count instead of spans */
       const sv = (k, r) => (sums && k === 'span_count' ? r.span_count : A.sortValue('requests', k, r));
       const cmp = (a, b) => {
@@ -194,11 +195,15 @@ const DSCatalog = (() => {
       };
       if (sums) {
         /* the request summaries decide; the page's elements come after */
-        await this.stream(idxs.map((i) => this.ix.shards[i].summary), (rows, k) => {
-          for (const row of rows) {
-            const o = {};
-            for (let j = 0; j < F.length; j++) if (row[j + 1] !== null) o[F[j]] = row[j + 1];
-            take(o, row[0], idxs[k]);
+        const want = new Set(idxs), packs = [...new Set(idxs.map((i) => this.ix.shards[i].summary))];
+        await this.stream(packs.map((k) => S[k]), (rows) => {
+          for (const [shard, list] of rows) {
+            if (!want.has(shard)) continue;
+            for (const row of list) {
+              const x = {};
+              for (let j = 0; j < F.length; j++) if (row[j + 1] !== null) x[F[j]] = row[j + 1];
+              take(x, row[0], shard);
+            }
           }
         }, o.signal, o.progress);
       } else {

@@ -66,6 +66,8 @@ struct cs {
 	struct rows cur;   /* the shard being filled */
 	struct rows group; /* the group being read */
 	struct rows scur, sgroup; /* their request summaries */
+	struct rows spack; /* summary shard being filled: [shard, [summaries]] rows */
+	json_t *sums;      /* summary shard descriptors */
 	int summaries;     /* write request summaries (no irregular column) */
 	const char *kind;  /* the current shard's kind */
 	struct buf gids;   /* the group's ids: kind byte, id, NUL */
@@ -212,11 +214,60 @@ static int write_rows(struct cs *s, struct rows *r, json_t **out, struct err *e)
 	return 0;
 }
 
+/* Writes the summary shard being filled (no-op when empty). */
+static int flush_summaries(struct cs *s, struct err *e)
+{
+	json_t *j;
+	int rc;
+
+	if (!s->spack.count)
+		return 0;
+	if ((rc = write_rows(s, &s->spack, &j, e)))
+		return rc;
+	if (!s->spack.timed || s->spack.untimed)
+		json_object_set_new(j, "bounds", json_null());
+	if (json_array_append_new(s->sums, j))
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	rows_reset(&s->spack);
+	return 0;
+}
+
+/* Adds the summaries of the catalog shard being flushed (r, descriptor j)
+ * as the row [shard, [summaries]] of the summary shard being filled,
+ * cutting it at the budget; j gets "summary": that summary shard. */
+static int pack_summary(struct cs *s, const struct rows *r, json_t *j,
+                        struct err *e)
+{
+	struct rows *p = &s->spack;
+	size_t len = s->scur.text.len + 32;
+	int rc;
+
+	if (p->count && p->budget + len + 1 + 2 > SHARD_MAX_DECODED &&
+	    (rc = flush_summaries(s, e)))
+		return rc;
+	if (p->count)
+		buf_putc(&p->text, ',');
+	buf_printf(&p->text, "[%llu,[", (unsigned long long)s->st->shards);
+	buf_append(&p->text, s->scur.text.data, s->scur.text.len);
+	buf_puts(&p->text, "]]");
+	if (p->text.failed)
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	p->count++;
+	p->budget += len + 1;
+	p->untimed |= r->untimed || !r->timed;
+	if (r->timed) {
+		bounds_add(p, r->bounds[0], r->bounds[1]);
+		bounds_add(p, r->bounds[2], r->bounds[3]);
+	}
+	json_object_set_new(j, "summary", json_integer((json_int_t)json_array_size(s->sums)));
+	return 0;
+}
+
 /* Writes the current shard (no-op when empty). */
 static int flush(struct cs *s, struct err *e)
 {
 	struct rows *r = &s->cur;
-	json_t *j, *sj;
+	json_t *j;
 	int rc;
 
 	if (!r->count)
@@ -229,13 +280,9 @@ static int flush(struct cs *s, struct err *e)
 	for (int c = 0; c < NCOLL; c++)
 		if (r->n[c])
 			json_object_set_new(j, coll_names[c], json_integer((json_int_t)r->n[c]));
-	if (s->summaries && s->scur.count) {
-		if ((rc = write_rows(s, &s->scur, &sj, e))) {
-			json_decref(j);
-			return rc;
-		}
-		json_object_del(sj, "bounds");
-		json_object_set_new(j, "summary", sj);
+	if (s->summaries && s->scur.count && (rc = pack_summary(s, r, j, e))) {
+		json_decref(j);
+		return rc;
 	}
 	if (json_array_append_new(s->shards, j))
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
@@ -423,6 +470,8 @@ static int write_sessions(struct cs *s, struct err *e)
 		rc = group_end(s, label, UINT64_MAX, e);
 	if (!rc)
 		rc = flush(s, e);
+	if (!rc)
+		rc = flush_summaries(s, e);
 out:
 	sqlite3_finalize(ss);
 	sqlite3_finalize(rq);
@@ -642,6 +691,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	buf_init(&s.cur.text, 0);
 	buf_init(&s.group.text, 0);
 	buf_init(&s.scur.text, 0);
+	buf_init(&s.spack.text, 0);
+	s.sums = json_array();
 	buf_init(&s.sgroup.text, 0);
 	buf_init(&s.gids, 0);
 	buf_init(&s.row, 0);
@@ -673,6 +724,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 		for (size_t k = 0; k < NSUMMARY; k++)
 			json_array_append_new(a, json_string(sf[k]));
 		json_object_set_new(ix, "summary_fields", a);
+		json_object_set(ix, "summaries", s.sums);
 	}
 	json_object_set_new(ix, "version", json_integer(1));
 	json_object_set_new(ix, "counts", counts_json(s.shards));
@@ -703,6 +755,8 @@ out_done:
 	buf_free(&s.cur.text);
 	buf_free(&s.group.text);
 	buf_free(&s.scur.text);
+	buf_free(&s.spack.text);
+	json_decref(s.sums);
 	buf_free(&s.sgroup.text);
 	buf_free(&s.gids);
 	buf_free(&s.row);
