@@ -157,8 +157,6 @@ const DSSessions = (() => {
     return null;
   }
 
-  function reset() { if (job && job.ctrl) job.ctrl.abort(); job = null; }
-
   /* Loads the session shards of the window into the lanes when they hold
    * few enough requests; true when something new was loaded. */
   async function loadWindow(app, signal, budget) {
@@ -176,5 +174,5 @@ const DSSessions = (() => {
     return C.shardsOf('sessions', app.state.from, app.state.to).reduce((a, i) => a + (C.ix.shards[i].requests || 0), 0);
   }
 
-  return { renderTree, tablePage, select, reset, loadWindow, inWindow };
+  return { renderTree, tablePage, select, loadWindow, inWindow };
 })();
