@@ -127,6 +127,7 @@ await runTest(tap, 'catalog', async () => {
   const opened = await p.locator('#sess-open .hint').textContent();
   tap.ok(/session .*: [0-9]+ requests/.test(opened), `opening a session lists its requests (${Date.now() - t1} ms)`, opened);
   await p.click('button[data-mode=table]');
+  await p.evaluate((d) => window.traceExplorer.setState({ from: 0, to: d }), D); /* opening the session narrowed the window */
   await p.fill('#side-requests input[type=search]', r0.id.slice(-4));
   await p.locator('#req-search-progress').waitFor({ timeout: 10000 });
   tap.ok(true, 'a search over the shards shows its progress');
