@@ -109,13 +109,14 @@ const DSCatalog = (() => {
       }, signal, progress);
     }
 
-    /* Calls each(rows, k) for the rows of every descriptor in turn. */
-    async stream(descs, each, signal, progress) {
+    /* Calls each(rows, k) for the rows of every descriptor in turn (or,
+     * with load, for what load(desc) resolves to). */
+    async stream(descs, each, signal, progress, load) {
       const ahead = [];
       let next = 0, done = 0;
       const fill = () => {
         while (ahead.length < AHEAD && next < descs.length) {
-          const p = this.store.get(descs[next++], signal);
+          const p = load ? load(descs[next++]) : this.store.get(descs[next++], signal);
           p.catch(() => {});
           ahead.push(p);
         }
@@ -196,6 +197,17 @@ const DSCatalog = (() => {
       if (sums) {
         /* the request summaries decide; the page's elements come after */
         const want = new Set(idxs), packs = [...new Set(idxs.map((i) => this.ix.shards[i].summary))];
+        /* a search reads the summaries' text first: a shard whose
+         * lowercased text lacks the needle (and has no JSON escape that
+         * could hide it) holds no match and is never parsed */
+        const needle = Q.given(v.search) ? Q.lower(v.search) : null;
+        const sieve = needle !== null && !/["\\\u0000-\u001f\u2028\u2029]/.test(needle);
+        const load = sieve ? (d) => {
+          const hit = this.store.peek(d);
+          if (hit) return Promise.resolve(hit);
+          return this.store.text(d, o.signal).then((t) =>
+            (t.indexOf('\\') < 0 && !t.toLowerCase().includes(needle) ? [] : this.store.rows(d, t)));
+        } : null;
         await this.stream(packs.map((k) => S[k]), (rows) => {
           for (const [shard, list] of rows) {
             if (!want.has(shard)) continue;
@@ -205,7 +217,7 @@ const DSCatalog = (() => {
               take(x, row[0], shard);
             }
           }
-        }, o.signal, o.progress);
+        }, o.signal, o.progress, load);
       } else {
         await this.stream(idxs.map((i) => this.ix.shards[i]), (rows, k) => {
           for (const r of rows) if (r[0] === REQ) take(r[2], r[1], idxs[k]);

@@ -53,6 +53,8 @@ await runTest(tap, 'catalog', async () => {
     ['queryRequests', 'requests', { ...win(D * 0.25, D * 0.1), offset: 3, limit: 7 }],
     ['queryRequests', 'requests', { search: r0.id.slice(-4).toUpperCase() }],
     ['queryRequests', 'requests', { search: 'zz-no-such-thing' }],
+    ['queryRequests', 'requests', { search: 'Ü-1', limit: 20 }],
+    ['queryRequests', 'requests', { search: 'a"b' }],
     ['queryRequests', 'requests', { session: r0.session }],
     ['queryRequests', 'requests', { session: [r0.session, r1.session, 'no-such-session'] }],
     ['queryRequests', 'requests', { agent: r1.agent, minTTFT: 50 }],
