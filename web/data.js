@@ -194,7 +194,33 @@ const DSData = (() => {
       return buf;
     }
 
+    /* The verified, decoded text of a shard, bypassing the cache (a scan
+     * that may not need the rows: see DSCatalog's search). */
+    async text(desc, signal) {
+      return this._text(desc, signal || new AbortController().signal);
+    }
+
+    /* Parses a shard's text as its rows (checked against the descriptor). */
+    rows(desc, text) {
+      let rows;
+      try {
+        rows = JSON.parse(text);
+      } catch (e) {
+        throw new ShardError(desc, `Detail shard ${desc.url} is malformed: ${e.message}.`);
+      }
+      if (!Array.isArray(rows) || rows.length !== desc.count || (rows.length && !Array.isArray(rows[0])))
+        throw new ShardError(desc, `Detail shard ${desc.url} is malformed: expected an array of ${desc.count} rows, ` +
+          `got ${Array.isArray(rows) ? rows.length + ' rows' : typeof rows}.`);
+      return rows;
+    }
+
     async _load(desc, signal) {
+      const rows = this.rows(desc, await this._text(desc, signal));
+      if (signal.aborted) throw abortError();
+      return rows;
+    }
+
+    async _text(desc, signal) {
       let bytes = await this._raw(desc, signal);
       if (isGzip(bytes)) {
         try {
@@ -212,17 +238,11 @@ const DSData = (() => {
         if (got !== desc.decoded_sha256)
           throw new ShardError(desc, `Detail shard ${desc.url} is corrupted: SHA-256 of its content is ${got}, expected ${desc.decoded_sha256}.`);
       }
-      let rows;
       try {
-        rows = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+        return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
       } catch (e) {
         throw new ShardError(desc, `Detail shard ${desc.url} is malformed: ${e.message}.`);
       }
-      if (!Array.isArray(rows) || rows.length !== desc.count || (rows.length && !Array.isArray(rows[0])))
-        throw new ShardError(desc, `Detail shard ${desc.url} is malformed: expected an array of ${desc.count} rows, ` +
-          `got ${Array.isArray(rows) ? rows.length + ' rows' : typeof rows}.`);
-      if (signal.aborted) throw abortError();
-      return rows;
     }
   }
 

@@ -26,7 +26,8 @@ const DSApp = (() => {
       this.pending = { details: Promise.resolve(), metrics: Promise.resolve() };
       this.errors = [];
       this.familyNames = new Set(DSQuery.listMetricFamilies(cat).map((f) => f.name));
-      this.requestIds = new Set(cat.requests.map((r) => r.id));
+      this.catalog = new DSCatalog.Catalog(cat, store);
+      this.requestIds = this.catalog.ids;
     }
 
     getState() {
@@ -234,30 +235,36 @@ const DSApp = (() => {
   }
 
   function makeApi(app) {
-    const cat = app.cat, store = app.store, Q = DSQuery;
+    const cat = app.cat, store = app.store, Q = DSQuery, C = app.catalog;
     const api = {
       version: API_VERSION,
-      describe: () => ({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(cat), capabilities: cat.capabilities }),
+      describe: () => ({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(app), capabilities: cat.capabilities }),
       getState: () => app.getState(),
       setState: (partial) => app.update(partial),
       selectRange: (from, to) => app.selectRange(from, to),
       selectRequest: (id) => {
-        Q.getRequest(cat, id);
-        const r = cat.requests.find((x) => x.id === id);
-        const part = { request: id, tab: 'requests' };
-        if (!(r.start <= app.state.to && r.end >= app.state.from)) {
-          const pad = Math.max((r.end - r.start) * 0.1, 1e-3);
-          part.from = Math.max(0, r.start - pad); part.to = Math.min(app.dur, r.end + pad);
-        }
-        return app.update(part);
+        const go = (r) => {
+          const part = { request: id, tab: 'requests' };
+          if (!(r.start <= app.state.to && r.end >= app.state.from)) {
+            const pad = Math.max((r.end - r.start) * 0.1, 1e-3);
+            part.from = Math.max(0, r.start - pad); part.to = Math.min(app.dur, r.end + pad);
+          }
+          return app.update(part);
+        };
+        if (!C.sharded) return go(Q.getRequest(cat, id));
+        return C.loadRequest(id).then((r) => {
+          if (!r) throw new Q.UsageError(`Unknown client request: ${id}`);
+          return go(r);
+        });
       },
       listProfiles: () => Q.listProfiles(cat),
-      listSessions: (p) => Q.listSessions(cat, p),
-      queryRequests: (p) => Q.queryRequests(cat, p),
-      queryIterations: (p) => Q.queryIterations(cat, p),
-      queryServerSpans: (p) => Q.queryServerSpans(cat, p),
-      getRequest: (id) => Q.getRequest(cat, id),
-      getLifecycle: (id) => Q.getRequest(cat, id).lifecycle,
+      /* API 3.2: a value with embedded collections, else a Promise */
+      listSessions: (p) => (C.sharded ? C.listSessions(p) : Q.listSessions(cat, p)),
+      queryRequests: (p) => (C.sharded ? C.queryRequests(p) : Q.queryRequests(cat, p)),
+      queryIterations: (p) => (C.sharded ? C.queryIterations(p) : Q.queryIterations(cat, p)),
+      queryServerSpans: (p) => (C.sharded ? C.queryServerSpans(p) : Q.queryServerSpans(cat, p)),
+      getRequest: (id) => (C.sharded ? C.getRequest(id) : Q.getRequest(cat, id)),
+      getLifecycle: (id) => (C.sharded ? C.getRequest(id).then((r) => r.lifecycle) : Q.getRequest(cat, id).lifecycle),
       listMetricFamilies: () => Q.listMetricFamilies(cat),
       listMetricSeries: (p) => Q.listMetricSeries(cat, p),
       getSource: (id) => {
@@ -294,10 +301,11 @@ const DSApp = (() => {
     return Object.freeze(api);
   }
 
-  function counts(cat) {
+  function counts(app) {
+    const cat = app.cat, c = app.catalog.counts();
     return {
-      requests: cat.requests.length, sessions: cat.sessions.length, workers: cat.workers.length,
-      metrics: cat.metrics.length, profiles: cat.profiles.length, iterations: (cat.iterations || []).length,
+      requests: c.requests, sessions: c.sessions, workers: cat.workers.length,
+      metrics: cat.metrics.length, profiles: cat.profiles.length, iterations: c.iterations,
     };
   }
 
@@ -391,6 +399,7 @@ const DSApp = (() => {
     const app = new App(cat, store);
     store.onError = (msg) => app.showError(msg, true);
     store.owners = new Map();
+    app.catalog.nameShards(store.owners);
     for (const p of cat.profiles) {
       const who = `profile ${p.id} (${p.worker}${p.rank !== null && p.rank !== undefined ? ' rank ' + p.rank : ''})`;
       for (const d of p.event_chunks || []) store.owners.set(d.sha256, `NVTX ranges of ${who}`);
@@ -412,7 +421,7 @@ const DSApp = (() => {
       cost += shardsOf.get(f.name);
     }
     app.state.pinnedMetrics = pins;
-    app.state.tab = cat.requests.length ? 'requests' : cat.metrics.length ? 'metrics' : 'nsight';
+    app.state.tab = app.catalog.counts().requests ? 'requests' : cat.metrics.length ? 'metrics' : 'nsight';
     Object.assign(app.state, app.sanitize(App.parseFragment(location.hash)));
     app.views = [DSHeader, DSAxis, DSRequests, DSMetrics, DSNsight];
     bindControls(app);

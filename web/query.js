@@ -158,7 +158,8 @@ const DSQuery = (() => {
   function requestsOf(cat) { return cat.requests; }
   function findRequest(cat, id) { return requestsOf(cat).find((x) => x.id === id) || null; }
 
-  function queryRequests(cat, params0) {
+  /* A parsed, validated request query: {v, keys, groupBy, match(r)}. */
+  function requestPlan(cat, params0) {
     const A = DSAnalysis;
     const [ls, params] = lists(params0, ['session', 'agent', 'worker']);
     const v = validate(cat, params, { session: 'string', agent: 'string', worker: 'string', minTTFT: 'number', search: 'string' });
@@ -168,14 +169,26 @@ const DSQuery = (() => {
     const keys = A.parseSort('requests', (params || {}).sort, given((params || {}).groupBy));
     const groupBy = A.checkGroup('requests', (params || {}).groupBy);
     const needle = given(v.search) ? lower(v.search) : null;
-    const all = requestsOf(cat).filter((r) => requestMatches(r, v, needle));
+    return { v, keys, groupBy, match: (r) => requestMatches(r, v, needle) };
+  }
+
+  /* The answer of a plan from the matching requests in catalog order
+   * (ungrouped: or the first offset+limit of them in sort order with
+   * sorted = true and the number of matches in total). */
+  function requestAnswer(plan, all, total, sorted) {
+    const { v, keys, groupBy } = plan;
     if (groupBy !== null) {
-      const groups = A.requestGroups(all, groupBy, keys);
+      const groups = DSAnalysis.requestGroups(all, groupBy, keys);
       return Object.assign({ total: all.length, groups: groups.length, items: slicePage(groups, v), offset: v.offset, limit: v.limit,
         range: [v.from, v.to], group_by: groupBy });
     }
-    const sorted = A.sortObjects('requests', keys, all);
-    return page(all.length, slicePage(sorted, v).map(requestItem), v);
+    const list = sorted ? all : DSAnalysis.sortObjects('requests', keys, all);
+    return page(total === undefined ? all.length : total, slicePage(list, v).map(requestItem), v);
+  }
+
+  function queryRequests(cat, params0) {
+    const plan = requestPlan(cat, params0);
+    return requestAnswer(plan, requestsOf(cat).filter(plan.match));
   }
 
   function listSessions(cat, params) {
@@ -514,6 +527,6 @@ const DSQuery = (() => {
     UsageError, validate, cmpCodePoint, overlaps, nameSums, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
     queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE, requestsOf, findRequest, joinOf, selectJoined, scanNsys,
-    selectProfiles, selectSeries, given, slicePage, lower, requestMatches, ATTR_NSYS,
+    selectProfiles, selectSeries, given, slicePage, lower, requestMatches, ATTR_NSYS, requestPlan, requestAnswer, TopK,
   };
 })();

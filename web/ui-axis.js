@@ -28,9 +28,14 @@ const DSAxis = (() => {
     const pw = Math.max(1, Math.floor(s.x1 - s.x0));
     /* request activity */
     const act = new Float64Array(pw);
-    for (const r of app.cat.requests) {
-      const a = Math.max(0, Math.floor(s.x(Math.max(0, r.start)) - s.x0)), b = Math.min(pw - 1, Math.floor(s.x(Math.min(app.dur, r.end)) - s.x0));
-      for (let i = a; i <= b; i++) act[i]++;
+    const ix = app.catalog.ix;
+    if (ix) { /* sharded catalog: the index's 512-bin request density */
+      for (let i = 0; i < pw; i++) act[i] = ix.density[Math.min(511, Math.floor(i * 512 / pw))];
+    } else {
+      for (const r of app.cat.requests) {
+        const a = Math.max(0, Math.floor(s.x(Math.max(0, r.start)) - s.x0)), b = Math.min(pw - 1, Math.floor(s.x(Math.min(app.dur, r.end)) - s.x0));
+        for (let i = a; i <= b; i++) act[i]++;
+      }
     }
     /* NVTX density: sum of the per-profile 512-bin overlap counts */
     const dens = new Float64Array(512);

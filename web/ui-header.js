@@ -19,9 +19,10 @@ const DSHeader = (() => {
       [m.start_utc, `duration ${DSUI.fmtDur(m.duration)}`, m.phase, m.clock].filter(Boolean).join(' · ');
     const c = document.getElementById('run-counts');
     const nev = cat.profiles.reduce((a, p) => a + (p.event_count || 0), 0);
-    const items = [['requests', cat.requests.length], ['sessions', cat.sessions.length], ['workers', cat.workers.length],
+    const cc = app.catalog.counts();
+    const items = [['requests', cc.requests], ['sessions', cc.sessions], ['workers', cat.workers.length],
       ['series', cat.metrics.length], ['profiles', cat.profiles.length], ['NVTX ranges', nev],
-      ['iterations', (cat.iterations || []).length]];
+      ['iterations', cc.iterations]];
     c.replaceChildren(...items.map(([k, v]) => el('span', { class: 'count' }, el('b', { text: fmtNum(v) }), k)));
     const cov = document.getElementById('run-coverage');
     const caps = cat.capabilities || {};

@@ -37,7 +37,14 @@ const DSReqTable = (() => {
     const params = { from: app.state.from, to: app.state.to, sort: app.state.reqSort, limit: Math.min(1000, topN) };
     if (search) params.search = search;
     let page;
-    try { page = DSQuery.queryRequests(app.cat, params); } catch (e) { box.replaceChildren(el('p', { class: 'muted', text: e.message })); return; }
+    if (app.catalog.sharded) {
+      /* the index's top list at once, else a query over the shards */
+      page = DSSessions.tablePage(app, params, () => render(app, box, search), box);
+      if (!page) return;
+    } else {
+      try { page = DSQuery.queryRequests(app.cat, params); } catch (e) { box.replaceChildren(el('p', { class: 'muted', text: e.message })); return; }
+    }
+    const pick = (id) => (app.catalog.sharded ? DSSessions.select(app, id) : app.update({ request: id }));
     const head = el('tr', {}, COLS.map(([k, label, kind]) => el('th', {
       class: 'sortable' + (kind === 'num' ? ' num' : '') + (k === key ? ' sorted' : ''), tabindex: 0, 'data-key': k,
       'aria-sort': k === key ? (desc ? 'descending' : 'ascending') : 'none', title: `Sort by ${label}`,
@@ -51,13 +58,14 @@ const DSReqTable = (() => {
     const rows = page.items.map((r) => el('tr', {
       class: 'req-row' + (r.id === app.state.request ? ' sel' : '') + (r.status === 'error' ? ' err' : ''), tabindex: 0, 'data-id': r.id,
       title: `${r.id} · session ${r.session} · agent ${r.agent}\nclick: select · double-click: zoom to request`,
-      onclick: () => app.update({ request: r.id }),
-      ondblclick: () => zoomTo(app, r, 'whole'),
-      onkeydown: (ev) => { if (ev.key === 'Enter') app.update({ request: r.id }); },
+      onclick: () => pick(r.id),
+      ondblclick: () => (app.catalog.ids.has(r.id) ? zoomTo(app, r, 'whole') : pick(r.id)),
+      onkeydown: (ev) => { if (ev.key === 'Enter') pick(r.id); },
     }, COLS.map(([k, , kind]) => el('td', { class: kind === 'num' ? 'num' : kind === 'id' ? 'rid' : '', text: cell(r, k) }))));
     const more = page.total > page.items.length && topN < 1000
       ? el('button', { class: 'more', onclick: () => { topN += STEP; app.render(); } }, `show ${Math.min(STEP, page.total - page.items.length)} more`) : '';
-    box.replaceChildren(el('div', { class: 'hint', text: `top ${page.items.length} of ${page.total} requests in the window${search ? ' matching the search' : ''}` }),
+    box.replaceChildren(el('div', { class: 'hint', text: `top ${page.items.length} of ${page.total} requests in the window${search ? ' matching the search' : ''}` +
+      (page.fromIndex ? ' (from the report index, no download)' : '') }),
       el('table', { class: 'grid reqtable' }, head, rows), more);
     const sel = box.querySelector('tr.sel');
     if (sel && app.scrollSel) { sel.scrollIntoView({ block: 'nearest' }); app.scrollSel = false; }

@@ -210,8 +210,10 @@ const DSRequests = (() => {
       });
       canvas.addEventListener('mouseleave', DSUI.hideTip);
     }
-    document.getElementById('req-count').textContent = app.cat.requests.length
-      ? `${reqs.length} in window${search ? ' (search)' : ''}` : 'no client requests in the evidence';
+    const C = app.catalog, win = C.sharded ? DSSessions.inWindow(app) : 0;
+    document.getElementById('req-count').textContent = C.sharded
+      ? `${reqs.length} drawn (the loaded sessions)${win > reqs.length ? ': zoom in or open a session to draw more' : ''}`
+      : app.cat.requests.length ? `${reqs.length} in window${search ? ' (search)' : ''}` : 'no client requests in the evidence';
     DSReqTable.renderFocus(app, document.getElementById('req-focus-box'));
     layout = pack(reqs);
     document.getElementById('req-spacer').style.height = layout.height + 'px';
@@ -295,11 +297,20 @@ const DSRequests = (() => {
       document.getElementById('req-table').hidden = mode !== 'table';
       document.getElementById('req-tree').hidden = mode !== 'tree';
       if (mode === 'table') DSReqTable.render(app, document.getElementById('req-table'), search);
+      else if (app.catalog.sharded) DSSessions.renderTree(app, document.getElementById('req-tree'));
       else renderTree(app, reqs);
     }
     renderSection(app, reqs);
     if (app.state.tab === 'requests') renderDetails(app);
   }
 
-  return { render };
+  /* Sharded catalog: loads the window's session shards into the lanes
+   * when they hold at most LANE_BUDGET requests. */
+  const LANE_BUDGET = 3000;
+  async function load(app, signal) {
+    if (!app.catalog.sharded || !(await DSSessions.loadWindow(app, signal, LANE_BUDGET)) || signal.aborted) return;
+    renderSection(app, visible(app));
+  }
+
+  return { render, load };
 })();

@@ -210,6 +210,12 @@ static int write_extra_files(struct build_state *s, struct err *e)
 		json_array_append_new(s->warnings,
 		                      json_string(s->webstats.warning));
 	}
+	if (s->webstats.catalog_warning[0]) {
+		if (!s->warnings)
+			s->warnings = json_array();
+		json_array_append_new(s->warnings,
+		                      json_string(s->webstats.catalog_warning));
+	}
 	return 0;
 }
 

@@ -48,11 +48,74 @@ static json_t *density_json(const uint64_t *bins)
 	return a;
 }
 
+struct decorate {
+	const struct shard_writer *w;
+	const uint64_t *density;
+	size_t nprofiles;
+};
+
+/* Adds a profile's event_chunks, event_density and cpu.chunks to c. */
+static void decorate_profile(json_t *c, const json_t *p, size_t i,
+                             const struct decorate *d)
+{
+	json_t *cpu = json_object_get(p, "cpu");
+
+	json_object_set_new(c, "event_chunks",
+	                    shard_writer_descs_json(d->w, SHARD_EVENTS, (int64_t)i));
+	json_object_set_new(c, "event_density",
+	                    density_json(d->density && i < d->nprofiles
+	                                 ? d->density + i * SHARD_DENSITY_BINS
+	                                 : NULL));
+	if (json_is_object(cpu)) {
+		json_t *cc = json_copy(cpu);
+		json_object_set_new(cc, "chunks",
+		                    shard_writer_descs_json(d->w, SHARD_SAMPLES, (int64_t)i));
+		json_object_set_new(c, "cpu", cc);
+	}
+}
+
+/* Adds a series' chunks to c. */
+static void decorate_series(json_t *c, const json_t *s, size_t i,
+                            const struct decorate *d)
+{
+	(void)s;
+	json_object_set_new(c, "chunks",
+	                    shard_writer_descs_json(d->w, SHARD_POINTS, (int64_t)i));
+}
+
+/* root[key] = a copy of catalog[key] (when an array) whose objects are
+ * shallow copies decorated by f.  ERR_DATA when an element is no object. */
+static int decorate_each(json_t *root, const json_t *catalog, const char *key,
+                         void (*f)(json_t *, const json_t *, size_t,
+                                   const struct decorate *),
+                         const struct decorate *d, struct err *e)
+{
+	const json_t *arr = json_object_get(catalog, key);
+	json_t *out;
+
+	if (!json_is_array(arr))
+		return 0;
+	out = json_array();
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *el = json_array_get(arr, i), *c;
+		if (!json_is_object(el)) {
+			json_decref(out);
+			return err_set(e, ERR_DATA, "%s[%zu] is not an object", key, i);
+		}
+		c = json_copy(el);
+		f(c, el, i, d);
+		json_array_append_new(out, c);
+	}
+	json_object_set_new(root, key, out);
+	return 0;
+}
+
 json_t *html_core_catalog(const json_t *catalog, const struct shard_writer *w,
                           const uint64_t *density, size_t nprofiles,
                           int embedded, struct err *e)
 {
-	json_t *root, *profiles, *metrics, *delivery;
+	struct decorate d = {w, density, nprofiles};
+	json_t *root, *delivery;
 
 	if (!json_is_object(catalog)) {
 		err_set(e, ERR_DATA, "The catalog is not an object");
@@ -61,55 +124,10 @@ json_t *html_core_catalog(const json_t *catalog, const struct shard_writer *w,
 	root = json_copy((json_t *)catalog);
 	if (!root)
 		goto nomem;
-
-	profiles = json_object_get(catalog, "profiles");
-	if (json_is_array(profiles)) {
-		json_t *np = json_array();
-		for (size_t i = 0; i < json_array_size(profiles); i++) {
-			json_t *p = json_array_get(profiles, i), *c, *cpu;
-			if (!json_is_object(p)) {
-				json_decref(np);
-				json_decref(root);
-				err_set(e, ERR_DATA, "profiles[%zu] is not an object", i);
-				return NULL;
-			}
-			c = json_copy(p);
-			json_object_set_new(c, "event_chunks",
-			                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
-			json_object_set_new(c, "event_density",
-			                    density_json(density && i < nprofiles
-			                                 ? density + i * SHARD_DENSITY_BINS
-			                                 : NULL));
-			cpu = json_object_get(p, "cpu");
-			if (json_is_object(cpu)) {
-				json_t *cc = json_copy(cpu);
-				json_object_set_new(cc, "chunks",
-				                    shard_writer_descs_json(w, SHARD_SAMPLES,
-				                                            (int64_t)i));
-				json_object_set_new(c, "cpu", cc);
-			}
-			json_array_append_new(np, c);
-		}
-		json_object_set_new(root, "profiles", np);
-	}
-
-	metrics = json_object_get(catalog, "metrics");
-	if (json_is_array(metrics)) {
-		json_t *nm = json_array();
-		for (size_t i = 0; i < json_array_size(metrics); i++) {
-			json_t *s = json_array_get(metrics, i), *c;
-			if (!json_is_object(s)) {
-				json_decref(nm);
-				json_decref(root);
-				err_set(e, ERR_DATA, "metrics[%zu] is not an object", i);
-				return NULL;
-			}
-			c = json_copy(s);
-			json_object_set_new(c, "chunks",
-			                    shard_writer_descs_json(w, SHARD_POINTS, (int64_t)i));
-			json_array_append_new(nm, c);
-		}
-		json_object_set_new(root, "metrics", nm);
+	if (decorate_each(root, catalog, "profiles", decorate_profile, &d, e) ||
+	    decorate_each(root, catalog, "metrics", decorate_series, &d, e)) {
+		json_decref(root);
+		return NULL;
 	}
 
 	delivery = json_object();

@@ -116,6 +116,22 @@ static int process_job(struct shard_writer *w, struct job *j, struct err *e)
 	return write_file(w->dir, j->desc->sha256, w->zout, zlen, e);
 }
 
+int shard_write_text(const char *dir, const char *data, size_t len,
+                     struct shard_desc *d, struct err *e)
+{
+	struct shard_writer w;
+	struct job j = {d, (char *)data, len};
+	int rc;
+
+	memset(&w, 0, sizeof w);
+	w.dir = (char *)dir;
+	gz_init(&w.gz, SHARD_GZIP_LEVEL);
+	rc = process_job(&w, &j, e);
+	gz_free(&w.gz);
+	free(w.zout);
+	return rc;
+}
+
 static void *worker_main(void *arg)
 {
 	struct shard_writer *w = arg;
@@ -375,23 +391,36 @@ int shard_writer_event(void *ctx, int64_t profile, int64_t ordinal,
 	return rc;
 }
 
+/* A timed row [time, ..., source_row]: begin writes "[time,", end
+ * ",source_row]" and appends the row to its stream. */
+static void point_row_begin(struct shard_writer *w, double time)
+{
+	buf_reset(&w->row);
+	buf_putc(&w->row, '[');
+	jsonout_real(&w->row, time);
+	buf_putc(&w->row, ',');
+}
+
+static int point_row_end(struct shard_writer *w, int kind, int64_t index,
+                         double time, int64_t source_row, struct err *e)
+{
+	buf_putc(&w->row, ',');
+	jsonout_int(&w->row, source_row);
+	buf_putc(&w->row, ']');
+	return stream_add(w, kind, index, time, time, e);
+}
+
 int shard_writer_sample(void *ctx, int64_t profile, int64_t ordinal,
                         const struct row_sample *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
 
-	buf_reset(&w->row);
-	buf_putc(&w->row, '[');
-	jsonout_real(&w->row, r->time);
-	buf_putc(&w->row, ',');
+	point_row_begin(w, r->time);
 	jsonout_str(&w->row, r->tid, r->tid_len);
 	buf_putc(&w->row, ',');
 	jsonout_int(&w->row, r->stack);
-	buf_putc(&w->row, ',');
-	jsonout_int(&w->row, r->source_row);
-	buf_putc(&w->row, ']');
-	return stream_add(w, SHARD_SAMPLES, profile, r->time, r->time, e);
+	return point_row_end(w, SHARD_SAMPLES, profile, r->time, r->source_row, e);
 }
 
 int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
@@ -400,17 +429,11 @@ int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
 	struct shard_writer *w = ctx;
 	(void)ordinal;
 
-	buf_reset(&w->row);
-	buf_putc(&w->row, '[');
-	jsonout_real(&w->row, r->time);
-	buf_putc(&w->row, ',');
+	point_row_begin(w, r->time);
 	num_emit(&w->row, &r->value);
 	buf_putc(&w->row, ',');
 	jsonout_int(&w->row, r->source_id);
-	buf_putc(&w->row, ',');
-	jsonout_int(&w->row, r->source_row);
-	buf_putc(&w->row, ']');
-	return stream_add(w, SHARD_POINTS, series, r->time, r->time, e);
+	return point_row_end(w, SHARD_POINTS, series, r->time, r->source_row, e);
 }
 
 int shard_writer_add_text(struct shard_writer *w, enum shard_kind kind,

@@ -106,6 +106,15 @@ int shard_writer_add_text(struct shard_writer *w, enum shard_kind kind,
                           const char *text, size_t len, struct err *e);
 
 /*
+ * Compresses, hashes and writes one shard whose decoded JSON text is
+ * data[0..len) (borrowed) as dir/<sha256>.json.gz (kept when already
+ * there); fills d's sha256, decoded_sha256, bytes and decoded_bytes (count
+ * and bounds are the caller's).  One-shot: no writer needed.
+ */
+int shard_write_text(const char *dir, const char *data, size_t len,
+                     struct shard_desc *d, struct err *e);
+
+/*
  * Flushes every open shard, waits for the worker and reports its first
  * error.  After it, the query functions below may be called.
  */

@@ -1,11 +1,13 @@
 /* webreport: shards + density + index.html for a build (see webreport.h). */
 #include "report/webreport.h"
 #include "base/cancel.h"
+#include "report/catshard.h"
 #include "report/html.h"
 #include "report/nvtxsum.h"
 #include "report/seriessum.h"
 #include "report/parts.h"
 #include "report/shard.h"
+#include "store/store_ext.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -185,6 +187,52 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 	return 0;
 }
 
+/*
+ * Progressive report whose collections exceed the embedding budget: writes
+ * the catalog shards and puts their index into core (`catalog_shards`,
+ * the collections emptied); *sharded = 1 then.  Otherwise nothing changes.
+ */
+static int shard_catalog(struct webreport *wr, json_t *core,
+                         const char *sqlite_path, int *sharded,
+                         struct webreport_stats *st, struct err *e)
+{
+	static const char *const keys[] = {"requests", "sessions", "server_spans",
+	                                   "iterations"};
+	struct catshard_stats cs;
+	sqlite3 *db = NULL;
+	unsigned mask = 0;
+	json_t *index = NULL;
+	double duration = json_number_value(json_object_get(
+		json_object_get(core, "meta"), "duration"));
+	int over = 0, rc;
+
+	*sharded = 0;
+	if ((rc = store_ext_open_collections(sqlite_path, &db, &mask, e)))
+		return rc;
+	cancel_sqlite(db, wr->cancel);
+	if (mask != 0xFu || (rc = catshard_over_budget(db, &over, e)) || !over ||
+	    (rc = catshard_write(db, wr->shard_dir, duration, &index, &cs, e))) {
+		sqlite3_close(db);
+		return rc;
+	}
+	sqlite3_close(db);
+	for (size_t k = 0; k < 4; k++)
+		json_object_set_new(core, keys[k], json_array());
+	if (json_object_set_new(core, "catalog_shards", index))
+		return err_set(e, ERR_NOMEM, "Out of memory for the catalog index");
+	st->catalog_shards = cs.shards;
+	st->lookup_shards = cs.lookups;
+	if (cs.oversized > 1)
+		snprintf(st->catalog_warning, sizeof st->catalog_warning,
+		         "%s (and %llu more sessions over the budget)", cs.warning,
+		         (unsigned long long)(cs.oversized - 1));
+	else
+		snprintf(st->catalog_warning, sizeof st->catalog_warning, "%s",
+		         cs.warning);
+	*sharded = 1;
+	return 0;
+}
+
 int webreport_finish(struct webreport *wr, const json_t *catalog,
                      const char *sqlite_path, struct webreport_stats *st,
                      struct err *e)
@@ -196,7 +244,7 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	json_t *core = NULL;
 	size_t nprofiles = json_array_size(json_object_get(catalog, "profiles"));
 	char *page = NULL;
-	int rc;
+	int rc, sharded = 0;
 
 	memset(st, 0, sizeof *st);
 	if ((rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
@@ -237,12 +285,15 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		goto out;
 	}
 	snprintf(page, n, "%s/index.html", wr->staging);
+	if (!wr->single_file &&
+	    (rc = shard_catalog(wr, core, sqlite_path, &sharded, st, e)))
+		goto out;
 	if (wr->single_file && wr->max_part_bytes > 0 &&
 	    (rc = split(wr, core, page, catalog, sqlite_path, st, e)))
 		goto out;
 	if (st->parts == 0 &&
 	    (rc = html_write_from(page, core, wr->single_file ? wr->shard_dir : NULL,
-	                          sqlite_path, &hs, e)))
+	                          sharded ? NULL : sqlite_path, &hs, e)))
 		goto out;
 	if (st->parts > 0) {
 		memset(&hs, 0, sizeof hs); /* html_bytes: the list page */

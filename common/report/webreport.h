@@ -38,6 +38,9 @@ struct webreport_stats {
 	char warning[640];     /* the warning text when oversized, else "" */
 	size_t parts;          /* single-file split into parts (0: one page) */
 	uint64_t max_part_bytes; /* the largest part */
+	uint64_t catalog_shards; /* catalog shards (0: collections embedded) */
+	uint64_t lookup_shards;  /* their id lookup shards */
+	char catalog_warning[640]; /* a session over the shard budget, or "" */
 };
 
 /*

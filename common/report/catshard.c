@@ -1,0 +1,764 @@
+/* catshard: catalog shards, id lookup shards, top lists and request density
+ * from the extension tables (see catshard.h). */
+#include "report/catshard.h"
+#include "base/buf.h"
+#include "base/jsonout.h"
+#include "report/shard.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NCOLL 4
+static const char *const coll_names[NCOLL] = {"requests", "sessions",
+                                              "server_spans", "iterations"};
+static const char *const coll_tables[NCOLL] = {
+	"dsight_requests", "dsight_sessions", "dsight_server_spans",
+	"dsight_iterations"};
+
+int catshard_over_budget(sqlite3 *db, int *over, struct err *e)
+{
+	uint64_t total = 0;
+
+	*over = 0;
+	for (int c = 0; c < NCOLL && !*over; c++) {
+		char sql[128];
+		sqlite3_stmt *st = NULL;
+		uint64_t n = 0;
+		int rc;
+
+		snprintf(sql, sizeof sql, "SELECT length(CAST(json AS BLOB)) FROM %s",
+		         coll_tables[c]);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+			return err_set(e, ERR_DATA, "Cannot read %s: %s", coll_tables[c],
+			               sqlite3_errmsg(db));
+		total += 2; /* [] */
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			total += (uint64_t)sqlite3_column_int64(st, 0) + (n++ ? 1 : 0);
+			if (total > CATSHARD_EMBED_MAX) {
+				*over = 1;
+				break;
+			}
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return err_set(e, ERR_DATA, "Cannot read %s: %s", coll_tables[c],
+			               sqlite3_errmsg(db));
+	}
+	return 0;
+}
+
+/* ---- cutting ------------------------------------------------------------ */
+
+/* Rows with their count, per-collection counts and time bounds. */
+struct rows {
+	struct buf text;   /* "row,row" (no brackets) */
+	uint64_t count;
+	uint64_t budget;   /* sum(row length + 1) */
+	uint64_t n[NCOLL];
+	double bounds[4];
+	int timed;
+	int untimed; /* a row without a numeric start: bounds null */
+};
+
+struct cs {
+	sqlite3 *db;
+	const char *dir;
+	struct rows cur;   /* the shard being filled */
+	struct rows group; /* the group being read */
+	struct rows scur, sgroup; /* their request summaries */
+	struct rows spack; /* summary shard being filled: [shard, [summaries]] rows */
+	json_t *sums;      /* summary shard descriptors */
+	int summaries;     /* write request summaries (no irregular column) */
+	const char *kind;  /* the current shard's kind */
+	struct buf gids;   /* the group's ids: kind byte, id, NUL */
+	struct buf row;
+	sqlite3_stmt *ins;
+	json_t *shards;
+	struct catshard_stats *st;
+};
+
+static void rows_reset(struct rows *r)
+{
+	buf_reset(&r->text);
+	r->count = r->budget = 0;
+	memset(r->n, 0, sizeof r->n);
+	r->timed = r->untimed = 0;
+}
+
+static void bounds_add(struct rows *r, double start, double end)
+{
+	if (!r->timed) {
+		r->bounds[0] = r->bounds[2] = start;
+		r->bounds[1] = r->bounds[3] = end;
+		r->timed = 1;
+		return;
+	}
+	if (start < r->bounds[0]) r->bounds[0] = start;
+	if (end < r->bounds[1]) r->bounds[1] = end;
+	if (start > r->bounds[2]) r->bounds[2] = start;
+	if (end > r->bounds[3]) r->bounds[3] = end;
+}
+
+static int is_num(sqlite3_stmt *st, int col)
+{
+	int t = sqlite3_column_type(st, col);
+	return t == SQLITE_INTEGER || t == SQLITE_FLOAT;
+}
+
+/* Appends the row [c, ordinal, json] of the statement's current row
+ * (columns: ordinal, id, start, end, json) to r. */
+static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
+                    struct err *e)
+{
+	const char *json = (const char *)sqlite3_column_text(st, 4);
+	size_t len = (size_t)sqlite3_column_bytes(st, 4);
+
+	buf_reset(&s->row);
+	buf_printf(&s->row, "[%d,%lld,", c, (long long)sqlite3_column_int64(st, 0));
+	buf_append(&s->row, json ? json : "null", json ? len : 4);
+	buf_putc(&s->row, ']');
+	if (r->count)
+		buf_putc(&r->text, ',');
+	buf_append(&r->text, s->row.data, s->row.len);
+	if (s->row.failed || r->text.failed)
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	r->count++;
+	r->n[c]++;
+	r->budget += s->row.len + 1;
+	if (is_num(st, 2)) {
+		double start = sqlite3_column_double(st, 2);
+		int t3 = sqlite3_column_type(st, 3);
+		if (t3 != SQLITE_NULL && !is_num(st, 3))
+			r->untimed = 1;
+		bounds_add(r, start, is_num(st, 3) ? sqlite3_column_double(st, 3) : start);
+	} else {
+		r->untimed = 1;
+	}
+	return 0;
+}
+
+/* Summary columns of a request row (after ordinal, id, start, end, json,
+ * session): see SUMMARY_FIELDS. */
+#define REQ_COLS "ordinal, id, start, end, json, session, agent, conversation, " \
+	"status, client_kind, first, ttft_ms, input_tokens, output_tokens, " \
+	"cached_tokens, span_count, json_extract(json, '$.server_ids'), " \
+	"json_extract(json, '$.workers')"
+#define SUMMARY_FIELDS "id", "session", "agent", "conversation", "status", \
+	"client_kind", "start", "end", "first", "ttft_ms", "input_tokens", \
+	"output_tokens", "cached_tokens", "span_count", "server_ids", "workers"
+static const int summary_cols[] = {1, 5, 6, 7, 8, 9, 2, 3, 10, 11, 12, 13,
+                                   14, 15, 16, 17};
+#define NSUMMARY (sizeof summary_cols / sizeof summary_cols[0])
+
+static void put_value(struct buf *b, sqlite3_stmt *st, int col, int raw_json)
+{
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER: jsonout_int(b, sqlite3_column_int64(st, col)); break;
+	case SQLITE_FLOAT: jsonout_real(b, sqlite3_column_double(st, col)); break;
+	case SQLITE_TEXT:
+		if (raw_json)
+			buf_append(b, sqlite3_column_text(st, col), (size_t)sqlite3_column_bytes(st, col));
+		else
+			jsonout_str(b, (const char *)sqlite3_column_text(st, col),
+			            (size_t)sqlite3_column_bytes(st, col));
+		break;
+	default: buf_puts(b, "null");
+	}
+}
+
+/* Appends the request summary [ordinal, SUMMARY_FIELDS...] of st's row. */
+static int summary_add(struct cs *s, sqlite3_stmt *st, struct err *e)
+{
+	struct rows *r = &s->sgroup;
+	size_t before = r->text.len;
+
+	if (r->count)
+		buf_putc(&r->text, ',');
+	buf_putc(&r->text, '[');
+	jsonout_int(&r->text, sqlite3_column_int64(st, 0));
+	for (size_t k = 0; k < NSUMMARY; k++) {
+		buf_putc(&r->text, ',');
+		put_value(&r->text, st, summary_cols[k], summary_cols[k] >= 16);
+	}
+	buf_putc(&r->text, ']');
+	if (r->text.failed)
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	r->count++;
+	r->budget += r->text.len - before;
+	return 0;
+}
+
+/* Writes the JSON array of r's rows as a shard; its descriptor in *out. */
+static int write_rows(struct cs *s, struct rows *r, json_t **out, struct err *e)
+{
+	struct shard_desc d;
+	struct buf text;
+	int rc;
+
+	memset(&d, 0, sizeof d);
+	buf_init(&text, 0);
+	buf_putc(&text, '[');
+	buf_append(&text, r->text.data, r->text.len);
+	buf_putc(&text, ']');
+	if (text.failed) {
+		buf_free(&text);
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	}
+	rc = shard_write_text(s->dir, text.data, text.len, &d, e);
+	buf_free(&text);
+	if (rc)
+		return rc;
+	d.count = r->count;
+	memcpy(d.bounds, r->bounds, sizeof d.bounds);
+	*out = shard_desc_json(&d);
+	return 0;
+}
+
+/* Writes the summary shard being filled (no-op when empty). */
+static int flush_summaries(struct cs *s, struct err *e)
+{
+	json_t *j;
+	int rc;
+
+	if (!s->spack.count)
+		return 0;
+	if ((rc = write_rows(s, &s->spack, &j, e)))
+		return rc;
+	if (!s->spack.timed || s->spack.untimed)
+		json_object_set_new(j, "bounds", json_null());
+	if (json_array_append_new(s->sums, j))
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	rows_reset(&s->spack);
+	return 0;
+}
+
+/* Adds the summaries of the catalog shard being flushed (r, descriptor j)
+ * as the row [shard, [summaries]] of the summary shard being filled,
+ * cutting it at the budget; j gets "summary": that summary shard. */
+static int pack_summary(struct cs *s, const struct rows *r, json_t *j,
+                        struct err *e)
+{
+	struct rows *p = &s->spack;
+	size_t len = s->scur.text.len + 32;
+	int rc;
+
+	if (p->count && p->budget + len + 1 + 2 > SHARD_MAX_DECODED &&
+	    (rc = flush_summaries(s, e)))
+		return rc;
+	if (p->count)
+		buf_putc(&p->text, ',');
+	buf_printf(&p->text, "[%llu,[", (unsigned long long)s->st->shards);
+	buf_append(&p->text, s->scur.text.data, s->scur.text.len);
+	buf_puts(&p->text, "]]");
+	if (p->text.failed)
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	p->count++;
+	p->budget += len + 1;
+	p->untimed |= r->untimed || !r->timed;
+	if (r->timed) {
+		bounds_add(p, r->bounds[0], r->bounds[1]);
+		bounds_add(p, r->bounds[2], r->bounds[3]);
+	}
+	json_object_set_new(j, "summary", json_integer((json_int_t)json_array_size(s->sums)));
+	return 0;
+}
+
+/* Writes the current shard (no-op when empty). */
+static int flush(struct cs *s, struct err *e)
+{
+	struct rows *r = &s->cur;
+	json_t *j;
+	int rc;
+
+	if (!r->count)
+		return 0;
+	if ((rc = write_rows(s, r, &j, e)))
+		return rc;
+	if (!r->timed || r->untimed)
+		json_object_set_new(j, "bounds", json_null());
+	json_object_set_new(j, "kind", json_string(s->kind));
+	for (int c = 0; c < NCOLL; c++)
+		if (r->n[c])
+			json_object_set_new(j, coll_names[c], json_integer((json_int_t)r->n[c]));
+	if (s->summaries && s->scur.count && (rc = pack_summary(s, r, j, e))) {
+		json_decref(j);
+		return rc;
+	}
+	if (json_array_append_new(s->shards, j))
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	s->st->shards++;
+	rows_reset(r);
+	rows_reset(&s->scur);
+	return 0;
+}
+
+/* Moves the group into the current shard per the cut rule and records its
+ * ids; a group over the budget gets a shard of its own (label names it). */
+static int group_end(struct cs *s, const char *label, uint64_t max_rows,
+                     struct err *e)
+{
+	struct rows *g = &s->group, *r = &s->cur;
+	int rc;
+
+	if (!g->count)
+		return 0;
+	if (r->count && (r->budget + g->budget + 2 > SHARD_MAX_DECODED ||
+	                 r->count + g->count > max_rows) && (rc = flush(s, e)))
+		return rc;
+	if (r->count)
+		buf_putc(&r->text, ',');
+	buf_append(&r->text, g->text.data, g->text.len);
+	if (r->text.failed)
+		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	r->count += g->count;
+	r->budget += g->budget;
+	if (s->sgroup.count) {
+		if (s->scur.count)
+			buf_putc(&s->scur.text, ',');
+		buf_append(&s->scur.text, s->sgroup.text.data, s->sgroup.text.len);
+		if (s->scur.text.failed)
+			return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+		s->scur.count += s->sgroup.count;
+		rows_reset(&s->sgroup);
+	}
+	r->untimed |= g->untimed;
+	for (int c = 0; c < NCOLL; c++)
+		r->n[c] += g->n[c];
+	if (g->timed) {
+		bounds_add(r, g->bounds[0], g->bounds[1]);
+		bounds_add(r, g->bounds[2], g->bounds[3]);
+	}
+	/* ids -> the shard this group lands in */
+	for (size_t off = 0; off < s->gids.len;) {
+		const char *id = s->gids.data + off + 1;
+		size_t n = strlen(id);
+		sqlite3_bind_text(s->ins, 1, id, (int)n, SQLITE_STATIC);
+		sqlite3_bind_int(s->ins, 2, s->gids.data[off]);
+		sqlite3_bind_int64(s->ins, 3, (sqlite3_int64)s->st->shards);
+		if (sqlite3_step(s->ins) != SQLITE_DONE) {
+			rc = err_set(e, ERR_DATA, "Cannot index catalog ids: %s",
+			             sqlite3_errmsg(s->db));
+			sqlite3_reset(s->ins);
+			return rc;
+		}
+		sqlite3_reset(s->ins);
+		off += n + 2;
+	}
+	buf_reset(&s->gids);
+	if (g->budget + 2 > SHARD_MAX_DECODED) {
+		if (!s->st->oversized++)
+			snprintf(s->st->warning, sizeof s->st->warning,
+			         "%s holds %.1f KiB of catalog JSON, over the %u KiB "
+			         "catalog shard budget: it gets a shard of its own",
+			         label, (double)(g->budget + 2) / 1024.0,
+			         SHARD_MAX_DECODED / 1024u);
+		if ((rc = flush(s, e)))
+			return rc;
+	}
+	rows_reset(g);
+	return 0;
+}
+
+/* Adds the current row of st (ordinal, id, start, end, json) to the group
+ * and remembers its id (kind 0 request, 1 session) when it has one. */
+static int group_add(struct cs *s, int c, sqlite3_stmt *st, struct err *e)
+{
+	const char *id = (const char *)sqlite3_column_text(st, 1);
+
+	int rc;
+
+	if (id && c <= 1 && sqlite3_column_type(st, 1) == SQLITE_TEXT) {
+		buf_putc(&s->gids, (char)c);
+		buf_append(&s->gids, id, (size_t)sqlite3_column_bytes(st, 1) + 1);
+	}
+	if (c == 0 && s->summaries && (rc = summary_add(s, st, e)))
+		return rc;
+	return rows_add(s, &s->group, c, st, e);
+}
+
+static int prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "Cannot read the catalog tables: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}
+
+static int step_error(sqlite3 *db, struct err *e)
+{
+	return err_set(e, ERR_DATA, "Cannot read the catalog tables: %s",
+	               sqlite3_errmsg(db));
+}
+
+/* Session groups in session start order, then the requests whose session
+ * is not in `sessions` (grouped by their session value; a request without
+ * one is a group by itself). */
+static int write_sessions(struct cs *s, struct err *e)
+{
+	sqlite3_stmt *ss = NULL, *rq = NULL, *seen = NULL, *orph = NULL;
+	char label[200];
+	int rc, rs;
+
+	s->kind = "sessions";
+	if ((rc = prep(s->db, "SELECT ordinal, id, start, end, json FROM dsight_sessions "
+	               "ORDER BY start, ordinal", &ss, e)) ||
+	    (rc = prep(s->db, "SELECT " REQ_COLS " FROM dsight_requests "
+	               "WHERE session = ?1 ORDER BY ordinal", &rq, e)) ||
+	    (rc = prep(s->db, "SELECT 1 FROM temp.catshard_ids WHERE id = ?1 AND kind = 1",
+	               &seen, e)) ||
+	    (rc = prep(s->db, "SELECT " REQ_COLS " "
+	               "FROM dsight_requests r WHERE r.session IS NULL OR NOT EXISTS "
+	               "(SELECT 1 FROM dsight_sessions x WHERE x.id = r.session) "
+	               "ORDER BY r.session IS NULL, r.session, r.ordinal", &orph, e)))
+		goto out;
+	while ((rs = sqlite3_step(ss)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(ss, 1);
+		int dup = 0;
+		if (id) {
+			sqlite3_bind_text(seen, 1, id, -1, SQLITE_TRANSIENT);
+			dup = sqlite3_step(seen) == SQLITE_ROW;
+			sqlite3_reset(seen);
+		}
+		snprintf(label, sizeof label, "session %.150s", id ? id : "(without id)");
+		if ((rc = group_add(s, 1, ss, e)))
+			goto out;
+		if (id && !dup) {
+			sqlite3_bind_text(rq, 1, id, -1, SQLITE_TRANSIENT);
+			while ((rs = sqlite3_step(rq)) == SQLITE_ROW)
+				if ((rc = group_add(s, 0, rq, e)))
+					goto out;
+			sqlite3_reset(rq);
+			if (rs != SQLITE_DONE) {
+				rc = step_error(s->db, e);
+				goto out;
+			}
+		}
+		if ((rc = group_end(s, label, UINT64_MAX, e)))
+			goto out;
+	}
+	if (rs != SQLITE_DONE) {
+		rc = step_error(s->db, e);
+		goto out;
+	}
+	/* orphans */
+	struct buf prev;
+	int have = 0;
+	buf_init(&prev, 0);
+	while ((rs = sqlite3_step(orph)) == SQLITE_ROW) {
+		const char *sess = (const char *)sqlite3_column_text(orph, 5);
+		size_t n = (size_t)sqlite3_column_bytes(orph, 5);
+		if (have && (!sess || prev.len != n + 1 || memcmp(prev.data + 1, sess, n))) {
+			if ((rc = group_end(s, label, UINT64_MAX, e)))
+				break;
+		}
+		buf_reset(&prev);
+		buf_putc(&prev, 'x');
+		if (sess)
+			buf_append(&prev, sess, n);
+		else
+			buf_putc(&prev, '\0'); /* never equal: alone */
+		have = 1;
+		snprintf(label, sizeof label, "the requests of session %.150s",
+		         sess ? sess : "(none)");
+		if ((rc = group_add(s, 0, orph, e)))
+			break;
+	}
+	buf_free(&prev);
+	if (!rc && rs != SQLITE_DONE && rs != SQLITE_ROW)
+		rc = step_error(s->db, e);
+	if (!rc)
+		rc = group_end(s, label, UINT64_MAX, e);
+	if (!rc)
+		rc = flush(s, e);
+	if (!rc)
+		rc = flush_summaries(s, e);
+out:
+	sqlite3_finalize(ss);
+	sqlite3_finalize(rq);
+	sqlite3_finalize(seen);
+	sqlite3_finalize(orph);
+	return rc;
+}
+
+/* Server spans or iterations by time, cut like detail rows. */
+static int write_timed(struct cs *s, int c, struct err *e)
+{
+	char sql[160];
+	sqlite3_stmt *st = NULL;
+	int rc, rs;
+
+	s->kind = coll_names[c];
+	snprintf(sql, sizeof sql, "SELECT ordinal, NULL, start, end, json FROM %s "
+	         "ORDER BY start, ordinal", coll_tables[c]);
+	if ((rc = prep(s->db, sql, &st, e)))
+		return rc;
+	while ((rs = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = rows_add(s, &s->group, c, st, e)) ||
+		    (rc = group_end(s, "a row", SHARD_MAX_ROWS, e)))
+			break;
+	if (!rc && rs != SQLITE_DONE)
+		rc = step_error(s->db, e);
+	if (!rc)
+		rc = flush(s, e);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The id lookup shards: rows [id, kind, shard] by id (code point order:
+ * SQLite compares UTF-8 bytes), then kind. */
+static int write_lookup(struct cs *s, json_t *lookup, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	struct buf text, first;
+	uint64_t count = 0, budget = 2;
+	int rc, rs;
+
+	if ((rc = prep(s->db, "SELECT id, kind, shard FROM temp.catshard_ids "
+	               "ORDER BY id, kind", &st, e)))
+		return rc;
+	buf_init(&text, 0);
+	buf_init(&first, 0);
+	for (;;) {
+		rs = sqlite3_step(st);
+		if (rs == SQLITE_ROW) {
+			buf_reset(&s->row);
+			buf_putc(&s->row, '[');
+			jsonout_str(&s->row, (const char *)sqlite3_column_text(st, 0),
+			            (size_t)sqlite3_column_bytes(st, 0));
+			buf_printf(&s->row, ",%d,%lld]", sqlite3_column_int(st, 1),
+			           (long long)sqlite3_column_int64(st, 2));
+		}
+		if (count && (rs != SQLITE_ROW || budget + s->row.len + 1 > SHARD_MAX_DECODED)) {
+			struct shard_desc d;
+			json_t *j;
+			memset(&d, 0, sizeof d);
+			buf_putc(&text, ']');
+			if (text.failed) {
+				rc = err_set(e, ERR_NOMEM, "Out of memory writing id lookup shards");
+				break;
+			}
+			if ((rc = shard_write_text(s->dir, text.data, text.len, &d, e)))
+				break;
+			d.count = count;
+			j = shard_desc_json(&d);
+			json_object_del(j, "bounds");
+			json_object_set_new(j, "first", json_stringn(first.data, first.len));
+			json_array_append_new(lookup, j);
+			s->st->lookups++;
+			buf_reset(&text);
+			count = 0;
+			budget = 2;
+		}
+		if (rs != SQLITE_ROW)
+			break;
+		if (!count) {
+			buf_reset(&first);
+			buf_append(&first, sqlite3_column_text(st, 0),
+			           (size_t)sqlite3_column_bytes(st, 0));
+		}
+		buf_putc(&text, count ? ',' : '[');
+		buf_append(&text, s->row.data, s->row.len);
+		count++;
+		budget += s->row.len + 1;
+	}
+	if (!rc && rs != SQLITE_DONE)
+		rc = step_error(s->db, e);
+	buf_free(&text);
+	buf_free(&first);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static json_t *value_json(sqlite3_stmt *st, int col)
+{
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, col));
+	case SQLITE_FLOAT: return json_real(sqlite3_column_double(st, col));
+	case SQLITE_TEXT: {
+		json_t *j = json_stringn((const char *)sqlite3_column_text(st, col),
+		                         (size_t)sqlite3_column_bytes(st, col));
+		return j ? j : json_null();
+	}
+	default: return json_null();
+	}
+}
+
+#define TOP_FIELDS "id", "session", "agent", "status", "start", "end", \
+	"ttft_ms", "duration", "input_tokens", "output_tokens", "shard"
+
+/* The first CATSHARD_TOP requests by key descending (nulls last, ties by
+ * ordinal, as `requests --sort -key`), as rows of TOP_FIELDS. */
+static int top_list(struct cs *s, const char *key, json_t *out, struct err *e)
+{
+	char sql[512];
+	sqlite3_stmt *st = NULL;
+	int rc = 0, rs;
+
+	snprintf(sql, sizeof sql,
+	         "SELECT r.id, r.session, r.agent, r.status, r.start, r.end, "
+	         "r.ttft_ms, r.duration, r.input_tokens, r.output_tokens, m.shard "
+	         "FROM dsight_requests r LEFT JOIN temp.catshard_ids m "
+	         "ON m.id = r.id AND m.kind = 0 "
+	         "ORDER BY r.%s IS NULL, r.%s DESC, r.ordinal LIMIT %d",
+	         key, key, CATSHARD_TOP);
+	if ((rc = prep(s->db, sql, &st, e)))
+		return rc;
+	while ((rs = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *row = json_array();
+		for (int k = 0; k < 11; k++)
+			json_array_append_new(row, value_json(st, k));
+		if (json_array_append_new(out, row)) {
+			rc = err_set(e, ERR_NOMEM, "Out of memory for the top lists");
+			break;
+		}
+	}
+	if (!rc && rs != SQLITE_DONE)
+		rc = step_error(s->db, e);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* 512 bins: every request with numeric start and end touching them. */
+static int request_density(struct cs *s, double duration, json_t *out,
+                           struct err *e)
+{
+	uint64_t bins[SHARD_DENSITY_BINS] = {0};
+	sqlite3_stmt *st = NULL;
+	int rc, rs;
+
+	if ((rc = prep(s->db, "SELECT start, end FROM dsight_requests", &st, e)))
+		return rc;
+	while ((rs = sqlite3_step(st)) == SQLITE_ROW)
+		if (is_num(st, 0) && is_num(st, 1))
+			shard_density_add(bins, duration, sqlite3_column_double(st, 0),
+			                  sqlite3_column_double(st, 1));
+	sqlite3_finalize(st);
+	if (rs != SQLITE_DONE)
+		return step_error(s->db, e);
+	for (int i = 0; i < SHARD_DENSITY_BINS; i++)
+		json_array_append_new(out, json_integer((json_int_t)bins[i]));
+	return 0;
+}
+
+static json_t *counts_json(json_t *shards)
+{
+	json_t *c = json_object(), *d;
+	json_int_t n[NCOLL] = {0};
+	size_t i;
+
+	json_array_foreach(shards, i, d)
+		for (int k = 0; k < NCOLL; k++)
+			n[k] += json_integer_value(json_object_get(d, coll_names[k]));
+	for (int k = 0; k < NCOLL; k++)
+		json_object_set_new(c, coll_names[k], json_integer(n[k]));
+	return c;
+}
+
+/* Request summaries are exact only when no request column is irregular
+ * (dsight_meta irregular.requests empty): their typed columns then hold
+ * every value the summary carries. */
+static int summaries_ok(sqlite3 *db, int *ok, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*ok = 1;
+	if ((rc = prep(db, "SELECT value FROM dsight_meta WHERE key = 'irregular.requests'",
+	               &st, e)))
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_bytes(st, 0) > 0)
+		*ok = 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int catshard_write(sqlite3 *db, const char *dir, double duration,
+                   json_t **index, struct catshard_stats *st, struct err *e)
+{
+	static const char *const fields[] = {TOP_FIELDS};
+	struct cs s;
+	json_t *ix = json_object(), *lookup = json_array(), *tf = json_array(),
+	       *tt = json_array(), *td = json_array(), *dens = json_array();
+	int rc;
+
+	*index = NULL;
+	memset(st, 0, sizeof *st);
+	memset(&s, 0, sizeof s);
+	s.db = db;
+	s.dir = dir;
+	s.st = st;
+	s.shards = json_array();
+	buf_init(&s.cur.text, 0);
+	buf_init(&s.group.text, 0);
+	buf_init(&s.scur.text, 0);
+	buf_init(&s.spack.text, 0);
+	s.sums = json_array();
+	buf_init(&s.sgroup.text, 0);
+	buf_init(&s.gids, 0);
+	buf_init(&s.row, 0);
+	if ((rc = summaries_ok(db, &s.summaries, e)))
+		goto out;
+	if (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
+	                 "CREATE TEMP TABLE catshard_ids (id TEXT, kind INTEGER, "
+	                 "shard INTEGER, PRIMARY KEY (id, kind)) WITHOUT ROWID",
+	                 NULL, NULL, NULL) != SQLITE_OK) {
+		rc = err_set(e, ERR_DATA, "Cannot create the id table: %s",
+		             sqlite3_errmsg(db));
+		goto out;
+	}
+	if ((rc = prep(db, "INSERT OR IGNORE INTO temp.catshard_ids (id, kind, shard) "
+	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
+	    (rc = write_sessions(&s, e)) ||
+	    (rc = write_timed(&s, 2, e)) ||
+	    (rc = write_timed(&s, 3, e)) ||
+	    (rc = write_lookup(&s, lookup, e)) ||
+	    (rc = top_list(&s, "ttft_ms", tt, e)) ||
+	    (rc = top_list(&s, "duration", td, e)) ||
+	    (rc = request_density(&s, duration, dens, e)))
+		goto out;
+	for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+		json_array_append_new(tf, json_string(fields[k]));
+	if (s.summaries) {
+		static const char *const sf[] = {SUMMARY_FIELDS};
+		json_t *a = json_array();
+		for (size_t k = 0; k < NSUMMARY; k++)
+			json_array_append_new(a, json_string(sf[k]));
+		json_object_set_new(ix, "summary_fields", a);
+		json_object_set(ix, "summaries", s.sums);
+	}
+	json_object_set_new(ix, "version", json_integer(1));
+	json_object_set_new(ix, "counts", counts_json(s.shards));
+	json_object_set_new(ix, "shards", s.shards);
+	json_object_set_new(ix, "lookup", lookup);
+	json_object_set_new(ix, "top_fields", tf);
+	json_object_set_new(ix, "top_ttft", tt);
+	json_object_set_new(ix, "top_duration", td);
+	if (json_object_set_new(ix, "density", dens)) {
+		ix = NULL;
+		rc = err_set(e, ERR_NOMEM, "Out of memory for the catalog index");
+		goto out_done;
+	}
+	*index = ix;
+	ix = NULL;
+	goto out_done;
+out:
+	json_decref(s.shards);
+	json_decref(lookup);
+	json_decref(tf);
+	json_decref(tt);
+	json_decref(td);
+	json_decref(dens);
+out_done:
+	json_decref(ix);
+	sqlite3_finalize(s.ins);
+	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids", NULL, NULL, NULL);
+	buf_free(&s.cur.text);
+	buf_free(&s.group.text);
+	buf_free(&s.scur.text);
+	buf_free(&s.spack.text);
+	json_decref(s.sums);
+	buf_free(&s.sgroup.text);
+	buf_free(&s.gids);
+	buf_free(&s.row);
+	return rc;
+}

@@ -1,0 +1,145 @@
+// catalog.test.mjs: a report whose catalog collections are sharded (more
+// than 1 MiB of requests): index.html holds the index only, and the
+// request calls of API 3.2 (queryRequests, getRequest, getLifecycle,
+// listSessions, queryIterations, queryServerSpans) return Promises whose
+// answers equal `dsight query` on the same report (compared as JavaScript
+// values, same order), an id costs at most two shard fetches, and errors
+// carry the CLI's messages.  DSIGHT_CATALOG_REQUESTS sets the request count
+// (default 20,000, which shards; the 200,000 run is the manual one).
+import assert from 'node:assert';
+import path from 'node:path';
+import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, rng, runTest } from './harness.mjs';
+
+const tap = new Tap();
+const N = Number(process.env.DSIGHT_CATALOG_REQUESTS || 20000);
+
+function same(a, b) {
+  if (b === undefined || b === null) return `dsight query gave no answer (${b})`;
+  try { assert.deepStrictEqual(a, b); return null; } catch (e) { return e.message.slice(0, 2500); }
+}
+
+await runTest(tap, 'catalog', async () => {
+  const dir = tmpdir('catalog');
+  const ev = path.join(dir, 'ev.json');
+  if (!tap.ok(run('gen-capture', ['--preset', 'small', '--requests', String(N), '-o', ev]).code === 0, `gen-capture --requests ${N}`)) return;
+  const rep = path.join(dir, 'report');
+  const t0 = Date.now();
+  const b = run('dsight', ['build', ev, '-o', rep]);
+  if (!tap.ok(b.code === 0, `dsight build (${Date.now() - t0} ms)`, b.stderr)) return;
+  const cat = readCatalog(path.join(rep, 'index.html'));
+  const ix = cat.catalog_shards;
+  if (!tap.ok(ix && cat.requests.length === 0 && cat.sessions.length === 0, 'index.html holds the catalog index, not the collections')) return;
+  tap.ok(ix.counts.requests === N, `index counts ${N} requests`, ix.counts);
+
+  /* sample ids and windows from the CLI's own answers */
+  const sess = dquery(rep, 'sessions', { limit: 1000 }).ok.items;
+  const D = cat.meta.duration, R = rng(13);
+  const reqAt = (k) => dquery(rep, 'requests', { offset: k, limit: 1 }).ok.items[0];
+  const r0 = reqAt(Math.floor(N / 2)), r1 = reqAt(N - 1), r2 = reqAt(7);
+  const s0 = sess[Math.floor(sess.length / 3)];
+
+  const server = await serve(rep, { gzipHeader: true });
+  const v = await openViewer(`${server.base}/index.html`);
+  if (!tap.ok(v.readyAt !== null, `viewer ready (${v.readyAt && v.readyAt.toFixed(0)} ms)`, v.errors)) return;
+  const api = await v.page.evaluate(() => ({ version: window.traceExplorer.version, d: window.traceExplorer.describe(),
+    promise: window.traceExplorer.queryRequests({ limit: 1 }) instanceof Promise }));
+  tap.ok(api.version === '3.2' && api.d.version === '3.2', 'API version 3.2');
+  tap.ok(api.promise, 'queryRequests returns a Promise when the collections are sharded');
+  tap.ok(api.d.counts.requests === N && api.d.counts.sessions === ix.counts.sessions, 'describe() counts come from the index', api.d.counts);
+
+  const win = (a, w) => ({ from: Math.max(0, a), to: Math.min(D, a + w) });
+  const cases = [
+    ['queryRequests', 'requests', {}],
+    ['queryRequests', 'requests', { ...win(D * 0.25, D * 0.1), offset: 3, limit: 7 }],
+    ['queryRequests', 'requests', { search: r0.id.slice(-4).toUpperCase() }],
+    ['queryRequests', 'requests', { search: 'zz-no-such-thing' }],
+    ['queryRequests', 'requests', { search: 'Ü-1', limit: 20 }],
+    ['queryRequests', 'requests', { search: 'a"b' }],
+    ['queryRequests', 'requests', { session: r0.session }],
+    ['queryRequests', 'requests', { session: [r0.session, r1.session, 'no-such-session'] }],
+    ['queryRequests', 'requests', { agent: r1.agent, minTTFT: 50 }],
+    ['queryRequests', 'requests', { worker: (r2.workers || [])[0], ...win(D * 0.5, D * 0.2), limit: 50 }],
+    ['queryRequests', 'requests', { sort: '-ttft_ms', limit: 10 }],
+    ['queryRequests', 'requests', { sort: '-duration', limit: 25, offset: 5 }],
+    ['queryRequests', 'requests', { sort: 'status,-output_tokens', limit: 30, ...win(D * 0.1, D * 0.3) }],
+    ['queryRequests', 'requests', { sort: '-span_count', limit: 5 }],
+    ['queryRequests', 'requests', { offset: N - 50, limit: 1000 }],
+    ['queryRequests', 'requests', { groupBy: 'status' }],
+    ['queryRequests', 'requests', { groupBy: 'agent', sort: '-count', limit: 20, ...win(D * 0.6, D * 0.3) }],
+    ['queryRequests', 'requests', { sort: 'no_such_key' }],
+    ['queryRequests', 'requests', { from: D * 0.5, to: D * 0.4 }],
+    ['listSessions', 'sessions', {}],
+    ['listSessions', 'sessions', { ...win(D * 0.4, D * 0.05), offset: 2, limit: 9 }],
+    ['listSessions', 'sessions', { session: s0.id }],
+    ['listSessions', 'sessions', { agent: (s0.agents || [])[0], sort: '-requests' }],
+    ['queryIterations', 'iterations', {}],
+    ['queryIterations', 'iterations', { ...win(D * 0.3, D * 0.1), offset: 4, limit: 40 }],
+    ['queryServerSpans', 'server_spans', {}],
+    ['queryServerSpans', 'server_spans', { ...win(D * 0.7, D * 0.2), limit: 13, sort: '-duration' }],
+  ];
+  for (let i = 0; i < 4; i++) {
+    const a = R() * D;
+    cases.push(['queryRequests', 'requests', { ...win(a, D * (0.001 + R() * 0.05)), offset: Math.floor(R() * 10), limit: 1 + Math.floor(R() * 100) }]);
+  }
+  for (const [m, kind, p] of cases) {
+    const cli = dquery(rep, kind, p);
+    const t = Date.now();
+    const got = await v.page.evaluate(async ([mm, pp]) => {
+      try { return { ok: await window.traceExplorer[mm](pp) }; } catch (e) { return { error: e.message }; }
+    }, [m, p]);
+    const ms = Date.now() - t;
+    if (cli.error !== undefined) tap.ok(got.error === cli.error, `${m}(${JSON.stringify(p)}) rejects like the CLI`, [got, cli.error]);
+    else tap.ok(!same(got.ok, cli.ok), `${m}(${JSON.stringify(p)}) equals dsight query ${kind} (${ms} ms)`, same(got.ok, cli.ok) || got.error);
+  }
+
+  /* one id: at most two fetches, from a cold cache for that id */
+  for (const r of [r0, r1, r2]) {
+    const before = v.requests.length;
+    const one = await v.page.evaluate(async (id) => ({ r: await window.traceExplorer.getRequest(id), l: await window.traceExplorer.getLifecycle(id) }), r.id);
+    const fetched = v.requests.slice(before).filter((u) => u.includes('/detail/')).length;
+    tap.ok(!same(one.r, dquery(rep, 'request', { request: r.id }).ok), `getRequest(${r.id}) equals dsight query request`);
+    tap.ok(!same(one.l, dquery(rep, 'lifecycle', { request: r.id }).ok), `getLifecycle(${r.id}) equals dsight query lifecycle`);
+    tap.ok(fetched <= 2, `getRequest + getLifecycle(${r.id}) fetched ${fetched} shards (at most 2)`);
+  }
+  const unknown = await v.page.evaluate(async () => {
+    try { await window.traceExplorer.getRequest('no-such-request'); return null; } catch (e) { return e.message; }
+  });
+  tap.ok(unknown === 'Unknown client request: no-such-request', 'getRequest of an unknown id rejects', unknown);
+  const sel = await v.page.evaluate(async (id) => (await window.traceExplorer.selectRequest(id)).request, r1.id);
+  tap.ok(sel === r1.id, 'selectRequest loads the request\'s session and selects it', sel);
+
+  /* the Requests tab: top list at once, virtualized sessions, search with progress and cancel */
+  const p = v.page;
+  const catUrls = new Set(ix.shards.concat(ix.lookup).map((d) => d.url));
+  const catFetches = () => v.requests.filter((u) => catUrls.has(u.replace(/^.*?\/(detail\/)/, '$1'))).length;
+  const before = catFetches();
+  await p.evaluate(() => window.traceExplorer.setState({ from: 0, to: window.traceExplorer.describe().meta.duration, reqSort: '-ttft_ms', request: null }));
+  const hint = await p.locator('#req-table .hint').textContent();
+  const firstRow = await p.locator('#req-table tr.req-row').first().getAttribute('data-id');
+  tap.ok(/top 50 of [0-9]+ requests.*from the report index/.test(hint) && firstRow === ix.top_ttft[0][0],
+    'the requests table shows the slowest requests from the index', [hint, firstRow]);
+  tap.ok(catFetches() === before, 'the top list needs no catalog shard');
+  await p.click('button[data-mode=tree]');
+  await p.locator('.vlist .sess .muted').first().waitFor({ timeout: 10000 });
+  const rows = await p.locator('.vlist .sess').count();
+  tap.ok(rows > 0 && rows < 40, `the session list is virtualized (${rows} rows in the DOM for ${ix.counts.sessions} sessions)`);
+  const t1 = Date.now();
+  await p.locator('.vlist .sess').nth(2).click();
+  await p.locator('#sess-open .req').first().waitFor({ timeout: 10000 });
+  const opened = await p.locator('#sess-open .hint').textContent();
+  tap.ok(/session .*: [0-9]+ requests/.test(opened), `opening a session lists its requests (${Date.now() - t1} ms)`, opened);
+  await p.click('button[data-mode=table]');
+  await p.evaluate((d) => window.traceExplorer.setState({ from: 0, to: d }), D); /* opening the session narrowed the window */
+  await p.fill('#side-requests input[type=search]', r0.id.slice(-4));
+  await p.locator('#req-search-progress').waitFor({ timeout: 10000 });
+  tap.ok(true, 'a search over the shards shows its progress');
+  await p.click('#btn-search-cancel');
+  await p.locator('#req-table p.muted').waitFor({ timeout: 10000 });
+  tap.ok((await p.locator('#req-table p.muted').textContent()) === 'Search cancelled.', 'the search can be cancelled');
+  await p.fill('#side-requests input[type=search]', r0.id.slice(-5));
+  await p.waitForFunction(() => /matching the search/.test((document.querySelector('#req-table .hint') || {}).textContent || ''), null, { timeout: 120000 });
+  const found = await p.locator('#req-table .hint').textContent();
+  const cliN = dquery(rep, 'requests', { search: r0.id.slice(-5), limit: 1 }).ok.total;
+  tap.ok(found.includes(`of ${cliN} requests`) && found.includes('matching the search'), 'the search finds what dsight query finds', [found, cliN]);
+  tap.ok(v.errors.length === 0, 'no page errors', v.errors);
+});

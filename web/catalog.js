@@ -1,0 +1,297 @@
+/* catalog.js: the catalog collections of a report whose requests live in
+ * catalog shards (doc/report-files.md "Catalog shards").  Owns the index
+ * of the core catalog (`catalog_shards`), the id lookup (any request or
+ * session in at most two fetches), loading session shards into the page's
+ * working set (cat.requests / cat.sessions hold the loaded ones), and the
+ * request calls of API 3.2 over the shards with exactly the local answers:
+ * each call streams the candidate shards through the shared cache, keeps
+ * only what its answer needs and ends in the same query.js code as an
+ * embedded catalog. */
+'use strict';
+
+const DSCatalog = (() => {
+  const REQ = 0, SESS = 1, SPANS = 2, ITERS = 3;
+  const AHEAD = 3;
+
+  class Catalog {
+    /* cat: the core catalog (its empty collections receive loaded shards);
+     * store: the shared DSData.ShardStore. */
+    constructor(cat, store) {
+      this.cat = cat;
+      this.store = store;
+      this.ix = cat.catalog_shards || null;
+      this.loaded = new Set();  /* shard indexes merged into cat */
+      this.ids = new Set(cat.requests.map((r) => r.id)); /* request ids in cat.requests */
+    }
+
+    /* Names the catalog shards in shard error messages. */
+    nameShards(owners) {
+      if (!this.ix) return;
+      this.ix.shards.forEach((d, i) => owners.set(d.sha256, `Catalog shard ${i} (${d.kind})`));
+      this.ix.lookup.forEach((d, i) => owners.set(d.sha256, `Id lookup shard ${i}`));
+      (this.ix.summaries || []).forEach((d, i) => owners.set(d.sha256, `Request summary shard ${i}`));
+    }
+
+    get sharded() { return this.ix !== null; }
+
+    counts() {
+      const c = this.cat;
+      if (this.ix) return this.ix.counts;
+      return { requests: c.requests.length, sessions: c.sessions.length, server_spans: (c.server_spans || []).length,
+        iterations: (c.iterations || []).length };
+    }
+
+    /* The top list (key 'ttft_ms' or 'duration') as objects. */
+    top(key) {
+      const f = this.ix.top_fields;
+      return (key === 'duration' ? this.ix.top_duration : this.ix.top_ttft).map((row) => {
+        const o = {};
+        f.forEach((k, i) => { o[k] = row[i]; });
+        return o;
+      });
+    }
+
+    shardsOf(kind, from, to) {
+      const out = [];
+      this.ix.shards.forEach((d, i) => {
+        if (d.kind === kind && (from === undefined || !d.bounds || DSQuery.overlaps(d, from, to))) out.push(i);
+      });
+      return out;
+    }
+
+    /* [[id, kind, shard], ...] of the id (kind 0 request, 1 session). */
+    async lookup(id, signal) {
+      const L = this.ix.lookup, cmp = DSQuery.cmpCodePoint;
+      if (typeof id !== 'string') return [];
+      let lo = 0, hi = L.length - 1, at = -1;
+      while (lo <= hi) {
+        const m = (lo + hi) >> 1;
+        if (cmp(L[m].first, id) <= 0) { at = m; lo = m + 1; } else hi = m - 1;
+      }
+      if (at < 0) return [];
+      const rows = await this.store.get(L[at], signal);
+      lo = 0; hi = rows.length;
+      while (lo < hi) {
+        const m = (lo + hi) >> 1;
+        if (cmp(rows[m][0], id) < 0) lo = m + 1; else hi = m;
+      }
+      const out = [];
+      for (let i = lo; i < rows.length && rows[i][0] === id; i++) out.push(rows[i]);
+      return out;
+    }
+
+    /* The element of collection c with this id (or null): two fetches. */
+    async find(c, id, signal) {
+      const hit = (await this.lookup(id, signal)).find((r) => r[1] === c);
+      if (!hit) return null;
+      const rows = await this.store.get(this.ix.shards[hit[2]], signal);
+      const row = rows.find((r) => r[0] === c && r[2] && r[2].id === id);
+      return row ? row[2] : null;
+    }
+
+    /* The shards holding these sessions' requests, or null when one of
+     * them is not a session (its requests may be anywhere). */
+    async sessionShards(ids, signal) {
+      const out = new Set();
+      for (const id of ids) {
+        const hit = (await this.lookup(id, signal)).find((r) => r[1] === SESS);
+        if (!hit) return null;
+        out.add(hit[2]);
+      }
+      return out;
+    }
+
+    /* Calls fn(element, ordinal) for every element of collection c in the
+     * shards (indexes), a few fetches ahead; progress(done, total). */
+    scan(idxs, c, fn, signal, progress) {
+      return this.stream(idxs.map((i) => this.ix.shards[i]), (rows) => {
+        for (const r of rows) if (r[0] === c) fn(r[2], r[1]);
+      }, signal, progress);
+    }
+
+    /* Calls each(rows, k) for the rows of every descriptor in turn (or,
+     * with load, for what load(desc) resolves to). */
+    async stream(descs, each, signal, progress, load) {
+      const ahead = [];
+      let next = 0, done = 0;
+      const fill = () => {
+        while (ahead.length < AHEAD && next < descs.length) {
+          const p = load ? load(descs[next++]) : this.store.get(descs[next++], signal);
+          p.catch(() => {});
+          ahead.push(p);
+        }
+      };
+      fill();
+      if (progress) progress(0, descs.length);
+      while (ahead.length) {
+        const rows = await ahead.shift();
+        fill();
+        each(rows, done++);
+        if (progress) progress(done, descs.length);
+      }
+    }
+
+    /* Merges a session shard into the working set (cat.requests and
+     * cat.sessions, for the lanes, the tree and the inspector). */
+    async load(i, signal) {
+      if (this.loaded.has(i)) return false;
+      const rows = await this.store.get(this.ix.shards[i], signal);
+      if (this.loaded.has(i)) return false;
+      this.loaded.add(i);
+      for (const r of rows) {
+        if (r[0] === REQ && r[2] && !this.ids.has(r[2].id)) { this.ids.add(r[2].id); this.cat.requests.push(r[2]); }
+        else if (r[0] === SESS) this.cat.sessions.push(r[2]);
+      }
+      return true;
+    }
+
+    /* Loads the shard of request id into the working set; the request or
+     * null. */
+    async loadRequest(id, signal) {
+      const hit = (await this.lookup(id, signal)).find((r) => r[1] === REQ);
+      if (!hit) return null;
+      await this.load(hit[2], signal);
+      return DSQuery.findRequest(this.cat, id);
+    }
+
+    /* ---- API 3.2 over the shards (same answers as query.js) ---- */
+
+    /* A catalog whose collection key holds list (the rest: the core). */
+    view(key, list) { return Object.assign(Object.create(this.cat), { [key]: list }); }
+
+    async queryRequests(params, opts) {
+      const o = opts || {}, Q = DSQuery, A = DSAnalysis;
+      const plan = Q.requestPlan(this.cat, params);
+      const v = plan.v;
+      let idxs = this.shardsOf('sessions', v.from, v.to);
+      const sess = v.sessions || (Q.given(v.session) ? [v.session] : null);
+      if (sess) {
+        const only = await this.sessionShards(sess, o.signal);
+        if (only) idxs = idxs.filter((i) => only.has(i));
+      }
+      let total = 0;
+      const grouped = plan.groupBy !== null, all = [];
+      const keys = plan.keys;
+      const F = this.ix.summary_fields, S = this.ix.summaries;
+      const sums = F && S && idxs.every((i) => Number.isInteger(this.ix.shards[i].summary));
+      /* summaries carry span_count instead of spans */
+      const sv = (k, r) => (sums && k === 'span_count' ? r.span_count : A.sortValue('requests', k, r));
+      const cmp = (a, b) => {
+        for (let k = 0; k < keys.length; k++) {
+          const c = A.cmpVal(a.v[k], b.v[k], keys[k].desc);
+          if (c) return c;
+        }
+        return a.ord - b.ord;
+      };
+      const top = new Q.TopK(v.offset + v.limit, cmp);
+      const take = (r, ord, shard) => {
+        if (!plan.match(r)) return;
+        total++;
+        if (grouped) {
+          const slim = Object.assign({}, r);
+          delete slim.spans;
+          delete slim.lifecycle;
+          all.push([ord, slim]);
+        } else top.push({ o: r, ord, shard, v: keys.map((k) => sv(k.name, r)) });
+      };
+      if (sums) {
+        /* the request summaries decide; the page's elements come after */
+        const want = new Set(idxs), packs = [...new Set(idxs.map((i) => this.ix.shards[i].summary))];
+        /* a search reads the summaries' text first: a shard whose
+         * lowercased text lacks the needle (and has no JSON escape that
+         * could hide it) holds no match and is never parsed */
+        const needle = Q.given(v.search) ? Q.lower(v.search) : null;
+        const sieve = needle !== null && !/["\\\u0000-\u001f\u2028\u2029]/.test(needle);
+        const load = sieve ? (d) => {
+          const hit = this.store.peek(d);
+          if (hit) return Promise.resolve(hit);
+          return this.store.text(d, o.signal).then((t) =>
+            (t.indexOf('\\') < 0 && !t.toLowerCase().includes(needle) ? [] : this.store.rows(d, t)));
+        } : null;
+        await this.stream(packs.map((k) => S[k]), (rows) => {
+          for (const [shard, list] of rows) {
+            if (!want.has(shard)) continue;
+            for (const row of list) {
+              const x = {};
+              for (let j = 0; j < F.length; j++) if (row[j + 1] !== null) x[F[j]] = row[j + 1];
+              take(x, row[0], shard);
+            }
+          }
+        }, o.signal, o.progress, load);
+      } else {
+        await this.stream(idxs.map((i) => this.ix.shards[i]), (rows, k) => {
+          for (const r of rows) if (r[0] === REQ) take(r[2], r[1], idxs[k]);
+        }, o.signal, o.progress);
+      }
+      if (grouped) {
+        all.sort((a, b) => a[0] - b[0]);
+        return Q.requestAnswer(plan, all.map((x) => x[1]));
+      }
+      const best = top.sorted();
+      if (sums) await this.fill(best.slice(v.offset, v.offset + v.limit), o.signal);
+      return Q.requestAnswer(plan, best.map((x) => x.o), total, true);
+    }
+
+    /* Replaces each summary item's o by its full element (by shard). */
+    async fill(items, signal) {
+      const by = new Map();
+      for (const it of items) {
+        if (!by.has(it.shard)) by.set(it.shard, new Map());
+        by.get(it.shard).set(it.ord, it);
+      }
+      const shards = [...by.keys()];
+      await this.stream(shards.map((i) => this.ix.shards[i]), (rows, k) => {
+        const want = by.get(shards[k]);
+        for (const r of rows) if (r[0] === REQ && want.has(r[1])) want.get(r[1]).o = r[2];
+      }, signal);
+    }
+
+    /* Collects the elements of collection c passing keep from the shards,
+     * in catalog order. */
+    async collect(idxs, c, keep, signal) {
+      const got = [];
+      await this.scan(idxs, c, (el, ord) => { if (keep(el)) got.push([ord, el]); }, signal);
+      return got.sort((a, b) => a[0] - b[0]).map((x) => x[1]);
+    }
+
+    async listSessions(params) {
+      const Q = DSQuery, given = Q.given;
+      const v = Q.validate(this.cat, params, { session: 'string', agent: 'string' });
+      Q.listSessions(this.view('sessions', []), params); /* the sort's errors */
+      let idxs = this.shardsOf('sessions', v.from, v.to);
+      if (given(v.session)) {
+        const only = await this.sessionShards([v.session]);
+        idxs = only ? idxs.filter((i) => only.has(i)) : [];
+      }
+      const list = await this.collect(idxs, SESS, (s) => s.start <= v.to && s.end >= v.from &&
+        (!given(v.agent) || (s.agents || []).includes(v.agent)) && (!given(v.session) || s.id === v.session));
+      return Q.listSessions(this.view('sessions', list), params);
+    }
+
+    async queryServerSpans(params) {
+      const Q = DSQuery;
+      const v = Q.validate(this.cat, params, {});
+      Q.queryServerSpans(this.view('server_spans', []), params);
+      const list = await this.collect(this.shardsOf('server_spans', v.from, v.to), SPANS,
+        (s) => s.start <= v.to && s.end >= v.from);
+      return Q.queryServerSpans(this.view('server_spans', list), params);
+    }
+
+    async queryIterations(params) {
+      const Q = DSQuery, given = Q.given;
+      const v = Q.validate(this.cat, params, { worker: 'string', rank: 'integer' });
+      Q.queryIterations(this.view('iterations', []), params);
+      const list = await this.collect(this.shardsOf('iterations'), ITERS, (r) => (!given(v.worker) || r.worker === v.worker) &&
+        (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank));
+      return Q.queryIterations(this.view('iterations', list), params);
+    }
+
+    async getRequest(id) {
+      const r = await this.find(REQ, id);
+      if (!r) throw new DSQuery.UsageError(`Unknown client request: ${id}`);
+      return r;
+    }
+  }
+
+  return { Catalog };
+})();
