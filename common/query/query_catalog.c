@@ -110,6 +110,20 @@ static void emit_object(struct qctx *q, const json_t *el)
 	q_emit_object(q, el);
 }
 
+/* Sorts el[0..n) by the query's sort and writes the whole list; frees el
+ * (malloc'd) either way. */
+static int sorted_list(struct qctx *q, const json_t **el, size_t n,
+                       void (*emit)(struct qctx *, const json_t *))
+{
+	int rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
+	if (!rc) {
+		emit_page(q, el, n, emit);
+		q_list_close(q, n);
+	}
+	free(el);
+	return rc;
+}
+
 /* Emits a plain list: matching elements of arr, whole, in the sort's
  * order. */
 static int plain_list(struct qctx *q, const json_t *arr,
@@ -119,16 +133,11 @@ static int plain_list(struct qctx *q, const json_t *arr,
 	const json_t **el;
 	size_t n;
 	int rc = collect(q, arr, keep, arg, &el, &n);
-	if (!rc)
-		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
 	if (rc) {
 		free(el);
 		return rc;
 	}
-	emit_page(q, el, n, emit_object);
-	q_list_close(q, n);
-	free(el);
-	return 0;
+	return sorted_list(q, el, n, emit_object);
 }
 
 /* ---- catalog collections (requests, sessions, server_spans,
@@ -434,16 +443,11 @@ int query_requests(struct qctx *q)
 	if (rc != DATASET_FALLBACK)
 		return rc;
 	rc = q_match_requests(q, &el, &n);
-	if (!rc)
-		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
 	if (rc) {
 		free(el);
 		return rc;
 	}
-	emit_page(q, el, n, emit_request_item);
-	q_list_close(q, n);
-	free(el);
-	return 0;
+	return sorted_list(q, el, n, emit_request_item);
 }
 
 /* ---- server_spans, sources, sessions, workers ---- */
