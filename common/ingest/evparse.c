@@ -4,7 +4,7 @@
 #include "ingest/evcheck.h"
 #include "base/numtext.h"
 #include "base/utf8.h"
-#include "base/vec.h"
+
 #include "ingest/capabilities.h"
 
 #include <stdarg.h>

@@ -10,7 +10,7 @@
 #include <unistr.h>
 
 #include "base/buf.h"
-#include "ingest/nsys_dict.h"
+#include "base/strdict.h"
 #include "ingest/nsys_name.h"
 #include "base/vec.h"
 
@@ -43,9 +43,9 @@ json_t *nsys_json_string(const char *s, size_t n)
 /* State shared by the range and sample passes. */
 struct pstate {
 	const struct nsys_profile_in *in;
-	struct nsys_dict names;    /* name -> index (first seen) */
-	struct nsys_dict text_ids; /* textId (8 bytes) -> name index */
-	struct nsys_dict threads;  /* gtid text -> order */
+	struct strdict names;    /* name -> index (first seen) */
+	struct strdict text_ids; /* textId (8 bytes) -> name index */
+	struct strdict threads;  /* gtid text -> order */
 	sqlite3_stmt *string_by_id;
 };
 
@@ -83,10 +83,10 @@ static int range_name(struct pstate *ps, sqlite3_stmt *st, int64_t *idx,
 	if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 		const char *t = (const char *)sqlite3_column_text(st, 3);
 		size_t n = (size_t)sqlite3_column_bytes(st, 3);
-		*idx = nsys_dict_intern(&ps->names, t ? t : "", t ? n : 0, NULL);
+		*idx = strdict_intern(&ps->names, t ? t : "", t ? n : 0, NULL);
 	} else if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
 		int64_t id = sqlite3_column_int64(st, 4);
-		if (nsys_dict_get(&ps->text_ids, &id, sizeof id, idx))
+		if (strdict_get(&ps->text_ids, &id, sizeof id, idx))
 			return 0;
 		sqlite3_stmt *q = ps->string_by_id;
 		sqlite3_reset(q);
@@ -97,13 +97,13 @@ static int range_name(struct pstate *ps, sqlite3_stmt *st, int64_t *idx,
 		const char *t = r == SQLITE_ROW ?
 			(const char *)sqlite3_column_text(q, 0) : NULL;
 		size_t n = t ? (size_t)sqlite3_column_bytes(q, 0) : 0;
-		*idx = nsys_dict_intern(&ps->names, t ? t : "", n, NULL);
+		*idx = strdict_intern(&ps->names, t ? t : "", n, NULL);
 		sqlite3_reset(q);
 		if (*idx >= 0 &&
-		    nsys_dict_put(&ps->text_ids, &id, sizeof id, *idx) != 0)
+		    strdict_put(&ps->text_ids, &id, sizeof id, *idx) != 0)
 			*idx = -1;
 	} else {
-		*idx = nsys_dict_intern(&ps->names, "", 0, NULL);
+		*idx = strdict_intern(&ps->names, "", 0, NULL);
 	}
 	if (*idx < 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -179,7 +179,7 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 		ev.tid_len = gtid_text(st, 5, tid);
 		ev.tid = tid;
 		ev.source_row = sqlite3_column_int64(st, 0);
-		if (nsys_dict_intern(&ps->threads, tid, ev.tid_len, NULL) < 0) {
+		if (strdict_intern(&ps->threads, tid, ev.tid_len, NULL) < 0) {
 			rc = err_set(e, ERR_NOMEM, "out of memory");
 			goto out;
 		}
@@ -209,7 +209,7 @@ out:
 
 /* CPU-sample pass state. */
 struct cpu {
-	struct nsys_dict names, stacks;
+	struct strdict names, stacks;
 	int64_t *frames;
 	size_t nframes, cap;
 	int64_t pid;       /* -1 unknown yet, -2 mixed or none */
@@ -231,7 +231,7 @@ static int emit_sample(struct pstate *ps, struct cpu *c, int64_t id,
 	struct row_sample sm;
 	char tid[32];
 	int rc;
-	int64_t stack = nsys_dict_intern(&c->stacks, c->frames,
+	int64_t stack = strdict_intern(&c->stacks, c->frames,
 	                                 c->nframes * sizeof *c->frames, NULL);
 	if (stack < 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -248,7 +248,7 @@ static int emit_sample(struct pstate *ps, struct cpu *c, int64_t id,
 		c->pid = pid;
 	else if (c->pid != pid)
 		c->pid = -2;
-	if (nsys_dict_intern(&ps->threads, tid, sm.tid_len, NULL) < 0)
+	if (strdict_intern(&ps->threads, tid, sm.tid_len, NULL) < 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	if (ps->in->sink && ps->in->sink->sample &&
 	    (rc = ps->in->sink->sample(ps->in->sink->ctx, ps->in->profile_id,
@@ -299,7 +299,7 @@ static int stream_samples(struct pstate *ps, struct cpu *c, struct err *e)
 			buf_append(&name, sqlite3_column_text(st, 5),
 			           (size_t)sqlite3_column_bytes(st, 5));
 		int64_t idx = name.failed ? -1 :
-			nsys_dict_intern(&c->names, name.data ? name.data : "",
+			strdict_intern(&c->names, name.data ? name.data : "",
 			                 name.len, NULL);
 		if (idx < 0 || push_frame(c, idx) != 0) {
 			rc = err_set(e, ERR_NOMEM, "out of memory");
@@ -330,7 +330,7 @@ static int set(json_t *o, const char *k, json_t *v)
 	return v ? json_object_set_new(o, k, v) : -1;
 }
 
-static json_t *dict_strings(const struct nsys_dict *d, uint64_t *invalid)
+static json_t *dict_strings(const struct strdict *d, uint64_t *invalid)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < d->count; i++)
@@ -346,12 +346,12 @@ static json_t *dict_strings(const struct nsys_dict *d, uint64_t *invalid)
 static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
                          struct err *e)
 {
-	struct nsys_dict byid, tnames;
+	struct strdict byid, tnames;
 	json_t *a = json_array();
 	int rc = 0;
 
-	nsys_dict_init(&byid);
-	nsys_dict_init(&tnames);
+	strdict_init(&byid);
+	strdict_init(&tnames);
 	if (!a)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	if (ps->in->x->has_thread_names && ps->threads.count) {
@@ -370,9 +370,9 @@ static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
 			char tid[32];
 			size_t n = gtid_text(st, 0, tid);
 			const char *v = (const char *)sqlite3_column_text(st, 1);
-			int64_t k = nsys_dict_intern(&tnames, v ? v : "",
+			int64_t k = strdict_intern(&tnames, v ? v : "",
 				v ? (size_t)sqlite3_column_bytes(st, 1) : 0, NULL);
-			if (k < 0 || nsys_dict_put(&byid, tid, n, k) != 0) {
+			if (k < 0 || strdict_put(&byid, tid, n, k) != 0) {
 				r = SQLITE_NOMEM;
 				break;
 			}
@@ -384,7 +384,7 @@ static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
 		}
 	}
 	for (size_t i = 0; i < ps->threads.count; i++) {
-		const struct nsys_dict_entry *t = &ps->threads.entries[i];
+		const struct strdict_entry *t = &ps->threads.entries[i];
 		json_t *o = json_object();
 		int64_t k;
 		char *end;
@@ -401,7 +401,7 @@ static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
 		}
 		if (!failed)
 			failed |= set(o, "name",
-				nsys_dict_get(&byid, t->key, t->len, &k) ?
+				strdict_get(&byid, t->key, t->len, &k) ?
 				nsys_json_text(tnames.entries[k].key,
 				               tnames.entries[k].len, invalid) :
 				json_null());
@@ -411,8 +411,8 @@ static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
 		}
 	}
 out:
-	nsys_dict_free(&byid);
-	nsys_dict_free(&tnames);
+	strdict_free(&byid);
+	strdict_free(&tnames);
 	if (rc)
 		json_decref(a);
 	else
@@ -426,7 +426,7 @@ static json_t *cpu_object(struct cpu *c, uint64_t *invalid)
 	if (!o || !stacks)
 		goto fail;
 	for (size_t i = 0; i < c->stacks.count; i++) {
-		const struct nsys_dict_entry *s = &c->stacks.entries[i];
+		const struct strdict_entry *s = &c->stacks.entries[i];
 		json_t *fr = json_array();
 		if (add(stacks, fr) != 0)
 			goto fail;
@@ -542,11 +542,11 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 	cpu.pid = -1;
 	if (in->sink)
 		cancel_sqlite(in->x->db, in->sink->cancel);
-	nsys_dict_init(&ps.names);
-	nsys_dict_init(&ps.text_ids);
-	nsys_dict_init(&ps.threads);
-	nsys_dict_init(&cpu.names);
-	nsys_dict_init(&cpu.stacks);
+	strdict_init(&ps.names);
+	strdict_init(&ps.text_ids);
+	strdict_init(&ps.threads);
+	strdict_init(&cpu.names);
+	strdict_init(&cpu.stacks);
 	rc = sqlite3_prepare_v2(in->x->db, "SELECT value FROM StringIds "
 	                        "WHERE id = ?1", -1, &ps.string_by_id, NULL);
 	if (rc != SQLITE_OK) {
@@ -561,11 +561,11 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 	rc = build_profile(&ps, out, range, in->x->has_samples ? &cpu : NULL, e);
 out:
 	sqlite3_finalize(ps.string_by_id);
-	nsys_dict_free(&ps.names);
-	nsys_dict_free(&ps.text_ids);
-	nsys_dict_free(&ps.threads);
-	nsys_dict_free(&cpu.names);
-	nsys_dict_free(&cpu.stacks);
+	strdict_free(&ps.names);
+	strdict_free(&ps.text_ids);
+	strdict_free(&ps.threads);
+	strdict_free(&cpu.names);
+	strdict_free(&cpu.stacks);
 	free(cpu.frames);
 	return rc;
 }

@@ -11,13 +11,13 @@
 void qkeys_init(struct qkeys *k)
 {
 	memset(k, 0, sizeof *k);
-	nsys_dict_init(&k->strs);
+	strdict_init(&k->strs);
 	k->null_group = -1;
 }
 
 void qkeys_free(struct qkeys *k)
 {
-	nsys_dict_free(&k->strs);
+	strdict_free(&k->strs);
 	free(k->keys);
 	qkeys_init(k);
 }
@@ -45,7 +45,7 @@ static int64_t intern(struct qkeys *k, const char *bytes, size_t len,
 		return -1;
 	memcpy(buf, bytes, len);
 	buf[len] = tag;
-	idx = nsys_dict_intern(&k->strs, buf, len + 1, &added);
+	idx = strdict_intern(&k->strs, buf, len + 1, &added);
 	if (buf != small)
 		free(buf);
 	if (idx < 0)
@@ -77,7 +77,7 @@ int64_t qkeys_find_str(const struct qkeys *k, const char *s, size_t len)
 		return -1;
 	memcpy(buf, s, len);
 	buf[len] = 's';
-	if (!nsys_dict_get(&k->strs, buf, len + 1, &idx))
+	if (!strdict_get(&k->strs, buf, len + 1, &idx))
 		idx = -1;
 	if (buf != small)
 		free(buf);

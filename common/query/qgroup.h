@@ -13,7 +13,7 @@
 
 #include "base/buf.h"
 #include "base/num.h"
-#include "ingest/nsys_dict.h"
+#include "base/strdict.h"
 #include "query/qstat.h"
 
 enum { QKEY_NULL = 0, QKEY_STR, QKEY_INT };
@@ -29,7 +29,7 @@ struct qkey {
 
 /* Interns keys to group indexes 0, 1, ... in order of first appearance. */
 struct qkeys {
-	struct nsys_dict strs; /* strings, and integers as 8 raw bytes */
+	struct strdict strs; /* strings, and integers as 8 raw bytes */
 	int64_t null_group;    /* -1 until the null key appears */
 	int64_t count;
 	struct qkey *keys;     /* count entries */

@@ -128,82 +128,60 @@ static void emit_key(struct docw *w, const char *key, int *first)
 	buf_putc(&w->text, ':');
 }
 
-static int emit_cpu(struct docw *w, const json_t *cpu, int64_t profile,
-                    struct err *e)
-{
-	const char *k;
-	json_t *v;
-	int first = 1;
+/* The objects whose rows live in the cache: a profile, its "cpu" object,
+ * a metric series. */
+enum part { PART_PROFILE, PART_CPU, PART_SERIES };
 
-	buf_putc(&w->text, '{');
-	json_object_foreach((json_t *)cpu, k, v) {
-		if (!strcmp(k, "sample_count"))
-			continue;
-		emit_key(w, k, &first);
-		if (!strcmp(k, "samples")) {
-			if (emit_payloads(w, w->sa, profile, e))
-				return e->code;
-		} else {
-			jsonout_tree(&w->text, v, 0);
-		}
+static int emit_object(struct docw *w, enum part part, const json_t *o,
+                       int64_t index, struct err *e);
+
+/* Member k of an object of kind part: its rows from the cache where the
+ * document keeps them there, else the value as read. */
+static int emit_member(struct docw *w, enum part part, const char *k,
+                       const json_t *v, int64_t index, struct err *e)
+{
+	switch (part) {
+	case PART_PROFILE:
+		if (!strcmp(k, "events"))
+			return emit_events(w, index, e);
+		if (!strcmp(k, "cpu") && json_is_object(v))
+			return emit_object(w, PART_CPU, v, index, e);
+		break;
+	case PART_CPU:
+		if (!strcmp(k, "samples"))
+			return emit_payloads(w, w->sa, index, e);
+		break;
+	case PART_SERIES:
+		if (!strcmp(k, "points"))
+			return emit_payloads(w, w->pt, index, e);
+		break;
 	}
-	buf_putc(&w->text, '}');
+	jsonout_tree(&w->text, v, 0);
 	return 0;
 }
 
-static int emit_profile(struct docw *w, const json_t *p, int64_t index,
-                        struct err *e)
+/* Object o of kind part (index: its profile or series), without the row
+ * count the reader added ("event_count", "sample_count"). */
+static int emit_object(struct docw *w, enum part part, const json_t *o,
+                       int64_t index, struct err *e)
 {
+	static const char *const added[] = {
+		[PART_PROFILE] = "event_count", [PART_CPU] = "sample_count",
+		[PART_SERIES] = NULL};
 	const char *k;
 	json_t *v;
 	int first = 1;
 
-	if (!json_is_object(p)) {
-		jsonout_tree(&w->text, p, 0);
+	if (!json_is_object(o)) {
+		jsonout_tree(&w->text, o, 0);
 		return 0;
 	}
 	buf_putc(&w->text, '{');
-	json_object_foreach((json_t *)p, k, v) {
-		if (!strcmp(k, "event_count"))
+	json_object_foreach((json_t *)o, k, v) {
+		if (added[part] && !strcmp(k, added[part]))
 			continue;
 		emit_key(w, k, &first);
-		if (!strcmp(k, "events")) {
-			if (emit_events(w, index, e))
-				return e->code;
-		} else if (!strcmp(k, "cpu") && json_is_object(v)) {
-			if (emit_cpu(w, v, index, e))
-				return e->code;
-		} else {
-			jsonout_tree(&w->text, v, 0);
-		}
-		if (maybe_flush(w, e))
-			return e->code;
-	}
-	buf_putc(&w->text, '}');
-	return 0;
-}
-
-static int emit_series(struct docw *w, const json_t *s, int64_t index,
-                       struct err *e)
-{
-	const char *k;
-	json_t *v;
-	int first = 1;
-
-	if (!json_is_object(s)) {
-		jsonout_tree(&w->text, s, 0);
-		return 0;
-	}
-	buf_putc(&w->text, '{');
-	json_object_foreach((json_t *)s, k, v) {
-		emit_key(w, k, &first);
-		if (!strcmp(k, "points")) {
-			if (emit_payloads(w, w->pt, index, e))
-				return e->code;
-		} else {
-			jsonout_tree(&w->text, v, 0);
-		}
-		if (maybe_flush(w, e))
+		if (emit_member(w, part, k, v, index, e) || maybe_flush(w, e))
 			return e->code;
 	}
 	buf_putc(&w->text, '}');
@@ -253,8 +231,8 @@ static int emit_document(struct docw *w, const json_t *catalog,
 			json_array_foreach(v, i, item) {
 				if (i)
 					buf_putc(&w->text, ',');
-				if (prof ? emit_profile(w, item, (int64_t)i, e)
-				         : emit_series(w, item, (int64_t)i, e))
+				if (emit_object(w, prof ? PART_PROFILE : PART_SERIES,
+				                item, (int64_t)i, e))
 					return e->code;
 			}
 			buf_putc(&w->text, ']');

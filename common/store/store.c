@@ -590,36 +590,44 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 	return r;
 }
 
-int store_samples(struct store *s, int64_t profile, int has_window,
-                  int wide, double wstart, double wend, row_sample_fn fn,
-                  void *ctx, struct err *e)
+/* Runs the windowed payload statement of one profile's samples or one
+ * series' points (all / wide / exact window) through sink. */
+static int windowed_payloads(struct store *s, const char *what, int64_t id,
+                             const int stmt[3], int has_window, int wide,
+                             double wstart, double wend,
+                             struct payload_fns *sink, struct err *e)
 {
-	struct payload_fns sink = {fn, NULL, ctx};
-	sqlite3_stmt *st = s->st[!has_window ? ST_SAMPLES_ALL
-	                         : wide      ? ST_SAMPLES_WIDE
-	                                     : ST_SAMPLES_WIN];
-	sqlite3_bind_int64(st, 1, profile);
+	sqlite3_stmt *st = s->st[stmt[!has_window ? 0 : wide ? 1 : 2]];
+
+	sqlite3_bind_int64(st, 1, id);
 	if (has_window) {
 		sqlite3_bind_double(st, 2, wstart);
 		sqlite3_bind_double(st, 3, wend);
 	}
-	return run_payloads(s, "samples", profile, st, &sink, e);
+	return run_payloads(s, what, id, st, sink, e);
+}
+
+int store_samples(struct store *s, int64_t profile, int has_window,
+                  int wide, double wstart, double wend, row_sample_fn fn,
+                  void *ctx, struct err *e)
+{
+	static const int stmt[3] = {ST_SAMPLES_ALL, ST_SAMPLES_WIDE,
+	                            ST_SAMPLES_WIN};
+	struct payload_fns sink = {fn, NULL, ctx};
+
+	return windowed_payloads(s, "samples", profile, stmt, has_window, wide,
+	                         wstart, wend, &sink, e);
 }
 
 int store_points(struct store *s, int64_t series, int has_window, int wide,
                  double wstart, double wend, row_point_fn fn, void *ctx,
                  struct err *e)
 {
+	static const int stmt[3] = {ST_POINTS_ALL, ST_POINTS_WIDE, ST_POINTS_WIN};
 	struct payload_fns sink = {NULL, fn, ctx};
-	sqlite3_stmt *st = s->st[!has_window ? ST_POINTS_ALL
-	                         : wide      ? ST_POINTS_WIDE
-	                                     : ST_POINTS_WIN];
-	sqlite3_bind_int64(st, 1, series);
-	if (has_window) {
-		sqlite3_bind_double(st, 2, wstart);
-		sqlite3_bind_double(st, 3, wend);
-	}
-	return run_payloads(s, "points", series, st, &sink, e);
+
+	return windowed_payloads(s, "points", series, stmt, has_window, wide,
+	                         wstart, wend, &sink, e);
 }
 
 int store_points_before(struct store *s, int64_t series, double t,

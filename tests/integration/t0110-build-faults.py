@@ -13,7 +13,6 @@ open, so the signal always lands mid-build).
 import copy
 import fcntl
 import gzip
-import hashlib
 import json
 import os
 import resource
@@ -33,26 +32,6 @@ with open(tap.FIXTURE, encoding="utf-8") as f:
 DOC = json.loads(FIXTURE_TEXT)
 
 
-def tree_state(root):
-    """Every path under root with its type and content hash (lock files
-    excluded: they are expected beside the output)."""
-    out = {}
-    for dp, dns, fns in os.walk(root):
-        for n in dns + fns:
-            p = os.path.join(dp, n)
-            rel = os.path.relpath(p, root)
-            if n.endswith(".lock") and dp == root:
-                continue
-            st = os.lstat(p)
-            if os.path.islink(p):
-                out[rel] = ("link", os.readlink(p))
-            elif os.path.isdir(p):
-                out[rel] = ("dir", st.st_mode)
-            else:
-                with open(p, "rb") as f:
-                    out[rel] = ("file", st.st_mode, st.st_mtime_ns,
-                                hashlib.sha256(f.read()).hexdigest())
-    return out
 
 
 def write(path, data):
@@ -70,7 +49,7 @@ def expect_failure(label, args, out, root=None, must_contain=None, **kw):
     """Runs a build that must fail and leave root (default: out's parent)
     exactly as it was."""
     root = root or os.path.dirname(out)
-    before = tree_state(root)
+    before = tap.tree_state(root, detail=True)
     r = build(args, out, **kw)
     lines = r.stderr.splitlines()
     t.ok(r.returncode != 0, "%s: non-zero exit" % label, r.stderr)
@@ -80,7 +59,7 @@ def expect_failure(label, args, out, root=None, must_contain=None, **kw):
         t.ok(must_contain in r.stderr, "%s: message names the problem" % label,
              "want %r in %r" % (must_contain, r.stderr))
     t.eq(r.stdout, "", "%s: nothing on stdout" % label)
-    after = tree_state(root)
+    after = tap.tree_state(root, detail=True)
     t.ok(after == before, "%s: previous state byte-identical, no staging left" % label,
          {k: (before.get(k), after.get(k)) for k in set(before) | set(after)
           if before.get(k) != after.get(k)})
@@ -294,7 +273,7 @@ t.eq([n for n in os.listdir(base) if ".build-" in n], [], "no old report left by
 import signal  # noqa: E402
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     name = signal.Signals(sig).name
-    before = tree_state(base)
+    before = tap.tree_state(base, detail=True)
     fifo = os.path.join(t.tmp, "ev-%s.json" % name)
     os.mkfifo(fifo)
     p = subprocess.Popen([DSIGHT, "build", fifo, "-o", rep],
@@ -318,7 +297,7 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     out, err = p.communicate(timeout=120)
     t.ok(p.returncode == 1 and err == "dsight build: interrupted; the previous report is unchanged\n"
          and out == "", "%s: one line, exit 1" % name, (p.returncode, out, err))
-    after = tree_state(base)
+    after = tap.tree_state(base, detail=True)
     t.ok(after == before, "%s: previous report untouched, staging removed" % name,
          sorted(set(before) ^ set(after))[:10])
     os.unlink(fifo)

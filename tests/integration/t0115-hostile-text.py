@@ -12,7 +12,6 @@ file).  Error messages cut inside a UTF-8 character stay valid UTF-8, the
 same locally and through a warm session, and in MCP errors.
 """
 import gzip
-import hashlib
 import json
 import os
 import sqlite3
@@ -32,19 +31,6 @@ with open(tap.FIXTURE, "rb") as f:
     FIXTURE = f.read()
 
 
-def tree_state(root):
-    out = {}
-    for dp, dns, fns in os.walk(root):
-        for n in dns + fns:
-            p = os.path.join(dp, n)
-            if n.endswith(".lock") and dp == root:
-                continue
-            if os.path.isdir(p):
-                out[os.path.relpath(p, root)] = "dir"
-            else:
-                with open(p, "rb") as f:
-                    out[os.path.relpath(p, root)] = hashlib.sha256(f.read()).hexdigest()
-    return out
 
 
 def doc_with_job(raw):
@@ -85,13 +71,13 @@ t.ok(r.returncode == 0, "a good report to protect", r.stderr)
 
 
 def refused(name, src, want, *extra, env=None):
-    before = tree_state(base)
+    before = tap.tree_state(base)
     r = build(src, rep, *extra, env=env)
     lines = r.stderr.splitlines()
     t.ok(r.returncode == 1 and len(lines) == 1 and want in r.stderr,
          "%s: one line naming it, exit 1" % name, (r.returncode, r.stderr[:400]))
-    t.ok(tree_state(base) == before, "%s: previous report unchanged, no staging" % name,
-         sorted(set(tree_state(base)) ^ set(before))[:5])
+    t.ok(tap.tree_state(base) == before, "%s: previous report unchanged, no staging" % name,
+         sorted(set(tap.tree_state(base)) ^ set(before))[:5])
     q = query(rep, "summary")
     t.ok(q.returncode == 0 and json.loads(q.stdout)["meta"]["job"] == "example-run",
          "%s: the previous report still answers" % name, q.stderr)

@@ -5,9 +5,9 @@
 byte-identical and the staging directory removed.
 
 The phase is read from the progress display (stderr on a pseudo-terminal).
-A phase the build went through too fast to be hit is reported as a SKIP.
+A phase the build went through before the signal could be sent is tried
+again on a capture four times larger, so that every phase is really hit.
 """
-import hashlib
 import os
 import pty
 import re
@@ -25,19 +25,6 @@ DSIGHT = tap.binpath("dsight")
 GEN = tap.binpath("gen-capture")
 
 
-def tree_state(root):
-    out = {}
-    for dp, dns, fns in os.walk(root):
-        for n in dns + fns:
-            p = os.path.join(dp, n)
-            if n.endswith(".lock") and dp == root:
-                continue
-            if os.path.isdir(p):
-                out[os.path.relpath(p, root)] = "dir"
-            else:
-                with open(p, "rb") as f:
-                    out[os.path.relpath(p, root)] = hashlib.sha256(f.read()).hexdigest()
-    return out
 
 
 doc = os.path.join(t.tmp, "capture.json")
@@ -50,7 +37,20 @@ r = tap.run([DSIGHT, "build", tap.FIXTURE, "-o", rep])
 t.ok(r.returncode == 0, "a report to protect", r.stderr)
 
 
-def interrupt(sig, phase):
+big = None
+
+
+def bigger():
+    """A capture four times the first, made the first time a phase is missed."""
+    global big
+    if big is None:
+        big = os.path.join(t.tmp, "capture-big.json")
+        g2 = tap.run([GEN, "--preset", "large", "--scale", "0.2", "-o", big], timeout=600)
+        t.ok(g2.returncode == 0, "gen-capture large x0.2 (a phase was missed)", g2.stderr)
+    return big
+
+
+def interrupt(sig, phase, doc):
     """Starts a build, sends sig once the progress shows phase; returns
     (returncode, stderr text, seconds from the signal to the exit) or None
     when the build ended before reaching the phase."""
@@ -69,7 +69,6 @@ def interrupt(sig, phase):
     if p.poll() is not None:
         os.close(m)
         return None
-    time.sleep(0.1)
     sent = time.monotonic()
     p.send_signal(sig)
     while p.poll() is None:
@@ -93,26 +92,30 @@ def interrupt(sig, phase):
     return p.returncode, text, took
 
 
-before = tree_state(base)
+before = tap.tree_state(base)
 for sig, phase in ((signal.SIGTERM, "reading"), (signal.SIGINT, "indexing"),
                    (signal.SIGHUP, "writing files"), (signal.SIGTERM, "indexing")):
     name = "%s while %s" % (signal.Signals(sig).name, phase)
-    got = interrupt(sig, phase)
+    got = interrupt(sig, phase, doc)
     if got is None:
-        t.ok(True, "%s # SKIP the build passed the phase too fast" % name)
+        print("# %s: the build ended before the phase showed; again on a larger capture" % name)
+        got = interrupt(sig, phase, bigger())
+    if got is None:
+        t.ok(False, "%s: the build reached the phase" % name, "even on the larger capture")
         continue
     rc, text, took = got
     last = [ln for ln in text.splitlines() if ln.strip()][-1]
     print("# %s: stopped %.2f s after the signal" % (name, took))
     t.ok(rc == 1 and last == "dsight build: interrupted; the previous report is unchanged",
          "%s: exit 1 with one line" % name, (rc, text[-300:]))
-    t.ok(took < 5, "%s: stops within seconds" % name, "%.2f s" % took)
+    # the behaviour is "within seconds"; the limit is generous for a loaded machine
+    t.ok(took < 20, "%s: stops within seconds" % name, "%.2f s" % took)
     # the staging directory may be removed by a helper just after the exit
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and tree_state(base) != before:
+    while time.monotonic() < deadline and tap.tree_state(base) != before:
         time.sleep(0.1)
-    t.ok(tree_state(base) == before, "%s: previous report unchanged, staging removed" % name,
-         sorted(set(tree_state(base)) ^ set(before))[:5])
+    t.ok(tap.tree_state(base) == before, "%s: previous report unchanged, staging removed" % name,
+         sorted(set(tap.tree_state(base)) ^ set(before))[:5])
 
 r = tap.run([DSIGHT, "build", doc, "-o", rep], timeout=600)
 t.ok(r.returncode == 0, "an uninterrupted build of the same output then publishes", r.stderr)

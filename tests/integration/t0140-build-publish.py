@@ -12,7 +12,6 @@ failing second rename comes from a tiny LD_PRELOAD library compiled here
 """
 import base64
 import ctypes
-import hashlib
 import json
 import os
 import platform
@@ -29,22 +28,6 @@ t = tap.T()
 DSIGHT = tap.binpath("dsight")
 
 
-def tree_state(root):
-    """Every path under root (lock files beside the output excluded) with
-    its type and content hash."""
-    out = {}
-    for dp, dns, fns in os.walk(root):
-        for n in dns + fns:
-            p = os.path.join(dp, n)
-            if n.endswith(".lock") and dp == root:
-                continue
-            rel = os.path.relpath(p, root)
-            if os.path.isdir(p):
-                out[rel] = "dir"
-            else:
-                with open(p, "rb") as f:
-                    out[rel] = hashlib.sha256(f.read()).hexdigest()
-    return out
 
 
 def staging_left(parent):
@@ -110,7 +93,7 @@ else:
     t.ok(r.returncode == 0 and gen2 and gen2 != gen1 and m["generation"] == gen2,
          "without renameat2 an existing report is replaced by two renames (the RENAME_EXCHANGE fallback)", r.stderr)
     t.eq(staging_left(base), [], "the fallback leaves neither staging nor the previous report behind")
-    t.eq(sorted(m["files"]), sorted(k for k, v in tree_state(rep).items() if v != "dir"),
+    t.eq(sorted(m["files"]), sorted(k for k, v in tap.tree_state(rep).items() if v != "dir"),
          "the replaced report is whole (manifest lists what is on disk)")
 
 # ---- the second rename fails: the previous report is moved back ----
@@ -146,7 +129,7 @@ if platform.machine() not in ARCH:
 elif t.ok(c.returncode == 0, "the fault-injection library compiles", c.stderr):
     if not os.path.exists(os.path.join(rep, "manifest.json")):
         tap.run([DSIGHT, "build", tap.FIXTURE, "-o", rep])
-    before = tree_state(base)
+    before = tap.tree_state(base)
     env = dict(os.environ, LD_PRELOAD=shim, FAIL_RENAME_ONTO=os.path.realpath(rep),
                ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
     # no renameat2 (so the two-rename fallback runs), and its second rename fails
@@ -154,8 +137,8 @@ elif t.ok(c.returncode == 0, "the fault-injection library compiles", c.stderr):
     t.ok(r.returncode == 1 and r.stderr.startswith("dsight build: ") and "cannot publish the report at %s" %
          os.path.realpath(rep) in r.stderr and len(r.stderr.splitlines()) == 1 and r.stdout == "",
          "the second rename fails: one error line naming the report, exit 1", (r.returncode, r.stderr))
-    t.ok(tree_state(base) == before, "the previous report is moved back, byte-identical, nothing else left",
-         sorted(set(before.items()) ^ set(tree_state(base).items()))[:10])
+    t.ok(tap.tree_state(base) == before, "the previous report is moved back, byte-identical, nothing else left",
+         sorted(set(before.items()) ^ set(tap.tree_state(base).items()))[:10])
     q = tap.run([DSIGHT, "query", rep, "summary"])
     t.eq(q.returncode, 0, "and it still answers")
 

@@ -16,17 +16,12 @@ import tap  # noqa: E402
 t = tap.T()
 DS = tap.binpath("dsight")
 FIX = tap.FIXTURE
+q = tap.query
+err_of = tap.err_of
 
 
-def q(*args):
-    return tap.run([DS, "query", *args])
 
 
-def err_of(r):
-    try:
-        return json.loads(r.stderr)
-    except ValueError:
-        return {"raw": r.stderr}
 
 
 def same(a, b):

@@ -7,6 +7,8 @@
     t.skip("name", "why this machine cannot run it")
     sys.exit(t.done())
 """
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -54,6 +56,42 @@ def run(args, **kw):
     if rep:
         sanitizer_reports.append((" ".join(str(a) for a in args)[:200], rep))
     return r
+
+
+def query(*args, env=None):
+    """dsight query ARGS (the build under test)."""
+    return run([binpath("dsight"), "query", *args], env=env)
+
+
+def err_of(r):
+    """The JSON error object a failed query printed on stderr, or {"raw": text}."""
+    try:
+        return json.loads(r.stderr)
+    except ValueError:
+        return {"raw": r.stderr}
+
+
+def tree_state(root, detail=False):
+    """Every path under root with its content hash ("dir" for a directory);
+    lock files beside the output are left out (they are expected there).
+    detail=True also records modes, mtimes and symbolic links."""
+    out = {}
+    for dp, dns, fns in os.walk(root):
+        for n in dns + fns:
+            p = os.path.join(dp, n)
+            if n.endswith(".lock") and dp == root:
+                continue
+            rel = os.path.relpath(p, root)
+            st = os.lstat(p)
+            if os.path.islink(p):
+                out[rel] = ("link", os.readlink(p))
+            elif os.path.isdir(p):
+                out[rel] = ("dir", st.st_mode) if detail else "dir"
+            else:
+                with open(p, "rb") as f:
+                    h = hashlib.sha256(f.read()).hexdigest()
+                out[rel] = ("file", st.st_mode, st.st_mtime_ns, h) if detail else h
+    return out
 
 
 class T:

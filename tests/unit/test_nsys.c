@@ -1,5 +1,5 @@
 /* Unit tests of the Nsight importer (nsys, nsys_export, nsys_profile,
- * nsys_name, nsys_dict) on small crafted exports. */
+ * nsys_name, strdict) on small crafted exports. */
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include "ingest/capabilities.h"
 #include "ingest/nsys.h"
-#include "ingest/nsys_dict.h"
+#include "base/strdict.h"
 #include "ingest/nsys_name.h"
 #include "testlib.h"
 
@@ -535,17 +535,17 @@ TEST(file_name_convention)
 
 TEST(dict)
 {
-	struct nsys_dict d;
-	nsys_dict_init(&d);
+	struct strdict d;
+	strdict_init(&d);
 	char k[32];
 	for (int i = 0; i < 5000; i++) {
 		snprintf(k, sizeof k, "k%d", i);
-		CHECK_EQ(nsys_dict_intern(&d, k, strlen(k), NULL), i);
+		CHECK_EQ(strdict_intern(&d, k, strlen(k), NULL), i);
 	}
 	int added = 1;
-	CHECK(nsys_dict_intern(&d, "k42", 3, &added) == 42 && !added);
-	CHECK(nsys_dict_intern(&d, "", 0, &added) == 5000 && added);
-	nsys_dict_free(&d);
+	CHECK(strdict_intern(&d, "k42", 3, &added) == 42 && !added);
+	CHECK(strdict_intern(&d, "", 0, &added) == 5000 && added);
+	strdict_free(&d);
 }
 
 TEST(hostile_exports)

@@ -1,5 +1,5 @@
-/* nsys_dict: insertion-ordered byte-string dictionary (see nsys_dict.h). */
-#include "ingest/nsys_dict.h"
+/* strdict: insertion-ordered byte-string dictionary (see strdict.h). */
+#include "base/strdict.h"
 #include "base/vec.h"
 
 #include <stdlib.h>
@@ -16,22 +16,22 @@ static uint64_t dict_hash(const void *key, size_t len)
 	return h ^ (h >> 29);
 }
 
-void nsys_dict_init(struct nsys_dict *d)
+void strdict_init(struct strdict *d)
 {
 	memset(d, 0, sizeof *d);
 }
 
-void nsys_dict_free(struct nsys_dict *d)
+void strdict_free(struct strdict *d)
 {
 	for (size_t i = 0; i < d->count; i++)
 		free(d->entries[i].key);
 	free(d->entries);
 	free(d->slots);
-	nsys_dict_init(d);
+	strdict_init(d);
 }
 
 /* The slot holding key, or the empty slot where it belongs. */
-static size_t dict_find(const struct nsys_dict *d, const void *key,
+static size_t dict_find(const struct strdict *d, const void *key,
                         size_t len, uint64_t h)
 {
 	size_t mask = d->nslots - 1, i = (size_t)h & mask;
@@ -39,7 +39,7 @@ static size_t dict_find(const struct nsys_dict *d, const void *key,
 		size_t s = d->slots[i];
 		if (!s)
 			return i;
-		const struct nsys_dict_entry *en = &d->entries[s - 1];
+		const struct strdict_entry *en = &d->entries[s - 1];
 		if (en->hash == h && en->len == len &&
 		    memcmp(en->key, key, len) == 0)
 			return i;
@@ -47,7 +47,7 @@ static size_t dict_find(const struct nsys_dict *d, const void *key,
 	}
 }
 
-static int dict_grow(struct nsys_dict *d)
+static int dict_grow(struct strdict *d)
 {
 	size_t n = d->nslots ? d->nslots * 2 : 64;
 	size_t *slots = calloc(n, sizeof *slots);
@@ -65,7 +65,7 @@ static int dict_grow(struct nsys_dict *d)
 	return 0;
 }
 
-int nsys_dict_get(const struct nsys_dict *d, const void *key, size_t len,
+int strdict_get(const struct strdict *d, const void *key, size_t len,
                   int64_t *value)
 {
 	if (!d->nslots)
@@ -78,7 +78,7 @@ int nsys_dict_get(const struct nsys_dict *d, const void *key, size_t len,
 }
 
 /* Adds an absent key; returns its entry index or -1. */
-static int64_t dict_add(struct nsys_dict *d, const void *key, size_t len,
+static int64_t dict_add(struct strdict *d, const void *key, size_t len,
                         uint64_t h, int64_t value)
 {
 	if ((d->count + 1) * 2 > d->nslots && dict_grow(d) != 0)
@@ -91,7 +91,7 @@ static int64_t dict_add(struct nsys_dict *d, const void *key, size_t len,
 	if (len)
 		memcpy(copy, key, len);
 	copy[len] = '\0';
-	struct nsys_dict_entry *en = &d->entries[d->count];
+	struct strdict_entry *en = &d->entries[d->count];
 	en->key = copy;
 	en->len = len;
 	en->hash = h;
@@ -100,7 +100,7 @@ static int64_t dict_add(struct nsys_dict *d, const void *key, size_t len,
 	return (int64_t)d->count++;
 }
 
-int64_t nsys_dict_intern(struct nsys_dict *d, const void *key, size_t len,
+int64_t strdict_intern(struct strdict *d, const void *key, size_t len,
                          int *added)
 {
 	uint64_t h = dict_hash(key, len);
@@ -116,7 +116,7 @@ int64_t nsys_dict_intern(struct nsys_dict *d, const void *key, size_t len,
 	return dict_add(d, key, len, h, (int64_t)d->count);
 }
 
-int nsys_dict_put(struct nsys_dict *d, const void *key, size_t len,
+int strdict_put(struct strdict *d, const void *key, size_t len,
                   int64_t value)
 {
 	uint64_t h = dict_hash(key, len);
