@@ -239,6 +239,14 @@ const DSAnalysis = (() => {
     g.dur.add(d);
     g.clip.add(Math.min(e, wb) - Math.max(s, wa));
   }
+  /* Adds the build's exact sums of `count` ranges (largest duration max,
+   * Shewchuk partials of the durations and of the clipped times). */
+  function nvtxAddSums(g, count, max, parts, clipped) {
+    if (!g.count || max > g.max) g.max = max;
+    g.count += count;
+    for (const x of parts) g.dur.add(x);
+    for (const x of clipped) g.clip.add(x);
+  }
   function nvtxItem(g) {
     const total = g.dur.value();
     return { key: g.key, count: g.count, duration_total: total, duration_max: g.max, duration_mean: total / g.count,
@@ -375,7 +383,7 @@ const DSAnalysis = (() => {
   }
 
   return {
-    FSum, fsum, stats, cmpVal, parseSort, checkGroup, sortObjects, orderNvtx, requestGroups, nvtxGroup, nvtxAdd, nvtxItem,
+    FSum, fsum, stats, cmpVal, parseSort, checkGroup, sortObjects, orderNvtx, requestGroups, nvtxGroup, nvtxAdd, nvtxAddSums, nvtxItem,
     checkJoin, resolveJoin, notesFor, buckets, findBucket, firstOverlap, requestsSeries, nsysCells, addRange, cellsValues,
     SOURCES, listParam, pick, sortValue,
   };

@@ -102,7 +102,7 @@ const DSQuery = (() => {
   }
 
   function profileItem(p) {
-    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count']);
+    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count', 'nvtx_summary']);
     o.event_count = p.event_count !== undefined ? p.event_count : (p.events || []).length;
     o.cpu_samples = p.cpu ? (p.cpu.sample_count !== undefined ? p.cpu.sample_count : (p.cpu.samples || []).length) : 0;
     return o;
@@ -229,7 +229,7 @@ const DSQuery = (() => {
     const p = params || {};
     const v = { worker: typed(p, 'worker', 'string'), name: typed(p, 'name', 'string'), rank: typed(p, 'rank', 'integer') };
     if (v.worker === '') v.worker = null;
-    return selectSeries(cat, v).map((s) => without(s, ['points', 'chunks']));
+    return selectSeries(cat, v).map((s) => without(s, ['points', 'chunks', 'summary_chunks']));
   }
 
   /* ---- shard-backed kinds ---- */
@@ -327,12 +327,29 @@ const DSQuery = (() => {
   }
 
   /* Streams the matching rows of the selected profiles: onRow(p, r). */
-  async function scanNsys(cat, store, v, signal, onRow) {
+  /* The build's per-name sums of profile p (exact partials) answer a
+   * `groupBy: name` over the whole run (doc/report-files.md "NVTX summary
+   * shards"): its descriptors, else null. */
+  function nameSums(cat, p, from, to) {
+    const ns = p.nvtx_summary;
+    return ns && ns.names && from === 0 && to === cat.meta.duration ? ns.names : null;
+  }
+
+  /* onName(p, [name, count, max, parts, clippedParts]) takes the summary
+   * rows of the profiles nameSums covers (when given and there is no
+   * request join); onRow(p, row) the scanned ranges of the others. */
+  async function scanNsys(cat, store, v, signal, onRow, onName) {
     const profs = selectJoined(cat, v);
     const needle = given(v.name) ? lower(v.name) : null;
     for (const p of profs) {
       const mask = p.names.map((n) => needle === null || (typeof n === 'string' && lower(n).includes(needle)));
       if (!mask.some(Boolean)) continue;
+      const sums = onName ? nameSums(cat, p, v.from, v.to) : null;
+      if (sums) {
+        for await (const rows of stream(store, sums, v.from, v.to, signal))
+          for (const r of rows) if (mask[r[0]]) onName(p, r);
+        continue;
+      }
       for await (const rows of stream(store, p.event_chunks, v.from, v.to, signal)) {
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i];
@@ -369,13 +386,18 @@ const DSQuery = (() => {
       const keyOf = groupBy === 'name' ? (p, r) => { const n = p.names[r[2]]; return typeof n === 'string' ? 's' + n : 'n'; }
         : groupBy === 'tid' ? (p, r) => 's' + r[3] : groupBy === 'profile' ? (p) => 'i' + p.id
           : (p) => (typeof p.worker === 'string' ? 's' + p.worker : 'n');
-      const profs = await scanNsys(cat, store, v, signal, (p, r) => {
-        const k = keyOf(p, r);
+      const group = (p, k) => {
         let g = groups.get(k);
         if (!g) { g = A.nvtxGroup(k === 'n' ? null : k[0] === 'i' ? p.id : k.slice(1)); groups.set(k, g); }
-        A.nvtxAdd(g, r[0], r[1], v.from, v.to);
+        return g;
+      };
+      const profs = await scanNsys(cat, store, v, signal, (p, r) => {
+        A.nvtxAdd(group(p, keyOf(p, r)), r[0], r[1], v.from, v.to);
         total++;
-      });
+      }, groupBy === 'name' && !join ? (p, r) => {
+        A.nvtxAddSums(group(p, keyOf(p, [0, 0, r[0]])), r[1], r[2], r[3], r[4]);
+        total += r[1];
+      } : null);
       const items = A.orderNvtx([...groups.values()].map(A.nvtxItem), keys);
       return Object.assign({ total, groups: items.length, items: slicePage(items, v), offset: v.offset, limit: v.limit, range: [v.from, v.to] },
         nsysTail(cat, v, join, total, { group_by: groupBy, attribution: ATTR_NSYS, partial: partialOf(profs) }));
@@ -402,6 +424,16 @@ const DSQuery = (() => {
     for (const p of profs) {
       const names = p.cpu.names || [], stacks = p.cpu.stacks || [];
       const stackSyms = stacks.map((st) => [...new Set(st.map((i) => names[i]))]);
+      if (p.cpu.stack_sums && v.from === 0 && v.to === cat.meta.duration) {
+        /* whole run: the build's samples per stack (doc/report-files.md) */
+        for await (const rows of stream(store, p.cpu.stack_sums, v.from, v.to, signal)) {
+          for (const [st, n] of rows) {
+            totalSamples += n;
+            for (const s of stackSyms[st] || []) counts.set(s, (counts.get(s) || 0) + n);
+          }
+        }
+        continue;
+      }
       for await (const rows of stream(store, p.cpu.chunks, v.from, v.to, signal)) {
         for (let i = 0; i < rows.length; i++) {
           const t = rows[i][0];
@@ -438,7 +470,7 @@ const DSQuery = (() => {
   }
 
   async function seriesItem(s, store, v, withPoints, signal) {
-    const item = without(s, ['points', 'chunks']);
+    const item = without(s, ['points', 'chunks', 'summary_chunks']);
     let n = 0, samples = 0, sum = 0, min = null, max = null, last = null;
     const pts = [];
     for await (const rows of stream(store, s.chunks, v.from, v.to, signal)) {
@@ -479,7 +511,7 @@ const DSQuery = (() => {
   }
 
   return {
-    UsageError, validate, cmpCodePoint, overlaps, listProfiles, queryProfiles, queryRequests, listSessions,
+    UsageError, validate, cmpCodePoint, overlaps, nameSums, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
     queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE, requestsOf, findRequest, joinOf, selectJoined, scanNsys,
     selectProfiles, selectSeries, given, slicePage, lower, requestMatches, ATTR_NSYS,

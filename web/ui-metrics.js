@@ -104,8 +104,55 @@ const DSMetrics = (() => {
     }
   }
 
+  /* The build's 512-bin summary of a series (doc/report-files.md "Metric
+   * summary shards") when its bins are at most 2 pixels wide: the chart
+   * then reads a few small shards instead of every point of the run. */
+  function useSummary(app, s) {
+    const ms = app.cat.metric_summary, sc = DSUI.scale(app.state.from, app.state.to, DSUI.trackWidth());
+    return !!(ms && Array.isArray(s.summary_chunks) && ms.width <= 2 * (app.state.to - app.state.from) / Math.max(1, sc.x1 - sc.x0));
+  }
+
+  /* A summary shard's rows by series (computed once per decoded shard). */
+  const seriesIndex = new WeakMap();
+  function bySeries(rows) {
+    let m = seriesIndex.get(rows);
+    if (!m) {
+      m = new Map();
+      for (const r of rows) { let a = m.get(r[0]); if (!a) m.set(r[0], a = []); a.push(r); }
+      seriesIndex.set(rows, m);
+    }
+    return m;
+  }
+
+  async function loadSummary(app, s, signal) {
+    const ms = app.cat.metric_summary, { from, to } = app.state;
+    const out = { s, pts: [], n: 0, truncated: true, carried: [], conflicts: [], summary: new Map(), bins: new Map() };
+    const st = { samples: 0, sum: 0, min: null, max: null, last: null, approx: true };
+    out.stats = st;
+    const sc = DSUI.scale(from, to, DSUI.trackWidth());
+    for (let k = s.summary_chunks[0]; k <= s.summary_chunks[1]; k++) {
+      const rows = bySeries(await app.store.get(ms.chunks[k], signal)).get(s.id) || [];
+      for (const r of rows) {
+        const t0 = r[1] * ms.width, t1 = (r[1] + 1) * ms.width;
+        if (t1 < from || t0 > to) continue;
+        out.n += r[2];
+        out.summary.set(r[1], r);
+        if (!r[3]) continue;
+        st.samples += r[3]; st.sum += r[6] * r[3]; st.last = r[7];
+        if (st.min === null || r[4] < st.min) st.min = r[4];
+        if (st.max === null || r[5] > st.max) st.max = r[5];
+        const c = Math.floor((sc.x((t0 + t1) / 2) - sc.x0) / 2), m = out.bins.get(c);
+        if (!m) out.bins.set(c, [r[4], r[5], r[6] * r[3], r[3]]);
+        else { if (r[4] < m[0]) m[0] = r[4]; if (r[5] > m[1]) m[1] = r[5]; m[2] += r[6] * r[3]; m[3] += r[3]; }
+      }
+    }
+    out.conflicts = (s.conflict_timestamps || []).filter((t) => t >= from && t <= to);
+    return out;
+  }
+
   /* Loads one series' window points (bounded) plus the carried setting. */
   async function loadSeries(app, s, signal) {
+    if (useSummary(app, s)) return loadSummary(app, s, signal);
     const { from, to } = app.state;
     const out = { s, pts: [], n: 0, truncated: false, carried: [], conflicts: [] };
     /* every point lands in its 2-pixel column (min, max, sum, count), so
@@ -317,8 +364,10 @@ const DSMetrics = (() => {
       ctx.beginPath(); ctx.moveTo(hoverX + 0.5, top); ctx.lineTo(hoverX + 0.5, bot); ctx.stroke();
     }
     ctx.restore();
+    const summarised = ch.data.some((d) => d.summary);
     ch.status.replaceChildren(`${ch.series.length} series · ${DSUI.fmtNum(total)} points in the window`,
-      truncated ? ` · drawn as 2-pixel means (hover shows the first ${DSUI.fmtNum(CAP)} points per series)` : '',
+      summarised ? ' · drawn from the build\'s 512-bin summaries (hover: bin mean, min, max; zoom in for every point)'
+        : truncated ? ` · drawn as 2-pixel means (hover shows the first ${DSUI.fmtNum(CAP)} points per series)` : '',
       conflicts ? DSUI.el('span', { class: 'conflict', text: ` · ▲ ${conflicts} conflicting timestamp${conflicts > 1 ? 's' : ''} (all values kept)` }) : '');
   }
 
@@ -347,8 +396,15 @@ const DSMetrics = (() => {
     draw(app, ch, x);
     const { el } = DSUI;
     const lines = [el('b', { text: `${ch.fam.title || ch.fam.name} at ${DSUI.fmtTime(t, app.state.to - app.state.from)}` })];
+    const ms = app.cat.metric_summary;
     ch.data.forEach((d, i) => {
       if (ch.hidden.has(i)) return;
+      if (d.summary) {
+        const r = d.summary.get(Math.floor(t / ms.width));
+        lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSLegend.color(i)}`, text: '● ' }), `${seriesLabel(d.s)}: `,
+          r && r[3] ? `mean ${DSUI.fmtNum(r[6])} (${DSUI.fmtNum(r[4])} – ${DSUI.fmtNum(r[5])}, ${DSUI.fmtNum(r[3])} points)` : '—'));
+        return;
+      }
       const { vals, at } = valueAt(d, t);
       const txt = vals.length ? vals.map((v) => (v === null ? 'null (invalidated)' : DSUI.fmtNum(v))).join(' / ') : '—';
       lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSLegend.color(i)}`, text: '● ' }),
@@ -369,15 +425,16 @@ const DSMetrics = (() => {
         const st = d.stats;
         rows.push(el('tr', {}, el('td', { text: name }), el('td', { text: seriesLabel(d.s) }), el('td', { class: 'num', text: DSUI.fmtNum(d.n) }),
           el('td', { class: 'num', text: DSUI.fmtNum(st.min) }), el('td', { class: 'num', text: DSUI.fmtNum(st.max) }),
-          el('td', { class: 'num', text: st.samples ? DSUI.fmtNum(st.sum / st.samples) : '—' }),
-          el('td', { class: 'num', text: DSUI.fmtNum(st.last) }),
+          el('td', { class: 'num', text: st.samples ? (st.approx ? '≈ ' : '') + DSUI.fmtNum(st.sum / st.samples) : '—' }),
+          el('td', { class: 'num', text: (st.approx && st.last !== null ? '≈ ' : '') + DSUI.fmtNum(st.last) }),
           el('td', { text: d.s.temporal === 'setting' ? (d.carried.length ? d.carried.map((r) => r[1] === null ? 'null' : DSUI.fmtNum(r[1])).join(' / ') + ` @${d.carried[0][0]}` : 'none') : '' })));
       }
     }
     box.replaceChildren(el('h2', {}, 'Pinned series in the window ', el('span', { class: 'muted', text: `${DSUI.fmtTime(app.state.from, 10)} → ${DSUI.fmtTime(app.state.to, 10)}` })),
       rows.length ? el('table', { class: 'grid' }, el('tr', {}, ['family', 'series', 'points', 'min', 'max', 'mean', 'last', 'carried setting'].map((h) => el('th', { text: h }))), rows)
         : el('p', { class: 'muted', text: app.state.pinnedMetrics.length ? 'Loading…' : 'Pin metric families on the left to chart them and see their statistics for the window.' }),
-      el('p', { class: 'muted', text: 'Exact statistics for any window: traceExplorer.queryMetrics({from, to, name}) or `dsight query REPORT metrics`.' }));
+      el('p', { class: 'muted', text: 'Exact statistics for any window: traceExplorer.queryMetrics({from, to, name}) or `dsight query REPORT metrics`. ' +
+        '≈: from the build\'s 512-bin summaries (wide windows; the mean of the bin means weighted by their points, the last value by time).' }));
   }
 
   function render(app) {

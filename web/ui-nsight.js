@@ -8,7 +8,8 @@
 const DSNsight = (() => {
   const BUDGET = 20000, LANE = 14, MAXDEPTH = 10, THEAD = 14;
   const tracks = new Map(); /* profile id -> {canvas, scale, hits, mode} */
-  let cpuSeq = 0;
+  let cpuSeq = 0, cpuForced = '';
+  const CPU_AUTO = 60000; /* samples the hotspots scan without asking */
 
   /* The profile picked, else those of the workers shown (a request's), else all. */
   function shown(app) {
@@ -58,7 +59,7 @@ const DSNsight = (() => {
     tracks.clear();
     for (const p of profs) {
       const n = candidates(p, app.state.from, app.state.to);
-      const mode = n > BUDGET ? 'density' : 'exact';
+      const mode = n <= BUDGET ? 'exact' : DSSummary.has(p) ? 'summary' : 'density';
       const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
       canvas.dataset.mode = mode;
       const tr = { p, canvas, mode, n, scale: null, hits: [] };
@@ -66,6 +67,7 @@ const DSNsight = (() => {
       kids.push(el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
         el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
         p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''),
+      mode === 'summary' ? el('div', { class: 'density-label summary-label', text: `Summary tracks: per thread, the dominant NVTX name of each bin (build-time summaries; hover for the top names). ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
       mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
       el('div', { class: 'sec-body' }, canvas));
       DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectArea(a, b), (ev, x, y) => {
@@ -79,7 +81,7 @@ const DSNsight = (() => {
         const { ctx, w } = DSUI.setupCanvas(canvas, 30);
         tr.scale = DSUI.scale(app.state.from, app.state.to, w);
         ctx.fillStyle = '#98a2b3';
-        ctx.fillText(n ? `loading ${DSUI.fmtNum(n)} candidate rows…` : 'no NVTX range in this window', tr.scale.x0 + 8, 15);
+        ctx.fillText(mode === 'summary' ? 'loading the NVTX summary…' : n ? `loading ${DSUI.fmtNum(n)} candidate rows…` : 'no NVTX range in this window', tr.scale.x0 + 8, 15);
       }
     }
     sec.replaceChildren(...kids);
@@ -143,7 +145,7 @@ const DSNsight = (() => {
       ctx.fillText('no NVTX range in this window', s.x0 + 8, 12);
       return;
     }
-    let y = 0;
+    let y = 0, labelled = 0;
     const sel = app.state.nsysEvent;
     const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
     for (const t of threads) {
@@ -170,12 +172,14 @@ const DSNsight = (() => {
         if (wpx > 40) {
           ctx.fillStyle = '#101828';
           ctx.fillText(DSUI.clipText(ctx, p.names[r[2]], wpx - 6), Math.max(a, s.x0) + 3, yy + (LANE - 2) / 2);
+          labelled++;
         }
         tr.hits.push([a, a + wpx, yy, yy + LANE - 2, r]);
       }
       ctx.restore();
       y += THEAD + t.lanes * LANE + 4;
     }
+    tr.canvas.dataset.labels = String(labelled); /* names drawn (tests, bench) */
   }
 
   /* A track whose shards failed says so instead of drawing partial data. */
@@ -203,6 +207,7 @@ const DSNsight = (() => {
         el('div', { class: 'mono', text: `${DSUI.fmtTime(bin * app.dur / 512, app.dur)} → ${DSUI.fmtTime((bin + 1) * app.dur / 512, app.dur)}` }),
         el('div', { text: 'overlapping interval counts, not CPU utilization' })]);
     }
+    if (tr.mode === 'summary') return DSSummary.hover(app, tr, ev, x, y);
     const r = hitTest(tr, x, y);
     if (!r) return DSUI.hideTip();
     DSUI.showTip(ev, [el('b', { text: tr.p.names[r[2]] }), el('div', { class: 'mono', text: `${DSUI.fmtDur(r[1] - r[0])} · ${r[0]} → ${r[1]}` }),
@@ -212,6 +217,7 @@ const DSNsight = (() => {
   async function load(app, signal) {
     const jobs = [];
     for (const tr of tracks.values()) {
+      if (tr.mode === 'summary') jobs.push(loadSummary(app, tr, signal));
       if (tr.mode !== 'exact' || !tr.n) continue;
       jobs.push((async () => {
         const rows = [];
@@ -239,10 +245,44 @@ const DSNsight = (() => {
     if (byName) await byName;
   }
 
+  async function loadSummary(app, tr, signal) {
+    const { from, to } = app.state;
+    const l = DSSummary.levelFor(tr.p, from, to, tr.scale ? tr.scale.x1 - tr.scale.x0 : 1000);
+    let rows;
+    try {
+      rows = await DSSummary.rowsOf(app.store, tr.p, l, from, to, signal);
+    } catch (e) {
+      if (!signal.aborted) failed(tr, e);
+      throw e;
+    }
+    if (signal.aborted) return;
+    DSSummary.draw(app, tr, l, rows, colorFor);
+    tr.canvas.dataset.drawn = `${from},${to}`;
+  }
+
+  /* Candidate samples the hotspots of [from, to] would scan (profiles with
+   * the build's whole-run stack counts scan none over the whole run). */
+  function cpuCandidates(app, from, to) {
+    let n = 0;
+    for (const p of shown(app)) {
+      if (!p.cpu || (p.cpu.stack_sums && from === 0 && to === app.dur)) continue;
+      for (const d of p.cpu.chunks || []) if (DSQuery.overlaps(d, from, to)) n += d.count;
+    }
+    return n;
+  }
+
   async function loadCpu(app, signal) {
     const seq = ++cpuSeq;
     const params = { from: app.state.from, to: app.state.to, limit: 40 };
     if (app.state.profile !== null) params.profile = app.state.profile;
+    const key = JSON.stringify(params), n = cpuCandidates(app, params.from, params.to);
+    if (n > CPU_AUTO && cpuForced !== key) {
+      const box = document.getElementById('cpu-box');
+      if (box) box.replaceChildren(DSUI.el('h3', { text: 'CPU hotspots' }), DSUI.el('button', { id: 'btn-cpu', class: 'small',
+        onclick: () => { cpuForced = key; app.render(); } }, `Count ${DSUI.fmtNum(n)} candidate samples`),
+      DSUI.el('p', { class: 'muted', text: 'The whole run (Whole run) reads the build\'s counts at once; a narrower area is immediate.' }));
+      return;
+    }
     const res = await DSQuery.queryCpu(app.cat, app.store, params, signal);
     if (signal.aborted || seq !== cpuSeq) return;
     const { el } = DSUI;

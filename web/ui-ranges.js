@@ -87,6 +87,7 @@ const DSRanges = (() => {
     const key = JSON.stringify(p);
     let rows = 0, shards = 0;
     for (const pr of DSNsight.shown(app)) {
+      if (DSQuery.nameSums(app.cat, pr, win[0], win[1])) continue; /* build-time sums, no scan */
       for (const d of pr.event_chunks || []) if (DSQuery.overlaps(d, win[0], win[1])) { rows += d.count; shards++; }
     }
     if (rows > AUTO_ROWS && forced !== key) {

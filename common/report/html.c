@@ -221,6 +221,17 @@ static void collect_shas(const json_t *chunks, json_t *set)
 	}
 }
 
+/* A profile's nvtx_summary shards (doc/report-files.md). */
+static void collect_summary_shas(const json_t *ns, json_t *set)
+{
+	json_t *lv;
+	size_t i;
+
+	json_array_foreach(json_object_get(ns, "levels"), i, lv)
+		collect_shas(json_object_get(lv, "chunks"), set);
+	collect_shas(json_object_get(ns, "names"), set);
+}
+
 /* Every distinct shard of the core catalog: sha -> bytes. */
 static json_t *shard_set(const json_t *core)
 {
@@ -230,9 +241,12 @@ static json_t *shard_set(const json_t *core)
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		collect_shas(json_object_get(v, "event_chunks"), set);
 		collect_shas(json_object_get(json_object_get(v, "cpu"), "chunks"), set);
+		collect_summary_shas(json_object_get(v, "nvtx_summary"), set);
+		collect_shas(json_object_get(json_object_get(v, "cpu"), "stack_sums"), set);
 	}
 	json_array_foreach(json_object_get(core, "metrics"), i, v)
 		collect_shas(json_object_get(v, "chunks"), set);
+	collect_shas(json_object_get(json_object_get(core, "metric_summary"), "chunks"), set);
 	return set;
 }
 

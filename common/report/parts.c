@@ -286,10 +286,12 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 	arr = json_array();
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		json_t *p = json_copy(v), *cpu = json_object_get(v, "cpu");
+		json_object_del(p, "nvtx_summary"); /* its shards are the page's */
 		json_object_set_new(p, "event_chunks",
 		                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
 		if (json_is_object(cpu)) {
 			json_t *cc = json_copy(cpu);
+			json_object_del(cc, "stack_sums"); /* the page's */
 			json_object_set_new(cc, "chunks",
 			                    shard_writer_descs_json(w, SHARD_SAMPLES, (int64_t)i));
 			json_object_set_new(p, "cpu", cc);
@@ -303,10 +305,12 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 	arr = json_array();
 	json_array_foreach(json_object_get(core, "metrics"), i, v) {
 		json_t *s = json_copy(v);
+		json_object_del(s, "summary_chunks"); /* the page's metric summaries */
 		json_object_set_new(s, "chunks",
 		                    shard_writer_descs_json(w, SHARD_POINTS, (int64_t)i));
 		json_array_append_new(arr, s);
 	}
+	json_object_del(root, "metric_summary");
 	if (json_object_get(core, "metrics"))
 		json_object_set_new(root, "metrics", arr);
 	else

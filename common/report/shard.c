@@ -42,7 +42,7 @@ struct streams {
 
 struct shard_writer {
 	char *dir;
-	struct streams kinds[3];
+	struct streams kinds[SHARD_KINDS];
 	struct stream *active; /* the stream rows went to last */
 	struct buf row;        /* scratch: one formatted row */
 
@@ -484,7 +484,7 @@ int shard_writer_finish(struct shard_writer *w, struct err *e)
 {
 	int rc = 0;
 
-	for (int k = 0; k < 3 && !rc; k++)
+	for (int k = 0; k < SHARD_KINDS && !rc; k++)
 		for (size_t i = 0; i < w->kinds[k].n && !rc; i++)
 			if (w->kinds[k].v[i])
 				rc = stream_flush(w, w->kinds[k].v[i], e);
@@ -507,7 +507,7 @@ void shard_writer_free(struct shard_writer *w)
 		pthread_mutex_unlock(&w->mu);
 		stop_worker(w);
 	}
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < SHARD_KINDS; k++) {
 		for (size_t i = 0; i < w->kinds[k].n; i++) {
 			struct stream *st = w->kinds[k].v[i];
 			if (!st)
@@ -580,7 +580,7 @@ json_t *shard_writer_descs_json(const struct shard_writer *w,
 size_t shard_writer_total(const struct shard_writer *w)
 {
 	size_t n = 0;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < SHARD_KINDS; k++)
 		for (size_t i = 0; i < w->kinds[k].n; i++)
 			if (w->kinds[k].v[i])
 				n += w->kinds[k].v[i]->ndescs;
@@ -604,7 +604,7 @@ static const struct shard_desc **sorted_descs(const struct shard_writer *w,
 	*n = 0;
 	if (!v)
 		return NULL;
-	for (int kind = 0; kind < 3; kind++)
+	for (int kind = 0; kind < SHARD_KINDS; kind++)
 		for (size_t i = 0; i < w->kinds[kind].n; i++) {
 			struct stream *st = w->kinds[kind].v[i];
 			for (size_t d = 0; st && d < st->ndescs; d++)

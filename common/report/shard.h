@@ -50,7 +50,11 @@
  * the bytes matter less than the build).  Fixed: shard names depend on it. */
 #define SHARD_GZIP_LEVEL 2
 
-enum shard_kind { SHARD_EVENTS = 0, SHARD_SAMPLES = 1, SHARD_POINTS = 2 };
+/* SHARD_SUMMARY: the NVTX summaries of the viewer (report/nvtxsum.h),
+ * stream index = profile * NVTXSUM_STREAMS + level (or the names stream);
+ * SHARD_SERIESSUM: the metric summaries (report/seriessum.h), stream 0. */
+enum shard_kind { SHARD_EVENTS = 0, SHARD_SAMPLES = 1, SHARD_POINTS = 2,
+                  SHARD_SUMMARY = 3, SHARD_SERIESSUM = 4, SHARD_KINDS = 5 };
 
 struct shard_desc {
 	char sha256[65];         /* of the compressed bytes; also the name */

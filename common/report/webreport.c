@@ -2,6 +2,8 @@
 #include "report/webreport.h"
 #include "base/cancel.h"
 #include "report/html.h"
+#include "report/nvtxsum.h"
+#include "report/seriessum.h"
 #include "report/parts.h"
 #include "report/shard.h"
 
@@ -189,13 +191,19 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 {
 	struct html_stats hs;
 	uint64_t *bins = NULL;
+	struct nvtxsum *sums = NULL;
+	struct seriessum *ssum = NULL;
 	json_t *core = NULL;
 	size_t nprofiles = json_array_size(json_object_get(catalog, "profiles"));
 	char *page = NULL;
 	int rc;
 
 	memset(st, 0, sizeof *st);
-	if ((rc = shard_writer_finish(wr->w, e)) ||
+	if ((rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
+	             json_object_get(json_object_get(catalog, "meta"), "duration")),
+	             nprofiles, wr->cancel, e)) ||
+	    (rc = seriessum_build(&ssum, wr->w, sqlite_path, catalog, wr->cancel, e)) ||
+	    (rc = shard_writer_finish(wr->w, e)) ||
 	    (rc = density(wr, catalog, sqlite_path, nprofiles, &bins, e)))
 		goto out;
 	if (cancel_requested(wr->cancel)) {
@@ -205,6 +213,21 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	core = html_core_catalog(catalog, wr->w, bins, nprofiles, wr->single_file, e);
 	if (!core) {
 		rc = e->code ? e->code : ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nprofiles; i++) {
+		json_t *pr = json_array_get(json_object_get(core, "profiles"), i);
+		json_t *ns = nvtxsum_profile_json(sums, wr->w, i);
+		json_t *cs = nvtxsum_cpu_json(sums, wr->w, i);
+		if (ns)
+			json_object_set_new(pr, "nvtx_summary", ns);
+		if (cs && json_is_object(json_object_get(pr, "cpu")))
+			json_object_set_new(json_object_get(pr, "cpu"), "stack_sums", cs);
+		else
+			json_decref(cs);
+	}
+	if (seriessum_annotate(ssum, wr->w, core)) {
+		rc = err_set(e, ERR_NOMEM, "Out of memory");
 		goto out;
 	}
 	size_t n = strlen(wr->staging) + sizeof "/index.html";
@@ -253,6 +276,8 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 out:
 	free(page);
 	free(bins);
+	nvtxsum_free(sums);
+	seriessum_free(ssum);
 	json_decref(core);
 	return rc;
 }

@@ -2,7 +2,7 @@
 // a corrupted or missing shard shows an error (and queries reject); a
 // progressive report opened from file:// explains itself; a single-file
 // report works from file://; the copy-view link restores the view; the
-// display budget switches to the labelled density overview; screenshots of
+// display budget switches to labelled summary tracks; screenshots of
 // the main views are saved under tests/browser/artifacts/.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -64,18 +64,20 @@ async function main() {
   const total = (prof.event_chunks || []).reduce((a, d) => a + d.count, 0);
   await v.page.evaluate((id) => window.traceExplorer.setState({ tab: 'nsight', profile: id, from: 0, to: window.traceExplorer.describe().meta.duration }), prof.id);
   await v.page.evaluate(() => window.traceExplorer.whenDetailsReady());
-  const dens = await v.page.evaluate(() => document.querySelector('#sec-nsight .density-label') && document.querySelector('#sec-nsight .density-label').textContent);
+  const summ = await v.page.evaluate(() => { const l = document.querySelector('#sec-nsight .summary-label'), c = document.querySelector('#sec-nsight canvas');
+    return { label: l && l.textContent, mode: c && c.dataset.mode, labels: c && +c.dataset.labels }; });
   tap.ok(total > 20000, `the medium preset's largest profile (${total} rows) is over the 20,000-row display budget`);
-  tap.ok(dens && /overlapping interval counts/.test(dens) && /not CPU utilization/.test(dens), `whole run of profile ${prof.id} (${total} rows) shows the labelled density overview`, dens);
+  tap.ok(summ.mode === 'summary' && /dominant NVTX name/.test(summ.label) && /exceed the 20,000-row display budget/.test(summ.label) && summ.labels > 0,
+    `whole run of profile ${prof.id} (${total} rows) shows labelled summary tracks with ${summ.labels} names`, summ);
   await v.page.evaluate(() => document.getElementById('sec-nsight').scrollIntoView());
-  await saveShot(v.page, '04-nsight-density.png');
+  await saveShot(v.page, '04-nsight-summary.png');
   const narrow = prof.event_chunks[Math.floor(prof.event_chunks.length / 2)];
   const mid = (narrow.bounds[0] + narrow.bounds[2]) / 2;
   const res = await v.page.evaluate(([id, a, b]) => window.traceExplorer.inspectNsys({ profile: id, from: a, to: b }), [prof.id, mid, Math.min(D, mid + D * 0.002)]);
   await v.page.evaluate(() => window.traceExplorer.whenDetailsReady());
-  const exact = await v.page.evaluate(() => !document.querySelector('#sec-nsight .density-label'));
+  const exact = await v.page.evaluate(() => !document.querySelector('#sec-nsight .density-label') && document.querySelector('#sec-nsight canvas').dataset.mode === 'exact');
   const cli = dquery(rep, 'nsys', { profile: prof.id, from: mid, to: Math.min(D, mid + D * 0.002) });
-  tap.ok(exact, 'a narrow window draws exact ranges (no density label)');
+  tap.ok(exact, 'a narrow window draws exact ranges');
   tap.ok(cli.ok && cli.ok.items.length > 0 && JSON.stringify(res) === JSON.stringify(cli.ok),
     `inspectNsys returns the page dsight query returns (total ${res && res.total}, ${cli.ok && cli.ok.items.length} items)`, { res, cli: cli.ok || cli.error });
   await v.page.evaluate(() => document.getElementById('sec-nsight').scrollIntoView());

@@ -17,6 +17,7 @@ import math
 import os
 import re
 import sqlite3
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -65,7 +66,14 @@ def check_descriptor(rep, d, kind):
     raw = open(path, "rb").read()
     dec = gzip.decompress(raw)
     rows = json.loads(dec)
-    times = [(r[0], r[1]) if kind == "events" else (r[0], r[0]) for r in rows]
+    if isinstance(kind, float):  # summary level rows: bins of that width
+        times = [(r[0] * kind, (r[0] + 1) * kind) for r in rows]
+    elif isinstance(kind, tuple):  # metric summary rows: [series, bin, ...]
+        times = [(r[1] * kind[1], (r[1] + 1) * kind[1]) for r in rows]
+    elif kind == "names":
+        times = [(0, doc["meta"]["duration"])]
+    else:
+        times = [(r[0], r[1]) if kind == "events" else (r[0], r[0]) for r in rows]
     ok = (d["url"] == "detail/%s.json.gz" % d["sha256"]
           and hashlib.sha256(raw).hexdigest() == d["sha256"]
           and hashlib.sha256(dec).hexdigest() == d["decoded_sha256"]
@@ -131,6 +139,129 @@ for s, series in enumerate(core["metrics"]):
         t.ok(False, "series %d: point shards = cache payload text" % s,
              "%s\n%s" % (compact(got), want))
         all_ok = False
+
+
+def summary_bins(events, duration, nb):
+    """The NVTX summary rule (doc/report-files.md): per (bin, thread, name)
+    count, inner and total over the ranges touching the bin."""
+    w = duration / nb
+    acc, threads = {}, []
+    for s, e, n, tid in events:
+        if not (e >= 0) or not (s <= duration):
+            continue
+        if tid not in threads:
+            threads.append(tid)
+        th = threads.index(tid)
+        s, e = max(s, 0.0), min(e, duration)
+        for i in range(min(nb - 1, math.floor(s / w)), min(nb - 1, math.floor(e / w)) + 1):
+            lo, hi = i * w, duration if i == nb - 1 else (i + 1) * w
+            ov = max(0.0, min(e, hi) - max(s, lo))
+            a = acc.setdefault((i, th, n), [0.0, 0.0, 0])
+            a[1] += ov
+            if not (s <= lo and e >= hi):
+                a[0] += ov
+            a[2] += 1
+    us = lambda x: math.floor(x * 1e6 + 0.5) / 1e6
+    rows = {}
+    for (i, th, n), (inner, total, count) in acc.items():
+        rows.setdefault((i, th), []).append((-inner, -total, -count, n))
+    out = []
+    for (i, th) in sorted(rows):
+        top = sorted(rows[(i, th)])
+        r = [i, th, len(top)]
+        for inner, total, count, n in top[:4]:
+            r += [n, us(-inner), us(-total), -count]
+        out.append(r)
+    return threads, out
+
+
+summarised = 0
+for p, prof in enumerate(core["profiles"]):
+    ns = prof.get("nvtx_summary")
+    if not ns:
+        continue
+    evs = list(db.execute("SELECT start, end, name, tid FROM events WHERE profile = ? "
+                          "ORDER BY ordinal", (p,)))
+    for lv in ns.get("levels", []):
+        got = []
+        for d in lv["chunks"]:
+            ok, rows = check_descriptor(rep, d, lv["width"])
+            all_ok &= ok
+            got += rows
+            files.add(d["url"])
+        threads, want = summary_bins(evs, doc["meta"]["duration"], lv["bins"])
+        t.eq(ns["threads"], threads, "profile %d: summary threads in order of first range" % p)
+        t.eq(got, want, "profile %d: summary level of %d bins follows the rule" % (p, lv["bins"]))
+        summarised += 1
+    got = []
+    for d in ns.get("names", []):
+        ok, rows = check_descriptor(rep, d, "names")
+        all_ok &= ok
+        got += rows
+        files.add(d["url"])
+    want = [[n, c, m, list(struct.unpack("<%dd" % (len(dp) // 8), dp)),
+             list(struct.unpack("<%dd" % (len(cp) // 8), cp))]
+            for n, c, m, dp, cp in db.execute(
+                "SELECT name, count, duration_max, duration_parts, clipped_parts "
+                "FROM dsight_summary_names WHERE profile = ? ORDER BY name", (p,))]
+    t.eq(got, want, "profile %d: summary names = dsight_summary_names (exact parts)" % p)
+t.ok(summarised > 0, "the fixture's profiles have NVTX summary levels (%d)" % summarised)
+stacked = 0
+for p, prof in enumerate(core["profiles"]):
+    sums = (prof.get("cpu") or {}).get("stack_sums")
+    if not sums:
+        continue
+    got = []
+    for d in sums:
+        ok, rows = check_descriptor(rep, d, "names")
+        all_ok &= ok
+        got += rows
+        files.add(d["url"])
+    want = [list(r) for r in db.execute("SELECT stack, samples FROM dsight_summary_stacks "
+                                        "WHERE profile = ? ORDER BY stack", (p,))]
+    t.eq(got, want, "profile %d: cpu.stack_sums = dsight_summary_stacks" % p)
+    stacked += 1
+t.ok(stacked > 0, "profiles with CPU samples have cpu.stack_sums (%d)" % stacked)
+
+# Metric summaries: 512 bins per series (not settings), rows by family name.
+ms, D = core.get("metric_summary"), doc["meta"]["duration"]
+got = []
+for d in (ms or {}).get("chunks", []):
+    ok, rows = check_descriptor(rep, d, ("series bins", ms["width"]))
+    all_ok &= ok
+    files.add(d["url"])
+    got += rows
+want, order = [], sorted((s["name"], i) for i, s in enumerate(core["metrics"])
+                         if s.get("temporal") != "setting")
+for _, i in order:
+    bins = {}
+    for (payload,) in db.execute("SELECT payload FROM points WHERE series = ? ORDER BY ordinal", (i,)):
+        tm, v = json.loads(payload)[:2]
+        if not (0 <= tm <= D):
+            continue
+        b = bins.setdefault(min(511, math.floor(tm * 512 / D)), [0, 0, None, None, 0.0, None])
+        b[0] += 1
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            v = float(v)
+            b[1] += 1
+            b[2] = v if b[2] is None else min(b[2], v)
+            b[3] = v if b[3] is None else max(b[3], v)
+            b[4] += v
+            b[5] = v
+    for k in sorted(bins):
+        n, c, lo, hi, sm, last = bins[k]
+        want.append([i, k, n, c] + ([lo, hi, sm / c, last] if c else []))
+t.ok(ms is not None and ms["bins"] == 512 and ms["width"] == D / 512, "core catalog: metric_summary (512 bins)")
+t.eq(got, want, "metric summary rows = the cache's points binned, in family order")
+spans = {i: s.get("summary_chunks") for i, s in enumerate(core["metrics"])}
+first = 0
+ok = True
+for k, d in enumerate((ms or {}).get("chunks", [])):
+    ids = {r[0] for r in got[first:first + d["count"]]}
+    ok &= all(spans[i] and spans[i][0] <= k <= spans[i][1] for i in ids)
+    first += d["count"]
+t.ok(ok and all(spans[i] is None for i, s in enumerate(core["metrics"]) if s.get("temporal") == "setting"),
+     "each series' summary_chunks span the shards that hold its rows; settings have none")
 db.close()
 t.ok(all_ok and files, "every descriptor matches its file (names, hashes, sizes, "
      "count, bounds, zero mtime) and point rows keep the cache's text")

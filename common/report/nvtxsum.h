@@ -1,0 +1,63 @@
+/*
+ * nvtxsum: the NVTX summaries of the viewer (doc/report-files.md "NVTX
+ * summary shards"): per profile, per thread, multi-resolution bins that
+ * keep the dominant names, and the exact per-name whole-run sums of the
+ * SQLite cache (dsight_summary_names), and its whole-run CPU samples per
+ * stack (dsight_summary_stacks), written as detail shards of kind
+ * SHARD_SUMMARY through the build's shard writer.
+ *
+ * Levels: level l has NVTXSUM_BINS0 * 8^l bins over [0, duration].  For
+ * each (level, thread, bin) and name: the ranges overlapping the bin
+ * (count), their time inside it (total) and the part of that time from
+ * ranges that do not cover the whole bin (inner).  Names rank by inner,
+ * then total, then count, then index; the first NVTXSUM_TOP are kept.
+ *
+ * Memory: one profile at a time, at most NVTXSUM_MAX_ENTRIES accumulators
+ * (about 64 MiB); a profile that would need more, or with more than
+ * NVTXSUM_MAX_THREADS threads, gets no bins (the viewer shows its density).
+ */
+#ifndef DSIGHT_NVTXSUM_H
+#define DSIGHT_NVTXSUM_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include "base/err.h"
+#include "report/shard.h"
+
+#define NVTXSUM_LEVELS 3
+#define NVTXSUM_STREAMS (NVTXSUM_LEVELS + 2) /* + names, CPU stacks */
+#define NVTXSUM_BINS0 512
+#define NVTXSUM_TOP 4
+#define NVTXSUM_MAX_THREADS 4096
+#define NVTXSUM_MAX_ENTRIES (3u << 19) /* 3/4 of 2^21 slots of 32 bytes */
+
+struct nvtxsum;
+
+/*
+ * Scans the staged cache at sqlite_path (events in (profile, ordinal)
+ * order, then dsight_summary_names) and adds the summary rows to w, which
+ * must not be finished yet.  duration is meta.duration (> 0).  On success
+ * *out (caller frees with nvtxsum_free) keeps each profile's thread list.
+ */
+int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
+                  const char *sqlite_path, double duration, size_t nprofiles,
+                  const volatile sig_atomic_t *cancel, struct err *e);
+
+/*
+ * Profile p's "nvtx_summary" object for the core catalog (new reference),
+ * with the descriptors of w (finished); NULL when the profile has neither
+ * bins nor names.
+ */
+json_t *nvtxsum_profile_json(const struct nvtxsum *s,
+                             const struct shard_writer *w, size_t p);
+
+/* Profile p's whole-run CPU stack counts (descriptors, new reference) for
+ * its cpu.stack_sums; NULL when the cache had none. */
+json_t *nvtxsum_cpu_json(const struct nvtxsum *s, const struct shard_writer *w,
+                         size_t p);
+
+void nvtxsum_free(struct nvtxsum *s);
+
+#endif
