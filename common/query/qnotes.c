@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/strdict.h"
 #include "base/vec.h"
 #include "base/text.h"
 
@@ -16,17 +17,23 @@ struct names {
 	size_t n, cap;
 	int oom;
 	json_t *own; /* strings read from the dataset's tables */
+	struct strdict seen; /* the same names: membership in constant time
+	                        (a million requests have 200,000 sessions) */
 };
 
 static void names_add(struct names *s, const json_t *v)
 {
 	const char *str;
+	int added = 0;
 	if (!json_is_string(v))
 		return;
 	str = json_string_value(v);
-	for (size_t k = 0; k < s->n; k++)
-		if (!strcmp(s->v[k], str))
-			return;
+	if (strdict_intern(&s->seen, str, strlen(str), &added) < 0) {
+		s->oom = 1;
+		return;
+	}
+	if (!added)
+		return;
 	if (vec_reserve(&s->v, &s->cap, s->n + 1, sizeof *s->v)) {
 		s->oom = 1;
 		return;
@@ -81,14 +88,13 @@ static void names_free(struct names *s)
 {
 	free(s->v);
 	json_decref(s->own);
+	strdict_free(&s->seen);
 }
 
 static int names_has(const struct names *s, const char *v)
 {
-	for (size_t k = 0; k < s->n; k++)
-		if (!strcmp(s->v[k], v))
-			return 1;
-	return 0;
+	int64_t ignored;
+	return strdict_get(&s->seen, v, strlen(v), &ignored);
 }
 
 /* "a, b, c[, and N more]" (at most NAMES_SHOWN). */

@@ -88,6 +88,42 @@ static int collect(struct qctx *q, const json_t *arr,
 	return 0;
 }
 
+/* Writes the list head, the page of el[0..n) (sorted) through emit and
+ * the list's tail (q_list_tail); the caller closes the list. */
+static void emit_page(struct qctx *q, const json_t *const *el, size_t n,
+                      void (*emit)(struct qctx *, const json_t *))
+{
+	size_t from, to;
+
+	q_page(q, n, &from, &to);
+	q_list_head(q, n);
+	for (size_t k = from; k < to; k++) {
+		if (k > from)
+			buf_putc(q->out, ',');
+		emit(q, el[k]);
+	}
+	q_list_tail(q);
+}
+
+static void emit_object(struct qctx *q, const json_t *el)
+{
+	q_emit_object(q, el);
+}
+
+/* Sorts el[0..n) by the query's sort and writes the whole list; frees el
+ * (malloc'd) either way. */
+static int sorted_list(struct qctx *q, const json_t **el, size_t n,
+                       void (*emit)(struct qctx *, const json_t *))
+{
+	int rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
+	if (!rc) {
+		emit_page(q, el, n, emit);
+		q_list_close(q, n);
+	}
+	free(el);
+	return rc;
+}
+
 /* Emits a plain list: matching elements of arr, whole, in the sort's
  * order. */
 static int plain_list(struct qctx *q, const json_t *arr,
@@ -95,25 +131,13 @@ static int plain_list(struct qctx *q, const json_t *arr,
                       void *arg)
 {
 	const json_t **el;
-	size_t n, from, to;
+	size_t n;
 	int rc = collect(q, arr, keep, arg, &el, &n);
-	if (!rc)
-		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
 	if (rc) {
 		free(el);
 		return rc;
 	}
-	q_page(q, n, &from, &to);
-	q_list_head(q, n);
-	for (size_t k = from; k < to; k++) {
-		if (k > from)
-			buf_putc(q->out, ',');
-		q_emit_object(q, el[k]);
-	}
-	q_list_tail(q);
-	q_list_close(q, n);
-	free(el);
-	return 0;
+	return sorted_list(q, el, n, emit_object);
 }
 
 /* ---- catalog collections (requests, sessions, server_spans,
@@ -240,11 +264,6 @@ static int backend_list(struct qctx *q, enum evidence_collection c,
 	return 0;
 }
 
-static void emit_object(struct qctx *q, const json_t *el)
-{
-	q_emit_object(q, el);
-}
-
 /* A plain list of a collection: the backend's, else keep() over every
  * element. */
 static int coll_list(struct qctx *q, enum evidence_collection c,
@@ -252,7 +271,7 @@ static int coll_list(struct qctx *q, enum evidence_collection c,
                      int (*keep)(struct qctx *, const json_t *, void *))
 {
 	struct kept k;
-	size_t from, to, total;
+	size_t total;
 	int rc = backend_list(q, c, sel, NULL, emit_object, &total);
 
 	if (rc != DATASET_FALLBACK) {
@@ -265,14 +284,7 @@ static int coll_list(struct qctx *q, enum evidence_collection c,
 		kept_free(&k);
 		return rc;
 	}
-	q_page(q, k.n, &from, &to);
-	q_list_head(q, k.n);
-	for (size_t i = from; i < to; i++) {
-		if (i > from)
-			buf_putc(q->out, ',');
-		q_emit_object(q, k.el[i]);
-	}
-	q_list_tail(q);
+	emit_page(q, k.el, k.n, emit_object);
 	q_list_close(q, k.n);
 	kept_free(&k);
 	return 0;
@@ -422,7 +434,7 @@ static int requests_backend(struct qctx *q)
 int query_requests(struct qctx *q)
 {
 	const json_t **el;
-	size_t n, from, to;
+	size_t n;
 	int rc;
 
 	if (q->p->group_by)
@@ -431,23 +443,11 @@ int query_requests(struct qctx *q)
 	if (rc != DATASET_FALLBACK)
 		return rc;
 	rc = q_match_requests(q, &el, &n);
-	if (!rc)
-		rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
 	if (rc) {
 		free(el);
 		return rc;
 	}
-	q_page(q, n, &from, &to);
-	q_list_head(q, n);
-	for (size_t k = from; k < to; k++) {
-		if (k > from)
-			buf_putc(q->out, ',');
-		emit_request_item(q, el[k]);
-	}
-	q_list_tail(q);
-	q_list_close(q, n);
-	free(el);
-	return 0;
+	return sorted_list(q, el, n, emit_request_item);
 }
 
 /* ---- server_spans, sources, sessions, workers ---- */
@@ -686,7 +686,7 @@ int query_iterations(struct qctx *q)
 {
 	struct store_select sel;
 	struct kept k;
-	size_t from, to, total;
+	size_t total;
 	int64_t unaligned = 0;
 	int rc;
 
@@ -706,14 +706,7 @@ int query_iterations(struct qctx *q)
 			return rc;
 		}
 		total = k.n;
-		q_page(q, k.n, &from, &to);
-		q_list_head(q, k.n);
-		for (size_t i = from; i < to; i++) {
-			if (i > from)
-				buf_putc(q->out, ',');
-			q_emit_object(q, k.el[i]);
-		}
-		q_list_tail(q);
+		emit_page(q, k.el, k.n, emit_object);
 	}
 	kept_free(&k);
 	if (rc)

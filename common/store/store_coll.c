@@ -16,6 +16,7 @@ struct store_coll {
 	int64_t timed[EVIDENCE_NCOLLECTIONS];
 	char *irregular[EVIDENCE_NCOLLECTIONS]; /* ",a,b," or ",*," */
 	int64_t negative_ttft;
+	int search_index; /* dsight_requests_search is there */
 	sqlite3_stmt *gen, *by_id, *at[EVIDENCE_NCOLLECTIONS];
 };
 
@@ -134,6 +135,12 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 		if (prep(c, &c->at[k], sql))
 			goto stale;
 	}
+	if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM sqlite_master WHERE type ="
+	                       " 'index' AND name = 'dsight_requests_search'", -1,
+	                       &st, NULL) == SQLITE_OK)
+		c->search_index = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	st = NULL;
 	if (sqlite3_prepare_v2(c->db, "SELECT json FROM dsight_core", -1, &st,
 	                       NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
@@ -629,7 +636,12 @@ static int search(struct store_coll *c, const struct store_select *sel,
 	buf_puts(&sql, "SELECT ordinal, search");
 	for (size_t i = 0; i < sel->nsort; i++)
 		buf_printf(&sql, ", \"%s\"", sel->sort[i].key);
-	buf_printf(&sql, " FROM dsight_requests WHERE 1%s",
+	/* the exact test over the narrow index when it holds every column the
+	 * statement reads (the window, the ordinal, search) */
+	buf_printf(&sql, " FROM dsight_requests%s WHERE 1%s",
+	           c->search_index && !sel->nsort && !sel->sessions.on &&
+	           !sel->agents.on && !(sel->min_ttft_ms > 0 || c->negative_ttft > 0)
+	           ? " INDEXED BY dsight_requests_search" : "",
 	           q->where.data ? q->where.data : "");
 	if (fts) {
 		/* a phrase of the needle's trigrams: "..." with " doubled */

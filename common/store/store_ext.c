@@ -91,6 +91,9 @@ const char store_ext_index_sql[] =
 	"CREATE INDEX dsight_requests_output_tokens ON dsight_requests (output_tokens);"
 	"CREATE INDEX dsight_requests_cached_tokens ON dsight_requests (cached_tokens);"
 	"CREATE INDEX dsight_requests_span_count ON dsight_requests (span_count);"
+	/* search's exact test reads a few hundred bytes per candidate, not
+	 * the candidate's row with its JSON (the index is ~6% of the table) */
+	"CREATE INDEX dsight_requests_search ON dsight_requests (ordinal, start, end, search);"
 	"CREATE INDEX dsight_request_workers_worker ON dsight_request_workers (worker, ordinal);"
 	"CREATE INDEX dsight_sessions_id ON dsight_sessions (id);"
 	"CREATE INDEX dsight_sessions_start ON dsight_sessions (start, end);"
@@ -410,8 +413,10 @@ int store_ext_insert(struct store_ext *x, const char *text,
 		struct buf t;
 		buf_init(&t, 0);
 		buf_append(&t, text + r->search_off, r->search_len);
+		/* (a NUL would end the trigram tokenizer's text: it becomes a
+		 * line break too, a needle never holding a NUL) */
 		for (size_t i = 0; i < t.len; i++)
-			if ((unsigned char)t.data[i] == 0xff)
+			if ((unsigned char)t.data[i] == 0xff || !t.data[i])
 				t.data[i] = '\n';
 		sqlite3_bind_int64(x->ins_search, 1, r->ordinal);
 		sqlite3_bind_text(x->ins_search, 2, t.data ? t.data : "", (int)t.len,

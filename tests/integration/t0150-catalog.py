@@ -106,6 +106,22 @@ v1 = os.path.join(t.tmp, "v1-small.sqlite")
 v1_copy(db, v1)
 parity(small, v1, "2,000 requests, dsight_ tables dropped (v1 row)")
 
+# a NUL inside a searched string: the trigram index must not lose the
+# strings after it (its tokenizer stops at a NUL)
+nul = os.path.join(t.tmp, "nul.json")
+d = json.loads(json.dumps(small_doc))
+d["requests"][3]["conversation"] = "c\u0000d"
+with open(nul, "w", encoding="utf-8") as f:
+    json.dump(d, f, ensure_ascii=False)
+nrep = os.path.join(t.tmp, "nul")
+r = build(nul, nrep)
+t.ok(r.returncode == 0, "a NUL in a conversation: built", r.stderr)
+for needle in ("ecode-0", "Conv", "d"):
+    outs = [tap.run([DS, "query", src, "requests", "--search", needle, "--fields", "id"]).stdout
+            for src in (os.path.join(nrep, "trace-data.sqlite"), nul)]
+    t.ok(outs[0] and outs[0] == outs[1],
+         "a NUL in a conversation, --search %s: extension = document" % needle, outs[0][:300])
+
 # another build's extension over a complete row: the row is used
 stale = os.path.join(t.tmp, "stale.sqlite")
 shutil.copy(db, stale)
