@@ -252,8 +252,8 @@ static const char *const write_sql[W_COUNT] = {
 	"INSERT INTO dsight_summary_sample_bin_profiles VALUES (?1, ?2)",
 	"INSERT INTO dsight_summary_sample_bins VALUES (?1, ?2, ?3, ?4)",
 	"INSERT INTO dsight_summary_point_bin_series VALUES (?1, ?2)",
-	"INSERT INTO dsight_summary_point_bins VALUES "
-	"(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	("INSERT INTO dsight_summary_point_bins VALUES "
+	 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
 };
 
 /* An integer as an SQLite INTEGER, a real as a REAL (the columns have
