@@ -423,6 +423,7 @@ static int requests_backend(struct qctx *q)
 	sel.min_ttft_ms = q->p->min_ttft_ms;
 	sel.needle = s.needle;
 	sel.needle_len = s.len;
+	sel.slim = 1; /* emit_request_item prints neither spans nor lifecycle */
 	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,
 	                  &total);
 	free(s.needle);

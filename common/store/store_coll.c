@@ -464,10 +464,33 @@ static void order_by(struct buf *b, const struct store_select *sel, size_t from)
 	buf_puts(b, "ordinal");
 }
 
-/* Emits the rows of sql (json in column 0) through fn; *got counts them. */
+/* The element columns of a page: the stored JSON, or with sel->slim the
+ * JSON without "spans" and "lifecycle" and the span count. */
+static const char *page_cols(const struct store_select *sel)
+{
+	return sel->slim ? "json_remove(json, '$.spans', '$.lifecycle'), span_count"
+	                 : "json";
+}
+
+/* A slim element (see struct store_select): "spans" as span_count nulls. */
+static int slim_spans(json_t *el, sqlite3_int64 n)
+{
+	json_t *spans = json_array();
+
+	for (sqlite3_int64 i = 0; spans && i < n; i++)
+		if (json_array_append(spans, json_null()))
+			break;
+	if (!spans || (sqlite3_int64)json_array_size(spans) != n)
+		return json_decref(spans), -1;
+	return json_object_set_new(el, "spans", spans);
+}
+
+/* Emits the rows of sql (ordinal, element columns as page_cols) through
+ * fn; *got counts them. */
 static int run_page(struct store_coll *c, int k, const char *sql,
-                    const struct q *q, int64_t limit, int64_t offset,
-                    int64_t *got, store_elem_fn fn, void *ctx, struct err *e)
+                    const struct q *q, int slim, int64_t limit,
+                    int64_t offset, int64_t *got, store_elem_fn fn, void *ctx,
+                    struct err *e)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = 0, s;
@@ -479,8 +502,22 @@ static int run_page(struct store_coll *c, int k, const char *sql,
 	sqlite3_bind_int64(st, q->nb + 1, limit);
 	sqlite3_bind_int64(st, q->nb + 2, offset);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *el = parse((const char *)sqlite3_column_text(st, 1),
+		                   sqlite3_column_bytes(st, 1));
 		(*got)++;
-		if ((rc = call_with(c, st, 1, sqlite3_column_int64(st, 0), fn, ctx, e)))
+		if (!el) {
+			rc = err_set(e, ERR_DATA, "%s: an element of the request "
+			             "tables is not valid JSON; rebuild the report",
+			             c->path);
+			break;
+		}
+		if (slim && json_is_object(el) &&
+		    slim_spans(el, sqlite3_column_int64(st, 2)))
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+		if (!rc)
+			rc = fn(ctx, sqlite3_column_int64(st, 0), el);
+		json_decref(el);
+		if (rc)
 			break;
 	}
 	if (!rc && s != SQLITE_DONE)
@@ -504,30 +541,32 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 		return 0;
 	buf_init(&sql, 0);
 	if (!sel->nsort) {
-		buf_printf(&sql, "SELECT ordinal, json FROM %s WHERE 1%s ORDER BY ordinal"
-		           " LIMIT ? OFFSET ?", t, q->where.data ? q->where.data : "");
+		buf_printf(&sql, "SELECT ordinal, %s FROM %s WHERE 1%s ORDER BY ordinal"
+		           " LIMIT ? OFFSET ?", page_cols(sel), t,
+		           q->where.data ? q->where.data : "");
 		rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-		                : run_page(c, k, sql.data, q, sel->limit, sel->offset,
-		                           &got, fn, ctx, e);
+		                : run_page(c, k, sql.data, q, sel->slim, sel->limit,
+		                           sel->offset, &got, fn, ctx, e);
 		buf_free(&sql);
 		return rc;
 	}
 	const char *k1 = sel->sort[0].key;
 	/* a wide window with no other filter: walk the key's index */
 	if (wide)
-		buf_printf(&sql, "SELECT ordinal, json FROM %s INDEXED BY %s_%s WHERE"
-		           " \"%s\" IS NOT NULL%s ORDER BY ", t, t,
+		buf_printf(&sql, "SELECT ordinal, %s FROM %s INDEXED BY %s_%s WHERE"
+		           " \"%s\" IS NOT NULL%s ORDER BY ", page_cols(sel), t, t,
 		           k1, k1,
 		           q->where.data ? q->where.data : "");
 	else
-		buf_printf(&sql, "SELECT ordinal, json FROM %s WHERE \"%s\" IS NOT NULL%s"
-		           " ORDER BY ", t, k1, q->where.data ? q->where.data : "");
+		buf_printf(&sql, "SELECT ordinal, %s FROM %s WHERE \"%s\" IS NOT NULL%s"
+		           " ORDER BY ", page_cols(sel), t, k1,
+		           q->where.data ? q->where.data : "");
 	buf_printf(&sql, "\"%s\" %s, ", k1, sel->sort[0].desc ? "DESC" : "ASC");
 	order_by(&sql, sel, 1);
 	buf_puts(&sql, " LIMIT ? OFFSET ?");
 	rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-	                : run_page(c, k, sql.data, q, sel->limit, sel->offset, &got,
-	                           fn, ctx, e);
+	                : run_page(c, k, sql.data, q, sel->slim, sel->limit,
+	                           sel->offset, &got, fn, ctx, e);
 	if (rc || got >= sel->limit) {
 		buf_free(&sql);
 		return rc;
@@ -547,13 +586,13 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	}
 	int64_t off = sel->offset + got - nn, lim = sel->limit - got;
 	buf_reset(&sql);
-	buf_printf(&sql, "SELECT ordinal, json FROM %s WHERE \"%s\" IS NULL%s ORDER BY ",
-	           t, k1, q->where.data ? q->where.data : "");
+	buf_printf(&sql, "SELECT ordinal, %s FROM %s WHERE \"%s\" IS NULL%s ORDER BY ",
+	           page_cols(sel), t, k1, q->where.data ? q->where.data : "");
 	order_by(&sql, sel, 1);
 	buf_puts(&sql, " LIMIT ? OFFSET ?");
 	rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-	                : run_page(c, k, sql.data, q, lim, off < 0 ? 0 : off, &got,
-	                           fn, ctx, e);
+	                : run_page(c, k, sql.data, q, sel->slim, lim,
+	                           off < 0 ? 0 : off, &got, fn, ctx, e);
 	buf_free(&sql);
 	return rc;
 }

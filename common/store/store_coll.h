@@ -85,6 +85,10 @@ struct store_select {
 	const struct store_sort_key *sort;
 	size_t nsort;
 	int64_t offset, limit;
+	/* requests: page elements without "spans" and "lifecycle", whose
+	 * "spans" becomes an array of span_count nulls (the list kind prints
+	 * only their number; parsing a page stays cheap) */
+	int slim;
 };
 
 /*

@@ -122,6 +122,30 @@ for needle in ("ecode-0", "Conv", "d"):
     t.ok(outs[0] and outs[0] == outs[1],
          "a NUL in a conversation, --search %s: extension = document" % needle, outs[0][:300])
 
+# list pages are read without spans and lifecycle (SQLite json_remove):
+# every other value keeps its exact text, escapes and numbers included
+odd = os.path.join(t.tmp, "odd.json")
+d = json.loads(json.dumps(small_doc))
+d["requests"][5]["conversation"] = "q\"b\\s\u0001\u2028\U0001F600\u0000z"
+d["requests"][6]["client_kind"] = "\u00e9t\u00e9 \t tab"
+d["requests"][7]["engine"] = [{"x": -0.0, "y": 1e300, "z": 2.5e-07, "w": 9007199254740993,
+                               "v": 1.0, "u": [None, True, False, {}], "s": "\ud7ff"}]
+d["requests"][8]["spans"] = []
+d["requests"][9].pop("lifecycle", None)
+d["requests"][10]["spans"] = "not an array"
+with open(odd, "w", encoding="utf-8") as f:
+    json.dump(d, f, ensure_ascii=False)
+orep = os.path.join(t.tmp, "odd")
+r = build(odd, orep)
+t.ok(r.returncode == 0, "odd values in requests: built", r.stderr)
+for args in (["requests", "--limit", "20"], ["requests", "--sort", "-span_count", "--limit", "50"],
+             ["requests", "--sort", "id", "--offset", "1990"],
+             ["requests", "--fields", "id,engine,conversation,span_count", "--limit", "12"]):
+    outs = [tap.run([DS, "query", src, *args]) for src in (os.path.join(orep, "trace-data.sqlite"), odd)]
+    t.ok(outs[0].returncode == 0 and outs[0].stdout == outs[1].stdout,
+         "odd values, %s: cache page = document" % " ".join(args),
+         (outs[0].stderr, outs[0].stdout[:300], outs[1].stdout[:300]))
+
 # another build's extension over a complete row: the row is used
 stale = os.path.join(t.tmp, "stale.sqlite")
 shutil.copy(db, stale)
