@@ -133,8 +133,10 @@ void q_name_needles_free(struct q_needle *nd, size_t nn);
 unsigned char *q_match_names(const json_t *names, const struct q_needle *nd,
                              size_t nn);
 /* The requests the requests kind's filters keep, in stored order (*el
- * malloc'd).  0 or ERR_NOMEM. */
-int q_match_requests(struct qctx *q, const json_t ***el, size_t *n);
+ * malloc'd, the elements held by q).  shape (store_coll.h) says the least
+ * each element must hold; an element may hold more.  0 or an error. */
+int q_match_requests(struct qctx *q, enum store_shape shape,
+                     const json_t ***el, size_t *n);
 /* The metrics kind's series filter (worker, exact name, rank as text). */
 int q_keep_series(const struct qctx *q, const json_t *s);
 

@@ -1,6 +1,7 @@
 /* query_catalog: the kinds answered from the catalog tree alone: summary,
  * request, lifecycle, requests, server_spans, sources, sessions, workers,
  * families, iterations, profiles (doc/query-semantics.md). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,14 +353,10 @@ struct gather {
 	size_t n;
 };
 
-/* Keeps a matching request for the rest of the query (q->held): the
- * element passed may live only during the call. */
-static int gather_request(void *ctx, const json_t *r, size_t index)
+/* Keeps a request for the rest of the query (q->held): the element passed
+ * may live only during the call. */
+static int hold_request(struct gather *g, const json_t *r)
 {
-	struct gather *g = ctx;
-	(void)index;
-	if (!keep_request(g->q, r, (void *)g->s))
-		return 0;
 	if (!g->q->held)
 		g->q->held = json_array();
 	if (!g->q->held || json_array_append(g->q->held, (json_t *)r))
@@ -368,10 +365,46 @@ static int gather_request(void *ctx, const json_t *r, size_t index)
 	return 0;
 }
 
-int q_match_requests(struct qctx *q, const json_t ***el, size_t *n)
+static int gather_request(void *ctx, const json_t *r, size_t index)
+{
+	struct gather *g = ctx;
+	(void)index;
+	return keep_request(g->q, r, (void *)g->s) ? hold_request(g, r) : 0;
+}
+
+/* A request the backend selected: it passed every filter already. */
+static int gather_selected(void *ctx, int64_t ordinal, const json_t *r)
+{
+	(void)ordinal;
+	return hold_request(ctx, r);
+}
+
+/* The backend selection of the requests filters (no sort, no page) whose
+ * elements have this shape; s->needle is borrowed. */
+static struct store_select request_select(struct qctx *q,
+                                          const struct search *s,
+                                          enum store_shape shape)
+{
+	struct store_select sel;
+
+	memset(&sel, 0, sizeof sel);
+	sel.sessions = strs_of(&q->sessions);
+	sel.agents = strs_of(&q->agents);
+	sel.workers = strs_of(&q->workers);
+	sel.min_ttft_ms = q->p->min_ttft_ms;
+	sel.needle = s->needle;
+	sel.needle_len = s->len;
+	sel.shape = shape;
+	return sel;
+}
+
+int q_match_requests(struct qctx *q, enum store_shape shape,
+                     const json_t ***el, size_t *n)
 {
 	struct search s = {NULL, 0};
 	struct gather g = {q, NULL, NULL, 0};
+	struct store_select sel;
+	int64_t total;
 	int rc;
 
 	if (q_given(q->p->search)) {
@@ -382,8 +415,20 @@ int q_match_requests(struct qctx *q, const json_t ***el, size_t *n)
 	}
 	g.el = malloc(((size_t)dataset_count(q->ds, EVIDENCE_REQUESTS) + 1) *
 	              sizeof *g.el);
-	rc = g.el ? q_request_foreach(q, gather_request, &g)
-	          : err_set(q->e, ERR_NOMEM, "out of memory");
+	if (!g.el) {
+		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	} else {
+		/* the backend's filters first: it parses only what matches,
+		 * without spans and lifecycle */
+		sel = request_select(q, &s, shape);
+		sel.start = q->start;
+		sel.end = q->end;
+		sel.limit = INT64_MAX;
+		rc = dataset_select(q->ds, EVIDENCE_REQUESTS, &sel, &total, NULL,
+		                    gather_selected, &g, q->e);
+		if (rc == DATASET_FALLBACK)
+			rc = q_request_foreach(q, gather_request, &g);
+	}
 	free(s.needle);
 	*el = g.el;
 	*n = g.n;
@@ -416,14 +461,8 @@ static int requests_backend(struct qctx *q)
 		if (!s.needle)
 			return err_set(q->e, ERR_NOMEM, "out of memory");
 	}
-	memset(&sel, 0, sizeof sel);
-	sel.sessions = strs_of(&q->sessions);
-	sel.agents = strs_of(&q->agents);
-	sel.workers = strs_of(&q->workers);
-	sel.min_ttft_ms = q->p->min_ttft_ms;
-	sel.needle = s.needle;
-	sel.needle_len = s.len;
-	sel.slim = 1; /* emit_request_item prints neither spans nor lifecycle */
+	/* emit_request_item prints neither spans nor lifecycle */
+	sel = request_select(q, &s, STORE_SLIM);
 	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,
 	                  &total);
 	free(s.needle);
@@ -443,7 +482,7 @@ int query_requests(struct qctx *q)
 	rc = requests_backend(q);
 	if (rc != DATASET_FALLBACK)
 		return rc;
-	rc = q_match_requests(q, &el, &n);
+	rc = q_match_requests(q, STORE_WHOLE, &el, &n);
 	if (rc) {
 		free(el);
 		return rc;

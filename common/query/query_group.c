@@ -658,7 +658,7 @@ int query_requests_grouped(struct qctx *q)
 
 	memset(&s, 0, sizeof s);
 	qkeys_init(&s.keys);
-	rc = q_match_requests(q, &el, &n);
+	rc = q_match_requests(q, STORE_SLIM, &el, &n);
 	for (size_t k = 0; !rc && k < n; k++)
 		if (group_request(&s, q->p->group_by, el[k], k))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");

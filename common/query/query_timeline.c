@@ -78,7 +78,7 @@ static int requests_series(struct qctx *q, const struct qbucket *bk)
 	if (!cnt || !flight || !ttft || !len || !nttft)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	if (!rc)
-		rc = q_match_requests(q, &el, &nr);
+		rc = q_match_requests(q, STORE_TIMES, &el, &nr);
 	for (size_t k = 0; !rc && k < nr; k++) {
 		const json_t *r = el[k];
 		double a, z, f, t;

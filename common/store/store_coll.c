@@ -464,12 +464,17 @@ static void order_by(struct buf *b, const struct store_select *sel, size_t from)
 	buf_puts(b, "ordinal");
 }
 
-/* The element columns of a page: the stored JSON, or with sel->slim the
- * JSON without "spans" and "lifecycle" and the span count. */
+/* The element columns of a page (see enum store_shape). */
 static const char *page_cols(const struct store_select *sel)
 {
-	return sel->slim ? "json_remove(json, '$.spans', '$.lifecycle'), span_count"
-	                 : "json";
+	switch (sel->shape) {
+	case STORE_SLIM:
+		return "json_remove(json, '$.spans', '$.lifecycle'), span_count";
+	case STORE_TIMES:
+		return "start, \"end\", first, ttft_ms";
+	default:
+		return "json";
+	}
 }
 
 /* A slim element (see struct store_select): "spans" as span_count nulls. */
@@ -485,10 +490,35 @@ static int slim_spans(json_t *el, sqlite3_int64 n)
 	return json_object_set_new(el, "spans", spans);
 }
 
-/* Emits the rows of sql (ordinal, element columns as page_cols) through
+/* A STORE_TIMES element from the row's number columns (a column holds a
+ * member's exact number, NULL for anything else): a new reference. */
+static json_t *times_element(sqlite3_stmt *st)
+{
+	static const char *const key[] = {"start", "end", "first", "ttft_ms"};
+	json_t *el = json_object();
+
+	for (int i = 0; el && i < 4; i++) {
+		int t = sqlite3_column_type(st, 1 + i);
+		json_t *v;
+		if (t == SQLITE_INTEGER)
+			v = json_integer(sqlite3_column_int64(st, 1 + i));
+		else if (t == SQLITE_FLOAT)
+			v = json_real(sqlite3_column_double(st, 1 + i));
+		else
+			continue;
+		if (json_object_set_new(el, key[i], v)) {
+			json_decref(el);
+			return NULL;
+		}
+	}
+	return el;
+}
+
+/* Emits the rows of sql (ordinal, element columns as page_cols) as shape through
  * fn; *got counts them. */
 static int run_page(struct store_coll *c, int k, const char *sql,
-                    const struct q *q, int slim, int64_t limit,
+                    const struct q *q, enum store_shape shape,
+                    int64_t limit,
                     int64_t offset, int64_t *got, store_elem_fn fn, void *ctx,
                     struct err *e)
 {
@@ -502,16 +532,21 @@ static int run_page(struct store_coll *c, int k, const char *sql,
 	sqlite3_bind_int64(st, q->nb + 1, limit);
 	sqlite3_bind_int64(st, q->nb + 2, offset);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *el = parse((const char *)sqlite3_column_text(st, 1),
+		json_t *el = shape == STORE_TIMES ? times_element(st) :
+		             parse((const char *)sqlite3_column_text(st, 1),
 		                   sqlite3_column_bytes(st, 1));
 		(*got)++;
+		if (!el && shape == STORE_TIMES) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
+		}
 		if (!el) {
 			rc = err_set(e, ERR_DATA, "%s: an element of the request "
 			             "tables is not valid JSON; rebuild the report",
 			             c->path);
 			break;
 		}
-		if (slim && json_is_object(el) &&
+		if (shape == STORE_SLIM && json_is_object(el) &&
 		    slim_spans(el, sqlite3_column_int64(st, 2)))
 			rc = err_set(e, ERR_NOMEM, "out of memory");
 		if (!rc)
@@ -545,7 +580,7 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 		           " LIMIT ? OFFSET ?", page_cols(sel), t,
 		           q->where.data ? q->where.data : "");
 		rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-		                : run_page(c, k, sql.data, q, sel->slim, sel->limit,
+		                : run_page(c, k, sql.data, q, sel->shape, sel->limit,
 		                           sel->offset, &got, fn, ctx, e);
 		buf_free(&sql);
 		return rc;
@@ -565,7 +600,7 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	order_by(&sql, sel, 1);
 	buf_puts(&sql, " LIMIT ? OFFSET ?");
 	rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-	                : run_page(c, k, sql.data, q, sel->slim, sel->limit,
+	                : run_page(c, k, sql.data, q, sel->shape, sel->limit,
 	                           sel->offset, &got, fn, ctx, e);
 	if (rc || got >= sel->limit) {
 		buf_free(&sql);
@@ -591,7 +626,7 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	order_by(&sql, sel, 1);
 	buf_puts(&sql, " LIMIT ? OFFSET ?");
 	rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-	                : run_page(c, k, sql.data, q, sel->slim, lim,
+	                : run_page(c, k, sql.data, q, sel->shape, lim,
 	                           off < 0 ? 0 : off, &got, fn, ctx, e);
 	buf_free(&sql);
 	return rc;
