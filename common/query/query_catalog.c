@@ -379,6 +379,17 @@ static int gather_selected(void *ctx, int64_t ordinal, const json_t *r)
 	return hold_request(ctx, r);
 }
 
+/* The lowercased search text into s (NULL without one): 0 or ERR_NOMEM. */
+static int search_init(struct qctx *q, struct search *s)
+{
+	s->needle = NULL;
+	s->len = 0;
+	if (!q_given(q->p->search))
+		return 0;
+	s->needle = text_lower(q->p->search, strlen(q->p->search), &s->len);
+	return s->needle ? 0 : err_set(q->e, ERR_NOMEM, "out of memory");
+}
+
 /* The backend selection of the requests filters (no sort, no page) whose
  * elements have this shape; s->needle is borrowed. */
 static struct store_select request_select(struct qctx *q,
@@ -407,12 +418,10 @@ int q_match_requests(struct qctx *q, enum store_shape shape,
 	int64_t total;
 	int rc;
 
-	if (q_given(q->p->search)) {
-		s.needle = text_lower(q->p->search, strlen(q->p->search), &s.len);
-		if (!s.needle)
-			return err_set(q->e, ERR_NOMEM, "out of memory");
+	if (search_init(q, &s))
+		return q->e->code;
+	if (s.needle)
 		g.s = &s;
-	}
 	g.el = malloc(((size_t)dataset_count(q->ds, EVIDENCE_REQUESTS) + 1) *
 	              sizeof *g.el);
 	if (!g.el) {
@@ -456,11 +465,8 @@ static int requests_backend(struct qctx *q)
 	size_t total;
 	int rc;
 
-	if (q_given(q->p->search)) {
-		s.needle = text_lower(q->p->search, strlen(q->p->search), &s.len);
-		if (!s.needle)
-			return err_set(q->e, ERR_NOMEM, "out of memory");
-	}
+	if (search_init(q, &s))
+		return q->e->code;
 	/* emit_request_item prints neither spans nor lifecycle */
 	sel = request_select(q, &s, STORE_SLIM);
 	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "store/store_elem.h"
 #include "store/store_ext.h"
 
 struct store_coll {
@@ -37,13 +38,6 @@ void store_coll_close(struct store_coll *c)
 		free(c->irregular[k]);
 	}
 	free(c);
-}
-
-static json_t *parse(const char *text, int n)
-{
-	json_error_t je;
-	return json_loadb(text ? text : "", (size_t)(n > 0 ? n : 0),
-	                  JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 }
 
 /* Reads dsight_meta; returns 1 when it matches generation, 0 when not. */
@@ -146,7 +140,7 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 		sqlite3_finalize(st);
 		goto stale;
 	}
-	*core = parse((const char *)sqlite3_column_text(st, 0),
+	*core = store_elem_parse((const char *)sqlite3_column_text(st, 0),
 	              sqlite3_column_bytes(st, 0));
 	sqlite3_finalize(st);
 	if (!json_is_object(*core)) {
@@ -195,16 +189,14 @@ int store_coll_check_generation(struct store_coll *c, const char *generation,
 
 /* Parses column col of st and calls fn. */
 static int call_with(struct store_coll *c, sqlite3_stmt *st, int col,
-                     int64_t ordinal, store_elem_fn fn, void *ctx,
-                     struct err *e)
+                     enum store_shape shape, int64_t ordinal,
+                     store_elem_fn fn, void *ctx, struct err *e)
 {
-	json_t *el = parse((const char *)sqlite3_column_text(st, col),
-	                   sqlite3_column_bytes(st, col));
-	int rc;
+	json_t *el;
+	int rc = store_elem_read(st, col, shape, c->path, &el, e);
 
-	if (!el)
-		return err_set(e, ERR_DATA, "%s: an element of the request tables "
-		               "is not valid JSON; rebuild the report", c->path);
+	if (rc)
+		return rc;
 	rc = fn(ctx, ordinal, el);
 	json_decref(el);
 	return rc;
@@ -222,7 +214,8 @@ int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
 	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return c_fail(c, e, store_ext_table(k));
 	while ((s = sqlite3_step(st)) == SQLITE_ROW &&
-	       !(rc = call_with(c, st, 1, sqlite3_column_int64(st, 0), fn, ctx, e)))
+	       !(rc = call_with(c, st, 1, STORE_WHOLE,
+	                        sqlite3_column_int64(st, 0), fn, ctx, e)))
 		;
 	if (!rc && s != SQLITE_DONE)
 		rc = c_fail(c, e, store_ext_table(k));
@@ -240,7 +233,7 @@ int store_coll_request(struct store_coll *c, const char *id, size_t n,
 	sqlite3_bind_text(c->by_id, 1, id, (int)n, SQLITE_STATIC);
 	rc = sqlite3_step(c->by_id);
 	if (rc == SQLITE_ROW) {
-		*out = parse((const char *)sqlite3_column_text(c->by_id, 0),
+		*out = store_elem_parse((const char *)sqlite3_column_text(c->by_id, 0),
 		             sqlite3_column_bytes(c->by_id, 0));
 		if (!*out)
 			rc = SQLITE_ERROR;
@@ -464,57 +457,7 @@ static void order_by(struct buf *b, const struct store_select *sel, size_t from)
 	buf_puts(b, "ordinal");
 }
 
-/* The element columns of a page (see enum store_shape). */
-static const char *page_cols(const struct store_select *sel)
-{
-	switch (sel->shape) {
-	case STORE_SLIM:
-		return "json_remove(json, '$.spans', '$.lifecycle'), span_count";
-	case STORE_TIMES:
-		return "start, \"end\", first, ttft_ms";
-	default:
-		return "json";
-	}
-}
-
-/* A slim element (see struct store_select): "spans" as span_count nulls. */
-static int slim_spans(json_t *el, sqlite3_int64 n)
-{
-	json_t *spans = json_array();
-
-	for (sqlite3_int64 i = 0; spans && i < n; i++)
-		if (json_array_append(spans, json_null()))
-			break;
-	if (!spans || (sqlite3_int64)json_array_size(spans) != n)
-		return json_decref(spans), -1;
-	return json_object_set_new(el, "spans", spans);
-}
-
-/* A STORE_TIMES element from the row's number columns (a column holds a
- * member's exact number, NULL for anything else): a new reference. */
-static json_t *times_element(sqlite3_stmt *st)
-{
-	static const char *const key[] = {"start", "end", "first", "ttft_ms"};
-	json_t *el = json_object();
-
-	for (int i = 0; el && i < 4; i++) {
-		int t = sqlite3_column_type(st, 1 + i);
-		json_t *v;
-		if (t == SQLITE_INTEGER)
-			v = json_integer(sqlite3_column_int64(st, 1 + i));
-		else if (t == SQLITE_FLOAT)
-			v = json_real(sqlite3_column_double(st, 1 + i));
-		else
-			continue;
-		if (json_object_set_new(el, key[i], v)) {
-			json_decref(el);
-			return NULL;
-		}
-	}
-	return el;
-}
-
-/* Emits the rows of sql (ordinal, element columns as page_cols) as shape through
+/* Emits the rows of sql (ordinal, store_elem_columns(shape)) as shape through
  * fn; *got counts them. */
 static int run_page(struct store_coll *c, int k, const char *sql,
                     const struct q *q, enum store_shape shape,
@@ -532,27 +475,9 @@ static int run_page(struct store_coll *c, int k, const char *sql,
 	sqlite3_bind_int64(st, q->nb + 1, limit);
 	sqlite3_bind_int64(st, q->nb + 2, offset);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *el = shape == STORE_TIMES ? times_element(st) :
-		             parse((const char *)sqlite3_column_text(st, 1),
-		                   sqlite3_column_bytes(st, 1));
 		(*got)++;
-		if (!el && shape == STORE_TIMES) {
-			rc = err_set(e, ERR_NOMEM, "out of memory");
-			break;
-		}
-		if (!el) {
-			rc = err_set(e, ERR_DATA, "%s: an element of the request "
-			             "tables is not valid JSON; rebuild the report",
-			             c->path);
-			break;
-		}
-		if (shape == STORE_SLIM && json_is_object(el) &&
-		    slim_spans(el, sqlite3_column_int64(st, 2)))
-			rc = err_set(e, ERR_NOMEM, "out of memory");
-		if (!rc)
-			rc = fn(ctx, sqlite3_column_int64(st, 0), el);
-		json_decref(el);
-		if (rc)
+		if ((rc = call_with(c, st, 1, shape, sqlite3_column_int64(st, 0),
+		                    fn, ctx, e)))
 			break;
 	}
 	if (!rc && s != SQLITE_DONE)
@@ -577,7 +502,7 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	buf_init(&sql, 0);
 	if (!sel->nsort) {
 		buf_printf(&sql, "SELECT ordinal, %s FROM %s WHERE 1%s ORDER BY ordinal"
-		           " LIMIT ? OFFSET ?", page_cols(sel), t,
+		           " LIMIT ? OFFSET ?", store_elem_columns(sel->shape), t,
 		           q->where.data ? q->where.data : "");
 		rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
 		                : run_page(c, k, sql.data, q, sel->shape, sel->limit,
@@ -589,12 +514,12 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	/* a wide window with no other filter: walk the key's index */
 	if (wide)
 		buf_printf(&sql, "SELECT ordinal, %s FROM %s INDEXED BY %s_%s WHERE"
-		           " \"%s\" IS NOT NULL%s ORDER BY ", page_cols(sel), t, t,
+		           " \"%s\" IS NOT NULL%s ORDER BY ", store_elem_columns(sel->shape), t, t,
 		           k1, k1,
 		           q->where.data ? q->where.data : "");
 	else
 		buf_printf(&sql, "SELECT ordinal, %s FROM %s WHERE \"%s\" IS NOT NULL%s"
-		           " ORDER BY ", page_cols(sel), t, k1,
+		           " ORDER BY ", store_elem_columns(sel->shape), t, k1,
 		           q->where.data ? q->where.data : "");
 	buf_printf(&sql, "\"%s\" %s, ", k1, sel->sort[0].desc ? "DESC" : "ASC");
 	order_by(&sql, sel, 1);
@@ -622,7 +547,7 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	int64_t off = sel->offset + got - nn, lim = sel->limit - got;
 	buf_reset(&sql);
 	buf_printf(&sql, "SELECT ordinal, %s FROM %s WHERE \"%s\" IS NULL%s ORDER BY ",
-	           page_cols(sel), t, k1, q->where.data ? q->where.data : "");
+	           store_elem_columns(sel->shape), t, k1, q->where.data ? q->where.data : "");
 	order_by(&sql, sel, 1);
 	buf_puts(&sql, " LIMIT ? OFFSET ?");
 	rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
@@ -648,37 +573,12 @@ static size_t code_points(const char *s, size_t n)
 	return k;
 }
 
-/* The value order of the engine's sort: nulls last, numbers by value,
- * strings by code point (a column holds one kind, see irregular()). */
-static int value_cmp(sqlite3_value *a, sqlite3_value *b, int desc)
-{
-	int ta = sqlite3_value_type(a), tb = sqlite3_value_type(b), c;
-	if (ta == SQLITE_NULL || tb == SQLITE_NULL)
-		return (ta == SQLITE_NULL) - (tb == SQLITE_NULL);
-	if (ta == SQLITE_TEXT && tb == SQLITE_TEXT) {
-		int na = sqlite3_value_bytes(a), nb = sqlite3_value_bytes(b);
-		c = memcmp(sqlite3_value_text(a), sqlite3_value_text(b),
-		           (size_t)(na < nb ? na : nb));
-		if (!c)
-			c = na < nb ? -1 : na > nb;
-		else
-			c = c < 0 ? -1 : 1;
-	} else if (ta == SQLITE_INTEGER && tb == SQLITE_INTEGER) {
-		int64_t x = sqlite3_value_int64(a), y = sqlite3_value_int64(b);
-		c = x < y ? -1 : x > y;
-	} else {
-		double x = sqlite3_value_double(a), y = sqlite3_value_double(b);
-		c = x < y ? -1 : x > y;
-	}
-	return desc ? -c : c;
-}
-
 static int hit_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct hit *a = pa, *b = pb;
 	const struct store_select *sel = arg;
 	for (size_t i = 0; i < sel->nsort; i++) {
-		int c = value_cmp(a->keys[i], b->keys[i], sel->sort[i].desc);
+		int c = store_elem_cmp(a->keys[i], b->keys[i], sel->sort[i].desc);
 		if (c)
 			return c;
 	}
@@ -779,7 +679,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		if (sqlite3_step(at) != SQLITE_ROW)
 			rc = c_fail(c, e, "dsight_requests");
 		else
-			rc = call_with(c, at, 0, h[i].ordinal, fn, ctx, e);
+			rc = call_with(c, at, 0, STORE_WHOLE, h[i].ordinal, fn, ctx, e);
 		sqlite3_reset(at);
 	}
 out:

@@ -16,6 +16,7 @@
 #include "base/err.h"
 #include "ingest/evidence.h"
 #include "store/store.h"
+#include "store/store_elem.h"
 
 struct store_coll;
 
@@ -62,16 +63,6 @@ int store_coll_names(struct store_coll *c, enum store_names which,
                      int (*fn)(void *ctx, const char *s, size_t n), void *ctx,
                      struct err *e);
 
-/* The elements a requests selection passes on:
- *   STORE_WHOLE  the stored element;
- *   STORE_SLIM   without "spans" and "lifecycle", "spans" an array of
- *                span_count nulls (the list kind prints only their
- *                number; parsing a page stays cheap);
- *   STORE_TIMES  only the numbers among start, end, first and ttft_ms
- *                (no JSON is parsed: what a timeline of requests reads).
- * The search path (a needle) passes whole elements whatever the shape. */
-enum store_shape { STORE_WHOLE, STORE_SLIM, STORE_TIMES };
-
 /* A selection (see query semantics): a list of values matches any. */
 struct store_strs {
 	const char *const *v;
@@ -95,7 +86,9 @@ struct store_select {
 	const struct store_sort_key *sort;
 	size_t nsort;
 	int64_t offset, limit;
-	enum store_shape shape; /* of the page's elements (requests) */
+	/* of the page's elements (requests; the search path, with a
+	 * needle, passes whole elements whatever the shape) */
+	enum store_shape shape;
 };
 
 /*

@@ -122,8 +122,9 @@ for needle in ("ecode-0", "Conv", "d"):
     t.ok(outs[0] and outs[0] == outs[1],
          "a NUL in a conversation, --search %s: extension = document" % needle, outs[0][:300])
 
-# list pages are read without spans and lifecycle (SQLite json_remove):
-# every other value keeps its exact text, escapes and numbers included
+# list pages are read without spans and lifecycle (SQLite json_remove),
+# a timeline of requests from the typed columns alone: every value keeps
+# its exact text, escapes and numbers included
 odd = os.path.join(t.tmp, "odd.json")
 d = json.loads(json.dumps(small_doc))
 d["requests"][5]["conversation"] = "q\"b\\s\u0001\u2028\U0001F600\u0000z"
@@ -133,6 +134,12 @@ d["requests"][7]["engine"] = [{"x": -0.0, "y": 1e300, "z": 2.5e-07, "w": 9007199
 d["requests"][8]["spans"] = []
 d["requests"][9].pop("lifecycle", None)
 d["requests"][10]["spans"] = "not an array"
+# the timeline reads start/end/first/ttft_ms from the typed columns
+d["requests"][11]["first"] = 9007199254740993
+d["requests"][12]["first"] = None
+d["requests"][13]["ttft_ms"] = 700
+d["requests"][14]["first"] = 3
+d["requests"][15]["start"] = 0
 with open(odd, "w", encoding="utf-8") as f:
     json.dump(d, f, ensure_ascii=False)
 orep = os.path.join(t.tmp, "odd")
@@ -140,7 +147,10 @@ r = build(odd, orep)
 t.ok(r.returncode == 0, "odd values in requests: built", r.stderr)
 for args in (["requests", "--limit", "20"], ["requests", "--sort", "-span_count", "--limit", "50"],
              ["requests", "--sort", "id", "--offset", "1990"],
-             ["requests", "--fields", "id,engine,conversation,span_count", "--limit", "12"]):
+             ["requests", "--fields", "id,engine,conversation,span_count", "--limit", "12"],
+             ["timeline", "--of", "requests", "--bucket", "0.5"],
+             ["timeline", "--of", "requests", "--worker", "decode-0", "--to", "8", "--bucket", "0.25"],
+             ["requests", "--group-by", "session", "--limit", "30"]):
     outs = [tap.run([DS, "query", src, *args]) for src in (os.path.join(orep, "trace-data.sqlite"), odd)]
     t.ok(outs[0].returncode == 0 and outs[0].stdout == outs[1].stdout,
          "odd values, %s: cache page = document" % " ".join(args),
