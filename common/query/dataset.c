@@ -577,7 +577,8 @@ int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_summary_names(ds->sum, profile, have, fn, ctx, e);
+	return store_sumnames_profile(store_summary_names(ds->sum), profile, have,
+	                              fn, ctx, e);
 }
 
 int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
@@ -589,8 +590,8 @@ int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_summary_name_bins(ds->sum, profile, width, i0, i1, have, fn, cross,
-	                               ctx, e);
+	return store_sumnames_bins(store_summary_names(ds->sum), profile, width,
+	                           i0, i1, have, fn, cross, ctx, e);
 }
 
 int dataset_range_bins(struct dataset *ds, int64_t profile, double width,
@@ -603,8 +604,9 @@ int dataset_range_bins(struct dataset *ds, int64_t profile, double width,
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_summary_range_bins(ds->sum, profile, width, i0, i1,
-	                                by_name, have, fn, cross, ctx, e);
+	return store_sumnames_timeline(store_summary_names(ds->sum), profile,
+	                               width, i0, i1, by_name, have, fn, cross,
+	                               ctx, e);
 }
 
 int dataset_sample_bins(struct dataset *ds, int64_t profile, double width,
@@ -617,8 +619,8 @@ int dataset_sample_bins(struct dataset *ds, int64_t profile, double width,
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_summary_sample_bins(ds->sum, profile, width, i0, i1, have,
-	                                 fn, ctx, e);
+	return store_sumbins_samples(store_summary_bins(ds->sum), profile, width,
+	                             i0, i1, have, fn, ctx, e);
 }
 
 int dataset_point_bins(struct dataset *ds, int64_t series, double width,
@@ -630,8 +632,8 @@ int dataset_point_bins(struct dataset *ds, int64_t series, double width,
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_summary_point_bins(ds->sum, series, width, i0, i1, have,
-	                                fn, ctx, e);
+	return store_sumbins_points(store_summary_bins(ds->sum), series, width,
+	                            i0, i1, have, fn, ctx, e);
 }
 
 int dataset_events_by_start(struct dataset *ds, int64_t profile,

@@ -525,6 +525,9 @@ int store_sumbins_samples(struct store_sumbins *s, int64_t profile,
                           struct err *e)
 {
 	struct walk wk = {fn, NULL, ctx, profile};
+	*have = 0;
+	if (!s)
+		return 0;
 	return walk_bins(s, s->st[R_SPROF], s->st[R_SBIN], w, i0, i1, have, &wk,
 	                 e);
 }
@@ -535,6 +538,9 @@ int store_sumbins_points(struct store_sumbins *s, int64_t series, double w,
                          struct err *e)
 {
 	struct walk wk = {NULL, fn, ctx, series};
+	*have = 0;
+	if (!s)
+		return 0;
 	return walk_bins(s, s->st[R_PSER], s->st[R_PBIN], w, i0, i1, have, &wk,
 	                 e);
 }

@@ -60,7 +60,8 @@ int store_sumbins_write(struct store_sumbins_acc *a, sqlite3 *db,
 struct store_sumbins;
 
 /* Opens the readers on db (borrowed).  *out is NULL (0 returned) when the
- * cache has no such tables; else owned by the caller. */
+ * cache has no such tables; else owned by the caller.  Both readers below
+ * take a NULL s as "nothing summarised" (*have = 0). */
 int store_sumbins_open(sqlite3 *db, struct store_sumbins **out,
                        struct err *e);
 void store_sumbins_close(struct store_sumbins *s);

@@ -489,62 +489,12 @@ int store_summary_series(struct store_summary *s, int64_t series,
 	return rc < 0 ? -rc : 0;
 }
 
-int store_summary_names(struct store_summary *s, int64_t profile, int *have,
-                        store_sumnames_fn fn, void *ctx, struct err *e)
+struct store_sumnames *store_summary_names(struct store_summary *s)
 {
-	*have = 0;
-	if (!s->names)
-		return 0;
-	return store_sumnames_profile(s->names, profile, have, fn, ctx, e);
+	return s->names;
 }
 
-int store_summary_name_bins(struct store_summary *s, int64_t profile,
-                            double width, int64_t i0, int64_t i1, int *have,
-                            store_sumnames_fn fn,
-                            store_sumnames_cross_fn cross, void *ctx,
-                            struct err *e)
+struct store_sumbins *store_summary_bins(struct store_summary *s)
 {
-	*have = 0;
-	if (!s->names)
-		return 0;
-	return store_sumnames_bins(s->names, profile, width, i0, i1, have, fn, cross,
-	                           ctx, e);
-}
-
-int store_summary_range_bins(struct store_summary *s, int64_t profile,
-                             double width, int64_t i0, int64_t i1,
-                             int by_name, int *have,
-                             store_sumnames_bin_fn fn,
-                             store_sumnames_cross_fn cross, void *ctx,
-                             struct err *e)
-{
-	*have = 0;
-	if (!s->names)
-		return 0;
-	return store_sumnames_timeline(s->names, profile, width, i0, i1,
-	                               by_name, have, fn, cross, ctx, e);
-}
-
-int store_summary_sample_bins(struct store_summary *s, int64_t profile,
-                              double width, int64_t i0, int64_t i1,
-                              int *have, store_sumbins_sample_fn fn,
-                              void *ctx, struct err *e)
-{
-	*have = 0;
-	if (!s->bins)
-		return 0;
-	return store_sumbins_samples(s->bins, profile, width, i0, i1, have, fn,
-	                             ctx, e);
-}
-
-int store_summary_point_bins(struct store_summary *s, int64_t series,
-                             double width, int64_t i0, int64_t i1,
-                             int *have, store_sumbins_point_fn fn,
-                             void *ctx, struct err *e)
-{
-	*have = 0;
-	if (!s->bins)
-		return 0;
-	return store_sumbins_points(s->bins, series, width, i0, i1, have, fn,
-	                            ctx, e);
+	return s->bins;
 }

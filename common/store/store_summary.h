@@ -85,31 +85,10 @@ struct numstats;
 int store_summary_series(struct store_summary *s, int64_t series,
                          int *have, struct numstats *out, struct err *e);
 
-/* The whole-run summary of each NVTX name of profile (store_sumnames). */
-int store_summary_names(struct store_summary *s, int64_t profile, int *have,
-                        store_sumnames_fn fn, void *ctx, struct err *e);
-/* The per-second name bins i0..i1-1 of profile (store_sumnames_bins). */
-int store_summary_name_bins(struct store_summary *s, int64_t profile,
-                            double width, int64_t i0, int64_t i1, int *have,
-                            store_sumnames_fn fn,
-                            store_sumnames_cross_fn cross, void *ctx,
-                            struct err *e);
-/* The timeline bins of profile (store_sumnames_timeline). */
-int store_summary_range_bins(struct store_summary *s, int64_t profile,
-                             double width, int64_t i0, int64_t i1,
-                             int by_name, int *have,
-                             store_sumnames_bin_fn fn,
-                             store_sumnames_cross_fn cross, void *ctx,
-                             struct err *e);
-/* The CPU sample bins of profile, the point bins of series
- * (store_sumbins). */
-int store_summary_sample_bins(struct store_summary *s, int64_t profile,
-                              double width, int64_t i0, int64_t i1,
-                              int *have, store_sumbins_sample_fn fn,
-                              void *ctx, struct err *e);
-int store_summary_point_bins(struct store_summary *s, int64_t series,
-                             double width, int64_t i0, int64_t i1,
-                             int *have, store_sumbins_point_fn fn,
-                             void *ctx, struct err *e);
+/* The readers by NVTX name and by bin (store_sumnames, store_sumbins),
+ * borrowed from s; NULL for a cache written before them (those readers
+ * then answer *have = 0). */
+struct store_sumnames *store_summary_names(struct store_summary *s);
+struct store_sumbins *store_summary_bins(struct store_summary *s);
 
 #endif

@@ -473,6 +473,8 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
 	int rc;
 
 	*have = 0;
+	if (!s)
+		return 0;
 	sqlite3_bind_int64(s->prof, 1, profile);
 	rc = sqlite3_step(s->prof);
 	sqlite3_reset(s->prof);
@@ -537,7 +539,7 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 	int rc;
 
 	*have = 0;
-	if (!s->bprof)
+	if (!s || !s->bprof)
 		return 0;
 	sqlite3_bind_int64(s->bprof, 1, profile);
 	sqlite3_bind_double(s->bprof, 2, width);
@@ -601,8 +603,8 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
                         void *ctx, struct err *e)
 {
 	struct bin_reader r = {fn, NULL, ctx};
-	return read_bins(s, s->bins, profile, width, i0, i1, have, &r, cross,
-	                 e);
+	return read_bins(s, s ? s->bins : NULL, profile, width, i0, i1, have,
+	                 &r, cross, e);
 }
 
 int store_sumnames_timeline(struct store_sumnames *s, int64_t profile,
@@ -613,6 +615,6 @@ int store_sumnames_timeline(struct store_sumnames *s, int64_t profile,
                             struct err *e)
 {
 	struct bin_reader r = {NULL, fn, ctx};
-	return read_bins(s, by_name ? s->bins : s->rbins, profile, width, i0,
-	                 i1, have, &r, cross, e);
+	sqlite3_stmt *bins = !s ? NULL : by_name ? s->bins : s->rbins;
+	return read_bins(s, bins, profile, width, i0, i1, have, &r, cross, e);
 }

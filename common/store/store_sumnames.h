@@ -53,7 +53,8 @@ int store_sumnames_write(struct store_sumnames_acc *a, sqlite3 *db,
 struct store_sumnames;
 
 /* Opens the readers on db (borrowed).  *out is NULL (0 returned) when the
- * cache has no such tables; else owned by the caller. */
+ * cache has no such tables; else owned by the caller.  Every reader below
+ * takes a NULL s as "nothing summarised" (*have = 0). */
 int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
                         struct err *e);
 void store_sumnames_close(struct store_sumnames *s);

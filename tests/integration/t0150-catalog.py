@@ -106,55 +106,62 @@ v1 = os.path.join(t.tmp, "v1-small.sqlite")
 v1_copy(db, v1)
 parity(small, v1, "2,000 requests, dsight_ tables dropped (v1 row)")
 
+def variant(name, edit, queries):
+    """Builds the 2,000-request document as edit(doc) changes it and checks
+    that each query answers the same bytes from the cache and from the
+    document."""
+    slug = name.replace(" ", "-")
+    doc = os.path.join(t.tmp, slug + ".json")
+    d = json.loads(json.dumps(small_doc))
+    edit(d)
+    with open(doc, "w", encoding="utf-8") as f:
+        json.dump(d, f, ensure_ascii=False)
+    rep = os.path.join(t.tmp, slug)
+    r = build(doc, rep)
+    t.ok(r.returncode == 0, "%s: built" % name, r.stderr)
+    for args in queries:
+        outs = [tap.run([DS, "query", src, *args]) for src in (os.path.join(rep, "trace-data.sqlite"), doc)]
+        t.ok(outs[0].returncode == 0 and outs[0].stdout == outs[1].stdout,
+             "%s, %s: cache = document" % (name, " ".join(args)),
+             (outs[0].stderr, outs[0].stdout[:300], outs[1].stdout[:300]))
+
+
 # a NUL inside a searched string: the trigram index must not lose the
 # strings after it (its tokenizer stops at a NUL)
-nul = os.path.join(t.tmp, "nul.json")
-d = json.loads(json.dumps(small_doc))
-d["requests"][3]["conversation"] = "c\u0000d"
-with open(nul, "w", encoding="utf-8") as f:
-    json.dump(d, f, ensure_ascii=False)
-nrep = os.path.join(t.tmp, "nul")
-r = build(nul, nrep)
-t.ok(r.returncode == 0, "a NUL in a conversation: built", r.stderr)
-for needle in ("ecode-0", "Conv", "d"):
-    outs = [tap.run([DS, "query", src, "requests", "--search", needle, "--fields", "id"]).stdout
-            for src in (os.path.join(nrep, "trace-data.sqlite"), nul)]
-    t.ok(outs[0] and outs[0] == outs[1],
-         "a NUL in a conversation, --search %s: extension = document" % needle, outs[0][:300])
+def nul_conversation(d):
+    d["requests"][3]["conversation"] = "c\u0000d"
+
+
+variant("a NUL in a conversation", nul_conversation,
+        [["requests", "--search", needle, "--fields", "id"] for needle in ("ecode-0", "Conv", "d")])
+
 
 # list pages are read without spans and lifecycle (SQLite json_remove),
 # a timeline of requests from the typed columns alone: every value keeps
 # its exact text, escapes and numbers included
-odd = os.path.join(t.tmp, "odd.json")
-d = json.loads(json.dumps(small_doc))
-d["requests"][5]["conversation"] = "q\"b\\s\u0001\u2028\U0001F600\u0000z"
-d["requests"][6]["client_kind"] = "\u00e9t\u00e9 \t tab"
-d["requests"][7]["engine"] = [{"x": -0.0, "y": 1e300, "z": 2.5e-07, "w": 9007199254740993,
-                               "v": 1.0, "u": [None, True, False, {}], "s": "\ud7ff"}]
-d["requests"][8]["spans"] = []
-d["requests"][9].pop("lifecycle", None)
-d["requests"][10]["spans"] = "not an array"
-# the timeline reads start/end/first/ttft_ms from the typed columns
-d["requests"][11]["first"] = 9007199254740993
-d["requests"][12]["first"] = None
-d["requests"][13]["ttft_ms"] = 700
-d["requests"][14]["first"] = 3
-d["requests"][15]["start"] = 0
-with open(odd, "w", encoding="utf-8") as f:
-    json.dump(d, f, ensure_ascii=False)
-orep = os.path.join(t.tmp, "odd")
-r = build(odd, orep)
-t.ok(r.returncode == 0, "odd values in requests: built", r.stderr)
-for args in (["requests", "--limit", "20"], ["requests", "--sort", "-span_count", "--limit", "50"],
-             ["requests", "--sort", "id", "--offset", "1990"],
-             ["requests", "--fields", "id,engine,conversation,span_count", "--limit", "12"],
-             ["timeline", "--of", "requests", "--bucket", "0.5"],
-             ["timeline", "--of", "requests", "--worker", "decode-0", "--to", "8", "--bucket", "0.25"],
-             ["requests", "--group-by", "session", "--limit", "30"]):
-    outs = [tap.run([DS, "query", src, *args]) for src in (os.path.join(orep, "trace-data.sqlite"), odd)]
-    t.ok(outs[0].returncode == 0 and outs[0].stdout == outs[1].stdout,
-         "odd values, %s: cache page = document" % " ".join(args),
-         (outs[0].stderr, outs[0].stdout[:300], outs[1].stdout[:300]))
+def odd_values(d):
+    d["requests"][5]["conversation"] = "q\"b\\s\u0001\u2028\U0001F600\u0000z"
+    d["requests"][6]["client_kind"] = "\u00e9t\u00e9 \t tab"
+    d["requests"][7]["engine"] = [{"x": -0.0, "y": 1e300, "z": 2.5e-07, "w": 9007199254740993,
+                                   "v": 1.0, "u": [None, True, False, {}], "s": "\ud7ff"}]
+    d["requests"][8]["spans"] = []
+    d["requests"][9].pop("lifecycle", None)
+    d["requests"][10]["spans"] = "not an array"
+    # the timeline reads start/end/first/ttft_ms from the typed columns
+    d["requests"][11]["first"] = 9007199254740993
+    d["requests"][12]["first"] = None
+    d["requests"][13]["ttft_ms"] = 700
+    d["requests"][14]["first"] = 3
+    d["requests"][15]["start"] = 0
+
+
+variant("odd values in requests", odd_values,
+        (["requests", "--limit", "20"], ["requests", "--sort", "-span_count", "--limit", "50"],
+         ["requests", "--sort", "id", "--offset", "1990"],
+         ["requests", "--fields", "id,engine,conversation,span_count", "--limit", "12"],
+         ["timeline", "--of", "requests", "--bucket", "0.5"],
+         ["timeline", "--of", "requests", "--worker", "decode-0", "--to", "8", "--bucket", "0.25"],
+         ["requests", "--group-by", "session", "--limit", "30"]))
 
 # another build's extension over a complete row: the row is used
 stale = os.path.join(t.tmp, "stale.sqlite")
