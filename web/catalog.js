@@ -30,6 +30,7 @@ const DSCatalog = (() => {
       this.ix.shards.forEach((d, i) => owners.set(d.sha256, `Catalog shard ${i} (${d.kind})`));
       this.ix.lookup.forEach((d, i) => owners.set(d.sha256, `Id lookup shard ${i}`));
       (this.ix.summaries || []).forEach((d, i) => owners.set(d.sha256, `Request summary shard ${i}`));
+      (this.ix.search || []).forEach((d, i) => owners.set(d.sha256, `Search-text shard ${i}`));
     }
 
     get sharded() { return this.ix !== null; }
@@ -154,6 +155,41 @@ const DSCatalog = (() => {
       return DSQuery.findRequest(this.cat, id);
     }
 
+    /* The requests of the catalog shards in want whose search text holds
+     * needle (lowercased, not empty), from the search-text shards: a Map
+     * catalog shard -> Set of request positions in it (its k-th request),
+     * or -> null for a shard without search text (its requests are tested
+     * one by one).  progress(done, total) per search-text shard. */
+    async searchHits(needle, want, signal, progress) {
+      const hits = new Map();
+      const descs = this.ix.search.filter((d) => {
+        const [a, b] = d.catalog_shards;
+        for (const i of want) if (i >= a && i <= b) return true;
+        return false;
+      });
+      await this.stream(descs, (rows) => {
+        for (const [shard, text, us, rs] of rows) {
+          if (!want.has(shard)) continue;
+          if (text === null) { hits.set(shard, null); continue; }
+          /* no field holds us or rs: a needle holding one matches nothing,
+           * and a hit of any other never spans two fields */
+          if (needle.includes(us) || needle.includes(rs)) continue;
+          let p = text.indexOf(needle);
+          if (p < 0) continue;
+          const got = new Set();
+          let k = 0, end = text.indexOf(rs);
+          while (p >= 0) {
+            while (end >= 0 && end < p) { k++; end = text.indexOf(rs, end + 1); }
+            got.add(k);
+            if (end < 0) break;
+            p = text.indexOf(needle, end + 1);
+          }
+          hits.set(shard, got);
+        }
+      }, signal, progress);
+      return hits;
+    }
+
     /* ---- API 3.2 over the shards (same answers as query.js) ---- */
 
     /* A catalog whose collection key holds list (the rest: the core). */
@@ -184,8 +220,26 @@ const DSCatalog = (() => {
         return a.ord - b.ord;
       };
       const top = new Q.TopK(v.offset + v.limit, cmp);
-      const take = (r, ord, shard) => {
-        if (!plan.match(r)) return;
+      /* a search reads the search-text shards first: only the catalog
+       * shards holding matches are read, and in them only the requests
+       * whose text matched (tested without the needle: the build's
+       * lowercase decided, as in `dsight query`) */
+      const needle = Q.given(v.search) ? Q.lower(v.search) : null;
+      let hits = null, ptotal = 0;
+      if (needle && this.ix.search) {
+        /* progress: the search-text shards, then the shards of the matches */
+        hits = await this.searchHits(needle, new Set(idxs), o.signal, (d, n) => {
+          ptotal = n;
+          if (o.progress) o.progress(d, n + 1);
+        });
+        idxs = idxs.filter((i) => hits.has(i));
+      }
+      const progress = o.progress && hits ? (d, n) => o.progress(ptotal + d, ptotal + n) : o.progress;
+      const noNeedle = (r) => Q.requestMatches(r, v, null);
+      /* pos: the request's position in its catalog shard */
+      const take = (r, ord, shard, pos) => {
+        const got = hits && hits.get(shard);
+        if (got ? !got.has(pos) || !noNeedle(r) : !plan.match(r)) return;
         total++;
         if (grouped) {
           const slim = Object.assign({}, r);
@@ -200,8 +254,7 @@ const DSCatalog = (() => {
         /* a search reads the summaries' text first: a shard whose
          * lowercased text lacks the needle (and has no JSON escape that
          * could hide it) holds no match and is never parsed */
-        const needle = Q.given(v.search) ? Q.lower(v.search) : null;
-        const sieve = needle !== null && !/["\\\u0000-\u001f\u2028\u2029]/.test(needle);
+        const sieve = hits === null && needle !== null && !/["\\\u0000-\u001f\u2028\u2029]/.test(needle);
         const load = sieve ? (d) => {
           const hit = this.store.peek(d);
           if (hit) return Promise.resolve(hit);
@@ -211,17 +264,20 @@ const DSCatalog = (() => {
         await this.stream(packs.map((k) => S[k]), (rows) => {
           for (const [shard, list] of rows) {
             if (!want.has(shard)) continue;
-            for (const row of list) {
-              const x = {};
+            const got = hits && hits.get(shard);
+            for (let pos = 0; pos < list.length; pos++) {
+              if (got && !got.has(pos)) continue;
+              const row = list[pos], x = {};
               for (let j = 0; j < F.length; j++) if (row[j + 1] !== null) x[F[j]] = row[j + 1];
-              take(x, row[0], shard);
+              take(x, row[0], shard, pos);
             }
           }
-        }, o.signal, o.progress, load);
+        }, o.signal, progress, load);
       } else {
         await this.stream(idxs.map((i) => this.ix.shards[i]), (rows, k) => {
-          for (const r of rows) if (r[0] === REQ) take(r[2], r[1], idxs[k]);
-        }, o.signal, o.progress);
+          let pos = 0;
+          for (const r of rows) if (r[0] === REQ) take(r[2], r[1], idxs[k], pos++);
+        }, o.signal, progress);
       }
       if (grouped) {
         all.sort((a, b) => a[0] - b[0]);

@@ -139,7 +139,7 @@ const DSSessions = (() => {
         status.replaceChildren(line, el('progress', { max: '1', value: '0' }),
           el('button', { id: 'btn-search-cancel', onclick: () => { if (job) job.ctrl.abort(); } }, 'Cancel'));
       }
-      line.textContent = `${params.search ? 'Searching' : 'Querying'} ${j.total ? `${j.done} of ${j.total} catalog shards` : '…'}`;
+      line.textContent = `${params.search ? 'Searching' : 'Querying'} ${j.total ? `${j.done} of ${j.total} shards` : '…'}`;
       const bar = status.querySelector('progress');
       bar.max = j.total || 1;
       bar.value = j.done;

@@ -3,6 +3,7 @@
 #include "report/catshard.h"
 #include "base/buf.h"
 #include "base/jsonout.h"
+#include "report/catsearch.h"
 #include "report/shard.h"
 
 #include <stdio.h>
@@ -75,6 +76,7 @@ struct cs {
 	sqlite3_stmt *ins;
 	json_t *shards;
 	struct catshard_stats *st;
+	struct catsearch search; /* the requests' search text */
 };
 
 static void rows_reset(struct rows *r)
@@ -142,7 +144,8 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 #define REQ_COLS "ordinal, id, start, end, json, session, agent, conversation, " \
 	"status, client_kind, first, ttft_ms, input_tokens, output_tokens, " \
 	"cached_tokens, span_count, json_extract(json, '$.server_ids'), " \
-	"json_extract(json, '$.workers')"
+	"json_extract(json, '$.workers'), search"
+#define REQ_SEARCH 18 /* the search column's index in REQ_COLS */
 #define SUMMARY_FIELDS "id", "session", "agent", "conversation", "status", \
 	"client_kind", "start", "end", "first", "ttft_ms", "input_tokens", \
 	"output_tokens", "cached_tokens", "span_count", "server_ids", "workers"
@@ -286,6 +289,8 @@ static int flush(struct cs *s, struct err *e)
 	}
 	if (json_array_append_new(s->shards, j))
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	if ((rc = catsearch_shard_end(&s->search, s->st->shards, e)))
+		return rc;
 	s->st->shards++;
 	rows_reset(r);
 	rows_reset(&s->scur);
@@ -321,6 +326,8 @@ static int group_end(struct cs *s, const char *label, uint64_t max_rows,
 		s->scur.count += s->sgroup.count;
 		rows_reset(&s->sgroup);
 	}
+	if ((rc = catsearch_group_end(&s->search, e)))
+		return rc;
 	r->untimed |= g->untimed;
 	for (int c = 0; c < NCOLL; c++)
 		r->n[c] += g->n[c];
@@ -373,6 +380,12 @@ static int group_add(struct cs *s, int c, sqlite3_stmt *st, struct err *e)
 	}
 	if (c == 0 && s->summaries && (rc = summary_add(s, st, e)))
 		return rc;
+	if (c == 0) {
+		const void *blob = sqlite3_column_blob(st, REQ_SEARCH);
+		if ((rc = catsearch_add(&s->search, blob,
+		                        (size_t)sqlite3_column_bytes(st, REQ_SEARCH), e)))
+			return rc;
+	}
 	return rows_add(s, &s->group, c, st, e);
 }
 
@@ -678,7 +691,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	static const char *const fields[] = {TOP_FIELDS};
 	struct cs s;
 	json_t *ix = json_object(), *lookup = json_array(), *tf = json_array(),
-	       *tt = json_array(), *td = json_array(), *dens = json_array();
+	       *tt = json_array(), *td = json_array(), *dens = json_array(),
+	       *search = NULL;
 	int rc;
 
 	*index = NULL;
@@ -696,6 +710,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	buf_init(&s.sgroup.text, 0);
 	buf_init(&s.gids, 0);
 	buf_init(&s.row, 0);
+	catsearch_init(&s.search, dir);
 	if ((rc = summaries_ok(db, &s.summaries, e)))
 		goto out;
 	if (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
@@ -709,6 +724,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	if ((rc = prep(db, "INSERT OR IGNORE INTO temp.catshard_ids (id, kind, shard) "
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
+	    (rc = catsearch_finish(&s.search, &search, e)) ||
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
 	    (rc = write_lookup(&s, lookup, e)) ||
@@ -730,6 +746,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	json_object_set_new(ix, "counts", counts_json(s.shards));
 	json_object_set_new(ix, "shards", s.shards);
 	json_object_set_new(ix, "lookup", lookup);
+	json_object_set_new(ix, "search", search);
+	search = NULL;
 	json_object_set_new(ix, "top_fields", tf);
 	json_object_set_new(ix, "top_ttft", tt);
 	json_object_set_new(ix, "top_duration", td);
@@ -750,6 +768,8 @@ out:
 	json_decref(dens);
 out_done:
 	json_decref(ix);
+	json_decref(search);
+	catsearch_free(&s.search);
 	sqlite3_finalize(s.ins);
 	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids", NULL, NULL, NULL);
 	buf_free(&s.cur.text);

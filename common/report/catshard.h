@@ -14,6 +14,8 @@
  * A catalog shard is a JSON array of rows [collection, ordinal, element]
  * (collection 0 requests, 1 sessions, 2 server_spans, 3 iterations; ordinal
  * the element's position in its catalog array; element its compact JSON).
+ * The requests' search text goes to search-text shards (catsearch.h),
+ * listed in the index as `search`.
  */
 #ifndef DSIGHT_CATSHARD_H
 #define DSIGHT_CATSHARD_H
@@ -47,8 +49,8 @@ struct catshard_stats {
  * Writes the catalog shards and id lookup shards of db (read-only, its
  * extension tables complete) into dir, and returns in *index (new
  * reference) the index object for the core catalog's `catalog_shards`:
- * {version, counts, shards, lookup, top_fields, top_ttft, top_duration,
- * density}.  duration is meta.duration (> 0) for the density bins.
+ * {version, counts, shards, lookup, search, top_fields, top_ttft,
+ * top_duration, density}.  duration is meta.duration (> 0) for the density bins.
  */
 int catshard_write(sqlite3 *db, const char *dir, double duration,
                    json_t **index, struct catshard_stats *st, struct err *e);

@@ -7,6 +7,7 @@
 // carry the CLI's messages.  DSIGHT_CATALOG_REQUESTS sets the request count
 // (default 20,000, which shards; the 200,000 run is the manual one).
 import assert from 'node:assert';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, rng, runTest } from './harness.mjs';
 
@@ -22,6 +23,14 @@ await runTest(tap, 'catalog', async () => {
   const dir = tmpdir('catalog');
   const ev = path.join(dir, 'ev.json');
   if (!tap.ok(run('gen-capture', ['--preset', 'small', '--requests', String(N), '-o', ev]).code === 0, `gen-capture --requests ${N}`)) return;
+  /* searched text that needs Unicode case folding: every 97th request's
+   * conversation and every 89th's first server id */
+  const doc = JSON.parse(fs.readFileSync(ev, 'utf8'));
+  doc.requests.forEach((r, k) => {
+    if (k % 97 === 5) r.conversation = `Straße-ÄÖÜ-ΣΑΣ-${k}`;
+    if (k % 89 === 3 && (r.server_ids || []).length) r.server_ids[0] = `İD-ǅ-ÉCOLE-${k}`;
+  });
+  fs.writeFileSync(ev, JSON.stringify(doc));
   const rep = path.join(dir, 'report');
   const t0 = Date.now();
   const b = run('dsight', ['build', ev, '-o', rep]);
@@ -55,6 +64,12 @@ await runTest(tap, 'catalog', async () => {
     ['queryRequests', 'requests', { search: 'zz-no-such-thing' }],
     ['queryRequests', 'requests', { search: 'Ü-1', limit: 20 }],
     ['queryRequests', 'requests', { search: 'a"b' }],
+    ['queryRequests', 'requests', { search: 'äöü-σας', limit: 30 }],
+    ['queryRequests', 'requests', { search: 'STRASSE' }],
+    ['queryRequests', 'requests', { search: 'ÄÖÜ-ΣΑΣ-1', sort: '-ttft_ms', limit: 40, offset: 2 }],
+    ['queryRequests', 'requests', { search: 'İD-ǅ-ÉCOLE', sort: 'start', limit: 100 }],
+    ['queryRequests', 'requests', { search: 'ǆ-école', groupBy: 'status' }],
+    ['queryRequests', 'requests', { search: 'sess-', limit: 5, ...win(D * 0.2, D * 0.1) }],
     ['queryRequests', 'requests', { session: r0.session }],
     ['queryRequests', 'requests', { session: [r0.session, r1.session, 'no-such-session'] }],
     ['queryRequests', 'requests', { agent: r1.agent, minTTFT: 50 }],
@@ -90,6 +105,22 @@ await runTest(tap, 'catalog', async () => {
     const ms = Date.now() - t;
     if (cli.error !== undefined) tap.ok(got.error === cli.error, `${m}(${JSON.stringify(p)}) rejects like the CLI`, [got, cli.error]);
     else tap.ok(!same(got.ok, cli.ok), `${m}(${JSON.stringify(p)}) equals dsight query ${kind} (${ms} ms)`, same(got.ok, cli.ok) || got.error);
+  }
+
+  /* a search reads the search-text shards, then only the shards of its
+   * matches (the summaries and the page's catalog shard) */
+  const sumUrls = new Set((ix.summaries || []).concat(ix.shards).map((d) => d.url));
+  const searchUrls = new Set((ix.search || []).map((d) => d.url));
+  tap.ok(ix.search && ix.search.length > 0 && ix.search.every((d) => d.catalog_shards.length === 2), `the index lists ${(ix.search || []).length} search-text shards`);
+  {
+    await v.page.reload(); /* a cold shard cache */
+    await v.page.evaluate(() => window.__dsReady);
+    const fromHere = v.requests.length;
+    const one = await v.page.evaluate(async (id) => window.traceExplorer.queryRequests({ search: id.toUpperCase() }), r2.id);
+    const urls = v.requests.slice(fromHere).map((u) => u.replace(/^.*?\/(detail\/)/, '$1'));
+    const other = urls.filter((u) => sumUrls.has(u)).length;
+    tap.ok(!same(one, dquery(rep, 'requests', { search: r2.id.toUpperCase() }).ok), `search ${r2.id} equals dsight query`);
+    tap.ok(other <= 2 && urls.some((u) => searchUrls.has(u)), `search ${r2.id} read ${urls.filter((u) => searchUrls.has(u)).length} search-text shards and ${other} summary or catalog shards (at most 2)`, urls);
   }
 
   /* one id: at most two fetches, from a cold cache for that id */
