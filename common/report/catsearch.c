@@ -135,7 +135,7 @@ int catsearch_shard_end(struct catsearch *s, uint64_t shard, struct err *e)
 		goto out;
 	}
 	/* cut before a row that would take the pack over the budget */
-	if (s->rows && s->pack.len + 1 + row.len + 1 > SHARD_MAX_DECODED &&
+	if (s->rows && s->pack.len + 1 + row.len + 1 > CATSEARCH_MAX_DECODED &&
 	    (rc = flush(s, e)))
 		goto out;
 	if (!s->rows)

@@ -18,7 +18,8 @@
  * needle without them never matches across two fields).  When no such
  * pair exists text is null and us, rs are "" (the viewer reads that
  * catalog shard's requests instead).  Rows are packed in catalog shard
- * order under the catalog shard budget.
+ * order under CATSEARCH_MAX_DECODED (a row over it gets a shard of its
+ * own).
  */
 #ifndef DSIGHT_CATSEARCH_H
 #define DSIGHT_CATSEARCH_H
@@ -29,6 +30,12 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+
+/* Decoded bytes of a search-text shard: 8 catalog shard budgets.  A full
+ * search reads every search-text shard, and a fetch costs more than its
+ * bytes (the text of a million requests is about 90 MB, gzip about 9 MB:
+ * 23 fetches instead of 180); parsing one is a few long strings. */
+#define CATSEARCH_MAX_DECODED (4u * 1024u * 1024u)
 
 struct catsearch {
 	const char *dir;   /* borrowed: where shards are written */

@@ -77,6 +77,8 @@ struct cs {
 	json_t *shards;
 	struct catshard_stats *st;
 	struct catsearch search; /* the requests' search text */
+	int64_t last[NCOLL];     /* the last ordinal written per collection */
+	int written[NCOLL], disorder[NCOLL]; /* disorder: ordinals decreased */
 };
 
 static void rows_reset(struct rows *r)
@@ -127,10 +129,16 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 	r->count++;
 	r->n[c]++;
 	r->budget += s->row.len + 1;
+	if (s->written[c] && sqlite3_column_int64(st, 0) <= s->last[c])
+		s->disorder[c] = 1;
+	s->written[c] = 1;
+	s->last[c] = sqlite3_column_int64(st, 0);
 	if (is_num(st, 2)) {
 		double start = sqlite3_column_double(st, 2);
 		int t3 = sqlite3_column_type(st, 3);
-		if (t3 != SQLITE_NULL && !is_num(st, 3))
+		/* an iteration without end spans its start; an element of
+		 * another collection without numeric end has no bounds */
+		if (!is_num(st, 3) && (t3 != SQLITE_NULL || c != 3))
 			r->untimed = 1;
 		bounds_add(r, start, is_num(st, 3) ? sqlite3_column_double(st, 3) : start);
 	} else {
@@ -744,6 +752,12 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	}
 	json_object_set_new(ix, "version", json_integer(1));
 	json_object_set_new(ix, "counts", counts_json(s.shards));
+	{
+		json_t *o = json_object();
+		for (int c = 0; c < NCOLL; c++)
+			json_object_set_new(o, coll_names[c], json_boolean(!s.disorder[c]));
+		json_object_set_new(ix, "ordinal_order", o);
+	}
 	json_object_set_new(ix, "shards", s.shards);
 	json_object_set_new(ix, "lookup", lookup);
 	json_object_set_new(ix, "search", search);

@@ -49,8 +49,9 @@ struct catshard_stats {
  * Writes the catalog shards and id lookup shards of db (read-only, its
  * extension tables complete) into dir, and returns in *index (new
  * reference) the index object for the core catalog's `catalog_shards`:
- * {version, counts, shards, lookup, search, top_fields, top_ttft,
- * top_duration, density}.  duration is meta.duration (> 0) for the density bins.
+ * {version, counts, ordinal_order, shards, lookup, search, top_fields,
+ * top_ttft, top_duration, density}; ordinal_order tells per collection
+ * whether its shards' rows, in shard order, come in catalog order.  duration is meta.duration (> 0) for the density bins.
  */
 int catshard_write(sqlite3 *db, const char *dir, double duration,
                    json_t **index, struct catshard_stats *st, struct err *e);

@@ -10,7 +10,10 @@ build warning naming it and its size), server spans and iterations are cut
 by time; the id index maps every request and session id (code point order,
 lookup shards of at most 512 KiB, each one's first id in index.html) to its
 shard; the top lists equal `dsight query requests --sort -ttft_ms|-duration`;
-the density counts the requests touching each of 512 bins.  A small capture
+the density counts the requests touching each of 512 bins; the search-text
+shards hold, per catalog shard and in its order, each request's lowercased
+id, session, agent, conversation, server ids and workers, joined by two
+separators found in none of them.  A small capture
 and --single-file keep the collections embedded.  The browser side is
 tests/browser/catalog.test.mjs.
 """
@@ -52,6 +55,8 @@ ev_path = os.path.join(t.tmp, "capture.json")
 g = tap.run([GEN, "--preset", "small", "--requests", str(N), "-o", ev_path])
 t.ok(g.returncode == 0, "gen-capture --requests %d" % N, g.stderr)
 doc = json.load(open(ev_path))
+# searched text to lowercase, and a separator candidate inside it
+doc["requests"][7]["conversation"] = "Straße-ÄÖÜ|ΣΑΣ~x"
 # one request carries a large extra key: its session outgrows the budget
 big = doc["requests"][N // 2]
 big["padding"] = "x" * (BUDGET + 1000)
@@ -132,6 +137,41 @@ sess_shards = {i: d.get("requests", 0) for i, d in enumerate(ix["shards"]) if d[
 t.ok(sum_ok and covered == sess_shards,
      "summary shards (within 512 KiB) hold every session shard's requests' keys (%s)" % ", ".join(sf))
 
+# search-text shards: rows [shard, text, us, rs] in catalog shard order
+ST_BUDGET = 4 * 1024 * 1024
+st_ok = bool(ix.get("search"))
+st_rows = []
+for d in ix.get("search") or []:
+    rows, ok = shard_rows(rep, d)
+    st_ok = st_ok and ok and (d["decoded_bytes"] <= ST_BUDGET or len(rows) == 1)
+    st_ok = st_ok and d["catalog_shards"] == [rows[0][0], rows[-1][0]]
+    st_rows += rows
+by_shard = {}
+for i, d in enumerate(ix["shards"]):
+    if d.get("requests"):
+        by_shard[i] = [el for c, _, el in shard_rows(rep, d)[0] if c == 0]
+t.ok(st_ok and [row[0] for row in st_rows] == sorted(by_shard),
+     "search-text shards verify, stay within 4 MiB and hold one row per catalog shard with requests, in order")
+
+
+def fields(el):
+    v = [el.get(k) for k in ("id", "session", "agent", "conversation")]
+    v += list(el.get("server_ids") or []) + list(el.get("workers") or [])
+    return [x.lower() for x in v if isinstance(x, str)]
+
+
+text_ok = True
+for shard, text, us, rs in st_rows:
+    els = by_shard[shard]
+    recs = text.split(rs)
+    text_ok = text_ok and len(us) == 1 and len(rs) == 1 and us != rs and len(recs) == len(els)
+    for el, rec in zip(els, recs):
+        fs = fields(el)
+        text_ok = text_ok and rec.split(us) == (fs or [""]) and all(us not in f and rs not in f for f in fs)
+t.ok(text_ok, "each request's search text is its lowercased fields, joined by separators none of them holds")
+t.ok(any("straße-äöü|σας~x" in row[1] for row in st_rows) and all(row[2] not in "|~" for row in st_rows),
+     "search text is lowercased (final sigma included) and a separator never occurs in it")
+
 # id index
 ids = []
 lk_ok = True
@@ -169,7 +209,8 @@ for r_ in doc["requests"]:
 t.eq(ix["density"], bins, "the request density counts the requests touching each bin")
 
 man = json.load(open(os.path.join(rep, "manifest.json")))
-t.ok(all(d["url"] in man["files"] for d in ix["shards"] + ix["lookup"]), "the manifest lists every catalog shard")
+t.ok(all(d["url"] in man["files"] for d in ix["shards"] + ix["lookup"] + ix["search"]),
+     "the manifest lists every catalog, lookup and search-text shard")
 
 # small and single-file reports keep the collections embedded
 small = os.path.join(t.tmp, "small.json")
