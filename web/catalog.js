@@ -11,6 +11,7 @@
 
 const DSCatalog = (() => {
   const REQ = 0, SESS = 1, SPANS = 2, ITERS = 3;
+  const COLLS = ['requests', 'sessions', 'server_spans', 'iterations'];
   const AHEAD = 3;
 
   class Catalog {
@@ -310,10 +311,61 @@ const DSCatalog = (() => {
       return got.sort((a, b) => a[0] - b[0]).map((x) => x[1]);
     }
 
+    /* The unsorted page of a window query over the shards of one kind
+     * whose rows come in catalog order (the index's ordinal_order): a shard
+     * wholly inside [v.from, v.to] by its bounds counts from its
+     * descriptor, the others are read, and of the rest only the shards
+     * holding the page [offset, offset + limit) are read.  keep(el): the
+     * window test; aside(el): an element counted apart (unaligned
+     * iterations) or null.  {total, skipped (matches before list), list,
+     * aside}, or null without ordinal order. */
+    async windowPage(kind, c, v, keep, aside, signal) {
+      const name = COLLS[c], D = this.ix.shards;
+      if (!this.ix.ordinal_order || this.ix.ordinal_order[name] !== true) return null;
+      const idxs = this.shardsOf(kind, v.from, v.to);
+      const n = idxs.map((i) => (D[i].bounds && D[i].bounds[2] <= v.to && D[i].bounds[1] >= v.from ? D[i][name] || 0 : null));
+      const kept = new Map();
+      let apart = 0;
+      const read = async (list) => this.stream(list.map((i) => D[i]), (rows, k) => {
+        const l = [];
+        for (const r of rows) {
+          if (r[0] !== c) continue;
+          if (aside && aside(r[2])) apart++;
+          else if (keep(r[2])) l.push(r[2]);
+        }
+        kept.set(list[k], l);
+      }, signal);
+      await read(idxs.filter((_, k) => n[k] === null));
+      let total = 0;
+      idxs.forEach((i, k) => { if (n[k] === null) n[k] = kept.get(i).length; total += n[k]; });
+      const hi = v.offset + v.limit, need = [];
+      let at = 0, skipped = null;
+      idxs.forEach((i, k) => {
+        if (n[k] && at < hi && at + n[k] > v.offset) { if (skipped === null) skipped = at; need.push(i); }
+        at += n[k];
+      });
+      /* (a shard with bounds holds nothing aside: all were counted above) */
+      await read(need.filter((i) => !kept.has(i)));
+      return { total, skipped: skipped || 0, list: [].concat(...need.map((i) => kept.get(i))), aside: apart };
+    }
+
+    /* The local answer of fn over a windowPage w (params' offset moved to
+     * the page's first shard), with w's total and the asked offset. */
+    fromPage(fn, key, w, params, v) {
+      const a = fn(this.view(key, w.list), Object.assign({}, params, { offset: v.offset - w.skipped }));
+      a.total = w.total;
+      a.offset = v.offset;
+      return a;
+    }
+
     async listSessions(params) {
       const Q = DSQuery, given = Q.given;
       const v = Q.validate(this.cat, params, { session: 'string', agent: 'string' });
       Q.listSessions(this.view('sessions', []), params); /* the sort's errors */
+      if (!given(v.session) && !given(v.agent) && !given((params || {}).sort)) {
+        const w = await this.windowPage('sessions', SESS, v, (s) => s.start <= v.to && s.end >= v.from, null);
+        if (w) return this.fromPage(Q.listSessions, 'sessions', w, params, v);
+      }
       let idxs = this.shardsOf('sessions', v.from, v.to);
       if (given(v.session)) {
         const only = await this.sessionShards([v.session]);
@@ -328,6 +380,10 @@ const DSCatalog = (() => {
       const Q = DSQuery;
       const v = Q.validate(this.cat, params, {});
       Q.queryServerSpans(this.view('server_spans', []), params);
+      if (!Q.given((params || {}).sort)) {
+        const w = await this.windowPage('server_spans', SPANS, v, (s) => s.start <= v.to && s.end >= v.from, null);
+        if (w) return this.fromPage(Q.queryServerSpans, 'server_spans', w, params, v);
+      }
       const list = await this.collect(this.shardsOf('server_spans', v.from, v.to), SPANS,
         (s) => s.start <= v.to && s.end >= v.from);
       return Q.queryServerSpans(this.view('server_spans', list), params);
@@ -337,6 +393,16 @@ const DSCatalog = (() => {
       const Q = DSQuery, given = Q.given;
       const v = Q.validate(this.cat, params, { worker: 'string', rank: 'integer' });
       Q.queryIterations(this.view('iterations', []), params);
+      if (!given(v.worker) && !given(v.rank) && !given((params || {}).sort)) {
+        /* an iteration without start is counted apart (unaligned_rows) */
+        const w = await this.windowPage('iterations', ITERS, v,
+          (r) => r.start <= v.to && (r.end === null ? r.start : r.end) >= v.from, (r) => r.start === null);
+        if (w) {
+          const a = this.fromPage(Q.queryIterations, 'iterations', w, params, v);
+          a.unaligned_rows = w.aside;
+          return a;
+        }
+      }
       const list = await this.collect(this.shardsOf('iterations'), ITERS, (r) => (!given(v.worker) || r.worker === v.worker) &&
         (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank));
       return Q.queryIterations(this.view('iterations', list), params);

@@ -78,6 +78,19 @@ const DSApp = (() => {
       return this.getState();
     }
 
+    /* A link's request whose catalog shard is not loaded yet: loads it
+     * through the id index, then selects the request (unless another was
+     * selected meanwhile); an unknown id is ignored, as sanitize does. */
+    followRequest(id) {
+      if (typeof id !== 'string' || this.requestIds.has(id) || !this.catalog.sharded) return null;
+      const before = this.state.request;
+      return this.catalog.loadRequest(id).then((r) => {
+        if (!r || this.state.request !== before) return;
+        this.scrollSel = true;
+        this.update({ request: id }, { push: false });
+      }, (e) => { if (!e || e.name !== 'AbortError') this.showError(e.message, true); });
+    }
+
     selectRange(from, to) {
       DSQuery.validate(this.cat, { from, to });
       return this.update({ from, to });
@@ -368,7 +381,10 @@ const DSApp = (() => {
       ev.preventDefault();
     });
     const restore = () => {
-      if (location.hash !== app.fragment()) app.update(App.parseFragment(location.hash), { push: false });
+      if (location.hash === app.fragment()) return;
+      const p = App.parseFragment(location.hash);
+      app.update(p, { push: false });
+      app.followRequest(p.request);
     };
     window.addEventListener('hashchange', restore);
     window.addEventListener('popstate', restore);
@@ -422,7 +438,8 @@ const DSApp = (() => {
     }
     app.state.pinnedMetrics = pins;
     app.state.tab = app.catalog.counts().requests ? 'requests' : cat.metrics.length ? 'metrics' : 'nsight';
-    Object.assign(app.state, app.sanitize(App.parseFragment(location.hash)));
+    const linked = App.parseFragment(location.hash);
+    Object.assign(app.state, app.sanitize(linked));
     app.views = [DSHeader, DSAxis, DSRequests, DSMetrics, DSNsight];
     bindControls(app);
     const anyShards = cat.profiles.some((p) => (p.event_chunks || []).length || (p.cpu && (p.cpu.chunks || []).length)) ||
@@ -435,6 +452,7 @@ const DSApp = (() => {
     Object.defineProperty(window, 'traceExplorer', { value: api, writable: false, configurable: false, enumerable: true });
     window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: API_VERSION } }));
     app.load();
+    app.followRequest(linked.request);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

@@ -172,5 +172,13 @@ await runTest(tap, 'catalog', async () => {
   const found = await p.locator('#req-table .hint').textContent();
   const cliN = dquery(rep, 'requests', { search: r0.id.slice(-5), limit: 1 }).ok.total;
   tap.ok(found.includes(`of ${cliN} requests`) && found.includes('matching the search'), 'the search finds what dsight query finds', [found, cliN]);
+  /* a link to a request whose session is not loaded: loaded through the
+   * id index on open, then selected */
+  await p.goto('about:blank');
+  await p.goto(`${server.base}/index.html#from=0&to=${D}&tab=requests&request=${encodeURIComponent(r0.id)}`);
+  await p.evaluate(() => window.__dsReady);
+  const linked = await p.waitForFunction((id) => window.traceExplorer.getState().request === id, r0.id, { timeout: 20000 })
+    .then(() => true, () => false);
+  tap.ok(linked, `a link to ${r0.id} (session not loaded) selects it after loading its session`);
   tap.ok(v.errors.length === 0, 'no page errors', v.errors);
 });
