@@ -169,21 +169,37 @@ const DSCatalog = (() => {
         return false;
       });
       await this.stream(descs, (rows) => {
-        for (const [shard, text, us, rs] of rows) {
+        for (const [shard, text, us, rs, gs] of rows) {
           if (!want.has(shard)) continue;
           if (text === null) { hits.set(shard, null); continue; }
-          /* no field holds us or rs: a needle holding one matches nothing,
-           * and a hit of any other never spans two fields */
-          if (needle.includes(us) || needle.includes(rs)) continue;
+          /* no field holds a separator: a needle holding one matches
+           * nothing, and a hit of any other lies inside one field */
+          if (needle.includes(us) || needle.includes(rs) || needle.includes(gs)) continue;
           let p = text.indexOf(needle);
           if (p < 0) continue;
+          /* groups (gs between them): the fields all their requests hold,
+           * then each request (rs before it) with its other fields; k
+           * requests before the group [g0, gEnd), j the index in it of the
+           * request whose rs is at `at` */
           const got = new Set();
-          let k = 0, end = text.indexOf(rs);
+          const endOf = (a) => { const e = text.indexOf(gs, a); return e < 0 ? text.length : e; };
+          let k = 0, g0 = 0, gEnd = endOf(0), at = -1, j = -1;
+          const pass = (lim) => {
+            for (let q = text.indexOf(rs, at < 0 ? g0 : at + 1); q >= 0 && q < lim; q = text.indexOf(rs, q + 1)) { at = q; j++; }
+          };
           while (p >= 0) {
-            while (end >= 0 && end < p) { k++; end = text.indexOf(rs, end + 1); }
-            got.add(k);
-            if (end < 0) break;
-            p = text.indexOf(needle, end + 1);
+            while (p > gEnd) { pass(gEnd); k += j + 1; g0 = gEnd + 1; gEnd = endOf(g0); at = -1; j = -1; }
+            pass(p);
+            let stop = gEnd;
+            if (j < 0) { /* a shared field: every request of the group */
+              pass(gEnd);
+              for (let x = 0; x <= j; x++) got.add(k + x);
+            } else {
+              got.add(k + j);
+              const q = text.indexOf(rs, p);
+              if (q >= 0 && q < gEnd) stop = q;
+            }
+            p = stop < text.length ? text.indexOf(needle, stop + 1) : -1;
           }
           hits.set(shard, got);
         }
