@@ -203,7 +203,12 @@ const DSCatalog = (() => {
           }
           hits.set(shard, got);
         }
-      }, signal, progress);
+      }, signal, progress, (d) => {
+        /* read past the cache: the text of every request would evict
+         * everything else from it, and itself before the next search */
+        const hit = this.store.peek(d);
+        return hit ? Promise.resolve(hit) : this.store.text(d, signal).then((t) => this.store.rows(d, t));
+      });
       return hits;
     }
 

@@ -33,8 +33,9 @@
 
 /* Decoded bytes of a search-text shard: 8 catalog shard budgets.  A full
  * search reads every search-text shard, and a fetch costs more than its
- * bytes (the text of a million requests is about 90 MB, gzip about 9 MB:
- * 23 fetches instead of 180); parsing one is a few long strings. */
+ * bytes (the text of a million generated requests is about 62 MB, gzip
+ * about 9 MB: 15 fetches instead of about 120); parsing one is a few long
+ * strings. */
 #define CATSEARCH_MAX_DECODED (4u * 1024u * 1024u)
 
 struct catsearch {
