@@ -10,16 +10,17 @@
  * the byte 0xFF), so a viewer scans a few compact strings with indexOf
  * instead of parsing every request.
  *
- * A search-text shard is a JSON array of rows [shard, text, us, rs]: shard
- * the catalog shard's index; text its requests' fields in its row order,
- * a request's fields joined by the one-character string us, requests
- * joined by rs; us and rs two distinct characters that occur in none of
- * the row's fields (so a needle holding either matches nothing, and a
- * needle without them never matches across two fields).  When no such
- * pair exists text is null and us, rs are "" (the viewer reads that
- * catalog shard's requests instead).  Rows are packed in catalog shard
- * order under CATSEARCH_MAX_DECODED (a row over it gets a shard of its
- * own).
+ * A search-text shard is a JSON array of rows [shard, text, us, rs, gs]:
+ * shard the catalog shard's index; text its requests' fields in its row
+ * order, by session group: groups joined by gs, each one the fields every
+ * request of the group holds (each once), then per request rs and its
+ * other fields (each once); fields joined by us.  us, rs and gs are three
+ * distinct characters that occur in none of the row's fields (so a needle
+ * holding one matches nothing, and a needle without them never matches
+ * across two fields).  When no three such characters exist text is null
+ * and us, rs, gs are "" (the viewer reads that catalog shard's requests
+ * instead).  Rows are packed in catalog shard order under
+ * CATSEARCH_MAX_DECODED (a row over it gets a shard of its own).
  */
 #ifndef DSIGHT_CATSEARCH_H
 #define DSIGHT_CATSEARCH_H
@@ -41,7 +42,7 @@
 struct catsearch {
 	const char *dir;   /* borrowed: where shards are written */
 	struct buf group;  /* the group's requests: fields, 0xFE after each */
-	struct buf shard;  /* the current catalog shard's requests, likewise */
+	struct buf shard;  /* the current catalog shard's text, marks for separators */
 	struct buf pack;   /* rows of the search-text shard being filled */
 	uint64_t rows;     /* rows in pack */
 	uint64_t first, last; /* the catalog shards of its first and last rows */
