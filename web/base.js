@@ -72,15 +72,35 @@ const DSUI = (() => {
   function setupCanvas(c, height, ownWidth) {
     const dpr = window.devicePixelRatio || 1;
     const w = Math.max(200, !ownWidth && fixedWidth ? fixedWidth : c.parentElement ? c.parentElement.clientWidth : 800);
-    c.style.height = height + 'px';
-    c.width = Math.round(w * dpr);
-    c.height = Math.round(height * dpr);
-    const ctx = c.getContext('2d');
+    const pw = Math.round(w * dpr), ph = Math.round(height * dpr);
+    let ctx;
+    if (c.style.height !== height + 'px') c.style.height = height + 'px';
+    if (c.width !== pw || c.height !== ph) {
+      /* a new size allocates a new bitmap: only when the size changes */
+      c.width = pw;
+      c.height = ph;
+      ctx = c.getContext('2d');
+    } else {
+      /* same size: reset the state and clear, keeping the bitmap */
+      ctx = c.getContext('2d');
+      if (ctx.reset) ctx.reset();
+      else { c.width = pw; }
+    }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, w, height);
     ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
     ctx.textBaseline = 'middle';
     return { ctx, w, h: height };
+  }
+
+  /* A track's height that only grows while it shows the same kind of
+   * drawing (key): panning does not make the tracks jump, and a canvas
+   * keeps its bitmap instead of allocating one per window. */
+  function stickyHeight(tr, key, h) {
+    if (tr.hKey === key && tr.hPx > h) return tr.hPx;
+    tr.hKey = key;
+    tr.hPx = h;
+    return h;
   }
 
   /* The time mapping shared by every track. */
@@ -185,6 +205,6 @@ const DSUI = (() => {
     return dl;
   }
 
-  return { GUTTER, RPAD, PALETTE, setWidth, trackWidth, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
+  return { GUTTER, RPAD, PALETTE, setWidth, trackWidth, stickyHeight, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
     attachDrag, toast, kv };
 })();

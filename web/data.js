@@ -106,7 +106,7 @@ const DSData = (() => {
       let fl = this.inflight.get(key);
       if (!fl) {
         const ctrl = new AbortController();
-        fl = { ctrl, waiters: 0, promise: null };
+        fl = { ctrl, waiters: 0, promise: null, quiet: false };
         const mine = fl;
         fl.promise = this._load(desc, ctrl.signal).then((rows) => {
           if (this.inflight.get(key) === mine) this.inflight.delete(key);
@@ -114,12 +114,13 @@ const DSData = (() => {
           return rows;
         }, (err) => {
           if (this.inflight.get(key) === mine) this.inflight.delete(key);
-          if (err && err.name !== 'AbortError') this._report(desc, err);
+          if (err && err.name !== 'AbortError' && !mine.quiet) this._report(desc, err);
           throw err;
         });
         fl.promise.catch(() => {});
         this.inflight.set(key, fl);
       }
+      fl.quiet = false;
       fl.waiters++;
       if (!signal) return fl.promise.finally(() => { fl.waiters--; });
       return new Promise((resolve, reject) => {
@@ -145,6 +146,18 @@ const DSData = (() => {
           reject(err);
         });
       });
+    }
+
+    /* Loads small shards the view is likely to ask for next into the
+     * cache, one fetch each, without waiting; a failure is not reported
+     * here (the view that needs the shard reports it). */
+    prefetch(descs) {
+      for (const d of descs) {
+        if (this.lru.has(d.sha256) || this.inflight.has(d.sha256) || d.decoded_bytes > this.budget / 64) continue;
+        this.get(d).catch(() => {});
+        const fl = this.inflight.get(d.sha256);
+        if (fl && fl.waiters === 1) fl.quiet = true;
+      }
     }
 
     _insert(key, rows, bytes) {

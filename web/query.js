@@ -354,6 +354,14 @@ const DSQuery = (() => {
   async function scanNsys(cat, store, v, signal, onRow, onName) {
     const profs = selectJoined(cat, v);
     const needle = given(v.name) ? lower(v.name) : null;
+    if (onName && needle === null) {
+      /* the build's name sums are a few small shards per profile: fetch
+       * them all at once instead of one profile after the other */
+      for (const p of profs) {
+        const sums = nameSums(cat, p, v.from, v.to);
+        if (sums) for (const d of sums) if (overlaps(d, v.from, v.to)) store.get(d, signal).catch(() => {});
+      }
+    }
     for (const p of profs) {
       const mask = p.names.map((n) => needle === null || (typeof n === 'string' && lower(n).includes(needle)));
       if (!mask.some(Boolean)) continue;
@@ -434,6 +442,8 @@ const DSQuery = (() => {
     const profs = selectProfiles(cat, v).filter((p) => p.cpu);
     const counts = new Map();
     let totalSamples = 0;
+    if (v.from === 0 && v.to === cat.meta.duration) /* every profile's stack counts at once */
+      for (const p of profs) for (const d of p.cpu.stack_sums || []) store.get(d, signal).catch(() => {});
     for (const p of profs) {
       const names = p.cpu.names || [], stacks = p.cpu.stacks || [];
       const stackSyms = stacks.map((st) => [...new Set(st.map((i) => names[i]))]);

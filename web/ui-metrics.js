@@ -93,9 +93,13 @@ const DSMetrics = (() => {
       kids.push(ch.root);
     }
     for (const k of [...charts.keys()]) if (!keep.has(k)) charts.delete(k);
-    sec.replaceChildren(...kids);
+    /* the same pins keep their charts in place (no re-layout) */
+    if (sec.childNodes.length !== kids.length || kids.some((k, i) => i && sec.childNodes[i] !== k)) sec.replaceChildren(...kids);
+    else if (sec.firstChild.textContent !== head.textContent) sec.replaceChild(head, sec.firstChild);
     for (const name of pins) {
       const ch = charts.get(name);
+      /* a drawn chart keeps its drawing until the window's points replace it */
+      if (ch.drawn) continue;
       const { ctx, w } = DSUI.setupCanvas(ch.canvas, H);
       ch.scale = DSUI.scale(app.state.from, app.state.to, w);
       ctx.fillStyle = '#98a2b3';
@@ -235,6 +239,7 @@ const DSMetrics = (() => {
 
   function draw(app, ch, hoverX) {
     const { ctx, w } = DSUI.setupCanvas(ch.canvas, H);
+    ch.drawn = true;
     const s = DSUI.scale(app.state.from, app.state.to, w);
     ch.scale = s;
     const top = 8, bot = H - 16;

@@ -7,7 +7,8 @@
 
 const DSNsight = (() => {
   const BUDGET = 20000, LANE = 14, MAXDEPTH = 10, THEAD = 14;
-  const tracks = new Map(); /* profile id -> {canvas, scale, hits, mode} */
+  const tracks = new Map(); /* profile id -> {canvas, scale, hits, mode}: the shown tracks */
+  const kept = new Map(); /* profile id -> its track, shown or not */
   let cpuSeq = 0, cpuForced = '';
   const CPU_AUTO = 60000; /* samples the hotspots scan without asking */
 
@@ -48,43 +49,75 @@ const DSNsight = (() => {
     return `hsl(${h} 62% 62%)`;
   }
 
+  /* The track of profile p, built once and kept across renders: a window
+   * change keeps the canvas (and its last drawing, hover and hits) until
+   * the new rows are drawn, so nothing is re-laid out or re-allocated. */
+  function trackOf(app, p) {
+    const { el } = DSUI;
+    let tr = kept.get(p.id);
+    if (tr) return tr;
+    const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
+    tr = { p, canvas, mode: null, n: 0, scale: null, hits: [], label: el('div', { class: 'density-label' }) };
+    tr.label.hidden = true;
+    tr.root = [el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
+      el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
+      p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''), tr.label, el('div', { class: 'sec-body' }, canvas)];
+    DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectArea(a, b), (ev, x, y) => {
+      const h = hitTest(tr, x, y);
+      if (h) app.update({ nsysEvent: DSQuery.nsysItem(p, h), profile: app.state.profile, tab: 'nsight' });
+    });
+    canvas.addEventListener('mousemove', (ev) => hover(app, tr, ev));
+    canvas.addEventListener('mouseleave', DSUI.hideTip);
+    kept.set(p.id, tr);
+    return tr;
+  }
+
   function renderSection(app) {
     const { el } = DSUI;
     const sec = document.getElementById('sec-nsight');
     const profs = shown(app);
     const ws = app.state.profile === null ? app.state.workers : [];
-    const kids = [el('div', { class: 'sec-head' }, 'Nsight NVTX', el('span', { class: 'muted', text: app.cat.profiles.length
-      ? `${profs.length} of ${app.cat.profiles.length} profiles${ws.length ? ` · workers ${ws.join(', ')}` : ''}` : 'no Nsight profile in the evidence' }),
-    ws.length ? el('button', { class: 'small', id: 'btn-all-profiles', onclick: () => app.update({ workers: [] }) }, 'show all profiles') : '')];
+    const headText = app.cat.profiles.length
+      ? `${profs.length} of ${app.cat.profiles.length} profiles${ws.length ? ` · workers ${ws.join(', ')}` : ''}` : 'no Nsight profile in the evidence';
+    const layout = `${headText}|${profs.map((p) => p.id).join(',')}`;
     tracks.clear();
+    const kids = [];
+    const view = `${app.state.from},${app.state.to}`;
     for (const p of profs) {
       const n = candidates(p, app.state.from, app.state.to);
       const mode = n <= BUDGET ? 'exact' : DSSummary.has(p) ? 'summary' : 'density';
-      const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
+      const tr = trackOf(app, p);
+      const canvas = tr.canvas;
+      const modeChanged = tr.mode !== mode;
+      tr.mode = mode; tr.n = n;
       canvas.dataset.mode = mode;
-      const tr = { p, canvas, mode, n, scale: null, hits: [] };
       tracks.set(p.id, tr);
-      kids.push(el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
-        el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
-        p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''),
-      mode === 'summary' ? el('div', { class: 'density-label summary-label', text: `Summary tracks: per thread, the dominant NVTX name of each bin (build-time summaries; hover for the top names). ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
-      mode === 'density' ? el('div', { class: 'density-label', text: `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` }) : '',
-      el('div', { class: 'sec-body' }, canvas));
-      DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectArea(a, b), (ev, x, y) => {
-        const h = hitTest(tr, x, y);
-        if (h) app.update({ nsysEvent: DSQuery.nsysItem(p, h), profile: app.state.profile, tab: 'nsight' });
-      });
-      canvas.addEventListener('mousemove', (ev) => hover(app, tr, ev));
-      canvas.addEventListener('mouseleave', DSUI.hideTip);
+      kids.push(...tr.root);
+      const label = mode === 'summary' ? `Summary tracks: per thread, the dominant NVTX name of each bin (build-time summaries; hover for the top names). ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.`
+        : mode === 'density' ? `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` : '';
+      if (tr.label.textContent !== label) tr.label.textContent = label;
+      tr.label.hidden = !label;
+      tr.label.classList.toggle('summary-label', mode === 'summary');
+      if (canvas.dataset.drawn !== view) delete canvas.dataset.drawn;
       if (mode === 'density') drawDensity(app, tr);
-      else {
+      else if (mode === 'exact' && !n) drawExact(app, tr, []);
+      else if (modeChanged || !canvas.dataset.labels) {
+        /* nothing of this mode drawn yet: say what is coming (a kept
+         * drawing of the same mode stays until the new one replaces it) */
         const { ctx, w } = DSUI.setupCanvas(canvas, 30);
         tr.scale = DSUI.scale(app.state.from, app.state.to, w);
+        tr.hits = [];
+        tr.summary = null;
+        delete canvas.dataset.labels;
         ctx.fillStyle = '#98a2b3';
-        ctx.fillText(mode === 'summary' ? 'loading the NVTX summary…' : n ? `loading ${DSUI.fmtNum(n)} candidate rows…` : 'no NVTX range in this window', tr.scale.x0 + 8, 15);
+        ctx.fillText(mode === 'summary' ? 'loading the NVTX summary…' : `loading ${DSUI.fmtNum(n)} candidate rows…`, tr.scale.x0 + 8, 15);
       }
     }
-    sec.replaceChildren(...kids);
+    if (sec.dataset.layout !== layout || sec.childNodes.length !== kids.length + 1 || kids.some((k, i) => sec.childNodes[i + 1] !== k)) {
+      sec.replaceChildren(el('div', { class: 'sec-head' }, 'Nsight NVTX', el('span', { class: 'muted', text: headText }),
+        ws.length ? el('button', { class: 'small', id: 'btn-all-profiles', onclick: () => app.update({ workers: [] }) }, 'show all profiles') : ''), ...kids);
+      sec.dataset.layout = layout;
+    }
   }
 
   function drawDensity(app, tr) {
@@ -135,19 +168,24 @@ const DSNsight = (() => {
   function drawExact(app, tr, rows) {
     const p = tr.p;
     const threads = layoutThreads(p, rows);
-    const height = Math.max(24, threads.reduce((a, t) => a + THEAD + t.lanes * LANE + 4, 0));
+    const height = DSUI.stickyHeight(tr, 'exact', Math.max(24, threads.reduce((a, t) => a + THEAD + t.lanes * LANE + 4, 0)));
     const { ctx, w } = DSUI.setupCanvas(tr.canvas, height);
     const s = DSUI.scale(app.state.from, app.state.to, w);
     tr.scale = s;
     tr.hits = [];
+    tr.summary = null;
     if (!rows.length) {
       ctx.fillStyle = '#98a2b3';
       ctx.fillText('no NVTX range in this window', s.x0 + 8, 12);
+      tr.canvas.dataset.labels = '0';
+      tr.canvas.dataset.drawn = `${app.state.from},${app.state.to}`;
       return;
     }
     let y = 0, labelled = 0;
     const sel = app.state.nsysEvent;
     const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
+    const hit = new Map();
+    const matches = (i) => { let m = hit.get(i); if (m === undefined) hit.set(i, m = String(p.names[i]).toLowerCase().includes(needle)); return m; };
     for (const t of threads) {
       ctx.fillStyle = '#f9fafb';
       ctx.fillRect(0, y, w, THEAD + t.lanes * LANE);
@@ -155,22 +193,25 @@ const DSNsight = (() => {
       ctx.fillText(DSUI.clipText(ctx, `tid ${t.tid}${t.name ? ' · ' + t.name : ''}`, DSUI.GUTTER - 12), 8, y + THEAD / 2 + 1);
       ctx.save();
       ctx.beginPath(); ctx.rect(s.x0, y, s.x1 - s.x0, THEAD + t.lanes * LANE); ctx.clip();
-      let lastCol = -1, lastLane = -1;
+      let lastCol = -1, lastLane = -1, lastName = null, lastAlpha = 1;
       for (const [r, d] of t.placed) {
         const a = Math.max(s.x(r[0]), s.x0 - 2), b = Math.min(s.x(r[1]), s.x1 + 2);
         const yy = y + THEAD + d * LANE;
         const wpx = Math.max(1, b - a);
         if (wpx < 1.01 && Math.floor(a) === lastCol && d === lastLane) continue;
         lastCol = Math.floor(a); lastLane = d;
-        ctx.fillStyle = colorFor(r[2]);
-        ctx.globalAlpha = needle && !String(p.names[r[2]]).toLowerCase().includes(needle) ? 0.15 : 1;
+        /* a canvas parses every colour it is given: set it only when it changes */
+        if (r[2] !== lastName) { ctx.fillStyle = colorFor(r[2]); lastName = r[2]; }
+        const alpha = needle && !matches(r[2]) ? 0.15 : 1;
+        if (alpha !== lastAlpha) { ctx.globalAlpha = alpha; lastAlpha = alpha; }
         ctx.fillRect(a, yy, wpx, LANE - 2);
-        ctx.globalAlpha = 1;
         if (sel && sel.profile === p.id && sel.rowid === r[4]) {
           ctx.strokeStyle = '#f79009'; ctx.lineWidth = 2; ctx.strokeRect(a - 1, yy - 1, wpx + 2, LANE);
         }
         if (wpx > 40) {
           ctx.fillStyle = '#101828';
+          lastName = null;
+          if (lastAlpha !== 1) { ctx.globalAlpha = 1; lastAlpha = 1; }
           ctx.fillText(DSUI.clipText(ctx, p.names[r[2]], wpx - 6), Math.max(a, s.x0) + 3, yy + (LANE - 2) / 2);
           labelled++;
         }
@@ -277,6 +318,8 @@ const DSNsight = (() => {
     if (app.state.profile !== null) params.profile = app.state.profile;
     const key = JSON.stringify(params), n = cpuCandidates(app, params.from, params.to);
     if (n > CPU_AUTO && cpuForced !== key) {
+      /* a wide window: the whole run's hotspots (the build's stack counts) are likely next */
+      for (const p of shown(app)) if (p.cpu && p.cpu.stack_sums) app.store.prefetch(p.cpu.stack_sums);
       const box = document.getElementById('cpu-box');
       if (box) box.replaceChildren(DSUI.el('h3', { text: 'CPU hotspots' }), DSUI.el('button', { id: 'btn-cpu', class: 'small',
         onclick: () => { cpuForced = key; app.render(); } }, `Count ${DSUI.fmtNum(n)} candidate samples`),

@@ -91,6 +91,9 @@ const DSRanges = (() => {
       for (const d of pr.event_chunks || []) if (DSQuery.overlaps(d, win[0], win[1])) { rows += d.count; shards++; }
     }
     if (rows > AUTO_ROWS && forced !== key) {
+      /* a wide window: the whole run (its table from the build's name
+       * sums, a few small shards per profile) is likely next */
+      for (const pr of DSNsight.shown(app)) if (pr.nvtx_summary && pr.nvtx_summary.names) app.store.prefetch(pr.nvtx_summary.names);
       box.replaceChildren(el('h3', { text: `Ranges by name in the ${app.state.sel ? 'selection' : 'window'}` }),
         el('button', { id: 'btn-by-name', onclick: () => { forced = key; app.render(); } },
           `Summarise ${DSUI.fmtNum(rows)} candidate ranges (streams ${shards} shards)`),

@@ -51,7 +51,7 @@ const DSSummary = (() => {
       byThread.get(r[1]).push(r);
     }
     const ths = [...byThread.keys()].sort((a, b) => a - b);
-    const height = Math.max(24, ths.length * (THEAD + ROW + 2));
+    const height = DSUI.stickyHeight(tr, 'summary', Math.max(24, ths.length * (THEAD + ROW + 2)));
     const { ctx, w } = DSUI.setupCanvas(tr.canvas, height);
     const s = DSUI.scale(app.state.from, app.state.to, w);
     tr.scale = s;
@@ -60,10 +60,13 @@ const DSSummary = (() => {
     if (!rows.length) {
       ctx.fillStyle = '#98a2b3';
       ctx.fillText('no NVTX range in this window', s.x0 + 8, 12);
+      tr.canvas.dataset.labels = '0';
       return;
     }
     const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
     const nameOf = (i) => (typeof p.names[i] === 'string' ? p.names[i] : i < 0 ? '(no name)' : `#${i}`);
+    const hit = new Map();
+    const matches = (i) => { let m = hit.get(i); if (m === undefined) hit.set(i, m = nameOf(i).toLowerCase().includes(needle)); return m; };
     const runs = []; /* labelled cells: [name index, first bin, last bin, tid, y] */
     const colors = new Map();
     /* a name's weight in a cell: the time of its ranges inside the bins, or,
@@ -80,24 +83,27 @@ const DSSummary = (() => {
       ctx.save();
       ctx.beginPath(); ctx.rect(s.x0, y, s.x1 - s.x0, THEAD + ROW); ctx.clip();
       const cells = new Map(); /* cell -> {names: Map(name -> weight), b0, b1} */
+      let lastCol = null, lastAlpha = -1;
       for (const r of list) {
         const a = Math.max(s.x(r[0] * lv.width), s.x0 - 2), b = Math.min(s.x((r[0] + 1) * lv.width), s.x1 + 2);
         let inner = 0, match = !needle;
         for (let i = 3; i + 3 < r.length; i += 4) {
           inner += r[i + 1];
-          if (!match && nameOf(r[i]).toLowerCase().includes(needle)) match = true;
+          if (!match && matches(r[i])) match = true;
         }
         const enclosedOnly = inner === 0, alpha = match ? 0.35 + 0.65 * (enclosedOnly ? 1 : Math.min(1, inner / lv.width)) : 0.12;
         let col = colors.get(r[3]);
         if (!col) colors.set(r[3], col = colorFor(r[3]));
-        ctx.fillStyle = col;
-        ctx.globalAlpha = alpha;
+        /* a canvas parses every colour it is given: set it only when it changes */
+        if (col !== lastCol) { ctx.fillStyle = col; lastCol = col; }
+        if (alpha !== lastAlpha) { ctx.globalAlpha = alpha; lastAlpha = alpha; }
         ctx.fillRect(a, yb, Math.max(1, b - a), ROW - 2);
         const c = Math.floor((Math.max(a, s.x0) - s.x0) / CELL);
         let cell = cells.get(c);
         if (!cell) cells.set(c, cell = { names: new Map(), b0: r[0], b1: r[0] });
         cell.b1 = r[0];
-        for (let i = 3; i + 3 < r.length; i += 4) cell.names.set(r[i], (cell.names.get(r[i]) || 0) + (enclosedOnly ? r[i + 2] : r[i + 1]));
+        const names = cell.names;
+        for (let i = 3; i + 3 < r.length; i += 4) names.set(r[i], (names.get(r[i]) || 0) + (enclosedOnly ? r[i + 2] : r[i + 1]));
       }
       ctx.globalAlpha = 1;
       for (const [c, cell] of cells) {
