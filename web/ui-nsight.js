@@ -57,7 +57,7 @@ const DSNsight = (() => {
     let tr = kept.get(p.id);
     if (tr) return tr;
     const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
-    tr = { p, canvas, mode: null, n: 0, scale: null, hits: [], label: el('div', { class: 'density-label' }) };
+    tr = { p, canvas, mode: null, n: 0, scale: null, hits: [], label: el('div') };
     tr.label.hidden = true;
     tr.root = [el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
       el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
@@ -97,7 +97,8 @@ const DSNsight = (() => {
         : mode === 'density' ? `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` : '';
       if (tr.label.textContent !== label) tr.label.textContent = label;
       tr.label.hidden = !label;
-      tr.label.classList.toggle('summary-label', mode === 'summary');
+      const cls = mode === 'summary' ? 'density-label summary-label' : mode === 'density' ? 'density-label' : '';
+      if (tr.label.className !== cls) tr.label.className = cls;
       if (canvas.dataset.drawn !== view) delete canvas.dataset.drawn;
       if (mode === 'density') drawDensity(app, tr);
       else if (mode === 'exact' && !n) drawExact(app, tr, []);

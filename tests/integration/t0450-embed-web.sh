@@ -24,3 +24,23 @@ for bad in 'x = "</ScRiPt>";' '/* </STYLE> */'; do
 		echo "not ok - embed-web refuses with a message naming the file: $bad"; cat "$tmp/err"
 	fi
 done
+
+# non-ASCII characters become escapes of the asset's language (an ASCII page)
+printf 'const s = "\xe2\x80\xa6";\n' >"$tmp/u.js"
+printf '.a::before { content: "\xe2\x9c\x93"; }\n' >"$tmp/u.css"
+printf '<!doctype html><p>\xe2\x97\x80</p><!--dsight:data-->\n' >"$tmp/u.html"
+if scripts/embed-web "$tmp/u.c" "$tmp/u.html" "$tmp/u.js" "$tmp/u.css" 2>"$tmp/err" &&
+	tr -d '\n\t' <"$tmp/u.c" | grep -q '92,117,50,48,50,54,' &&
+	tr -d '\n\t' <"$tmp/u.c" | grep -q '92,48,48,50,55,49,51,' &&
+	tr -d '\n\t' <"$tmp/u.c" | grep -q '38,35,120,50,53,99,48,59,' &&
+	! grep -Eq '(^|[^0-9])(1[3-9][0-9]|2[0-5][0-9]),' "$tmp/u.c"; then
+	echo "ok - embed-web writes non-ASCII characters as JS, CSS and HTML escapes"
+else
+	echo "not ok - embed-web writes non-ASCII characters as JS, CSS and HTML escapes"; cat "$tmp/err"
+fi
+printf 'const s = "\\\xe2\x80\xa6";\n' >"$tmp/bs.js"
+if scripts/embed-web "$tmp/bs.c" "$tmp/index.html" "$tmp/bs.js" 2>"$tmp/err"; then
+	echo "not ok - embed-web refuses a non-ASCII character after a backslash"
+else
+	echo "ok - embed-web refuses a non-ASCII character after a backslash"
+fi
