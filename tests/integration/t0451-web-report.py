@@ -318,4 +318,20 @@ smf = json.load(open(os.path.join(single, "manifest.json")))
 t.eq(smf["files"], ["index.html", "manifest.json", "trace-data.json.gz"],
      "single-file manifest files")
 
+# the page is pure ASCII, the catalog's other characters as JSON escapes
+uni = json.load(open(tap.FIXTURE))
+uni["meta"]["job"] = "caf\u00e9 \u2192 \U0001F680 run"
+src_uni = os.path.join(t.tmp, "uni.json")
+with open(src_uni, "w", encoding="utf-8") as f:
+    json.dump(uni, f, ensure_ascii=False)
+build(src_uni, os.path.join(t.tmp, "rep-uni"))
+with open(os.path.join(t.tmp, "rep-uni", "index.html"), "rb") as f:
+    raw_uni = f.read()
+m_uni = CATALOG_RE.search(raw_uni.decode("ascii", "replace"))
+text_uni = gzip.decompress(base64.b64decode(m_uni.group(1))) if m_uni else b""
+t.ok(all(b < 128 for b in raw_uni) and all(b < 128 for b in text_uni) and b"\\ud83d\\ude80" in text_uni,
+     "index.html and its catalog text are pure ASCII (JSON escapes, a surrogate pair beyond U+FFFF)")
+t.eq(json.loads(text_uni)["meta"]["job"] if text_uni else None, uni["meta"]["job"],
+     "the escaped catalog reads back the same text")
+
 sys.exit(t.done())
