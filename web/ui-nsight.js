@@ -44,9 +44,17 @@ const DSNsight = (() => {
       el('p', { class: 'muted', text: `Exact ranges are drawn when a profile's candidate rows in the window fit the ${DSUI.fmtNum(BUDGET)}-row display budget; wider windows show the density overview.` }));
   }
 
+  /* The colour of name index i: hue (i * 47) mod 360 at 62% saturation
+   * and lightness, as #rrggbb (a canvas parses hex faster than hsl()). */
+  const hex = new Map();
   function colorFor(i) {
-    const h = (i * 47) % 360;
-    return `hsl(${h} 62% 62%)`;
+    let c = hex.get(i);
+    if (c) return c;
+    const h = (((i * 47) % 360) + 360) % 360, sat = 0.62, l = 0.62, a = sat * Math.min(l, 1 - l);
+    const f = (n) => { const k = (n + h / 30) % 12; return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1)))); };
+    c = '#' + [f(0), f(8), f(4)].map((v) => v.toString(16).padStart(2, '0')).join('');
+    hex.set(i, c);
+    return c;
   }
 
   /* The track of profile p, built once and kept across renders: a window

@@ -71,18 +71,38 @@ const DSSummary = (() => {
     const colors = new Map();
     /* a name's weight in a cell: the time of its ranges inside the bins, or,
      * in bins only enclosing ranges touch, their time */
+    /* a cell's weight per name index + 1 (-1: no name), reset after each cell */
+    let acc = new Float64Array(p.names.length + 2), seen = new Uint8Array(acc.length);
+    const touched = [];
+    const grow = (k) => {
+      const a2 = new Float64Array(2 * k + 2), s2 = new Uint8Array(a2.length);
+      a2.set(acc); s2.set(seen); acc = a2; seen = s2;
+    };
     let y = 0, labelled = 0;
     for (const th of ths) {
       const list = byThread.get(th).sort((a, b) => a[0] - b[0]);
       const tid = ns.threads[th], yb = y + THEAD;
-      tr.summary.rows.set(th, { y0: yb, y1: yb + ROW, bins: new Map(list.map((r) => [r[0], r])), tid });
+      tr.summary.rows.set(th, { y0: yb, y1: yb + ROW, list, tid });
       ctx.fillStyle = '#f9fafb';
       ctx.fillRect(0, y, w, THEAD + ROW);
       ctx.fillStyle = '#344054';
       ctx.fillText(DSUI.clipText(ctx, threadLabel(p, tid), DSUI.GUTTER - 12), 8, y + THEAD / 2 + 1);
       ctx.save();
       ctx.beginPath(); ctx.rect(s.x0, y, s.x1 - s.x0, THEAD + ROW); ctx.clip();
-      const cells = new Map(); /* cell -> {names: Map(name -> weight), b0, b1} */
+      /* cells in order (bins are sorted): [cell, dominant name, first bin, last bin] */
+      const cells = [];
+      let cell = -1, cb0 = 0, cb1 = 0;
+      const flush = () => {
+        if (cell < 0) return;
+        let best = null, bw = -1;
+        for (const k of touched) {
+          const n = k - 1, x = acc[k];
+          if (x > bw || (x === bw && n < best)) { best = n; bw = x; }
+          acc[k] = 0; seen[k] = 0;
+        }
+        touched.length = 0;
+        cells.push([cell, best, cb0, cb1]);
+      };
       let lastCol = null, lastAlpha = -1;
       for (const r of list) {
         const a = Math.max(s.x(r[0] * lv.width), s.x0 - 2), b = Math.min(s.x((r[0] + 1) * lv.width), s.x1 + 2);
@@ -99,25 +119,26 @@ const DSSummary = (() => {
         if (alpha !== lastAlpha) { ctx.globalAlpha = alpha; lastAlpha = alpha; }
         ctx.fillRect(a, yb, Math.max(1, b - a), ROW - 2);
         const c = Math.floor((Math.max(a, s.x0) - s.x0) / CELL);
-        let cell = cells.get(c);
-        if (!cell) cells.set(c, cell = { names: new Map(), b0: r[0], b1: r[0] });
-        cell.b1 = r[0];
-        const names = cell.names;
-        for (let i = 3; i + 3 < r.length; i += 4) names.set(r[i], (names.get(r[i]) || 0) + (enclosedOnly ? r[i + 2] : r[i + 1]));
+        if (c !== cell) { flush(); cell = c; cb0 = r[0]; }
+        cb1 = r[0];
+        for (let i = 3; i + 3 < r.length; i += 4) {
+          const k = Math.max(0, r[i] + 1);
+          if (k >= acc.length) grow(k);
+          if (!seen[k]) { seen[k] = 1; touched.push(k); }
+          acc[k] += enclosedOnly ? r[i + 2] : r[i + 1];
+        }
       }
+      flush();
       ctx.globalAlpha = 1;
-      for (const [c, cell] of cells) {
-        let best = null, bw = -1;
-        for (const [n, x] of cell.names) if (x > bw || (x === bw && n < best)) { best = n; bw = x; }
-        const x0 = s.x0 + c * CELL + 2, text = DSUI.clipText(ctx, nameOf(best), CELL - 10);
+      for (const [c, best, b0, b1] of cells) {
+        const x0 = s.x0 + c * CELL + 2, lab = label(ctx, nameOf(best)), text = lab[0], tw = lab[1];
         if (!text) continue;
-        const tw = ctx.measureText(text).width;
         ctx.fillStyle = 'rgba(255,255,255,0.86)';
         ctx.fillRect(x0, yb + 2, tw + 6, ROW - 6);
         ctx.fillStyle = '#101828';
         ctx.fillText(text, x0 + 3, yb + (ROW - 2) / 2);
         labelled++;
-        if (runs.length < 40) runs.push([best, cell.b0, cell.b1, tid, yb]);
+        if (runs.length < 40) runs.push([best, b0, b1, tid, yb]);
       }
       ctx.restore();
       y += THEAD + ROW + 2;
@@ -125,6 +146,31 @@ const DSSummary = (() => {
     tr.canvas.dataset.level = String(l);
     tr.canvas.dataset.labels = String(labelled); /* names drawn (tests, bench) */
     tr.canvas.dataset.runs = JSON.stringify(runs);
+  }
+
+  /* The row of bin b in list (sorted by bin), or null. */
+  function binOf(list, b) {
+    let lo = 0, hi = list.length - 1;
+    while (lo <= hi) {
+      const m = (lo + hi) >> 1, v = list[m][0];
+      if (v === b) return list[m];
+      if (v < b) lo = m + 1; else hi = m - 1;
+    }
+    return null;
+  }
+
+  /* A cell label's text clipped to the cell and its width, measured once
+   * per name (the font never changes). */
+  const labels = new Map();
+  function label(ctx, name) {
+    let l = labels.get(name);
+    if (!l) {
+      if (labels.size > 20000) labels.clear();
+      const text = DSUI.clipText(ctx, name, CELL - 10);
+      l = [text, text ? ctx.measureText(text).width : 0];
+      labels.set(name, l);
+    }
+    return l;
   }
 
   /* The bin under (x, y) of a summary track: {thread, tid, bin, from, to,
@@ -135,7 +181,7 @@ const DSSummary = (() => {
     for (const [th, row] of sm.rows) {
       if (y < row.y0 || y > row.y1) continue;
       const bin = Math.floor(tr.scale.t(x) / sm.width);
-      const r = row.bins.get(bin);
+      const r = binOf(row.list, bin);
       if (!r) return null;
       return { thread: th, tid: row.tid, bin, from: bin * sm.width, to: (bin + 1) * sm.width, names: r[2],
         top: tops(r).map((t) => Object.assign(t, { label: typeof tr.p.names[t.name] === 'string' ? tr.p.names[t.name] : t.name < 0 ? '(no name)' : `#${t.name}` })) };
