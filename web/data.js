@@ -12,9 +12,9 @@ const DSData = (() => {
     'The run header and request list below come from the page itself.';
 
   function b64ToBytes(text) {
-    const clean = text.replace(/\s+/g, '');
-    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(clean);
-    const bin = atob(clean);
+    /* fromBase64 skips ASCII whitespace itself */
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+    const bin = atob(text.replace(/\s+/g, ''));
     const out = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
     return out;

@@ -190,6 +190,16 @@ const DSApp = (() => {
       return p;
     }
 
+    /* The URL fragment follows the view: a new window is a new history
+     * entry, so Back/Forward walk views. */
+    syncUrl() {
+      const frag = this.fragment();
+      if (location.hash === frag) return;
+      try {
+        if (this.pushView) history.pushState(null, '', frag); else history.replaceState(null, '', frag);
+      } catch (e) { /* file:// in some browsers */ }
+    }
+
     /* Synchronous drawing of every view, then (unless first) async loads. */
     render(noLoad) {
       const moved = this.lastView !== `${this.state.from},${this.state.to}`;
@@ -197,13 +207,7 @@ const DSApp = (() => {
       if (moved && !noLoad) this.clearTransient();
       this.ctrl.abort();
       this.ctrl = new AbortController();
-      const frag = this.fragment();
-      if (location.hash !== frag) {
-        /* a new window is a new history entry: Back/Forward walk views */
-        try {
-          if (this.pushView) history.pushState(null, '', frag); else history.replaceState(null, '', frag);
-        } catch (e) { /* file:// in some browsers */ }
-      }
+      if (!this.booting) this.syncUrl();
       this.pushView = false;
       DSUI.hideTip();
       DSUI.setWidth(document.getElementById('tracks').clientWidth);
@@ -446,12 +450,17 @@ const DSApp = (() => {
       cat.metrics.some((s) => (s.chunks || []).length);
     if (location.protocol === 'file:' && anyShards && !document.querySelector('script[id^="dsight-shard-"]'))
       app.showError(DSData.FILE_HELP);
+    /* the first render writes no URL and reads no stored pane sizes:
+     * both wait until the page is ready */
+    app.booting = true;
     app.render(true);
+    app.booting = false;
     performance.mark('dsight:first-render');
     const api = makeApi(app);
     Object.defineProperty(window, 'traceExplorer', { value: api, writable: false, configurable: false, enumerable: true });
     window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: API_VERSION } }));
-    app.load();
+    app.syncUrl();
+    if (DSPanes.restore()) app.render(); else app.load();
     app.followRequest(linked.request);
   }
 

@@ -37,10 +37,22 @@ const DSPanes = (() => {
     });
   }
 
+  /* The stored sizes are read after the first render (restore): the
+   * first localStorage access of a page costs milliseconds. */
+  const o = {};
+
+  /* Applies the stored sizes; true when there were any (then the caller
+   * renders again). */
+  function restore() {
+    Object.assign(o, load());
+    if (!Object.keys(o).length) return false;
+    apply(o);
+    return true;
+  }
+
   function bind(app) {
     if (bound) return;
     bound = true;
-    const o = load();
     const side = document.getElementById('sidebar'), det = document.getElementById('details');
     const sh = DSUI.el('div', { id: 'split-side', class: 'splitter v', title: 'Drag to resize the side pane; double-click to collapse' });
     side.after(sh);
@@ -68,5 +80,5 @@ const DSPanes = (() => {
     apply(o);
   }
 
-  return { bind };
+  return { bind, restore };
 })();
