@@ -65,11 +65,12 @@ const DSNsight = (() => {
     let tr = kept.get(p.id);
     if (tr) return tr;
     const canvas = el('canvas', { 'aria-label': `NVTX ranges of profile ${p.id}` });
-    tr = { p, canvas, mode: null, n: 0, scale: null, hits: [], label: el('div') };
+    tr = { p, canvas, mode: null, n: 0, scale: null, hits: [], label: el('div'), note: el('div', { class: 'muted track-note' }) };
     tr.label.hidden = true;
+    tr.note.hidden = true;
     tr.root = [el('div', { class: 'prof-head' }, el('b', { text: `${p.worker}${p.rank !== null && p.rank !== undefined ? ' · rank ' + p.rank : ''}` }),
       el('span', { class: 'muted', text: `#${p.id} · ${p.host || ''} · ${DSUI.fmtNum(p.event_count || 0)} ranges` }),
-      p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''), tr.label, el('div', { class: 'sec-body' }, canvas)];
+      p.truncated ? el('span', { class: 'badge', text: 'partial import' }) : ''), tr.label, tr.note, el('div', { class: 'sec-body' }, canvas)];
     DSUI.attachDrag(canvas, () => tr.scale, (a, b) => app.selectArea(a, b), (ev, x, y) => {
       const h = hitTest(tr, x, y);
       if (h) app.update({ nsysEvent: DSQuery.nsysItem(p, h), profile: app.state.profile, tab: 'nsight' });
@@ -111,15 +112,16 @@ const DSNsight = (() => {
       if (mode === 'density') drawDensity(app, tr);
       else if (mode === 'exact' && !n) drawExact(app, tr, []);
       else if (modeChanged || !canvas.dataset.labels) {
-        /* nothing of this mode drawn yet: say what is coming (a kept
+        /* nothing of this mode drawn yet: say what is coming in a line of
+         * text (no canvas bitmap until there is something to draw; a kept
          * drawing of the same mode stays until the new one replaces it) */
-        const { ctx, w } = DSUI.setupCanvas(canvas, 30);
-        tr.scale = DSUI.scale(app.state.from, app.state.to, w);
+        tr.scale = DSUI.scale(app.state.from, app.state.to, DSUI.trackWidth());
         tr.hits = [];
         tr.summary = null;
         delete canvas.dataset.labels;
-        ctx.fillStyle = '#98a2b3';
-        ctx.fillText(mode === 'summary' ? 'loading the NVTX summary…' : `loading ${DSUI.fmtNum(n)} candidate rows…`, tr.scale.x0 + 8, 15);
+        if (canvas.style.height !== '0px') canvas.style.height = '0px';
+        tr.note.textContent = mode === 'summary' ? 'loading the NVTX summary…' : `loading ${DSUI.fmtNum(n)} candidate rows…`;
+        tr.note.hidden = false;
       }
     }
     if (sec.dataset.layout !== layout || sec.childNodes.length !== kids.length + 1 || kids.some((k, i) => sec.childNodes[i + 1] !== k)) {
@@ -130,6 +132,7 @@ const DSNsight = (() => {
   }
 
   function drawDensity(app, tr) {
+    tr.note.hidden = true;
     const { ctx, w, h } = DSUI.setupCanvas(tr.canvas, 48);
     const s = DSUI.scale(app.state.from, app.state.to, w);
     tr.scale = s;
@@ -177,6 +180,7 @@ const DSNsight = (() => {
   function drawExact(app, tr, rows) {
     const p = tr.p;
     const threads = layoutThreads(p, rows);
+    tr.note.hidden = true;
     const height = DSUI.stickyHeight(tr, 'exact', Math.max(24, threads.reduce((a, t) => a + THEAD + t.lanes * LANE + 4, 0)));
     const { ctx, w } = DSUI.setupCanvas(tr.canvas, height);
     const s = DSUI.scale(app.state.from, app.state.to, w);
@@ -234,6 +238,7 @@ const DSNsight = (() => {
 
   /* A track whose shards failed says so instead of drawing partial data. */
   function failed(tr, e) {
+    tr.note.hidden = true;
     const { ctx } = DSUI.setupCanvas(tr.canvas, 30);
     ctx.fillStyle = '#b42318';
     ctx.fillText(DSUI.clipText(ctx, `Ranges not shown: ${e && e.name === 'ShardError' ? 'a detail shard failed (see the error above)' : e.message}`,
@@ -306,6 +311,7 @@ const DSNsight = (() => {
       throw e;
     }
     if (signal.aborted) return;
+    tr.note.hidden = true;
     DSSummary.draw(app, tr, l, rows, colorFor);
     tr.canvas.dataset.drawn = `${from},${to}`;
   }
