@@ -88,7 +88,9 @@ const DSMetrics = (() => {
           el('button', { class: 'unpin', title: 'Unpin', onclick: () => togglePin(app, name), text: '✕' })), legend, el('div', { class: 'sec-body' }, canvas), ch.status);
         charts.set(name, ch);
       }
-      ch.data = null;
+      /* the points of the same window and width are kept (pinning another
+       * family, a change of tab or selection) */
+      if (ch.dataKey !== dataKey(app)) ch.data = null;
       keep.add(name);
       kids.push(ch.root);
     }
@@ -188,11 +190,14 @@ const DSMetrics = (() => {
     return out;
   }
 
+  function dataKey(app) { return `${app.state.from},${app.state.to}|${DSUI.trackWidth()}`; }
+
   async function load(app, signal) {
     const jobs = [];
+    const key = dataKey(app);
     for (const name of app.state.pinnedMetrics) {
       const ch = charts.get(name);
-      if (!ch) continue;
+      if (!ch || (ch.data && ch.dataKey === key)) continue;
       jobs.push((async () => {
         /* six series at a time (a browser's connections per host): fetches overlap, memory stays bounded */
         const data = new Array(ch.series.length);
@@ -216,6 +221,7 @@ const DSMetrics = (() => {
         }
         if (signal.aborted) return;
         ch.data = data;
+        ch.dataKey = key;
         draw(app, ch);
       })());
     }

@@ -119,6 +119,7 @@ const DSNsight = (() => {
         tr.hits = [];
         tr.summary = null;
         delete canvas.dataset.labels;
+        tr.drawnKey = null;
         if (canvas.style.height !== '0px') canvas.style.height = '0px';
         tr.note.textContent = mode === 'summary' ? 'loading the NVTX summary…' : `loading ${DSUI.fmtNum(n)} candidate rows…`;
         tr.note.hidden = false;
@@ -239,6 +240,7 @@ const DSNsight = (() => {
   /* A track whose shards failed says so instead of drawing partial data. */
   function failed(tr, e) {
     tr.note.hidden = true;
+    tr.drawnKey = null;
     const { ctx } = DSUI.setupCanvas(tr.canvas, 30);
     ctx.fillStyle = '#b42318';
     ctx.fillText(DSUI.clipText(ctx, `Ranges not shown: ${e && e.name === 'ShardError' ? 'a detail shard failed (see the error above)' : e.message}`,
@@ -269,9 +271,17 @@ const DSNsight = (() => {
       el('div', { class: 'mono', text: `tid ${r[3]} · row ${r[4]}` })]);
   }
 
+  /* What a track's drawing depends on: a track drawn for the same key is
+   * not loaded or drawn again (pinning a metric, opening the by-name table). */
+  function drawKey(app, tr) {
+    const s = app.state, ev = s.nsysEvent;
+    return `${tr.mode}|${s.from},${s.to}|${DSUI.trackWidth()}|${s.filter}|${ev && tr.mode === 'exact' ? ev.profile + ':' + ev.rowid : ''}`;
+  }
+
   async function load(app, signal) {
     const jobs = [];
     for (const tr of tracks.values()) {
+      if (tr.drawnKey === drawKey(app, tr)) continue;
       if (tr.mode === 'summary') jobs.push(loadSummary(app, tr, signal));
       if (tr.mode !== 'exact' || !tr.n) continue;
       jobs.push((async () => {
@@ -288,6 +298,7 @@ const DSNsight = (() => {
         if (!signal.aborted) {
           drawExact(app, tr, rows);
           tr.canvas.dataset.drawn = `${from},${to}`;
+          tr.drawnKey = drawKey(app, tr);
         }
       })());
     }
@@ -314,6 +325,7 @@ const DSNsight = (() => {
     tr.note.hidden = true;
     DSSummary.draw(app, tr, l, rows, colorFor);
     tr.canvas.dataset.drawn = `${from},${to}`;
+    tr.drawnKey = drawKey(app, tr);
   }
 
   /* Candidate samples the hotspots of [from, to] would scan (profiles with
