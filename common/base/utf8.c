@@ -32,8 +32,7 @@ const char *utf8_problem(const char *s, size_t n)
 	return "a truncated character";
 }
 
-/* Length of the sequence a lead byte announces (0: not a lead byte). */
-static size_t lead_len(unsigned char c)
+size_t utf8_lead_len(unsigned char c)
 {
 	if (c < 0x80)
 		return 1;
@@ -46,11 +45,20 @@ static size_t lead_len(unsigned char c)
 	return 0;
 }
 
+unsigned long utf8_decode(const unsigned char *p, size_t n)
+{
+	unsigned long cp = n == 1 ? p[0] : n == 2 ? (p[0] & 0x1Fu)
+	                 : n == 3 ? (p[0] & 0x0Fu) : (p[0] & 0x07u);
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (p[i] & 0x3Fu);
+	return cp;
+}
+
 /* The length of the maximal subpart at s (invalid there): a lead byte and
  * the continuation bytes that could still have completed it, at least 1. */
 static size_t subpart(const unsigned char *s, size_t n)
 {
-	size_t need = lead_len(s[0]), k = 1;
+	size_t need = utf8_lead_len(s[0]), k = 1;
 	unsigned char lo = 0x80, hi = 0xBF;
 
 	if (need < 2)
@@ -83,7 +91,7 @@ size_t utf8_cut(const char *s, size_t n, size_t cap)
 		start--;
 	if (((unsigned char)s[start] & 0xC0) == 0x80)
 		return k; /* not a character being cut: stray bytes */
-	size_t need = lead_len((unsigned char)s[start]);
+	size_t need = utf8_lead_len((unsigned char)s[start]);
 	if (need > 1 && start + need > cap)
 		return start; /* the character at start does not fit */
 	return k;
@@ -105,7 +113,7 @@ void utf8_trim_tail(char *s)
 		j--;
 	if (j == 0)
 		return;
-	size_t need = lead_len((unsigned char)s[j - 1]);
+	size_t need = utf8_lead_len((unsigned char)s[j - 1]);
 	if (need > 1 && j - 1 + need > n)
 		s[j - 1] = '\0';
 }

@@ -3,9 +3,10 @@
  *
  * Owns the one definition of "valid text" used across dsight: RFC 3629
  * UTF-8 (no overlong forms, no encoded surrogates, nothing above U+10FFFF,
- * no stray bytes); NUL is an ordinary character.  Also cutting text on a
- * character boundary (fixed-size message buffers) and replacing invalid
- * sequences with U+FFFD (text from Nsight exports).  See
+ * no stray bytes); NUL is an ordinary character.  Also decoding one
+ * character, cutting text on a character boundary (fixed-size message
+ * buffers) and replacing invalid sequences with U+FFFD (text from Nsight
+ * exports).  See
  * doc/evidence-document.md, "Text".
  */
 #ifndef DSIGHT_UTF8_H
@@ -14,6 +15,12 @@
 #include <stddef.h>
 
 #include "base/buf.h"
+
+/* Length of the sequence a lead byte announces: 1 for ASCII, 2 to 4, 0
+ * for a byte that cannot start a character. */
+size_t utf8_lead_len(unsigned char c);
+/* The code point of one valid character of n = utf8_lead_len(p[0]) bytes. */
+unsigned long utf8_decode(const unsigned char *p, size_t n);
 
 /* 1 when s (n bytes) is valid UTF-8, else 0. */
 int utf8_valid(const char *s, size_t n);

@@ -77,8 +77,8 @@ struct cs {
 	json_t *shards;
 	struct catshard_stats *st;
 	struct catsearch search; /* the requests' search text */
-	int64_t last[NCOLL];     /* the last ordinal written per collection */
-	int written[NCOLL], disorder[NCOLL]; /* disorder: ordinals decreased */
+	int64_t last[NCOLL];   /* the last ordinal written per collection (-1) */
+	int disorder[NCOLL];   /* ordinals decreased */
 };
 
 static void rows_reset(struct rows *r)
@@ -129,9 +129,8 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 	r->count++;
 	r->n[c]++;
 	r->budget += s->row.len + 1;
-	if (s->written[c] && sqlite3_column_int64(st, 0) <= s->last[c])
+	if (sqlite3_column_int64(st, 0) <= s->last[c])
 		s->disorder[c] = 1;
-	s->written[c] = 1;
 	s->last[c] = sqlite3_column_int64(st, 0);
 	if (is_num(st, 2)) {
 		double start = sqlite3_column_double(st, 2);
@@ -706,6 +705,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	*index = NULL;
 	memset(st, 0, sizeof *st);
 	memset(&s, 0, sizeof s);
+	for (int c = 0; c < NCOLL; c++)
+		s.last[c] = -1; /* ordinals count from 0 */
 	s.db = db;
 	s.dir = dir;
 	s.st = st;

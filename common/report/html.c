@@ -344,22 +344,13 @@ static int gz_ascii(struct gz_ctx *c, const char *data, size_t n)
 	return gz_stream(&c->g->z, data, n, 0, b64_feed, c->g, "the catalog", c->e);
 }
 
-/* The bytes of the UTF-8 character starting with lead (1 for ASCII and
- * for a byte that cannot start one). */
-static size_t utf8_len(unsigned char lead)
-{
-	return lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead < 0xE0 ? 2 : 1;
-}
-
 /* One character of n bytes (>= 2) as JSON \u escapes (a surrogate pair
  * above U+FFFF). */
 static int gz_escape(struct gz_ctx *c, const unsigned char *p, size_t n)
 {
-	unsigned long cp = n == 2 ? (p[0] & 0x1Fu) : n == 3 ? (p[0] & 0x0Fu) : (p[0] & 0x07u);
+	unsigned long cp = utf8_decode(p, n);
 	char esc[13];
 	int len;
-	for (size_t i = 1; i < n; i++)
-		cp = cp << 6 | (p[i] & 0x3Fu);
 	if (cp >= 0x10000) {
 		cp -= 0x10000;
 		len = snprintf(esc, sizeof esc, "\\u%04lx\\u%04lx", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
@@ -382,7 +373,7 @@ static int gz_out(void *ctx, const char *data, size_t n)
 
 	while (c->npart && i < n) {
 		c->part[c->npart++] = p[i++];
-		if (c->npart == utf8_len(c->part[0])) {
+		if (c->npart == utf8_lead_len(c->part[0])) {
 			if ((rc = gz_escape(c, c->part, c->npart)))
 				return rc;
 			c->npart = 0;
@@ -390,8 +381,8 @@ static int gz_out(void *ctx, const char *data, size_t n)
 	}
 	run = i;
 	while (i < n) {
-		size_t k = p[i] < 0x80 ? 1 : utf8_len(p[i]);
-		if (k == 1) {
+		size_t k = utf8_lead_len(p[i]);
+		if (k <= 1) { /* ASCII (jansson's text is valid UTF-8) */
 			i++;
 			continue;
 		}
