@@ -6,13 +6,16 @@
  * request calls of API 3.2 over the shards with exactly the local answers:
  * each call streams the candidate shards through the shared cache, keeps
  * only what its answer needs and ends in the same query.js code as an
- * embedded catalog. */
+ * embedded catalog.  The index's descriptor lists (shards, lookup,
+ * summaries, search) are decoded after the page is ready, from their own
+ * element: every call that reads them awaits indexed() first. */
 'use strict';
 
 const DSCatalog = (() => {
   const REQ = 0, SESS = 1, SPANS = 2, ITERS = 3;
   const COLLS = ['requests', 'sessions', 'server_spans', 'iterations'];
   const AHEAD = 3;
+  const LISTS = ['shards', 'lookup', 'summaries', 'search'];
 
   class Catalog {
     /* cat: the core catalog (its empty collections receive loaded shards);
@@ -23,11 +26,29 @@ const DSCatalog = (() => {
       this.ix = cat.catalog_shards || null;
       this.loaded = new Set();  /* shard indexes merged into cat */
       this.ids = new Set(cat.requests.map((r) => r.id)); /* request ids in cat.requests */
+      this.pendingIx = null;
     }
 
-    /* Names the catalog shards in shard error messages. */
+    /* True when the index's descriptor lists are in this.ix (or there is
+     * no index). */
+    get indexReady() { return !this.ix || Array.isArray(this.ix.shards); }
+
+    /* Resolves once the descriptor lists are in this.ix: decoded once,
+     * from the page's #dsight-catalog-index element; rejects, every time,
+     * with the reason when that element cannot be read. */
+    indexed() {
+      if (this.indexReady) return Promise.resolve();
+      if (!this.pendingIx) {
+        this.pendingIx = DSData.loadCatalogIndex(this.store.doc).then((l) => {
+          for (const k of LISTS) if (k in l) this.ix[k] = l[k];
+        });
+      }
+      return this.pendingIx;
+    }
+
+    /* Names the catalog shards in shard error messages (once indexed). */
     nameShards(owners) {
-      if (!this.ix) return;
+      if (!this.ix || !this.indexReady) return;
       this.ix.shards.forEach((d, i) => owners.set(d.sha256, `Catalog shard ${i} (${d.kind})`));
       this.ix.lookup.forEach((d, i) => owners.set(d.sha256, `Id lookup shard ${i}`));
       (this.ix.summaries || []).forEach((d, i) => owners.set(d.sha256, `Request summary shard ${i}`));
@@ -53,6 +74,8 @@ const DSCatalog = (() => {
       });
     }
 
+    /* The indexes of the shards of kind overlapping [from, to] (all of
+     * them without from); only once indexed. */
     shardsOf(kind, from, to) {
       const out = [];
       this.ix.shards.forEach((d, i) => {
@@ -63,6 +86,7 @@ const DSCatalog = (() => {
 
     /* [[id, kind, shard], ...] of the id (kind 0 request, 1 session). */
     async lookup(id, signal) {
+      await this.indexed();
       const L = this.ix.lookup, cmp = DSQuery.cmpCodePoint;
       if (typeof id !== 'string') return [];
       let lo = 0, hi = L.length - 1, at = -1;
@@ -137,6 +161,7 @@ const DSCatalog = (() => {
      * cat.sessions, for the lanes, the tree and the inspector). */
     async load(i, signal) {
       if (this.loaded.has(i)) return false;
+      await this.indexed();
       const rows = await this.store.get(this.ix.shards[i], signal);
       if (this.loaded.has(i)) return false;
       this.loaded.add(i);
@@ -220,6 +245,7 @@ const DSCatalog = (() => {
     async queryRequests(params, opts) {
       const o = opts || {}, Q = DSQuery, A = DSAnalysis;
       const plan = Q.requestPlan(this.cat, params);
+      await this.indexed();
       const v = plan.v;
       let idxs = this.shardsOf('sessions', v.from, v.to);
       const sess = v.sessions || (Q.given(v.session) ? [v.session] : null);
@@ -341,6 +367,7 @@ const DSCatalog = (() => {
      * iterations) or null.  {total, skipped (matches before list), list,
      * aside}, or null without ordinal order. */
     async windowPage(kind, c, v, keep, aside, signal) {
+      await this.indexed();
       const name = COLLS[c], D = this.ix.shards;
       if (!this.ix.ordinal_order || this.ix.ordinal_order[name] !== true) return null;
       const idxs = this.shardsOf(kind, v.from, v.to);
@@ -383,6 +410,7 @@ const DSCatalog = (() => {
       const Q = DSQuery, given = Q.given;
       const v = Q.validate(this.cat, params, { session: 'string', agent: 'string' });
       Q.listSessions(this.view('sessions', []), params); /* the sort's errors */
+      await this.indexed();
       if (!given(v.session) && !given(v.agent) && !given((params || {}).sort)) {
         const w = await this.windowPage('sessions', SESS, v, (s) => s.start <= v.to && s.end >= v.from, null);
         if (w) return this.fromPage(Q.listSessions, 'sessions', w, params, v);
@@ -401,6 +429,7 @@ const DSCatalog = (() => {
       const Q = DSQuery;
       const v = Q.validate(this.cat, params, {});
       Q.queryServerSpans(this.view('server_spans', []), params);
+      await this.indexed();
       if (!Q.given((params || {}).sort)) {
         const w = await this.windowPage('server_spans', SPANS, v, (s) => s.start <= v.to && s.end >= v.from, null);
         if (w) return this.fromPage(Q.queryServerSpans, 'server_spans', w, params, v);
@@ -414,6 +443,7 @@ const DSCatalog = (() => {
       const Q = DSQuery, given = Q.given;
       const v = Q.validate(this.cat, params, { worker: 'string', rank: 'integer' });
       Q.queryIterations(this.view('iterations', []), params);
+      await this.indexed();
       if (!given(v.worker) && !given(v.rank) && !given((params || {}).sort)) {
         /* an iteration without start is counted apart (unaligned_rows) */
         const w = await this.windowPage('iterations', ITERS, v,

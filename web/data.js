@@ -60,15 +60,38 @@ const DSData = (() => {
     return s;
   }
 
+  /* The JSON of a non-executed data element (base64, gzip or not), or
+   * undefined when the page has no element with that id. */
+  async function decodeElement(doc, id) {
+    const el = doc.getElementById(id);
+    if (!el) return undefined;
+    const bytes = b64ToBytes(el.textContent);
+    return JSON.parse(new TextDecoder().decode(isGzip(bytes) ? await gunzip(bytes) : bytes));
+  }
+
   /* Decodes the core catalog from its non-executed script element. */
   async function loadCatalog(doc) {
-    const el = doc.getElementById('dsight-catalog');
-    if (!el) throw new Error('This page has no embedded report catalog (element #dsight-catalog is missing).');
-    const bytes = b64ToBytes(el.textContent);
-    const cat = JSON.parse(new TextDecoder().decode(isGzip(bytes) ? await gunzip(bytes) : bytes));
+    const cat = await decodeElement(doc, 'dsight-catalog');
+    if (cat === undefined) throw new Error('This page has no embedded report catalog (element #dsight-catalog is missing).');
     if (!cat || cat.schema !== 'srtctl-trace/1' || !cat.meta || !(cat.meta.duration > 0))
       throw new Error('The embedded catalog is not a srtctl-trace/1 document with a positive duration.');
     return cat;
+  }
+
+  /* Decodes the descriptor lists of a sharded catalog's index (shards,
+   * lookup, summaries, search), which the page carries in their own
+   * element so that the page is ready before they are parsed. */
+  async function loadCatalogIndex(doc) {
+    let lists;
+    try {
+      lists = await decodeElement(doc, 'dsight-catalog-index');
+    } catch (e) {
+      throw new Error(`The catalog index of this page (element #dsight-catalog-index) cannot be read: ${e.message}.`);
+    }
+    if (lists === undefined) throw new Error('This page has no catalog index (element #dsight-catalog-index is missing): rebuild the report.');
+    if (!lists || !Array.isArray(lists.shards) || !Array.isArray(lists.lookup))
+      throw new Error('The catalog index of this page (element #dsight-catalog-index) is malformed: it lists no shards or no id lookup.');
+    return lists;
   }
 
   class ShardError extends Error {
@@ -274,5 +297,5 @@ const DSData = (() => {
     }
   }
 
-  return { loadCatalog, ShardStore, ShardError, FILE_HELP, b64ToBytes, gunzip, isGzip };
+  return { loadCatalog, loadCatalogIndex, ShardStore, ShardError, FILE_HELP, b64ToBytes, gunzip, isGzip };
 })();

@@ -419,7 +419,6 @@ const DSApp = (() => {
     const app = new App(cat, store);
     store.onError = (msg) => app.showError(msg, true);
     store.owners = new Map();
-    app.catalog.nameShards(store.owners);
     for (const p of cat.profiles) {
       const who = `profile ${p.id} (${p.worker}${p.rank !== null && p.rank !== undefined ? ' rank ' + p.rank : ''})`;
       for (const d of p.event_chunks || []) store.owners.set(d.sha256, `NVTX ranges of ${who}`);
@@ -459,6 +458,10 @@ const DSApp = (() => {
     const api = makeApi(app);
     Object.defineProperty(window, 'traceExplorer', { value: api, writable: false, configurable: false, enumerable: true });
     window.dispatchEvent(new CustomEvent('trace-explorer:ready', { detail: { version: API_VERSION } }));
+    /* a sharded catalog's descriptor lists are decoded now, after ready
+     * (the request calls and the session list wait for them) */
+    if (app.catalog.sharded)
+      app.catalog.indexed().then(() => app.catalog.nameShards(store.owners), (e) => app.showError(e.message));
     app.syncUrl();
     if (DSPanes.restore()) app.render(); else app.load();
     app.followRequest(linked.request);

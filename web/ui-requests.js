@@ -308,8 +308,10 @@ const DSRequests = (() => {
    * when they hold at most LANE_BUDGET requests. */
   const LANE_BUDGET = 3000;
   async function load(app, signal) {
-    if (!app.catalog.sharded || !(await DSSessions.loadWindow(app, signal, LANE_BUDGET)) || signal.aborted) return;
-    renderSection(app, visible(app));
+    if (!app.catalog.sharded) return;
+    const counted = app.catalog.indexReady; /* else the count line waits for the index */
+    const more = await DSSessions.loadWindow(app, signal, LANE_BUDGET);
+    if ((more || !counted) && !signal.aborted) renderSection(app, visible(app));
   }
 
   return { render, load };

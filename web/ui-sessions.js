@@ -68,6 +68,13 @@ const DSSessions = (() => {
   function renderTree(app, box) {
     const { el } = DSUI;
     const C = app.catalog;
+    if (!C.indexReady) { /* the index's lists are still being decoded */
+      if (!box.querySelector('.vlist-wait'))
+        box.replaceChildren(el('div', { class: 'hint vlist-wait', text: 'Reading the session list…' }));
+      C.indexed().then(() => { if (!box.hidden && box.querySelector('.vlist-wait')) renderTree(app, box); },
+        () => box.replaceChildren(el('div', { class: 'hint', text: 'The session list cannot be read (see the error above).' })));
+      return;
+    }
     index(C);
     let list = box.querySelector('.vlist');
     if (!list) {
@@ -161,6 +168,7 @@ const DSSessions = (() => {
    * few enough requests; true when something new was loaded. */
   async function loadWindow(app, signal, budget) {
     const C = app.catalog;
+    await C.indexed();
     const idxs = C.shardsOf('sessions', app.state.from, app.state.to);
     const n = idxs.reduce((a, i) => a + (C.ix.shards[i].requests || 0), 0);
     if (n > budget) return false;
@@ -168,9 +176,11 @@ const DSSessions = (() => {
     return got.some(Boolean);
   }
 
-  /* Requests (estimated from the shards' counts) in the window. */
+  /* Requests (estimated from the shards' counts) in the window; null
+   * until the index's lists are decoded. */
   function inWindow(app) {
     const C = app.catalog;
+    if (!C.indexReady) return null;
     return C.shardsOf('sessions', app.state.from, app.state.to).reduce((a, i) => a + (C.ix.shards[i].requests || 0), 0);
   }
 

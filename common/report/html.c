@@ -18,6 +18,11 @@
  *     <script type="application/octet-stream" id="dsight-catalog">BASE64</script>
  *         the core catalog JSON (pure ASCII: other characters as \u
  *         escapes), gzip-compressed, base64 (no line breaks).
+ *     <script type="application/octet-stream" id="dsight-catalog-index">BASE64</script>
+ *         sharded catalogs only: the descriptor lists of catalog_shards
+ *         (shards, lookup, summaries, search), encoded the same way; the
+ *         core catalog's catalog_shards then lacks them.  The viewer
+ *         decodes this element after the page is ready.
  *     <script type="application/octet-stream" id="dsight-shard-SHA">BASE64</script>
  *         single-file only: one per distinct shard, SHA = the descriptor's
  *         sha256; BASE64 encodes exactly the bytes of detail/SHA.json.gz.
@@ -401,32 +406,103 @@ static int gz_out(void *ctx, const char *data, size_t n)
 	return i > run ? gz_ascii(c, data + run, i - run) : 0;
 }
 
-static int write_data(struct out *o, const json_t *core, const char *shard_dir,
-                      struct html_stats *st, struct err *e)
+/* Writes one data element: <script ... id="ID">, the JSON of value (with
+ * the collections in `from_db` streamed from db, see
+ * store_ext_emit_catalog) as pure ASCII, gzip, base64, then </script>.
+ * *b64_bytes: the length of the base64 text. */
+static int write_gz_element(struct out *o, const char *id, sqlite3 *db,
+                            const json_t *value, unsigned from_db,
+                            uint64_t *b64_bytes, struct err *e)
 {
 	struct gzb64 g;
 	struct gz_ctx c = {&g, e, {0}, 0};
-	sqlite3 *db = NULL;
-	unsigned mask = 0;
 	int rc;
 
 	memset(&g, 0, sizeof g);
 	g.o = o;
-	if (o->coll_db && (rc = store_ext_open_collections(o->coll_db, &db, &mask, e)))
-		return rc;
 	gz_init(&g.z, 9);
-	out_puts(o, "<script type=\"application/octet-stream\" id=\"dsight-catalog\">");
-	rc = store_ext_emit_catalog(db, core, mask, NULL, gz_out, &c, e);
+	out_puts(o, "<script type=\"application/octet-stream\" id=\"");
+	out_puts(o, id);
+	out_puts(o, "\">");
+	rc = store_ext_emit_catalog(db, value, from_db, NULL, gz_out, &c, e);
 	if (!rc)
 		rc = gz_stream(&g.z, NULL, 0, 1, b64_feed, &g, "the catalog", e);
 	gz_free(&g.z);
-	sqlite3_close(db);
 	if (rc)
 		return rc;
 	if (g.ncarry)
 		out_base64(o, g.carry, g.ncarry);
 	out_puts(o, "</script>\n");
-	st->catalog_bytes = b64_len(g.gzbytes);
+	*b64_bytes = b64_len(g.gzbytes);
+	return 0;
+}
+
+/* The descriptor lists of a sharded catalog's index, which the page
+ * carries in their own element (decoded after the page is ready). */
+static const char *const index_lists[] = {"shards", "lookup", "summaries",
+                                          "search"};
+
+/*
+ * Splits core for the page: *head is core without the index's descriptor
+ * lists, *lists an object holding them (NULL when core has no catalog
+ * index).  Both are new trees sharing core's values; the caller decrefs
+ * them.  Returns ERR_NOMEM when memory runs out.
+ */
+static int split_index(const json_t *core, json_t **head, json_t **lists,
+                       struct err *e)
+{
+	json_t *ix = json_object_get(core, "catalog_shards"), *ixh;
+
+	*head = NULL;
+	*lists = NULL;
+	if (!json_is_object(ix) || !json_object_get(ix, "shards"))
+		return 0;
+	*head = json_copy((json_t *)core);
+	ixh = json_copy(ix);
+	*lists = json_object();
+	if (!*head || !ixh || !*lists)
+		goto nomem;
+	for (size_t k = 0; k < sizeof index_lists / sizeof index_lists[0]; k++) {
+		json_t *v = json_object_get(ix, index_lists[k]);
+		if (!v)
+			continue;
+		if (json_object_set(*lists, index_lists[k], v))
+			goto nomem;
+		json_object_del(ixh, index_lists[k]);
+	}
+	if (json_object_set_new(*head, "catalog_shards", ixh) == 0)
+		return 0;
+	ixh = NULL;
+nomem:
+	json_decref(ixh);
+	json_decref(*head);
+	json_decref(*lists);
+	*head = *lists = NULL;
+	return err_set(e, ERR_NOMEM, "Out of memory for the catalog index");
+}
+
+static int write_data(struct out *o, const json_t *core, const char *shard_dir,
+                      struct html_stats *st, struct err *e)
+{
+	sqlite3 *db = NULL;
+	json_t *head = NULL, *lists = NULL;
+	unsigned mask = 0;
+	uint64_t n = 0;
+	int rc;
+
+	if (o->coll_db && (rc = store_ext_open_collections(o->coll_db, &db, &mask, e)))
+		return rc;
+	if (!(rc = split_index(core, &head, &lists, e)))
+		rc = write_gz_element(o, "dsight-catalog", db, head ? head : core,
+		                      mask, &st->catalog_bytes, e);
+	if (!rc && lists && !(rc = write_gz_element(o, "dsight-catalog-index",
+	                                             NULL, lists, 0, &n, e)))
+		st->catalog_bytes += n;
+	json_decref(head);
+	json_decref(lists);
+	sqlite3_close(db);
+	if (rc)
+		return rc;
 
 	if (!shard_dir)
 		return 0;

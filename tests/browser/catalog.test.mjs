@@ -181,4 +181,49 @@ await runTest(tap, 'catalog', async () => {
     .then(() => true, () => false);
   tap.ok(linked, `a link to ${r0.id} (session not loaded) selects it after loading its session`);
   tap.ok(v.errors.length === 0, 'no page errors', v.errors);
+
+  /* the index's descriptor lists are decoded after ready: calls made in
+   * the ready event itself wait for them and answer exactly */
+  const early = await p.context().newPage();
+  await early.addInitScript(([id, sid]) => {
+    window.__early = new Promise((resolve) => addEventListener('trace-explorer:ready', () => {
+      const te = window.traceExplorer, settle = (f) => f().then((ok) => ({ ok }), (e) => ({ error: e.message }));
+      Promise.all([settle(() => te.queryRequests({ sort: '-span_count', limit: 4 })), settle(() => te.getRequest(id)),
+        settle(() => te.listSessions({ session: sid })), settle(() => te.queryServerSpans({ limit: 3 }))])
+        .then((got) => resolve({ got }));
+    }, { once: true }));
+  }, [r1.id, s0.id]);
+  await early.goto(`${server.base}/index.html`);
+  const e0 = await early.evaluate(() => window.__early);
+  const want = [dquery(rep, 'requests', { sort: '-span_count', limit: 4 }).ok, dquery(rep, 'request', { request: r1.id }).ok,
+    dquery(rep, 'sessions', { session: s0.id }).ok, dquery(rep, 'server_spans', { limit: 3 }).ok];
+  tap.ok(e0.got.every((g, k) => !same(g.ok, want[k])), 'request calls made in the ready event wait for the index lists and equal dsight query',
+    e0.got.map((g, k) => same(g.ok, want[k]) || g.error));
+  await early.close();
+
+  /* a page whose index lists cannot be read still opens: the top list
+   * shows, the error names the element, and the request calls reject
+   * with it */
+  const html = fs.readFileSync(path.join(rep, 'index.html'), 'utf8');
+  const broken = [
+    ['not base64', html.replace(/(id="dsight-catalog-index">)[^<]*/, '$1!!not*base64!!')],
+    ['missing', html.replace(/<script type="application\/octet-stream" id="dsight-catalog-index">[^<]*<\/script>/, '')],
+  ];
+  tap.ok(broken.every(([, h]) => h !== html), 'the page carries #dsight-catalog-index');
+  for (const [what, page] of broken) {
+    const bs = await serve(rep, { gzipHeader: true, override: (u) => (u === '/index.html' ? { body: page, headers: { 'Content-Type': 'text/html' } } : null) });
+    const bv = await openViewer(`${bs.base}/index.html`);
+    const got = await bv.page.evaluate(async () => {
+      let rej = null;
+      try { await window.traceExplorer.queryRequests({ limit: 1 }); } catch (e) { rej = e.message; }
+      await new Promise((r) => setTimeout(r, 50));
+      return { rej, errors: [...document.querySelectorAll('#errors .error')].map((x) => x.textContent),
+        top: document.querySelectorAll('#req-table tr.req-row').length };
+    });
+    tap.ok(bv.readyAt !== null && got.top > 0, `index lists ${what}: the page opens with the top list (${got.top} rows)`, got);
+    tap.ok(/#dsight-catalog-index/.test(got.rej || '') && got.errors.includes(got.rej),
+      `index lists ${what}: queryRequests rejects naming the element, and the page shows it`, got);
+    await bv.close();
+    await bs.close();
+  }
 });

@@ -75,14 +75,28 @@ export function dquery(report, kind, params) {
   return { error: msg, code: r.code };
 }
 
-/* Reads the core catalog embedded in index.html. */
-export function readCatalog(indexHtml) {
-  const html = fs.readFileSync(indexHtml, 'utf8');
-  const m = html.match(/<script type="application\/octet-stream" id="dsight-catalog">([^<]*)<\/script>/);
-  if (!m) throw new Error(`${indexHtml}: no #dsight-catalog element`);
+/* The JSON of a page's data element (base64, gzip or not), or undefined. */
+function elementJson(html, id) {
+  const m = html.match(new RegExp(`<script type="application/octet-stream" id="${id}">([^<]*)</script>`));
+  if (!m) return undefined;
   let bytes = Buffer.from(m[1].replace(/\s+/g, ''), 'base64');
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = zlib.gunzipSync(bytes);
   return JSON.parse(bytes.toString('utf8'));
+}
+
+/* Reads the core catalog embedded in index.html, with a sharded
+ * catalog's descriptor lists (#dsight-catalog-index) put back into its
+ * catalog_shards: the whole index. */
+export function readCatalog(indexHtml) {
+  const html = fs.readFileSync(indexHtml, 'utf8');
+  const cat = elementJson(html, 'dsight-catalog');
+  if (cat === undefined) throw new Error(`${indexHtml}: no #dsight-catalog element`);
+  const lists = elementJson(html, 'dsight-catalog-index');
+  if (lists !== undefined) {
+    if (!cat.catalog_shards) throw new Error(`${indexHtml}: #dsight-catalog-index without catalog_shards`);
+    Object.assign(cat.catalog_shards, lists);
+  }
+  return cat;
 }
 
 /* Re-embeds a modified core catalog into a page's HTML text. */

@@ -36,10 +36,23 @@ BUDGET = 512 * 1024
 N = 3000
 
 
+def element(html, name):
+    m = re.search(r'<script type="application/octet-stream" id="%s">([A-Za-z0-9+/=]*)</script>' % name, html)
+    return json.loads(gzip.decompress(base64.b64decode(m.group(1)))) if m else None
+
+
+LISTS = ["shards", "lookup", "summaries", "search"]
+
+
 def core_of(rep):
+    """The page's core catalog with the index's descriptor lists (their own
+    element) put back into catalog_shards; also the two elements as read."""
     html = open(os.path.join(rep, "index.html"), encoding="utf-8").read()
-    m = re.search(r'<script type="application/octet-stream" id="dsight-catalog">([A-Za-z0-9+/=]*)</script>', html)
-    return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
+    head, lists = element(html, "dsight-catalog"), element(html, "dsight-catalog-index")
+    core = json.loads(json.dumps(head))
+    if lists is not None and "catalog_shards" in core:
+        core["catalog_shards"].update(lists)
+    return core, head, lists
 
 
 def shard_rows(rep, d):
@@ -71,8 +84,12 @@ warn = [ln for ln in r.stderr.splitlines() if "session %s holds" % big["session"
 t.ok(len(warn) == 1 and re.search(r"holds [0-9.]+ KiB of catalog JSON, over the 512 KiB", warn[0]),
      "the build warns about the oversized session, naming it and its size", r.stderr)
 
-core = core_of(rep)
+core, head, lists = core_of(rep)
 ix = core.get("catalog_shards")
+t.ok(lists is not None and set(lists) == set(LISTS) and isinstance(lists["shards"], list)
+     and not any(k in head["catalog_shards"] for k in LISTS),
+     "the descriptor lists are in their own element (#dsight-catalog-index), not in the core catalog",
+     sorted(head["catalog_shards"]))
 t.ok(ix is not None and core["requests"] == [] and core["sessions"] == [] and core["server_spans"] == []
      and core["iterations"] == [], "index.html holds the index, not the collections")
 colls = ["requests", "sessions", "server_spans", "iterations"]
@@ -229,12 +246,12 @@ small = os.path.join(t.tmp, "small.json")
 tap.run([GEN, "--preset", "small", "--requests", "50", "-o", small])
 rs = os.path.join(t.tmp, "small-report")
 t.ok(tap.run([DSIGHT, "build", small, "-o", rs]).returncode == 0, "build of a small capture")
-cs = core_of(rs)
-t.ok("catalog_shards" not in cs and len(cs["requests"]) == 50, "a small catalog stays embedded")
+cs, _, cl = core_of(rs)
+t.ok("catalog_shards" not in cs and cl is None and len(cs["requests"]) == 50, "a small catalog stays embedded")
 sf = os.path.join(t.tmp, "single")
 r = tap.run([DSIGHT, "build", ev_path, "-o", sf, "--single-file", "--max-part-size-mb", "0"])
 t.ok(r.returncode == 0, "build --single-file", r.stderr)
-c1 = core_of(sf)
-t.ok("catalog_shards" not in c1 and len(c1["requests"]) == N, "a single-file page keeps the collections embedded")
+c1, _, l1 = core_of(sf)
+t.ok("catalog_shards" not in c1 and l1 is None and len(c1["requests"]) == N, "a single-file page keeps the collections embedded")
 
 t.done()

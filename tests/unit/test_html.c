@@ -215,6 +215,47 @@ TEST(progressive_page)
 	rmtmp();
 }
 
+/* A sharded catalog's descriptor lists go to their own element: the
+ * core element keeps the rest of catalog_shards in order, and the two
+ * read together give back the whole index. */
+TEST(catalog_index_lists_in_their_own_element)
+{
+	struct err e;
+	struct html_stats st;
+	char path[128];
+	size_t n;
+	mktmp();
+	json_t *core = json_loads(
+		"{\"schema\":\"s\",\"requests\":[],\"catalog_shards\":{\"version\":1,"
+		"\"counts\":{\"requests\":3},\"shards\":[{\"sha256\":\"ab\",\"bounds\":[0.1,0.25,3,4]}],"
+		"\"lookup\":[{\"first\":\"r\\u00e9\"}],\"search\":null,"
+		"\"top_ttft\":[[\"r1\",12.5]],\"density\":[1,2]},\"delivery\":{}}", 0, NULL);
+	CHECK(core != NULL);
+	snprintf(path, sizeof path, "%s/index.html", tmpdir);
+	CHECK_EQ(html_write(path, core, NULL, &st, &e), 0);
+	char *page = slurp(path, &n);
+	char *head = element_payload(page, "dsight-catalog");
+	char *lists = element_payload(page, "dsight-catalog-index");
+	CHECK_STR(head, "{\"schema\":\"s\",\"requests\":[],\"catalog_shards\":{\"version\":1,"
+	          "\"counts\":{\"requests\":3},\"top_ttft\":[[\"r1\",12.5]],\"density\":[1,2]},"
+	          "\"delivery\":{}}");
+	CHECK_STR(lists, "{\"shards\":[{\"sha256\":\"ab\",\"bounds\":[0.1,0.25,3,4]}],"
+	          "\"lookup\":[{\"first\":\"r\\u00e9\"}],\"search\":null}");
+	/* the caller's tree is untouched */
+	CHECK(json_object_get(json_object_get(core, "catalog_shards"), "shards") != NULL);
+	/* a catalog without an index writes one element */
+	json_object_del(core, "catalog_shards");
+	CHECK_EQ(html_write(path, core, NULL, &st, &e), 0);
+	free(page);
+	page = slurp(path, &n);
+	CHECK(strstr(page, "dsight-catalog-index") == NULL);
+	free(head);
+	free(lists);
+	free(page);
+	json_decref(core);
+	rmtmp();
+}
+
 TEST(single_file_page_embeds_every_shard)
 {
 	struct err e;
@@ -329,6 +370,7 @@ int main(void)
 	RUN(asset_check_rejects_closing_tags);
 	RUN(core_catalog_fields);
 	RUN(progressive_page);
+	RUN(catalog_index_lists_in_their_own_element);
 	RUN(single_file_page_embeds_every_shard);
 	RUN(template_markers);
 	return testlib_done();
