@@ -17,6 +17,13 @@ const DSCatalog = (() => {
   const AHEAD = 3;
   const LISTS = ['shards', 'lookup', 'summaries', 'search'];
 
+  /* The bounds that place collection c's elements of a shard in time: a
+   * session shard's `session_bounds` for sessions (its requests run long
+   * after the sessions start), else the shard's `bounds`. */
+  function boundsOf(c) {
+    return c === SESS ? (d) => ('session_bounds' in d ? d.session_bounds : d.bounds) : (d) => d.bounds;
+  }
+
   class Catalog {
     /* cat: the core catalog (its empty collections receive loaded shards);
      * store: the shared DSData.ShardStore. */
@@ -75,11 +82,13 @@ const DSCatalog = (() => {
     }
 
     /* The indexes of the shards of kind overlapping [from, to] (all of
-     * them without from); only once indexed. */
-    shardsOf(kind, from, to) {
-      const out = [];
+     * them without from) by bounds(d) (default: all their elements'
+     * bounds); only once indexed. */
+    shardsOf(kind, from, to, bounds) {
+      const out = [], B = bounds || ((d) => d.bounds);
       this.ix.shards.forEach((d, i) => {
-        if (d.kind === kind && (from === undefined || !d.bounds || DSQuery.overlaps(d, from, to))) out.push(i);
+        const b = B(d);
+        if (d.kind === kind && (from === undefined || !b || (b[0] <= to && b[3] >= from))) out.push(i);
       });
       return out;
     }
@@ -368,10 +377,10 @@ const DSCatalog = (() => {
      * aside}, or null without ordinal order. */
     async windowPage(kind, c, v, keep, aside, signal) {
       await this.indexed();
-      const name = COLLS[c], D = this.ix.shards;
+      const name = COLLS[c], D = this.ix.shards, B = boundsOf(c);
       if (!this.ix.ordinal_order || this.ix.ordinal_order[name] !== true) return null;
-      const idxs = this.shardsOf(kind, v.from, v.to);
-      const n = idxs.map((i) => (D[i].bounds && D[i].bounds[2] <= v.to && D[i].bounds[1] >= v.from ? D[i][name] || 0 : null));
+      const idxs = this.shardsOf(kind, v.from, v.to, B);
+      const n = idxs.map((i) => { const b = B(D[i]); return b && b[2] <= v.to && b[1] >= v.from ? D[i][name] || 0 : null; });
       const kept = new Map();
       let apart = 0;
       const read = async (list) => this.stream(list.map((i) => D[i]), (rows, k) => {
@@ -415,7 +424,7 @@ const DSCatalog = (() => {
         const w = await this.windowPage('sessions', SESS, v, (s) => s.start <= v.to && s.end >= v.from, null);
         if (w) return this.fromPage(Q.listSessions, 'sessions', w, params, v);
       }
-      let idxs = this.shardsOf('sessions', v.from, v.to);
+      let idxs = this.shardsOf('sessions', v.from, v.to, boundsOf(SESS));
       if (given(v.session)) {
         const only = await this.sessionShards([v.session]);
         idxs = only ? idxs.filter((i) => only.has(i)) : [];

@@ -4,6 +4,7 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "report/catsearch.h"
+#include "report/cattop.h"
 #include "report/shard.h"
 
 #include <stdio.h>
@@ -50,15 +51,21 @@ int catshard_over_budget(sqlite3 *db, int *over, struct err *e)
 
 /* ---- cutting ------------------------------------------------------------ */
 
-/* Rows with their count, per-collection counts and time bounds. */
+/* Time bounds [min start, min end, max start, max end] of some rows. */
+struct span {
+	double b[4];
+	int timed;
+	int untimed; /* a row without a numeric start: bounds null */
+};
+
+/* Rows with their count, per-collection counts and time bounds (of every
+ * row, and of the session rows alone). */
 struct rows {
 	struct buf text;   /* "row,row" (no brackets) */
 	uint64_t count;
 	uint64_t budget;   /* sum(row length + 1) */
 	uint64_t n[NCOLL];
-	double bounds[4];
-	int timed;
-	int untimed; /* a row without a numeric start: bounds null */
+	struct span all, sess;
 };
 
 struct cs {
@@ -86,21 +93,48 @@ static void rows_reset(struct rows *r)
 	buf_reset(&r->text);
 	r->count = r->budget = 0;
 	memset(r->n, 0, sizeof r->n);
-	r->timed = r->untimed = 0;
+	memset(&r->all, 0, sizeof r->all);
+	memset(&r->sess, 0, sizeof r->sess);
 }
 
-static void bounds_add(struct rows *r, double start, double end)
+static void bounds_add(struct span *p, double start, double end)
 {
-	if (!r->timed) {
-		r->bounds[0] = r->bounds[2] = start;
-		r->bounds[1] = r->bounds[3] = end;
-		r->timed = 1;
+	if (!p->timed) {
+		p->b[0] = p->b[2] = start;
+		p->b[1] = p->b[3] = end;
+		p->timed = 1;
 		return;
 	}
-	if (start < r->bounds[0]) r->bounds[0] = start;
-	if (end < r->bounds[1]) r->bounds[1] = end;
-	if (start > r->bounds[2]) r->bounds[2] = start;
-	if (end > r->bounds[3]) r->bounds[3] = end;
+	if (start < p->b[0]) p->b[0] = start;
+	if (end < p->b[1]) p->b[1] = end;
+	if (start > p->b[2]) p->b[2] = start;
+	if (end > p->b[3]) p->b[3] = end;
+}
+
+/* Widens p to cover q (untimed when q is or, with untimed_empty, when q
+ * holds no timed row). */
+static void span_merge(struct span *p, const struct span *q, int untimed_empty)
+{
+	p->untimed |= q->untimed || (untimed_empty && !q->timed);
+	if (q->timed) {
+		bounds_add(p, q->b[0], q->b[1]);
+		bounds_add(p, q->b[2], q->b[3]);
+	}
+}
+
+/* bounds (or a null) as the descriptor's key. */
+static void span_set(json_t *j, const char *key, const struct span *p)
+{
+	json_t *a;
+
+	if (!p->timed || p->untimed) {
+		json_object_set_new(j, key, json_null());
+		return;
+	}
+	a = json_array();
+	for (int k = 0; k < 4; k++)
+		json_array_append_new(a, json_real(p->b[k]));
+	json_object_set_new(j, key, a);
 }
 
 static int is_num(sqlite3_stmt *st, int col)
@@ -132,16 +166,25 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 	if (sqlite3_column_int64(st, 0) <= s->last[c])
 		s->disorder[c] = 1;
 	s->last[c] = sqlite3_column_int64(st, 0);
+	struct span *p = &r->all, *ps = c == 1 ? &r->sess : NULL;
 	if (is_num(st, 2)) {
 		double start = sqlite3_column_double(st, 2);
+		double end = is_num(st, 3) ? sqlite3_column_double(st, 3) : start;
 		int t3 = sqlite3_column_type(st, 3);
 		/* an iteration without end spans its start; an element of
 		 * another collection without numeric end has no bounds */
-		if (!is_num(st, 3) && (t3 != SQLITE_NULL || c != 3))
-			r->untimed = 1;
-		bounds_add(r, start, is_num(st, 3) ? sqlite3_column_double(st, 3) : start);
+		if (!is_num(st, 3) && (t3 != SQLITE_NULL || c != 3)) {
+			p->untimed = 1;
+			if (ps)
+				ps->untimed = 1;
+		}
+		bounds_add(p, start, end);
+		if (ps)
+			bounds_add(ps, start, end);
 	} else {
-		r->untimed = 1;
+		p->untimed = 1;
+		if (ps)
+			ps->untimed = 1;
 	}
 	return 0;
 }
@@ -219,7 +262,7 @@ static int write_rows(struct cs *s, struct rows *r, json_t **out, struct err *e)
 	if (rc)
 		return rc;
 	d.count = r->count;
-	memcpy(d.bounds, r->bounds, sizeof d.bounds);
+	memcpy(d.bounds, r->all.b, sizeof d.bounds);
 	*out = shard_desc_json(&d);
 	return 0;
 }
@@ -234,7 +277,7 @@ static int flush_summaries(struct cs *s, struct err *e)
 		return 0;
 	if ((rc = write_rows(s, &s->spack, &j, e)))
 		return rc;
-	if (!s->spack.timed || s->spack.untimed)
+	if (!s->spack.all.timed || s->spack.all.untimed)
 		json_object_set_new(j, "bounds", json_null());
 	if (json_array_append_new(s->sums, j))
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
@@ -264,11 +307,7 @@ static int pack_summary(struct cs *s, const struct rows *r, json_t *j,
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
 	p->count++;
 	p->budget += len + 1;
-	p->untimed |= r->untimed || !r->timed;
-	if (r->timed) {
-		bounds_add(p, r->bounds[0], r->bounds[1]);
-		bounds_add(p, r->bounds[2], r->bounds[3]);
-	}
+	span_merge(&p->all, &r->all, 1);
 	json_object_set_new(j, "summary", json_integer((json_int_t)json_array_size(s->sums)));
 	return 0;
 }
@@ -284,8 +323,10 @@ static int flush(struct cs *s, struct err *e)
 		return 0;
 	if ((rc = write_rows(s, r, &j, e)))
 		return rc;
-	if (!r->timed || r->untimed)
+	if (!r->all.timed || r->all.untimed)
 		json_object_set_new(j, "bounds", json_null());
+	if (r->n[1]) /* the sessions' own bounds: a window query on sessions */
+		span_set(j, "session_bounds", &r->sess);
 	json_object_set_new(j, "kind", json_string(s->kind));
 	for (int c = 0; c < NCOLL; c++)
 		if (r->n[c])
@@ -335,13 +376,10 @@ static int group_end(struct cs *s, const char *label, uint64_t max_rows,
 	}
 	if ((rc = catsearch_group_end(&s->search, e)))
 		return rc;
-	r->untimed |= g->untimed;
 	for (int c = 0; c < NCOLL; c++)
 		r->n[c] += g->n[c];
-	if (g->timed) {
-		bounds_add(r, g->bounds[0], g->bounds[1]);
-		bounds_add(r, g->bounds[2], g->bounds[3]);
-	}
+	span_merge(&r->all, &g->all, 0);
+	span_merge(&r->sess, &g->sess, 0);
 	/* ids -> the shard this group lands in */
 	for (size_t off = 0; off < s->gids.len;) {
 		const char *id = s->gids.data + off + 1;
@@ -589,77 +627,6 @@ static int write_lookup(struct cs *s, json_t *lookup, struct err *e)
 	return rc;
 }
 
-static json_t *value_json(sqlite3_stmt *st, int col)
-{
-	switch (sqlite3_column_type(st, col)) {
-	case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, col));
-	case SQLITE_FLOAT: return json_real(sqlite3_column_double(st, col));
-	case SQLITE_TEXT: {
-		json_t *j = json_stringn((const char *)sqlite3_column_text(st, col),
-		                         (size_t)sqlite3_column_bytes(st, col));
-		return j ? j : json_null();
-	}
-	default: return json_null();
-	}
-}
-
-#define TOP_FIELDS "id", "session", "agent", "status", "start", "end", \
-	"ttft_ms", "duration", "input_tokens", "output_tokens", "shard"
-
-/* The first CATSHARD_TOP requests by key descending (nulls last, ties by
- * ordinal, as `requests --sort -key`), as rows of TOP_FIELDS. */
-static int top_list(struct cs *s, const char *key, json_t *out, struct err *e)
-{
-	char sql[512];
-	sqlite3_stmt *st = NULL;
-	int rc = 0, rs;
-
-	snprintf(sql, sizeof sql,
-	         "SELECT r.id, r.session, r.agent, r.status, r.start, r.end, "
-	         "r.ttft_ms, r.duration, r.input_tokens, r.output_tokens, m.shard "
-	         "FROM dsight_requests r LEFT JOIN temp.catshard_ids m "
-	         "ON m.id = r.id AND m.kind = 0 "
-	         "ORDER BY r.%s IS NULL, r.%s DESC, r.ordinal LIMIT %d",
-	         key, key, CATSHARD_TOP);
-	if ((rc = prep(s->db, sql, &st, e)))
-		return rc;
-	while ((rs = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *row = json_array();
-		for (int k = 0; k < 11; k++)
-			json_array_append_new(row, value_json(st, k));
-		if (json_array_append_new(out, row)) {
-			rc = err_set(e, ERR_NOMEM, "Out of memory for the top lists");
-			break;
-		}
-	}
-	if (!rc && rs != SQLITE_DONE)
-		rc = step_error(s->db, e);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* 512 bins: every request with numeric start and end touching them. */
-static int request_density(struct cs *s, double duration, json_t *out,
-                           struct err *e)
-{
-	uint64_t bins[SHARD_DENSITY_BINS] = {0};
-	sqlite3_stmt *st = NULL;
-	int rc, rs;
-
-	if ((rc = prep(s->db, "SELECT start, end FROM dsight_requests", &st, e)))
-		return rc;
-	while ((rs = sqlite3_step(st)) == SQLITE_ROW)
-		if (is_num(st, 0) && is_num(st, 1))
-			shard_density_add(bins, duration, sqlite3_column_double(st, 0),
-			                  sqlite3_column_double(st, 1));
-	sqlite3_finalize(st);
-	if (rs != SQLITE_DONE)
-		return step_error(s->db, e);
-	for (int i = 0; i < SHARD_DENSITY_BINS; i++)
-		json_array_append_new(out, json_integer((json_int_t)bins[i]));
-	return 0;
-}
-
 static json_t *counts_json(json_t *shards)
 {
 	json_t *c = json_object(), *d;
@@ -695,7 +662,6 @@ static int summaries_ok(sqlite3 *db, int *ok, struct err *e)
 int catshard_write(sqlite3 *db, const char *dir, double duration,
                    json_t **index, struct catshard_stats *st, struct err *e)
 {
-	static const char *const fields[] = {TOP_FIELDS};
 	struct cs s;
 	json_t *ix = json_object(), *lookup = json_array(), *tf = json_array(),
 	       *tt = json_array(), *td = json_array(), *dens = json_array(),
@@ -737,12 +703,11 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
 	    (rc = write_lookup(&s, lookup, e)) ||
-	    (rc = top_list(&s, "ttft_ms", tt, e)) ||
-	    (rc = top_list(&s, "duration", td, e)) ||
-	    (rc = request_density(&s, duration, dens, e)))
+	    (rc = cattop_list(db, "ttft_ms", tt, e)) ||
+	    (rc = cattop_list(db, "duration", td, e)) ||
+	    (rc = cattop_density(db, duration, dens, e)))
 		goto out;
-	for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
-		json_array_append_new(tf, json_string(fields[k]));
+	cattop_fields(tf);
 	if (s.summaries) {
 		static const char *const sf[] = {SUMMARY_FIELDS};
 		json_t *a = json_array();

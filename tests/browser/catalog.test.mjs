@@ -86,6 +86,7 @@ await runTest(tap, 'catalog', async () => {
     ['listSessions', 'sessions', {}],
     ['listSessions', 'sessions', { ...win(D * 0.4, D * 0.05), offset: 2, limit: 9 }],
     ['listSessions', 'sessions', { session: s0.id }],
+    ['listSessions', 'sessions', { ...win(D * 0.5, 10), offset: 30, limit: 20 }],
     ['listSessions', 'sessions', { agent: (s0.agents || [])[0], sort: '-requests' }],
     ['queryIterations', 'iterations', {}],
     ['queryIterations', 'iterations', { ...win(D * 0.3, D * 0.1), offset: 4, limit: 40 }],
@@ -121,6 +122,19 @@ await runTest(tap, 'catalog', async () => {
     const other = urls.filter((u) => sumUrls.has(u)).length;
     tap.ok(!same(one, dquery(rep, 'requests', { search: r2.id.toUpperCase() }).ok), `search ${r2.id} equals dsight query`);
     tap.ok(other <= 2 && urls.some((u) => searchUrls.has(u)), `search ${r2.id} read ${urls.filter((u) => searchUrls.has(u)).length} search-text shards and ${other} summary or catalog shards (at most 2)`, urls);
+  }
+
+  /* a window query on sessions counts the shards whose sessions all
+   * overlap it from their session_bounds (their requests run long after
+   * the sessions start): a mid-run window reads only the page's shards */
+  {
+    await v.page.reload(); /* a cold shard cache */
+    await v.page.evaluate(() => window.__dsReady);
+    const fromHere = v.requests.length, w = { ...win(D * 0.5, 10), limit: 20 };
+    const got = await v.page.evaluate(async (pp) => window.traceExplorer.listSessions(pp), w);
+    const read = v.requests.slice(fromHere).filter((u) => u.includes('/detail/')).length;
+    tap.ok(!same(got, dquery(rep, 'sessions', w).ok), `listSessions(${JSON.stringify(w)}) equals dsight query`);
+    tap.ok(read <= 3, `a mid-run session window of ${got.total} sessions read ${read} shards (at most 3)`);
   }
 
   /* one id: at most two fetches, from a cold cache for that id */

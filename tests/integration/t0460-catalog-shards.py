@@ -100,6 +100,7 @@ seen = {c: {} for c in colls}
 where = {}  # (kind, id) -> shard
 all_ok = True
 session_order = []
+sb_ok = True
 for i, d in enumerate(ix["shards"]):
     rows, ok = shard_rows(rep, d)
     all_ok = all_ok and ok
@@ -114,6 +115,15 @@ for i, d in enumerate(ix["shards"]):
         if c == 1:
             session_order.append((el["start"], ordinal))
     all_ok = all_ok and all(d.get(c, 0) == n[c] for c in colls)
+    # a shard holding sessions carries their own bounds (window queries
+    # on sessions: its requests run past them)
+    ss = [el for c, _, el in rows if c == 1]
+    if ss:
+        want = [min(x["start"] for x in ss), min(x["end"] for x in ss), max(x["start"] for x in ss),
+                max(x["end"] for x in ss)]
+        sb_ok = sb_ok and d.get("session_bounds") == want
+    else:
+        sb_ok = sb_ok and "session_bounds" not in d
     if d["kind"] == "sessions":
         over = d["decoded_bytes"] > BUDGET
         if over:
@@ -125,6 +135,7 @@ t.ok(all_ok, "every shard verifies (names, sizes, hashes, counts) and holds the 
 t.ok(all(len(seen[c]) == len(doc[c]) for c in colls), "every element of every collection is in a shard",
      {c: (len(seen[c]), len(doc[c])) for c in colls})
 t.ok(session_order == sorted(session_order), "session groups follow session start order")
+t.ok(sb_ok, "each shard holding sessions has session_bounds, the min/max start and end of its sessions alone")
 grouped = all(where.get((1, r_["session"])) == where[(0, r_["id"])]
               for r_ in doc["requests"] if (1, r_["session"]) in where)
 t.ok(grouped, "every request shares its session's shard")

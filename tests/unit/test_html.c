@@ -248,7 +248,7 @@ TEST(catalog_index_lists_in_their_own_element)
 	CHECK_EQ(html_write(path, core, NULL, &st, &e), 0);
 	free(page);
 	page = slurp(path, &n);
-	CHECK(strstr(page, "dsight-catalog-index") == NULL);
+	CHECK(strstr(page, "id=\"dsight-catalog-index\"") == NULL);
 	free(head);
 	free(lists);
 	free(page);
