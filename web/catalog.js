@@ -24,6 +24,12 @@ const DSCatalog = (() => {
     return c === SESS ? (d) => ('session_bounds' in d ? d.session_bounds : d.bounds) : (d) => d.bounds;
   }
 
+  /* True when every element of collection name in the shard is counted
+   * apart (`unaligned`: its iterations without start). */
+  function allUnaligned(d, name) {
+    return Number.isInteger(d.unaligned) && d.unaligned > 0 && d.unaligned === d[name];
+  }
+
   class Catalog {
     /* cat: the core catalog (its empty collections receive loaded shards);
      * store: the shared DSData.ShardStore. */
@@ -379,10 +385,16 @@ const DSCatalog = (() => {
       await this.indexed();
       const name = COLLS[c], D = this.ix.shards, B = boundsOf(c);
       if (!this.ix.ordinal_order || this.ix.ordinal_order[name] !== true) return null;
-      const idxs = this.shardsOf(kind, v.from, v.to, B);
+      let apart = 0;
+      /* a shard holding only elements counted apart counts from its
+       * descriptor (`unaligned`: iterations without start) */
+      const idxs = this.shardsOf(kind, v.from, v.to, B).filter((i) => {
+        if (!aside || !allUnaligned(D[i], name)) return true;
+        apart += D[i].unaligned;
+        return false;
+      });
       const n = idxs.map((i) => { const b = B(D[i]); return b && b[2] <= v.to && b[1] >= v.from ? D[i][name] || 0 : null; });
       const kept = new Map();
-      let apart = 0;
       const read = async (list) => this.stream(list.map((i) => D[i]), (rows, k) => {
         const l = [];
         for (const r of rows) {
@@ -463,9 +475,22 @@ const DSCatalog = (() => {
           return a;
         }
       }
-      const list = await this.collect(this.shardsOf('iterations'), ITERS, (r) => (!given(v.worker) || r.worker === v.worker) &&
-        (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank));
-      return Q.queryIterations(this.view('iterations', list), params);
+      /* only the shards the window touches (an iteration without start,
+       * counted apart, leaves its shard without bounds, never skipped);
+       * without a worker or rank filter a shard of such iterations alone
+       * counts from its descriptor */
+      const filtered = given(v.worker) || given(v.rank), D = this.ix.shards;
+      let apart = 0;
+      const idxs = this.shardsOf('iterations', v.from, v.to).filter((i) => {
+        if (filtered || !allUnaligned(D[i], 'iterations')) return true;
+        apart += D[i].unaligned;
+        return false;
+      });
+      const list = await this.collect(idxs, ITERS, (r) => (!filtered || ((!given(v.worker) || r.worker === v.worker) &&
+        (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank))));
+      const a = Q.queryIterations(this.view('iterations', list), params);
+      a.unaligned_rows += apart;
+      return a;
     }
 
     async getRequest(id) {

@@ -65,6 +65,7 @@ struct rows {
 	uint64_t count;
 	uint64_t budget;   /* sum(row length + 1) */
 	uint64_t n[NCOLL];
+	uint64_t unaligned; /* iterations without a numeric start */
 	struct span all, sess;
 };
 
@@ -93,6 +94,7 @@ static void rows_reset(struct rows *r)
 	buf_reset(&r->text);
 	r->count = r->budget = 0;
 	memset(r->n, 0, sizeof r->n);
+	r->unaligned = 0;
 	memset(&r->all, 0, sizeof r->all);
 	memset(&r->sess, 0, sizeof r->sess);
 }
@@ -185,6 +187,8 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 		p->untimed = 1;
 		if (ps)
 			ps->untimed = 1;
+		if (c == 3)
+			r->unaligned++;
 	}
 	return 0;
 }
@@ -327,6 +331,8 @@ static int flush(struct cs *s, struct err *e)
 		json_object_set_new(j, "bounds", json_null());
 	if (r->n[1]) /* the sessions' own bounds: a window query on sessions */
 		span_set(j, "session_bounds", &r->sess);
+	if (r->n[3]) /* counted apart by a window query on iterations */
+		json_object_set_new(j, "unaligned", json_integer((json_int_t)r->unaligned));
 	json_object_set_new(j, "kind", json_string(s->kind));
 	for (int c = 0; c < NCOLL; c++)
 		if (r->n[c])
@@ -378,6 +384,7 @@ static int group_end(struct cs *s, const char *label, uint64_t max_rows,
 		return rc;
 	for (int c = 0; c < NCOLL; c++)
 		r->n[c] += g->n[c];
+	r->unaligned += g->unaligned;
 	span_merge(&r->all, &g->all, 0);
 	span_merge(&r->sess, &g->sess, 0);
 	/* ids -> the shard this group lands in */

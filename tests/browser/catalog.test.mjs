@@ -90,6 +90,9 @@ await runTest(tap, 'catalog', async () => {
     ['listSessions', 'sessions', { agent: (s0.agents || [])[0], sort: '-requests' }],
     ['queryIterations', 'iterations', {}],
     ['queryIterations', 'iterations', { ...win(D * 0.3, D * 0.1), offset: 4, limit: 40 }],
+    ['queryIterations', 'iterations', { ...win(D * 0.5, 1), limit: 5 }],
+    ['queryIterations', 'iterations', { ...win(D * 0.5, 2), worker: 'decode-0', sort: '-start' }],
+    ['queryIterations', 'iterations', { worker: 'prefill-0', limit: 3 }],
     ['queryServerSpans', 'server_spans', {}],
     ['queryServerSpans', 'server_spans', { ...win(D * 0.7, D * 0.2), limit: 13, sort: '-duration' }],
   ];
@@ -135,6 +138,22 @@ await runTest(tap, 'catalog', async () => {
     const read = v.requests.slice(fromHere).filter((u) => u.includes('/detail/')).length;
     tap.ok(!same(got, dquery(rep, 'sessions', w).ok), `listSessions(${JSON.stringify(w)}) equals dsight query`);
     tap.ok(read <= 3, `a mid-run session window of ${got.total} sessions read ${read} shards (at most 3)`);
+  }
+  /* iterations: a 1-s window reads the shards it touches, not those of
+   * iterations without start alone (counted from their descriptors) */
+  {
+    await v.page.reload(); /* a cold shard cache */
+    await v.page.evaluate(() => window.__dsReady);
+    const its = ix.shards.filter((d) => d.kind === 'iterations');
+    const fromHere = v.requests.length, w = { ...win(D * 0.5, 1), limit: 5 };
+    /* the shards it must read: those it touches, and those without bounds
+     * unless they hold only iterations without start */
+    const need = its.filter((d) => (d.bounds ? d.bounds[0] <= w.to && d.bounds[3] >= w.from : d.unaligned !== d.iterations)).length;
+    const got = await v.page.evaluate(async (pp) => window.traceExplorer.queryIterations(pp), w);
+    const read = v.requests.slice(fromHere).filter((u) => u.includes('/detail/')).length;
+    tap.ok(!same(got, dquery(rep, 'iterations', w).ok) && got.unaligned_rows > 0,
+      `queryIterations(${JSON.stringify(w)}) equals dsight query (${got.unaligned_rows} unaligned)`);
+    tap.ok(read === need && need < its.length, `a 1-s iteration window read ${read} of ${its.length} iteration shards (the ${need} it touches)`);
   }
 
   /* one id: at most two fetches, from a cold cache for that id */

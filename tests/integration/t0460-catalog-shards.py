@@ -101,6 +101,7 @@ where = {}  # (kind, id) -> shard
 all_ok = True
 session_order = []
 sb_ok = True
+un_ok, un_seen = True, 0
 for i, d in enumerate(ix["shards"]):
     rows, ok = shard_rows(rep, d)
     all_ok = all_ok and ok
@@ -124,6 +125,14 @@ for i, d in enumerate(ix["shards"]):
         sb_ok = sb_ok and d.get("session_bounds") == want
     else:
         sb_ok = sb_ok and "session_bounds" not in d
+    # an iteration shard counts its iterations without start (counted
+    # apart by a window query, so a shard of them alone is never read)
+    its = [el for c, _, el in rows if c == 3]
+    if its:
+        un_ok = un_ok and d.get("unaligned") == sum(1 for x in its if not isinstance(x.get("start"), (int, float)))
+        un_seen += d.get("unaligned", 0)
+    else:
+        un_ok = un_ok and "unaligned" not in d
     if d["kind"] == "sessions":
         over = d["decoded_bytes"] > BUDGET
         if over:
@@ -136,6 +145,7 @@ t.ok(all(len(seen[c]) == len(doc[c]) for c in colls), "every element of every co
      {c: (len(seen[c]), len(doc[c])) for c in colls})
 t.ok(session_order == sorted(session_order), "session groups follow session start order")
 t.ok(sb_ok, "each shard holding sessions has session_bounds, the min/max start and end of its sessions alone")
+t.ok(un_ok and un_seen > 0, "each iteration shard counts its iterations without start in unaligned (%d in all)" % un_seen)
 grouped = all(where.get((1, r_["session"])) == where[(0, r_["id"])]
               for r_ in doc["requests"] if (1, r_["session"]) in where)
 t.ok(grouped, "every request shares its session's shard")
