@@ -15,7 +15,7 @@ const DSCatalog = (() => {
   const REQ = 0, SESS = 1, SPANS = 2, ITERS = 3;
   const COLLS = ['requests', 'sessions', 'server_spans', 'iterations'];
   const AHEAD = 3;
-  const LISTS = ['shards', 'lookup', 'summaries', 'search'];
+  const LISTS = ['shards', 'lookup', 'summaries', 'time_summaries', 'search'];
 
   /* The bounds that place collection c's elements of a shard in time: a
    * session shard's `session_bounds` for sessions (its requests run long
@@ -65,6 +65,7 @@ const DSCatalog = (() => {
       this.ix.shards.forEach((d, i) => owners.set(d.sha256, `Catalog shard ${i} (${d.kind})`));
       this.ix.lookup.forEach((d, i) => owners.set(d.sha256, `Id lookup shard ${i}`));
       (this.ix.summaries || []).forEach((d, i) => owners.set(d.sha256, `Request summary shard ${i}`));
+      (this.ix.time_summaries || []).forEach((d, i) => owners.set(d.sha256, `Request time summary shard ${i}`));
       (this.ix.search || []).forEach((d, i) => owners.set(d.sha256, `Search-text shard ${i}`));
     }
 
@@ -324,18 +325,35 @@ const DSCatalog = (() => {
           return this.store.text(d, o.signal).then((t) =>
             (t.indexOf('\\') < 0 && !t.toLowerCase().includes(needle) ? [] : this.store.rows(d, t)));
         } : null;
-        await this.stream(packs.map((k) => S[k]), (rows) => {
-          for (const [shard, list] of rows) {
-            if (!want.has(shard)) continue;
-            const got = hits && hits.get(shard);
-            for (let pos = 0; pos < list.length; pos++) {
-              if (got && !got.has(pos)) continue;
-              const row = list[pos], x = {};
-              for (let j = 0; j < F.length; j++) if (row[j + 1] !== null) x[F[j]] = row[j + 1];
-              take(x, row[0], shard, pos);
+        /* a window reads the time summaries it overlaps instead, when
+         * they are fewer (sessions as long as the run overlap every
+         * window): rows [shard, pos, ordinal, ...values] */
+        const T = this.ix.time_summaries;
+        const times = T && (v.from > 0 || v.to < this.cat.meta.duration)
+          ? T.filter((d) => !d.bounds || (d.bounds[0] <= v.to && d.bounds[3] >= v.from)) : null;
+        const summary = (row, at, shard, pos) => {
+          const x = {};
+          for (let j = 0; j < F.length; j++) if (row[j + at] !== null) x[F[j]] = row[j + at];
+          take(x, row[at - 1], shard, pos);
+        };
+        if (times && times.length < packs.length) {
+          await this.stream(times, (rows) => {
+            for (const row of rows) {
+              const shard = row[0], pos = row[1];
+              if (!want.has(shard)) continue;
+              const got = hits && hits.get(shard);
+              if (!got || got.has(pos)) summary(row, 3, shard, pos);
             }
-          }
-        }, o.signal, progress, load);
+          }, o.signal, progress, load);
+        } else {
+          await this.stream(packs.map((k) => S[k]), (rows) => {
+            for (const [shard, list] of rows) {
+              if (!want.has(shard)) continue;
+              const got = hits && hits.get(shard);
+              for (let pos = 0; pos < list.length; pos++) if (!got || got.has(pos)) summary(list[pos], 1, shard, pos);
+            }
+          }, o.signal, progress, load);
+        }
       } else {
         await this.stream(idxs.map((i) => this.ix.shards[i]), (rows, k) => {
           let pos = 0;

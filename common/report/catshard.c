@@ -4,6 +4,8 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "report/catsearch.h"
+#include "report/catsum.h"
+#include "report/cattime.h"
 #include "report/cattop.h"
 #include "report/shard.h"
 
@@ -80,6 +82,8 @@ struct cs {
 	int summaries;     /* write request summaries (no irregular column) */
 	const char *kind;  /* the current shard's kind */
 	struct buf gids;   /* the group's ids: kind byte, id, NUL */
+	struct buf gords;  /* the group's request ordinals (int64_t), with summaries */
+	sqlite3_stmt *pos_ins; /* into temp.catshard_pos, with summaries */
 	struct buf row;
 	sqlite3_stmt *ins;
 	json_t *shards;
@@ -193,37 +197,14 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 	return 0;
 }
 
-/* Summary columns of a request row (after ordinal, id, start, end, json,
- * session): see SUMMARY_FIELDS. */
-#define REQ_COLS "ordinal, id, start, end, json, session, agent, conversation, " \
-	"status, client_kind, first, ttft_ms, input_tokens, output_tokens, " \
-	"cached_tokens, span_count, json_extract(json, '$.server_ids'), " \
-	"json_extract(json, '$.workers'), search"
-#define REQ_SEARCH 18 /* the search column's index in REQ_COLS */
-#define SUMMARY_FIELDS "id", "session", "agent", "conversation", "status", \
-	"client_kind", "start", "end", "first", "ttft_ms", "input_tokens", \
-	"output_tokens", "cached_tokens", "span_count", "server_ids", "workers"
-static const int summary_cols[] = {1, 5, 6, 7, 8, 9, 2, 3, 10, 11, 12, 13,
-                                   14, 15, 16, 17};
-#define NSUMMARY (sizeof summary_cols / sizeof summary_cols[0])
+/* A request row: ordinal, id, start, end, json (as rows_add reads every
+ * collection), its summary columns, then its search text. */
+#define REQ_COLS "ordinal, id, start, end, json, " CATSUM_COLS ", search"
+#define REQ_SUMMARY 5                  /* the first summary column */
+#define REQ_SESSION (REQ_SUMMARY + 1)  /* its session */
+#define REQ_SEARCH (REQ_SUMMARY + CATSUM_N) /* the search column */
 
-static void put_value(struct buf *b, sqlite3_stmt *st, int col, int raw_json)
-{
-	switch (sqlite3_column_type(st, col)) {
-	case SQLITE_INTEGER: jsonout_int(b, sqlite3_column_int64(st, col)); break;
-	case SQLITE_FLOAT: jsonout_real(b, sqlite3_column_double(st, col)); break;
-	case SQLITE_TEXT:
-		if (raw_json)
-			buf_append(b, sqlite3_column_text(st, col), (size_t)sqlite3_column_bytes(st, col));
-		else
-			jsonout_str(b, (const char *)sqlite3_column_text(st, col),
-			            (size_t)sqlite3_column_bytes(st, col));
-		break;
-	default: buf_puts(b, "null");
-	}
-}
-
-/* Appends the request summary [ordinal, SUMMARY_FIELDS...] of st's row. */
+/* Appends the request summary [ordinal, summary_fields...] of st's row. */
 static int summary_add(struct cs *s, sqlite3_stmt *st, struct err *e)
 {
 	struct rows *r = &s->sgroup;
@@ -233,10 +214,7 @@ static int summary_add(struct cs *s, sqlite3_stmt *st, struct err *e)
 		buf_putc(&r->text, ',');
 	buf_putc(&r->text, '[');
 	jsonout_int(&r->text, sqlite3_column_int64(st, 0));
-	for (size_t k = 0; k < NSUMMARY; k++) {
-		buf_putc(&r->text, ',');
-		put_value(&r->text, st, summary_cols[k], summary_cols[k] >= 16);
-	}
+	catsum_values(&r->text, st, REQ_SUMMARY);
 	buf_putc(&r->text, ']');
 	if (r->text.failed)
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
@@ -404,6 +382,20 @@ static int group_end(struct cs *s, const char *label, uint64_t max_rows,
 		off += n + 2;
 	}
 	buf_reset(&s->gids);
+	/* request ordinals -> shard and position (the time summaries) */
+	for (size_t k = 0; s->pos_ins && k < s->gords.len / sizeof(int64_t); k++) {
+		int64_t ord;
+		memcpy(&ord, s->gords.data + k * sizeof ord, sizeof ord);
+		sqlite3_bind_int64(s->pos_ins, 1, ord);
+		sqlite3_bind_int64(s->pos_ins, 2, (sqlite3_int64)s->st->shards);
+		sqlite3_bind_int64(s->pos_ins, 3, (sqlite3_int64)(r->n[0] - g->n[0] + k));
+		rc = sqlite3_step(s->pos_ins) != SQLITE_DONE;
+		sqlite3_reset(s->pos_ins);
+		if (rc)
+			return err_set(e, ERR_DATA, "Cannot index request positions: %s",
+			               sqlite3_errmsg(s->db));
+	}
+	buf_reset(&s->gords);
 	if (g->budget + 2 > SHARD_MAX_DECODED) {
 		if (!s->st->oversized++)
 			snprintf(s->st->warning, sizeof s->st->warning,
@@ -430,8 +422,12 @@ static int group_add(struct cs *s, int c, sqlite3_stmt *st, struct err *e)
 		buf_putc(&s->gids, (char)c);
 		buf_append(&s->gids, id, (size_t)sqlite3_column_bytes(st, 1) + 1);
 	}
-	if (c == 0 && s->summaries && (rc = summary_add(s, st, e)))
-		return rc;
+	if (c == 0 && s->summaries) {
+		int64_t ord = sqlite3_column_int64(st, 0);
+		buf_append(&s->gords, &ord, sizeof ord);
+		if ((rc = summary_add(s, st, e)))
+			return rc;
+	}
 	if (c == 0) {
 		const void *blob = sqlite3_column_blob(st, REQ_SEARCH);
 		if ((rc = catsearch_add(&s->search, blob,
@@ -510,8 +506,8 @@ static int write_sessions(struct cs *s, struct err *e)
 	int have = 0;
 	buf_init(&prev, 0);
 	while ((rs = sqlite3_step(orph)) == SQLITE_ROW) {
-		const char *sess = (const char *)sqlite3_column_text(orph, 5);
-		size_t n = (size_t)sqlite3_column_bytes(orph, 5);
+		const char *sess = (const char *)sqlite3_column_text(orph, REQ_SESSION);
+		size_t n = (size_t)sqlite3_column_bytes(orph, REQ_SESSION);
 		if (have && (!sess || prev.len != n + 1 || memcmp(prev.data + 1, sess, n))) {
 			if ((rc = group_end(s, label, UINT64_MAX, e)))
 				break;
@@ -672,7 +668,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	struct cs s;
 	json_t *ix = json_object(), *lookup = json_array(), *tf = json_array(),
 	       *tt = json_array(), *td = json_array(), *dens = json_array(),
-	       *search = NULL;
+	       *search = NULL, *times = json_array();
 	int rc;
 
 	*index = NULL;
@@ -691,6 +687,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	s.sums = json_array();
 	buf_init(&s.sgroup.text, 0);
 	buf_init(&s.gids, 0);
+	buf_init(&s.gords, 0);
 	buf_init(&s.row, 0);
 	catsearch_init(&s.search, dir);
 	if ((rc = summaries_ok(db, &s.summaries, e)))
@@ -703,9 +700,21 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 		             sqlite3_errmsg(db));
 		goto out;
 	}
+	if (s.summaries &&
+	    (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_pos;"
+	                  "CREATE TEMP TABLE catshard_pos (ord INTEGER PRIMARY KEY, "
+	                  "shard INTEGER, pos INTEGER)", NULL, NULL, NULL) != SQLITE_OK ||
+	     (rc = prep(db, "INSERT INTO temp.catshard_pos (ord, shard, pos) "
+	                "VALUES (?1, ?2, ?3)", &s.pos_ins, e)))) {
+		if (!rc)
+			rc = err_set(e, ERR_DATA, "Cannot create the position table: %s",
+			             sqlite3_errmsg(db));
+		goto out;
+	}
 	if ((rc = prep(db, "INSERT OR IGNORE INTO temp.catshard_ids (id, kind, shard) "
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
+	    (s.summaries && (rc = cattime_write(db, dir, times, e))) ||
 	    (rc = catsearch_finish(&s.search, &search, e)) ||
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
@@ -716,12 +725,11 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 		goto out;
 	cattop_fields(tf);
 	if (s.summaries) {
-		static const char *const sf[] = {SUMMARY_FIELDS};
 		json_t *a = json_array();
-		for (size_t k = 0; k < NSUMMARY; k++)
-			json_array_append_new(a, json_string(sf[k]));
+		catsum_fields(a);
 		json_object_set_new(ix, "summary_fields", a);
 		json_object_set(ix, "summaries", s.sums);
+		json_object_set(ix, "time_summaries", times);
 	}
 	json_object_set_new(ix, "version", json_integer(1));
 	json_object_set_new(ix, "counts", counts_json(s.shards));
@@ -758,7 +766,10 @@ out_done:
 	json_decref(search);
 	catsearch_free(&s.search);
 	sqlite3_finalize(s.ins);
-	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids", NULL, NULL, NULL);
+	sqlite3_finalize(s.pos_ins);
+	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
+	             "DROP TABLE IF EXISTS temp.catshard_pos", NULL, NULL, NULL);
+	json_decref(times);
 	buf_free(&s.cur.text);
 	buf_free(&s.group.text);
 	buf_free(&s.scur.text);
@@ -766,6 +777,7 @@ out_done:
 	json_decref(s.sums);
 	buf_free(&s.sgroup.text);
 	buf_free(&s.gids);
+	buf_free(&s.gords);
 	buf_free(&s.row);
 	return rc;
 }

@@ -50,8 +50,11 @@ struct catshard_stats {
  * extension tables complete) into dir, and returns in *index (new
  * reference) the index object for the core catalog's `catalog_shards`:
  * {version, counts, ordinal_order, shards, lookup, search, top_fields,
- * top_ttft, top_duration, density}; ordinal_order tells per collection
- * whether its shards' rows, in shard order, come in catalog order.  duration is meta.duration (> 0) for the density bins.
+ * top_ttft, top_duration, density}, and summary_fields, summaries and
+ * time_summaries (cattime.h) when no request column is irregular;
+ * ordinal_order tells per collection whether its shards' rows, in shard
+ * order, come in catalog order.  duration is meta.duration (> 0) for the
+ * density bins.
  */
 int catshard_write(sqlite3 *db, const char *dir, double duration,
                    json_t **index, struct catshard_stats *st, struct err *e);

@@ -20,7 +20,8 @@
  *         escapes), gzip-compressed, base64 (no line breaks).
  *     <script type="application/octet-stream" id="dsight-catalog-index">BASE64</script>
  *         sharded catalogs only: the descriptor lists of catalog_shards
- *         (shards, lookup, summaries, search), encoded the same way; the
+ *         (shards, lookup, summaries, time_summaries, search), encoded the
+ *         same way; the
  *         core catalog's catalog_shards then lacks them.  The viewer
  *         decodes this element after the page is ready.
  *     <script type="application/octet-stream" id="dsight-shard-SHA">BASE64</script>
@@ -440,7 +441,7 @@ static int write_gz_element(struct out *o, const char *id, sqlite3 *db,
 /* The descriptor lists of a sharded catalog's index, which the page
  * carries in their own element (decoded after the page is ready). */
 static const char *const index_lists[] = {"shards", "lookup", "summaries",
-                                          "search"};
+                                          "time_summaries", "search"};
 
 /*
  * Splits core for the page: *head is core without the index's descriptor

@@ -139,6 +139,24 @@ await runTest(tap, 'catalog', async () => {
     tap.ok(!same(got, dquery(rep, 'sessions', w).ok), `listSessions(${JSON.stringify(w)}) equals dsight query`);
     tap.ok(read <= 3, `a mid-run session window of ${got.total} sessions read ${read} shards (at most 3)`);
   }
+  /* requests in a 1-s window: the time summaries it overlaps, not the
+   * per-session ones (the sessions of this capture run as long as it) */
+  {
+    const T = ix.time_summaries || [], urlOf = (u) => u.replace(/^.*?\/(detail\/)/, '$1');
+    const tUrls = new Set(T.map((d) => d.url)), sUrls = new Set((ix.summaries || []).map((d) => d.url));
+    for (const w of [{ ...win(D * 0.5, 1), limit: 5 }, { ...win(D * 0.3, 2), sort: '-ttft_ms', limit: 3 }, { ...win(D * 0.7, 1), groupBy: 'status' }]) {
+      await v.page.reload(); /* a cold shard cache */
+      await v.page.evaluate(() => window.__dsReady);
+      const fromHere = v.requests.length;
+      const got = await v.page.evaluate(async (pp) => window.traceExplorer.queryRequests(pp), w);
+      const urls = v.requests.slice(fromHere).map(urlOf);
+      const need = T.filter((d) => !d.bounds || (d.bounds[0] <= w.to && d.bounds[3] >= w.from)).length;
+      tap.ok(!same(got, dquery(rep, 'requests', w).ok), `queryRequests(${JSON.stringify(w)}) equals dsight query (${got.total} requests)`);
+      tap.ok(T.length > 2 && urls.filter((u) => tUrls.has(u)).length === need && !urls.some((u) => sUrls.has(u)),
+        `it read the ${need} of ${T.length} time summary shards it overlaps and no per-session summary`, urls);
+    }
+  }
+
   /* iterations: a 1-s window reads the shards it touches, not those of
    * iterations without start alone (counted from their descriptors) */
   {

@@ -41,7 +41,7 @@ def element(html, name):
     return json.loads(gzip.decompress(base64.b64decode(m.group(1)))) if m else None
 
 
-LISTS = ["shards", "lookup", "summaries", "search"]
+LISTS = ["shards", "lookup", "summaries", "time_summaries", "search"]
 
 
 def core_of(rep):
@@ -175,6 +175,30 @@ for k, d in enumerate(ix.get("summaries") or []):
 sess_shards = {i: d.get("requests", 0) for i, d in enumerate(ix["shards"]) if d["kind"] == "sessions" and d.get("requests")}
 t.ok(sum_ok and covered == sess_shards,
      "summary shards (within 512 KiB) hold every session shard's requests' keys (%s)" % ", ".join(sf))
+
+# time summaries: rows [shard, pos, ordinal, keys...] in start order; (shard,
+# pos) is the request's place among its catalog shard's requests
+pos_of = {}
+for i, d in enumerate(ix["shards"]):
+    if d["kind"] == "sessions":
+        reqs = [o for c, o, _ in shard_rows(rep, d)[0] if c == 0]
+        for p, o in enumerate(reqs):
+            pos_of[o] = (i, p)
+tm_ok, tm_seen, order = bool(ix.get("time_summaries")), [], []
+for d in ix.get("time_summaries") or []:
+    rows, ok = shard_rows(rep, d)
+    tm_ok = tm_ok and ok and d["decoded_bytes"] <= BUDGET
+    lo = [min(r[3 + sf.index("start")] for r in rows), min(r[3 + sf.index("end")] for r in rows),
+          max(r[3 + sf.index("start")] for r in rows), max(r[3 + sf.index("end")] for r in rows)]
+    tm_ok = tm_ok and d["bounds"] == lo
+    for shard, p, o, *vals in rows:
+        el = doc["requests"][o]
+        want = [len(el.get("spans", [])) if f == "span_count" else el.get(f) for f in sf]
+        tm_ok = tm_ok and vals == want and pos_of.get(o) == (shard, p)
+        tm_seen.append(o)
+        order.append((el["start"], o))
+t.ok(tm_ok and sorted(tm_seen) == list(range(len(doc["requests"]))) and order == sorted(order),
+     "time summary shards hold every request once, in start order, with its catalog shard, position and keys")
 
 # search-text shards: rows [shard, text, us, rs, gs] in catalog shard order
 ST_BUDGET = 4 * 1024 * 1024
