@@ -7,7 +7,7 @@
  * each call streams the candidate shards through the shared cache, keeps
  * only what its answer needs and ends in the same query.js code as an
  * embedded catalog.  The index's descriptor lists (shards, lookup,
- * summaries, search) are decoded after the page is ready, from their own
+ * summaries, time_summaries, search) are decoded after the page is ready, from their own
  * element: every call that reads them awaits indexed() first. */
 'use strict';
 

@@ -79,7 +79,7 @@ const DSData = (() => {
   }
 
   /* Decodes the descriptor lists of a sharded catalog's index (shards,
-   * lookup, summaries, search), which the page carries in their own
+   * lookup, summaries, time_summaries, search), which the page carries in their own
    * element so that the page is ready before they are parsed. */
   async function loadCatalogIndex(doc) {
     let lists;
