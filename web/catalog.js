@@ -24,10 +24,19 @@ const DSCatalog = (() => {
     return c === SESS ? (d) => ('session_bounds' in d ? d.session_bounds : d.bounds) : (d) => d.bounds;
   }
 
-  /* True when every element of collection name in the shard is counted
-   * apart (`unaligned`: its iterations without start). */
-  function allUnaligned(d, name) {
-    return Number.isInteger(d.unaligned) && d.unaligned > 0 && d.unaligned === d[name];
+  /* Splits the shards (indexes into D) of collection name: [those to
+   * read, the count of the elements counted apart in the others]; a shard
+   * whose elements are all counted apart (`unaligned`: iterations without
+   * start) is counted from its descriptor. */
+  function skipUnaligned(D, idxs, name) {
+    let apart = 0;
+    const read = idxs.filter((i) => {
+      const d = D[i];
+      if (!(Number.isInteger(d.unaligned) && d.unaligned > 0 && d.unaligned === d[name])) return true;
+      apart += d.unaligned;
+      return false;
+    });
+    return [read, apart];
   }
 
   class Catalog {
@@ -398,19 +407,13 @@ const DSCatalog = (() => {
      * holding the page [offset, offset + limit) are read.  keep(el): the
      * window test; aside(el): an element counted apart (unaligned
      * iterations) or null.  {total, skipped (matches before list), list,
-     * aside}, or null without ordinal order. */
+     * aside}, or null without ordinal order.  Only once indexed (its
+     * callers await it). */
     async windowPage(kind, c, v, keep, aside, signal) {
-      await this.indexed();
       const name = COLLS[c], D = this.ix.shards, B = boundsOf(c);
       if (!this.ix.ordinal_order || this.ix.ordinal_order[name] !== true) return null;
-      let apart = 0;
-      /* a shard holding only elements counted apart counts from its
-       * descriptor (`unaligned`: iterations without start) */
-      const idxs = this.shardsOf(kind, v.from, v.to, B).filter((i) => {
-        if (!aside || !allUnaligned(D[i], name)) return true;
-        apart += D[i].unaligned;
-        return false;
-      });
+      const all = this.shardsOf(kind, v.from, v.to, B);
+      let [idxs, apart] = aside ? skipUnaligned(D, all, name) : [all, 0];
       const n = idxs.map((i) => { const b = B(D[i]); return b && b[2] <= v.to && b[1] >= v.from ? D[i][name] || 0 : null; });
       const kept = new Map();
       const read = async (list) => this.stream(list.map((i) => D[i]), (rows, k) => {
@@ -497,13 +500,8 @@ const DSCatalog = (() => {
        * counted apart, leaves its shard without bounds, never skipped);
        * without a worker or rank filter a shard of such iterations alone
        * counts from its descriptor */
-      const filtered = given(v.worker) || given(v.rank), D = this.ix.shards;
-      let apart = 0;
-      const idxs = this.shardsOf('iterations', v.from, v.to).filter((i) => {
-        if (filtered || !allUnaligned(D[i], 'iterations')) return true;
-        apart += D[i].unaligned;
-        return false;
-      });
+      const filtered = given(v.worker) || given(v.rank), all = this.shardsOf('iterations', v.from, v.to);
+      const [idxs, apart] = filtered ? [all, 0] : skipUnaligned(this.ix.shards, all, 'iterations');
       const list = await this.collect(idxs, ITERS, (r) => (!filtered || ((!given(v.worker) || r.worker === v.worker) &&
         (!given(v.rank) || ('rank_kind' in r ? r.rank : r.global_rank) === v.rank))));
       const a = Q.queryIterations(this.view('iterations', list), params);

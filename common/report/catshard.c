@@ -105,16 +105,17 @@ static void rows_reset(struct rows *r)
 
 static void bounds_add(struct span *p, double start, double end)
 {
-	if (!p->timed) {
-		p->b[0] = p->b[2] = start;
-		p->b[1] = p->b[3] = end;
-		p->timed = 1;
-		return;
-	}
-	if (start < p->b[0]) p->b[0] = start;
-	if (end < p->b[1]) p->b[1] = end;
-	if (start > p->b[2]) p->b[2] = start;
-	if (end > p->b[3]) p->b[3] = end;
+	shard_bounds_add(p->b, !p->timed, start, end);
+	p->timed = 1;
+}
+
+/* Adds one row's times to p (its start only when it has one). */
+static void span_row(struct span *p, int untimed, int has_start, double start,
+                     double end)
+{
+	p->untimed |= untimed;
+	if (has_start)
+		bounds_add(p, start, end);
 }
 
 /* Widens p to cover q (untimed when q is or, with untimed_empty, when q
@@ -172,28 +173,18 @@ static int rows_add(struct cs *s, struct rows *r, int c, sqlite3_stmt *st,
 	if (sqlite3_column_int64(st, 0) <= s->last[c])
 		s->disorder[c] = 1;
 	s->last[c] = sqlite3_column_int64(st, 0);
-	struct span *p = &r->all, *ps = c == 1 ? &r->sess : NULL;
-	if (is_num(st, 2)) {
-		double start = sqlite3_column_double(st, 2);
-		double end = is_num(st, 3) ? sqlite3_column_double(st, 3) : start;
-		int t3 = sqlite3_column_type(st, 3);
-		/* an iteration without end spans its start; an element of
-		 * another collection without numeric end has no bounds */
-		if (!is_num(st, 3) && (t3 != SQLITE_NULL || c != 3)) {
-			p->untimed = 1;
-			if (ps)
-				ps->untimed = 1;
-		}
-		bounds_add(p, start, end);
-		if (ps)
-			bounds_add(ps, start, end);
-	} else {
-		p->untimed = 1;
-		if (ps)
-			ps->untimed = 1;
-		if (c == 3)
-			r->unaligned++;
-	}
+	/* an iteration without end spans its start; an element of another
+	 * collection without numeric end, or any without numeric start, has
+	 * no bounds */
+	int has_start = is_num(st, 2), has_end = is_num(st, 3);
+	double start = has_start ? sqlite3_column_double(st, 2) : 0;
+	double end = has_end ? sqlite3_column_double(st, 3) : start;
+	int untimed = !has_start || (!has_end && (sqlite3_column_type(st, 3) != SQLITE_NULL || c != 3));
+	span_row(&r->all, untimed, has_start, start, end);
+	if (c == 1)
+		span_row(&r->sess, untimed, has_start, start, end);
+	if (c == 3 && !has_start)
+		r->unaligned++;
 	return 0;
 }
 

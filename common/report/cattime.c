@@ -69,16 +69,9 @@ static int add(struct tcut *c, sqlite3_stmt *st, const struct buf *row,
 	if (!num(st, s) || !num(st, en)) {
 		c->untimed = 1;
 	} else {
-		double a = sqlite3_column_double(st, s), z = sqlite3_column_double(st, en);
-		if (!c->timed) {
-			c->b[0] = c->b[2] = a;
-			c->b[1] = c->b[3] = z;
-			c->timed = 1;
-		}
-		if (a < c->b[0]) c->b[0] = a;
-		if (z < c->b[1]) c->b[1] = z;
-		if (a > c->b[2]) c->b[2] = a;
-		if (z > c->b[3]) c->b[3] = z;
+		shard_bounds_add(c->b, !c->timed, sqlite3_column_double(st, s),
+		                 sqlite3_column_double(st, en));
+		c->timed = 1;
 	}
 	c->count++;
 	c->budget += row->len + 1;

@@ -276,15 +276,10 @@ static int stream_add(struct shard_writer *w, int kind, int64_t index,
 	if (st->count == 0) {
 		buf_putc(&st->rows, '[');
 		st->budget = 2;
-		st->bounds[0] = st->bounds[2] = start;
-		st->bounds[1] = st->bounds[3] = end;
 	} else {
 		buf_putc(&st->rows, ',');
-		if (start < st->bounds[0]) st->bounds[0] = start;
-		if (end < st->bounds[1]) st->bounds[1] = end;
-		if (start > st->bounds[2]) st->bounds[2] = start;
-		if (end > st->bounds[3]) st->bounds[3] = end;
 	}
+	shard_bounds_add(st->bounds, st->count == 0, start, end);
 	buf_append(&st->rows, w->row.data, len);
 	if (st->rows.failed)
 		return err_set(e, ERR_NOMEM, "Out of memory cutting shards");
@@ -303,6 +298,19 @@ static long bin_of(double t, double duration)
 	if (x > SHARD_DENSITY_BINS - 1)
 		return SHARD_DENSITY_BINS - 1;
 	return (long)x;
+}
+
+void shard_bounds_add(double b[4], int first, double start, double end)
+{
+	if (first) {
+		b[0] = b[2] = start;
+		b[1] = b[3] = end;
+		return;
+	}
+	if (start < b[0]) b[0] = start;
+	if (end < b[1]) b[1] = end;
+	if (start > b[2]) b[2] = start;
+	if (end > b[3]) b[3] = end;
 }
 
 void shard_density_add(uint64_t bins[SHARD_DENSITY_BINS], double duration,

@@ -151,6 +151,10 @@ int shard_writer_has_density(const struct shard_writer *w);
 void shard_writer_density(const struct shard_writer *w, int64_t profile,
                           uint64_t out[SHARD_DENSITY_BINS]);
 
+/* Widens the descriptor bounds b (min start, min end, max start, max end)
+ * to cover [start, end]; first: b holds nothing yet, and is set. */
+void shard_bounds_add(double b[4], int first, double start, double end);
+
 /* Adds one event to bins per the rule above (duration > 0). */
 void shard_density_add(uint64_t bins[SHARD_DENSITY_BINS], double duration,
                        double start, double end);

@@ -116,12 +116,18 @@ await runTest(tap, 'catalog', async () => {
   const sumUrls = new Set((ix.summaries || []).concat(ix.shards).map((d) => d.url));
   const searchUrls = new Set((ix.search || []).map((d) => d.url));
   tap.ok(ix.search && ix.search.length > 0 && ix.search.every((d) => d.catalog_shards.length === 2), `the index lists ${(ix.search || []).length} search-text shards`);
-  {
-    await v.page.reload(); /* a cold shard cache */
+  /* one API call on a reloaded page (a cold shard cache): its answer and
+   * the detail/ files it fetched */
+  const coldCall = async (m, pp) => {
+    await v.page.reload();
     await v.page.evaluate(() => window.__dsReady);
     const fromHere = v.requests.length;
-    const one = await v.page.evaluate(async (id) => window.traceExplorer.queryRequests({ search: id.toUpperCase() }), r2.id);
-    const urls = v.requests.slice(fromHere).map((u) => u.replace(/^.*?\/(detail\/)/, '$1'));
+    const got = await v.page.evaluate(async ([mm, q]) => window.traceExplorer[mm](q), [m, pp]);
+    const urls = v.requests.slice(fromHere).filter((u) => u.includes('/detail/')).map((u) => u.replace(/^.*?\/(detail\/)/, '$1'));
+    return { got, urls };
+  };
+  {
+    const { got: one, urls } = await coldCall('queryRequests', { search: r2.id.toUpperCase() });
     const other = urls.filter((u) => sumUrls.has(u)).length;
     tap.ok(!same(one, dquery(rep, 'requests', { search: r2.id.toUpperCase() }).ok), `search ${r2.id} equals dsight query`);
     tap.ok(other <= 2 && urls.some((u) => searchUrls.has(u)), `search ${r2.id} read ${urls.filter((u) => searchUrls.has(u)).length} search-text shards and ${other} summary or catalog shards (at most 2)`, urls);
@@ -131,25 +137,18 @@ await runTest(tap, 'catalog', async () => {
    * overlap it from their session_bounds (their requests run long after
    * the sessions start): a mid-run window reads only the page's shards */
   {
-    await v.page.reload(); /* a cold shard cache */
-    await v.page.evaluate(() => window.__dsReady);
-    const fromHere = v.requests.length, w = { ...win(D * 0.5, 10), limit: 20 };
-    const got = await v.page.evaluate(async (pp) => window.traceExplorer.listSessions(pp), w);
-    const read = v.requests.slice(fromHere).filter((u) => u.includes('/detail/')).length;
+    const w = { ...win(D * 0.5, 10), limit: 20 };
+    const { got, urls } = await coldCall('listSessions', w), read = urls.length;
     tap.ok(!same(got, dquery(rep, 'sessions', w).ok), `listSessions(${JSON.stringify(w)}) equals dsight query`);
     tap.ok(read <= 3, `a mid-run session window of ${got.total} sessions read ${read} shards (at most 3)`);
   }
   /* requests in a 1-s window: the time summaries it overlaps, not the
    * per-session ones (the sessions of this capture run as long as it) */
   {
-    const T = ix.time_summaries || [], urlOf = (u) => u.replace(/^.*?\/(detail\/)/, '$1');
+    const T = ix.time_summaries || [];
     const tUrls = new Set(T.map((d) => d.url)), sUrls = new Set((ix.summaries || []).map((d) => d.url));
     for (const w of [{ ...win(D * 0.5, 1), limit: 5 }, { ...win(D * 0.3, 2), sort: '-ttft_ms', limit: 3 }, { ...win(D * 0.7, 1), groupBy: 'status' }]) {
-      await v.page.reload(); /* a cold shard cache */
-      await v.page.evaluate(() => window.__dsReady);
-      const fromHere = v.requests.length;
-      const got = await v.page.evaluate(async (pp) => window.traceExplorer.queryRequests(pp), w);
-      const urls = v.requests.slice(fromHere).map(urlOf);
+      const { got, urls } = await coldCall('queryRequests', w);
       const need = T.filter((d) => !d.bounds || (d.bounds[0] <= w.to && d.bounds[3] >= w.from)).length;
       tap.ok(!same(got, dquery(rep, 'requests', w).ok), `queryRequests(${JSON.stringify(w)}) equals dsight query (${got.total} requests)`);
       tap.ok(T.length > 2 && urls.filter((u) => tUrls.has(u)).length === need && !urls.some((u) => sUrls.has(u)),
@@ -160,15 +159,12 @@ await runTest(tap, 'catalog', async () => {
   /* iterations: a 1-s window reads the shards it touches, not those of
    * iterations without start alone (counted from their descriptors) */
   {
-    await v.page.reload(); /* a cold shard cache */
-    await v.page.evaluate(() => window.__dsReady);
     const its = ix.shards.filter((d) => d.kind === 'iterations');
-    const fromHere = v.requests.length, w = { ...win(D * 0.5, 1), limit: 5 };
+    const w = { ...win(D * 0.5, 1), limit: 5 };
     /* the shards it must read: those it touches, and those without bounds
      * unless they hold only iterations without start */
     const need = its.filter((d) => (d.bounds ? d.bounds[0] <= w.to && d.bounds[3] >= w.from : d.unaligned !== d.iterations)).length;
-    const got = await v.page.evaluate(async (pp) => window.traceExplorer.queryIterations(pp), w);
-    const read = v.requests.slice(fromHere).filter((u) => u.includes('/detail/')).length;
+    const { got, urls } = await coldCall('queryIterations', w), read = urls.length;
     tap.ok(!same(got, dquery(rep, 'iterations', w).ok) && got.unaligned_rows > 0,
       `queryIterations(${JSON.stringify(w)}) equals dsight query (${got.unaligned_rows} unaligned)`);
     tap.ok(read === need && need < its.length, `a 1-s iteration window read ${read} of ${its.length} iteration shards (the ${need} it touches)`);
