@@ -226,6 +226,37 @@ static void print_summary(const struct build_result *r)
 	json_decref(j);
 }
 
+/* Whether s is a plain decimal number: digits, an optional fraction and
+ * an optional exponent (no sign, space, hex, inf or nan). */
+static int decimal_number(const char *s)
+{
+	const char *p = s;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p == '.') {
+		const char *f = ++p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (p == f)
+			return 0;
+	}
+	if (p == s || *s == '.')
+		return 0;
+	if (*p == 'e' || *p == 'E') {
+		const char *x;
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		x = p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (p == x)
+			return 0;
+	}
+	return *p == '\0';
+}
+
 int cmd_build_main(int argc, char **argv)
 {
 	const char *nsys[MAX_NSYS];
@@ -269,11 +300,12 @@ int cmd_build_main(int argc, char **argv)
 				} else if (!strcmp(a, "--job")) {
 					o.job = val;
 				} else if (!strcmp(a, "--max-part-size-mb")) {
-					char *end;
-					errno = 0;
-					double mb = strtod(val, &end);
-					if (errno || end == val || *end || !(mb >= 0) || mb > 1e9)
-						return usage_error("--max-part-size-mb needs a number of MB >= 0, not '%s'", val);
+					double mb;
+					if (!decimal_number(val))
+						return usage_error("--max-part-size-mb needs a decimal number of MB >= 0 (like 200 or 0.5), not '%s'", val);
+					mb = strtod(val, NULL);
+					if (!(mb <= 1e9))
+						return usage_error("--max-part-size-mb %s is too large (at most 1000000000 MB)", val);
 					o.max_part_bytes = (uint64_t)(mb * 1e6 + 0.5);
 					part_flag = 1;
 				} else {

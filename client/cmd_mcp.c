@@ -11,6 +11,7 @@
  * exits 0 at the end of its input.  It never builds or profiles anything.
  */
 #include <stdio.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "base/utf8.h"
 #include "query/qdoc.h"
 #include "query/query.h"
+#include "query/query_sql.h"
 #include "rpc.h"
 
 #define MCP_LINE_MAX (4u << 20)   /* longest request line accepted */
@@ -345,6 +347,8 @@ int cmd_mcp_main(int argc, char **argv)
 		print_usage(help ? stdout : stderr);
 		return help ? 0 : 2;
 	}
+	/* what sql statements may take of SQLite's heap (query_sql.h) */
+	sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 	memset(&m, 0, sizeof m);
 	snprintf(m.version, sizeof m.version, "%s", NEWEST);
 	buf_init(&m.out, 0);

@@ -2,6 +2,7 @@
  * parses the flags of doc/query-semantics.md into query parameters, runs the engine
  * (or hands them to the remote client) and prints one JSON document. */
 #include <stdio.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,8 @@ int cmd_query_main(int argc, char **argv)
 	struct query_params p;
 	int rc;
 
+	/* what sql statements may take of SQLite's heap (query_sql.h) */
+	sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 	query_params_init(&p);
 	rc = query_main(argc, argv, &p);
 	query_params_free(&p);

@@ -6,6 +6,7 @@
 #include "rpc.h"
 #include "status.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,9 @@ struct dispatch {
 	 * long statements never hold the threads other queries need */
 	int sql_running;
 	int stopping;
+	/* read by running statements (query_params.stop): set by a stop, so
+	 * that no statement holds the session past it */
+	volatile sig_atomic_t stop_flag;
 	uint64_t queries;
 	/* generation reload, off the loop; nothing starts meanwhile */
 	int reloading;
@@ -365,8 +369,10 @@ void dispatch_stop(struct dispatch *d)
 {
 	/* Queries already accepted still run for clients that read their
 	 * replies; the queue of a client that does not is cancelled when the
-	 * transport drops it. */
+	 * transport drops it.  A running sql statement is interrupted: its
+	 * time limit may be far away. */
 	d->stopping = 1;
+	d->stop_flag = 1;
 }
 
 /* ---- the methods ---- */
@@ -410,6 +416,7 @@ static void on_query(struct dispatch_queue *q, struct rpc_request *rq)
 	memset(rq, 0, sizeof *rq);
 	j->q = q;
 	j->sql = j->p.kind && !strcmp(j->p.kind, "sql");
+	j->p.stop = &d->stop_flag;
 	j->t0 = uv_hrtime();
 	server_conn_ref(q->c);
 	d->queries++;

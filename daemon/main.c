@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "base/jsonout.h"
 #include "base/err.h"
 #include "lifetime.h"
+#include "query/query_sql.h"
 #include "server.h"
 #include "session.h"
 
@@ -404,6 +406,8 @@ int main(int argc, char **argv)
 	struct buf record, guide;
 	int rc = 0;
 
+	/* what sql statements may take of SQLite's heap (query_sql.h) */
+	sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 	signal(SIGPIPE, SIG_IGN);
 	memset(&d, 0, sizeof d);
 	d.owner = getppid(); /* before any fork */

@@ -15,7 +15,10 @@ int rpc_parse_request(const char *text, size_t len, int flags,
 	int strict = flags & RPC_STRICT;
 
 	memset(req, 0, sizeof *req);
-	req->root = json_loadb(text, len, strict ? JSON_REJECT_DUPLICATES : 0, &je);
+	/* NUL is allowed in strings so that the parameter decoder can name
+	 * the parameter holding one; the envelope's own strings refuse it */
+	req->root = json_loadb(text, len,
+	                       JSON_ALLOW_NUL | (strict ? JSON_REJECT_DUPLICATES : 0), &je);
 	if (!req->root) {
 		err_set(e, ERR_USAGE, "Invalid JSON: %s", je.text);
 		return RPC_PARSE_ERROR;
@@ -36,13 +39,19 @@ int rpc_parse_request(const char *text, size_t len, int flags,
 		return RPC_INVALID_REQUEST;
 	}
 	v = json_object_get(req->root, "jsonrpc");
-	if (!json_is_string(v) || strcmp(json_string_value(v), "2.0") != 0) {
+	if (!json_is_string(v) || json_string_length(v) != 3 ||
+	    strcmp(json_string_value(v), "2.0") != 0) {
 		err_set(e, ERR_USAGE, "Invalid request: jsonrpc must be \"2.0\"");
 		return RPC_INVALID_REQUEST;
 	}
 	v = json_object_get(req->root, "method");
 	if (!json_is_string(v)) {
 		err_set(e, ERR_USAGE, "Invalid request: method must be a string");
+		return RPC_INVALID_REQUEST;
+	}
+	if (strlen(json_string_value(v)) != json_string_length(v)) {
+		err_set(e, ERR_USAGE, "Invalid request: method must not contain "
+		        "a NUL character");
 		return RPC_INVALID_REQUEST;
 	}
 	req->method = json_string_value(v);

@@ -331,6 +331,19 @@ static int attach(struct evparse *p, json_t *v)
 		return 1;
 	}
 	f = &p->fr[p->depth - 1];
+	if (p->depth == 1) {
+		/* a top-level member starts an element of its own */
+		p->elem_values = 0;
+		p->elem_max = ELEMENT_VALUES_MAX;
+	}
+	if (++p->elem_values > p->elem_max) {
+		json_decref(v);
+		return evparse_fail(p, evparse_path_of(p, p->depth, 1),
+		                    "more than %llu JSON values in one element "
+		                    "(a document holds at most that many outside "
+		                    "its rows)",
+		                    (unsigned long long)p->elem_max);
+	}
 	if (f->is_obj) {
 		struct buf *k = &p->keys[p->depth - 1];
 		if (json_object_setn_new_nocheck(f->node, k->data ? k->data : "", k->len, v))
@@ -518,6 +531,14 @@ static int push(struct evparse *p, enum role role, int is_obj, json_t *node)
 		const struct frame *parent = &p->fr[p->depth - 1];
 		ord = role == R_SOURCE || role == R_REQUEST || role == R_SERIES ||
 		      role == R_PROFILE ? parent->index : parent->ord;
+	}
+	if (p->depth >= 1 && (p->fr[p->depth - 1].role == R_SOURCES ||
+	                      collection_of(p->fr[p->depth - 1].role) >= 0 ||
+	                      role == R_SERIES || role == R_PROFILE)) {
+		/* an element of a collection: its own bound */
+		p->elem_values = 0;
+		p->elem_max = role == R_PROFILE ? PROFILE_VALUES_MAX
+		                                : ELEMENT_VALUES_MAX;
 	}
 	f = &p->fr[p->depth++];
 	f->role = role;

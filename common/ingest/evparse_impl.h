@@ -19,6 +19,13 @@
 #include "ingest/evstats.h"
 
 #define MAX_DEPTH 512
+/* JSON values one element may hold as a tree (a top-level member, or one
+ * source, request, series, session, span or iteration; a profile's names
+ * and stacks dictionaries may be larger).  A document is read into trees
+ * only where it is not streamed as rows: this bounds what a small
+ * compressed document of empty arrays can make a reader hold. */
+#define ELEMENT_VALUES_MAX 1000000
+#define PROFILE_VALUES_MAX 16000000
 #define SCHEMA "srtctl-trace/1"
 #define LONE_SURROGATE "invalid UTF-8 (a lone surrogate \\u escape)"
 
@@ -59,6 +66,8 @@ struct evparse {
 	/* capabilities seen in streamed collection elements */
 	int any_breakdown, any_spans;
 	uint64_t nstr, lone_str; /* string tokens seen; the bad one (strscan) */
+	/* values held as a tree in the current element, and their bound */
+	uint64_t elem_values, elem_max;
 };
 
 /* The JSON path of frame `upto - 1` (and of its current element when cur).

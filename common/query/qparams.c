@@ -422,6 +422,22 @@ static int decode_one(const json_t *v, const struct qparam *qp,
 	return 0;
 }
 
+/* Whether v is a string with a NUL character, or an array holding one
+ * (JSON readers here allow \u0000 so that this can name the parameter). */
+static int holds_nul(const json_t *v)
+{
+	size_t k;
+	const json_t *x;
+
+	if (json_is_string(v))
+		return strlen(json_string_value(v)) != json_string_length(v);
+	json_array_foreach(v, k, x)
+		if (json_is_string(x) &&
+		    strlen(json_string_value(x)) != json_string_length(x))
+			return 1;
+	return 0;
+}
+
 int query_params_from_json(const json_t *j, struct query_params *p,
                            struct err *e)
 {
@@ -436,6 +452,9 @@ int query_params_from_json(const json_t *j, struct query_params *p,
 	json_object_foreach((json_t *)j, key, v) {
 		const struct qparam *qp = qparam_by_name(key);
 		int rc;
+		if (qp && holds_nul(v))
+			return err_set(e, ERR_USAGE, "%s must not contain a NUL "
+			               "character", qp->name);
 		if (qp && (rc = decode_one(v, qp, p, e)) != 0)
 			return rc;
 	}

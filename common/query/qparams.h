@@ -9,6 +9,7 @@
 #define DSIGHT_QPARAMS_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,9 @@ struct query_params {
 	int has_timeout;        /* sql only: absent = 10 s */
 	double timeout;
 	void *owned;            /* memory the decoders allocated (qparams.c) */
+	/* Not a parameter: the caller's stop flag (borrowed, may be NULL); a
+	 * long statement of the sql kind ends soon after it is set. */
+	const volatile sig_atomic_t *stop;
 };
 
 enum qparam_type {

@@ -12,13 +12,16 @@
 #include "base/jsonout.h"
 #include "base/utf8.h"
 #include "query/qkinds.h"
+#include "query/qsqlfn.h"
+#include "query/qtempvfs.h"
 #include "store/store.h"
 #include "store/store_views.h"
 
 /* Functions a statement may call: SQLite's core scalar, aggregate, window,
  * math, date/time and JSON functions (sorted for bsearch).  Missing on
  * purpose: load_extension, fts3_tokenizer, sqlite_compileoption_*,
- * sqlite_offset and anything an extension could add. */
+ * sqlite_offset, json_patch (its merge is quadratic in one call) and
+ * anything an extension could add. */
 static const char *const allowed_functions[] = {
 	"->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2",
 	"atanh", "avg", "ceil", "ceiling", "changes", "char", "coalesce",
@@ -28,7 +31,7 @@ static const char *const allowed_functions[] = {
 	"format", "glob", "group_concat", "hex", "ifnull", "iif", "instr",
 	"json", "json_array", "json_array_length", "json_each", "json_extract",
 	"json_group_array", "json_group_object", "json_insert", "json_object",
-	"json_patch", "json_quote", "json_remove", "json_replace", "json_set",
+	"json_quote", "json_remove", "json_replace", "json_set",
 	"json_tree", "json_type", "json_valid", "julianday", "lag",
 	"last_insert_rowid", "last_value", "lead", "length", "like",
 	"likelihood", "likely", "ln", "log", "log10", "log2", "lower", "ltrim",
@@ -75,8 +78,7 @@ static size_t skip_blank(const char *s);
 struct sqlctx {
 	const char *sql;          /* the statement (for refusal messages) */
 	char denied[ERR_MSG_MAX]; /* why the authorizer refused, if it did */
-	struct timespec deadline;
-	int timed_out;
+	struct qsqlfn_clock clock; /* the time limit and the stop flag */
 };
 
 static void set_denied(struct sqlctx *c, const char *fmt, const char *a)
@@ -202,16 +204,7 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2,
 static int past_deadline(void *ctx)
 {
 	struct sqlctx *c = ctx;
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec > c->deadline.tv_sec ||
-	    (now.tv_sec == c->deadline.tv_sec &&
-	     now.tv_nsec >= c->deadline.tv_nsec)) {
-		c->timed_out = 1;
-		return 1;
-	}
-	return 0;
+	return qsqlfn_clock_expired(&c->clock);
 }
 
 /* Length of the leading whitespace and SQL comments of s. */
@@ -296,9 +289,14 @@ static void put_value(struct buf *out, sqlite3_stmt *st, int k)
 /* The connection: read-only, defensive, no extensions, bounded. */
 static int connect(const char *abs_path, sqlite3 **db, struct err *e)
 {
-	int rc = store_open_ro(abs_path, db);
+	int rc = qtempvfs_register();
 	sqlite3_stmt *st = NULL;
 	int has_views = 0;
+
+	if (rc != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot set up the sql connection: %s",
+		               sqlite3_errstr(rc));
+	rc = store_open_ro_vfs(abs_path, QTEMPVFS_NAME, db);
 
 	if (rc != SQLITE_OK)
 		return err_set(e, ERR_DATA, "Cannot open DSight SQLite cache %s: %s",
@@ -314,9 +312,11 @@ static int connect(const char *abs_path, sqlite3 **db, struct err *e)
 	 * 32 MiB when dsight builds it). */
 	sqlite3_limit(*db, SQLITE_LIMIT_LENGTH, QUERY_SQL_VALUE_MAX);
 	sqlite3_limit(*db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+	sqlite3_limit(*db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH,
+	              QUERY_SQL_PATTERN_MAX);
 	sqlite3_busy_timeout(*db, 2000);
 	/* Sorts and temporary b-trees of a statement spill to temporary files,
-	 * never into the report. */
+	 * never into the report; the VFS caps them (qtempvfs.h). */
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE", NULL, NULL, NULL);
 	if (sqlite3_prepare_v2(*db,
 	                       "SELECT 1 FROM sqlite_master WHERE type = 'view'"
@@ -367,13 +367,33 @@ static int timed_out(double timeout_s, struct err *e)
 static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
                      struct err *e)
 {
-	if (c->timed_out)
+	if (c->clock.expired == 2)
+		return err_set(e, ERR_DATA, "The session is stopping; the "
+		               "statement was interrupted");
+	if (c->clock.expired)
 		return timed_out(timeout_s, e);
 	if (c->denied[0])
 		return err_set(e, ERR_USAGE, "%s", c->denied);
-	if (sqlite3_errcode(db) == SQLITE_NOMEM)
-		return err_set(e, ERR_NOMEM, "out of memory running the statement");
-	return err_set(e, ERR_USAGE, "%s", sqlite3_errmsg(db));
+	switch (sqlite3_errcode(db)) {
+	case SQLITE_NOMEM:
+		return err_set(e, ERR_DATA, "The statement needs more memory "
+		               "than sql allows (%d MiB)",
+		               (int)(QUERY_SQL_HEAP_MAX >> 20));
+	case SQLITE_FULL:
+		return err_set(e, ERR_DATA, "The statement needs more temporary "
+		               "storage than sql allows (%d MiB)",
+		               (int)(QTEMPVFS_CAP >> 20));
+	case SQLITE_TOOBIG:
+		return err_set(e, ERR_USAGE, "A value of the statement is longer "
+		               "than sql allows (%d MiB)",
+		               (int)(QUERY_SQL_VALUE_MAX >> 20));
+	default:
+		if (!strncmp(sqlite3_errmsg(db), "no such function: ", 18))
+			/* on the allow-list, newer than the linked SQLite */
+			return err_set(e, ERR_USAGE, "%s (the linked SQLite is %s)",
+			               sqlite3_errmsg(db), sqlite3_libversion());
+		return err_set(e, ERR_USAGE, "%s", sqlite3_errmsg(db));
+	}
 }
 
 /* Steps st and writes the response; caps rows and bytes. */
@@ -444,7 +464,8 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 }
 
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
-                  struct buf *out, struct err *e)
+                  const volatile sig_atomic_t *stop, struct buf *out,
+                  struct err *e)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
@@ -455,22 +476,19 @@ int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
 	memset(&c, 0, sizeof c);
 	if ((rc = connect(abs_path, &db, e)))
 		goto done;
-	clock_gettime(CLOCK_MONOTONIC, &c.deadline);
-	{
-		double whole = floor(timeout_s);
-		long ns = (long)((timeout_s - whole) * 1e9);
-		c.deadline.tv_sec += (time_t)whole;
-		c.deadline.tv_nsec += ns;
-		if (c.deadline.tv_nsec >= 1000000000L) {
-			c.deadline.tv_sec++;
-			c.deadline.tv_nsec -= 1000000000L;
-		}
-	}
+	qsqlfn_clock_start(&c.clock, timeout_s, stop);
 	c.sql = sql;
 	if ((rc = ready_table_functions(db, e)))
 		goto done;
+	if (qsqlfn_register(db, &c.clock) != SQLITE_OK) {
+		rc = err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
+		             sqlite3_errmsg(db));
+		goto done;
+	}
 	sqlite3_set_authorizer(db, authorize, &c);
-	sqlite3_progress_handler(db, 1000, past_deadline, &c);
+	/* every 100 steps: one step can be a function call over a value of
+	 * up to QUERY_SQL_VALUE_MAX bytes */
+	sqlite3_progress_handler(db, 100, past_deadline, &c);
 	if (sqlite3_prepare_v3(db, sql, -1, 0, &st, &tail) != SQLITE_OK) {
 		rc = sql_error(db, &c, timeout_s, e);
 		goto done;
@@ -510,5 +528,6 @@ int query_sql(struct qctx *q)
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
 		return rc;
-	return query_sql_run(dataset_data_path(q->ds), sql, t, q->out, q->e);
+	return query_sql_run(dataset_data_path(q->ds), sql, t, q->p->stop,
+	                     q->out, q->e);
 }

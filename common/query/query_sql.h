@@ -9,18 +9,29 @@
  * functions (core scalar, aggregate, window, math, date and JSON) and a
  * read-only allow-list of pragmas, and denies everything else (writes, DDL,
  * ATTACH, transactions); exactly one statement; the time limit (a progress
- * handler); and the output caps (QUERY_SQL_MAX_ROWS rows,
+ * handler, and bounded replacements of the functions one call of which
+ * could outlive it: qsqlfn.h); the value, pattern, heap and temporary-file
+ * bounds (qtempvfs.h); and the output caps (QUERY_SQL_MAX_ROWS rows,
  * QUERY_SQL_MAX_BYTES of response).
  */
 #ifndef DSIGHT_QUERY_SQL_H
 #define DSIGHT_QUERY_SQL_H
+
+#include <signal.h>
 
 #include "base/buf.h"
 #include "base/err.h"
 
 #define QUERY_SQL_MAX_ROWS 10000
 #define QUERY_SQL_MAX_BYTES (16u << 20)
-#define QUERY_SQL_VALUE_MAX (128 << 20) /* the largest string or blob */
+/* The largest string or blob: room for the catalog row the views read
+ * (at most 32 MiB when dsight builds it), and no more. */
+#define QUERY_SQL_VALUE_MAX ((32 << 20) + (1 << 20))
+/* The longest LIKE or GLOB pattern (bytes). */
+#define QUERY_SQL_PATTERN_MAX 10000
+/* SQLite's heap in a process that runs sql statements (dsightd, dsight
+ * query, dsight mcp set it at start: sqlite3_hard_heap_limit64). */
+#define QUERY_SQL_HEAP_MAX ((long long)384 << 20)
 #define QUERY_SQL_TIMEOUT_DEFAULT 10.0
 #define QUERY_SQL_TIMEOUT_MAX 30.0
 
@@ -34,10 +45,13 @@
  * time limit timeout_s (already validated: 0 < t <= 30) and appends
  * {"columns","rows","row_count","truncated"} to out.  SQL errors and
  * refusals are ERR_USAGE with a message naming the cause; the time limit is
- * ERR_DATA "The statement ran longer than <t> s".  The file is opened
+ * ERR_DATA "The statement ran longer than <t> s"; once *stop (borrowed,
+ * may be NULL) is set, the statement ends within moments with ERR_DATA
+ * "The session is stopping; ...".  The file is opened
  * and closed here; nothing in it changes.
  */
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
-                  struct buf *out, struct err *e);
+                  const volatile sig_atomic_t *stop, struct buf *out,
+                  struct err *e);
 
 #endif

@@ -577,11 +577,14 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		return 0;
 	if (!(duration > 0) || !isfinite(duration) || duration > 1e8)
 		return err_set(e, ERR_DATA, "meta.duration: expected a finite number > 0");
-	if (base >= budget)
+	if (base >= budget) {
+		char want[JSONOUT_REAL_MAX];
+		jsonout_format_real(want, (double)budget / 1e6);
 		return err_set(e, ERR_USAGE,
-		               "--max-part-size-mb %.3f is below the %.3f MB of viewer "
+		               "--max-part-size-mb %s is below the %.3f MB of viewer "
 		               "and catalog that every part holds; raise it or pass 0",
-		               (double)budget / 1e6, (double)base / 1e6);
+		               want, (double)base / 1e6);
+	}
 	if (sqlite3_open_v2(sqlite_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "Cannot open %s: %s", sqlite_path,
 		             db ? sqlite3_errmsg(db) : "out of memory");

@@ -127,6 +127,11 @@ static void uri_path(struct buf *b, const char *path)
 
 int store_open_ro(const char *abs_path, sqlite3 **db)
 {
+	return store_open_ro_vfs(abs_path, NULL, db);
+}
+
+int store_open_ro_vfs(const char *abs_path, const char *vfs, sqlite3 **db)
+{
 	struct buf uri;
 	int rc;
 
@@ -142,7 +147,7 @@ int store_open_ro(const char *abs_path, sqlite3 **db)
 	rc = sqlite3_open_v2(uri.data, db,
 	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
 	                             SQLITE_OPEN_NOMUTEX,
-	                     NULL);
+	                     vfs);
 	buf_free(&uri);
 	return rc;
 }

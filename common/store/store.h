@@ -36,6 +36,8 @@ void store_close(struct store *s);
  * SQLite result code; *db is set whenever SQLite allocated a handle (the
  * caller sqlite3_close's it, also after a failure). */
 int store_open_ro(const char *abs_path, sqlite3 **db);
+/* The same through the registered VFS named vfs (NULL: the default). */
+int store_open_ro_vfs(const char *abs_path, const char *vfs, sqlite3 **db);
 
 /* The connection (borrowed; for the summary and ordered readers that
  * share it). */

@@ -51,14 +51,29 @@ def _jsonable(v):
     return v
 
 
+def _check_text(name, v):
+    # A str that cannot be UTF-8 (a lone surrogate) is a usage error, as
+    # the CLI says of invalid UTF-8, not an encoder's traceback.
+    for s in (v if isinstance(v, (list, tuple)) else (v,)):
+        if isinstance(s, str):
+            try:
+                s.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise QueryError("%s is not valid Unicode text (a lone "
+                                 "surrogate at character %d)"
+                                 % (name, exc.start)) from None
+
+
 def _params(kind, params):
     unknown = sorted(k for k in params if k not in PARAMETERS)
     if unknown:
         raise QueryError("Unknown query parameter '%s'; choose from %s"
                          % (unknown[0], ", ".join(PARAMETERS)))
+    _check_text("kind", kind)
     body = {"kind": kind}
     for k, v in params.items():
         if v is not None:
+            _check_text(k, v)
             body[k] = _jsonable(v)
     return body
 

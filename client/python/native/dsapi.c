@@ -138,7 +138,9 @@ int dsapi_query(struct dsapi *h, const char *params, char **out,
 	err_clear(&e);
 	query_params_init(&p);
 	if (params && *params) {
-		j = json_loads(params, 0, &je);
+		/* NUL is allowed here so that the parameter decoder names
+		 * the parameter that holds one */
+		j = json_loads(params, JSON_ALLOW_NUL, &je);
 		if (!j || !json_is_object(j)) {
 			json_decref(j);
 			return fail(&e, err_set(&e, ERR_USAGE, "query parameters "

@@ -1,0 +1,44 @@
+/*
+ * qsqlfn: the sql kind's bounded replacements for the SQLite functions
+ * whose one call can run far longer than its inputs' size: instr and
+ * replace (a naive search, O(n * m) in SQLite) become linear searches, and
+ * like, glob, trim, ltrim and rtrim (O(n * m) by design) check the
+ * statement's clock as they go.  A progress handler only runs between
+ * virtual-machine steps, and one call is one step: without these, one
+ * `instr` over two long strings outlives any time limit.
+ *
+ * Each replacement answers exactly what SQLite's own function answers
+ * (the same UTF-8 reading, NUL handling, case rules, ESCAPE and error
+ * messages); only the time it may take changes.
+ *
+ * It also owns the statement's clock (a deadline plus an optional stop
+ * flag), which the connection's progress handler reads as well.
+ */
+#ifndef DSIGHT_QSQLFN_H
+#define DSIGHT_QSQLFN_H
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <time.h>
+
+struct qsqlfn_clock {
+	struct timespec deadline;              /* CLOCK_MONOTONIC */
+	const volatile sig_atomic_t *stop;     /* borrowed; NULL: none */
+	int expired;  /* 1 once the deadline passed, 2 once stop was set */
+	unsigned ticks;
+};
+
+/* Sets c's deadline timeout_s seconds from now (timeout_s > 0, finite)
+ * and its stop flag (borrowed, may be NULL). */
+void qsqlfn_clock_start(struct qsqlfn_clock *c, double timeout_s,
+                        const volatile sig_atomic_t *stop);
+
+/* 1 when the deadline has passed or the stop flag is set (remembered in
+ * c->expired); cheap enough to call every few thousand operations. */
+int qsqlfn_clock_expired(struct qsqlfn_clock *c);
+
+/* Installs the replacements on db; c is borrowed and must outlive every
+ * statement run on db.  Returns an SQLite result code. */
+int qsqlfn_register(sqlite3 *db, struct qsqlfn_clock *c);
+
+#endif
