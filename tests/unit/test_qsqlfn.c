@@ -68,6 +68,19 @@ static void answer(sqlite3 *db, const char *sql, int nargs,
 	sqlite3_finalize(st);
 }
 
+/* A new in-memory connection with the replacements on clock c. */
+static sqlite3 *open_bounded(struct qsqlfn_clock *c, double timeout_s,
+                             const volatile sig_atomic_t *stop)
+{
+	sqlite3 *db = NULL;
+
+	CHECK_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+	sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 100000);
+	qsqlfn_clock_start(c, timeout_s, stop);
+	CHECK_EQ(qsqlfn_register(db, c), SQLITE_OK);
+	return db;
+}
+
 static const char *const statements[] = {
 	"SELECT ?2 LIKE ?1",
 	"SELECT like(?1, ?2)",
@@ -93,9 +106,7 @@ TEST(same_answers_as_sqlite)
 	long cases = 0;
 
 	CHECK_EQ(sqlite3_open(":memory:", &own), SQLITE_OK);
-	CHECK_EQ(sqlite3_open(":memory:", &ours), SQLITE_OK);
-	qsqlfn_clock_start(&clock, 30, NULL);
-	CHECK_EQ(qsqlfn_register(ours, &clock), SQLITE_OK);
+	ours = open_bounded(&clock, 30, NULL);
 	for (int round = 0; round < 20000; round++) {
 		const unsigned char *args[3] = {a[0], a[1], a[2]};
 		for (int k = 0; k < 3; k++) {
@@ -130,14 +141,12 @@ TEST(same_answers_as_sqlite)
  * almost matches at every position. */
 TEST(long_search_is_linear_and_exact)
 {
-	sqlite3 *db = NULL;
+	sqlite3 *db;
 	struct qsqlfn_clock clock;
 	sqlite3_stmt *st = NULL;
 	struct timespec t0, t1;
 
-	CHECK_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
-	qsqlfn_clock_start(&clock, 30, NULL);
-	CHECK_EQ(qsqlfn_register(db, &clock), SQLITE_OK);
+	db = open_bounded(&clock, 30, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_EQ(sqlite3_prepare_v2(db,
 	         "WITH h(x) AS (SELECT replace(hex(zeroblob(4000000)), '0', 'a')),"
@@ -162,16 +171,13 @@ TEST(long_search_is_linear_and_exact)
  * the clock has run out. */
 TEST(pattern_ends_at_deadline)
 {
-	sqlite3 *db = NULL;
+	sqlite3 *db;
 	struct qsqlfn_clock clock;
 	sqlite3_stmt *st = NULL;
 	struct timespec t0, t1;
 	int rc;
 
-	CHECK_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
-	sqlite3_limit(db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 100000);
-	qsqlfn_clock_start(&clock, 0.5, NULL);
-	CHECK_EQ(qsqlfn_register(db, &clock), SQLITE_OK);
+	db = open_bounded(&clock, 0.5, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_EQ(sqlite3_prepare_v2(db,
 	         "SELECT replace(hex(zeroblob(8000000)), '0', 'a') LIKE"
@@ -189,14 +195,12 @@ TEST(pattern_ends_at_deadline)
 /* The stop flag ends a trim over a long character set at once. */
 TEST(stop_flag_ends_trim)
 {
-	sqlite3 *db = NULL;
+	sqlite3 *db;
 	struct qsqlfn_clock clock;
 	volatile sig_atomic_t stop = 1;
 	sqlite3_stmt *st = NULL;
 
-	CHECK_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
-	qsqlfn_clock_start(&clock, 30, &stop);
-	CHECK_EQ(qsqlfn_register(db, &clock), SQLITE_OK);
+	db = open_bounded(&clock, 30, &stop);
 	CHECK_EQ(sqlite3_prepare_v2(db,
 	         "SELECT trim(replace(hex(zeroblob(1000000)), '0', 'a'),"
 	         " replace(hex(zeroblob(1000000)), '0', 'b') || 'a')",
