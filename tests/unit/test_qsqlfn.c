@@ -149,8 +149,8 @@ TEST(long_search_is_linear_and_exact)
 	db = open_bounded(&clock, 30, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_EQ(sqlite3_prepare_v2(db,
-	         "WITH h(x) AS (SELECT replace(hex(zeroblob(4000000)), '0', 'a')),"
-	         " n(y) AS (SELECT replace(hex(zeroblob(500000)), '0', 'a'))"
+	         "WITH h(x) AS (SELECT printf('%.*c', 8000000, 'a')),"
+	         " n(y) AS (SELECT printf('%.*c', 1000000, 'a'))"
 	         " SELECT instr(x, y || 'b'), instr(x || 'b', y || 'b'),"
 	         " length(replace(x, y || 'b', '')), length(replace(x, y, 'c'))"
 	         " FROM h, n", -1, &st, NULL), SQLITE_OK);
@@ -180,8 +180,8 @@ TEST(pattern_ends_at_deadline)
 	db = open_bounded(&clock, 0.5, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_EQ(sqlite3_prepare_v2(db,
-	         "SELECT replace(hex(zeroblob(8000000)), '0', 'a') LIKE"
-	         " '%' || replace(hex(zeroblob(20000)), '0', 'a') || 'b'",
+	         "SELECT printf('%.*c', 16000000, 'a') LIKE"
+	         " '%' || printf('%.*c', 40000, 'a') || 'b'",
 	         -1, &st, NULL), SQLITE_OK);
 	rc = sqlite3_step(st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -202,8 +202,8 @@ TEST(stop_flag_ends_trim)
 
 	db = open_bounded(&clock, 30, &stop);
 	CHECK_EQ(sqlite3_prepare_v2(db,
-	         "SELECT trim(replace(hex(zeroblob(1000000)), '0', 'a'),"
-	         " replace(hex(zeroblob(1000000)), '0', 'b') || 'a')",
+	         "SELECT trim(printf('%.*c', 2000000, 'a'),"
+	         " printf('%.*c', 2000000, 'b') || 'a')",
 	         -1, &st, NULL), SQLITE_OK);
 	CHECK_EQ(sqlite3_step(st), SQLITE_INTERRUPT);
 	CHECK_EQ(clock.expired, 2);
