@@ -10,14 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define READ_CHUNK 65536
 #define MAX_CONNS 1024                  /* connections served at once */
+#define FD_SPARE 64                     /* descriptors kept for everything else */
+#define IDLE_CONN_MS 60000              /* nothing asked or owed for this long: closed */
+#define FRAME_MS 10000                  /* a started frame must be whole within this */
+#define PARTIAL_BYTES ((size_t)128 << 20) /* partial frames of all connections, at most */
 #define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection's frames stay unread */
 #define DROP_BYTES ((size_t)96 << 20)   /* unsent bytes: no query starts at or above; a reply beyond drops */
 #define DECODE_BATCH 32                 /* frames of one connection decoded per turn of the loop */
+#define DECODE_BYTES ((size_t)64 << 10) /* and bytes, once a frame is whole: big frames one a turn */
 #define ACCEPT_BATCH 16                 /* connections accepted per turn of the loop */
 #define STALL_MS 20000                  /* unsent replies and nothing read for this long: dropped */
 #define STOP_STALL_MS 5000              /* the same while stopping */
@@ -56,6 +62,9 @@ struct server_conn {
 	size_t rpos, rlen;
 	uint64_t progress_ms; /* last time the client took some bytes */
 	size_t last_wq;
+	uint64_t active_ms;   /* accepted, or the last request or written reply */
+	uint64_t partial_ms;  /* a frame started (0: between frames) */
+	size_t held;          /* bytes of the partial frame (its buffer) */
 };
 
 struct wreq {
@@ -80,6 +89,11 @@ struct server {
 	void *ctx;
 	struct server_conn *conns;
 	int nconns;
+	int max_conns;      /* MAX_CONNS, or fewer when descriptors are short */
+	size_t partial;     /* bytes held by partial frames (sum of held) */
+	uint64_t evicted_ms; /* last log line about evictions */
+	int idle_closed;    /* idle connections closed since the last tick */
+	int evicted;        /* connections closed for room since that line */
 	int handles_open;   /* listener + tick timer + resume + turn */
 	int stopping, done;
 	int stop_failed;    /* the queries not started were failed */
@@ -166,6 +180,8 @@ static void conn_close(struct server_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	srv->nconns--;
+	srv->partial -= c->held;
+	c->held = 0;
 	if (c->q)
 		dispatch_queue_close(c->q); /* its waiting queries are cancelled */
 	c->q = NULL;
@@ -310,7 +326,7 @@ static void on_written(uv_write_t *req, int status)
 	struct server *srv = c->srv;
 	c->queued -= w->len;
 	c->writes--;
-	c->progress_ms = uv_now(srv->loop);
+	c->progress_ms = c->active_ms = uv_now(srv->loop);
 	srv->freed += w->len;
 	free(w->data);
 	free(w);
@@ -368,6 +384,111 @@ static void flush(struct server_conn *c)
 		backpressure(c);
 }
 
+/* ---- idle and partial connections ---- */
+
+/* 1 when c has nothing asked and nothing owed: no partial frame, no
+ * request decoded or waiting unread, no reply pending or being written. */
+static int conn_idle(const struct server_conn *c)
+{
+	return !c->closing && !c->shutting && c->npending == 0 &&
+	       c->writes == 0 && frame_reader_idle(&c->fr) && c->rpos >= c->rlen;
+}
+
+/* Keeps c->held and srv->partial equal to what c's partial frame holds,
+ * and its frame clock: started with the first byte of a frame. */
+static void account_partial(struct server_conn *c)
+{
+	struct server *srv = c->srv;
+	size_t now_held = frame_reader_idle(&c->fr) ? 0 : c->fr.body.cap;
+	srv->partial += now_held - c->held;
+	c->held = now_held;
+	if (frame_reader_idle(&c->fr))
+		c->partial_ms = 0;
+	else if (!c->partial_ms)
+		c->partial_ms = uv_now(srv->loop);
+}
+
+/* One log line a second at most for the connections closed for room. */
+static void log_evicted(struct server *srv, const char *what)
+{
+	uint64_t now = uv_now(srv->loop);
+	srv->evicted++;
+	if (now - srv->evicted_ms < 1000)
+		return;
+	logf_(srv, "closed %d connection(s) to make room: %s", srv->evicted, what);
+	srv->evicted = 0;
+	srv->evicted_ms = now;
+}
+
+/* The oldest connection by key (idle ones, or those holding a partial
+ * frame for at least 1 s), other than skip; NULL when none. */
+static struct server_conn *oldest(struct server *srv, int partial,
+                                  const struct server_conn *skip)
+{
+	struct server_conn *best = NULL;
+	uint64_t now = uv_now(srv->loop);
+	for (struct server_conn *c = srv->conns; c; c = c->next) {
+		if (c == skip || c->closing || c->shutting)
+			continue;
+		if (partial ? !c->partial_ms || now - c->partial_ms < 1000 || c->npending
+		            : !c->q || !conn_idle(c))
+			continue;
+		if (!best || (partial ? c->partial_ms < best->partial_ms
+		                      : c->active_ms < best->active_ms))
+			best = c;
+	}
+	return best;
+}
+
+/* Partial frames hold more than PARTIAL_BYTES: the connections whose frame
+ * started first are closed until they hold less. */
+static void evict_partial(struct server *srv)
+{
+	while (srv->partial > PARTIAL_BYTES) {
+		struct server_conn *v = NULL;
+		for (struct server_conn *c = srv->conns; c; c = c->next)
+			if (!c->closing && c->held && (!v || c->partial_ms < v->partial_ms))
+				v = c;
+		if (!v)
+			return;
+		log_evicted(srv, "partial frames held too much memory");
+		conn_close(v);
+	}
+}
+
+/* Answers c with one error frame, then closes it (reading nothing). */
+static void refuse(struct server_conn *c, int code, const char *msg)
+{
+	struct server_reply *s = server_reply_new(c);
+	if (!s)
+		return;
+	server_reply_flags(s, 0, 1);
+	server_error_frame(&s->out, NULL, code, msg);
+	server_reply_done(c, s);
+}
+
+/* Every second: closes connections idle for IDLE_CONN_MS and those whose
+ * started frame is not whole after FRAME_MS (with an error frame). */
+static void expire(struct server_conn *c, uint64_t now)
+{
+	struct server *srv = c->srv;
+	char msg[160];
+	if (c->closing || c->shutting || c->no_more)
+		return;
+	if (conn_idle(c) && now - c->active_ms >= IDLE_CONN_MS) {
+		srv->idle_closed++;
+		conn_close(c);
+		return;
+	}
+	if (c->partial_ms && c->reading && now - c->partial_ms >= FRAME_MS) {
+		snprintf(msg, sizeof msg,
+		         "Timed out waiting for the rest of a frame (%zu of %zu bytes after %d s)",
+		         c->fr.body.len, c->fr.need, FRAME_MS / 1000);
+		logf_(srv, "closing a connection: %s", msg);
+		refuse(c, RPC_INVALID_REQUEST, msg);
+	}
+}
+
 /* ---- reading ---- */
 
 static int over_cap(const struct server_conn *c)
@@ -380,8 +501,9 @@ static int over_cap(const struct server_conn *c)
 static void decode(struct server_conn *c)
 {
 	int budget = DECODE_BATCH;
+	size_t bytes = 0;
 	while (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c) &&
-	       budget-- > 0) {
+	       budget-- > 0 && bytes < DECODE_BYTES) {
 		const char *p = c->rbuf + c->rpos;
 		size_t len = c->rlen - c->rpos;
 		char *msg = NULL;
@@ -391,6 +513,7 @@ static void decode(struct server_conn *c)
 		err_clear(&e);
 		rc = frame_reader_feed(&c->fr, &p, &len, &msg, &mlen, &e);
 		c->rpos = c->rlen - len;
+		account_partial(c);
 		if (rc == FRAME_MORE)
 			break;
 		if (rc != FRAME_DONE) {
@@ -402,9 +525,15 @@ static void decode(struct server_conn *c)
 			server_reply_done(c, s);
 			break;
 		}
+		c->active_ms = uv_now(c->srv->loop);
 		dispatch_frame(c->q, msg, mlen);
 		free(msg);
+		bytes += mlen;
 	}
+	if (c->closing)
+		return;
+	if (c->srv->partial > PARTIAL_BYTES)
+		evict_partial(c->srv);
 	if (c->closing)
 		return;
 	if (c->rpos >= c->rlen || c->no_more)
@@ -481,8 +610,12 @@ static void backpressure(struct server_conn *c)
 			c->reading = 0;
 		}
 	} else if (!c->reading) {
-		if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0)
+		if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0) {
 			c->reading = 1;
+			/* the frame's clock runs while the client is waited for */
+			if (c->partial_ms)
+				c->partial_ms = uv_now(c->srv->loop);
+		}
 	}
 }
 
@@ -527,16 +660,8 @@ static void accept_one(struct server *srv)
 		srv->conns->prev = c;
 	srv->conns = c;
 	srv->nconns++;
+	c->active_ms = uv_now(srv->loop);
 	if (uv_accept(ls, (uv_stream_t *)&c->pipe) != 0) {
-		conn_close(c);
-		return;
-	}
-	if (srv->nconns > MAX_CONNS) {
-		uint64_t now = uv_now(srv->loop);
-		if (now - srv->refused_ms >= 1000) {
-			logf_(srv, "refusing connections: %d are open, the limit", MAX_CONNS);
-			srv->refused_ms = now;
-		}
 		conn_close(c);
 		return;
 	}
@@ -548,8 +673,34 @@ static void accept_one(struct server *srv)
 	if (cred.uid != geteuid()) {
 		logf_(srv, "refused a connection from uid %d (pid %d): this session serves uid %d only",
 		      (int)cred.uid, (int)cred.pid, (int)geteuid());
-		conn_close(c);
+		snprintf(why, sizeof why,
+		         "This session serves only the user who started it (uid %d); you are uid %d",
+		         (int)geteuid(), (int)cred.uid);
+		refuse(c, RPC_INVALID_REQUEST, why);
 		return;
+	}
+	if (srv->nconns > srv->max_conns) {
+		struct server_conn *v = oldest(srv, 0, c);
+		if (!v)
+			v = oldest(srv, 1, c);
+		if (v) {
+			log_evicted(srv, v->held ? "the table was full; oldest partial frame"
+			                         : "the table was full; oldest idle connection");
+			conn_close(v);
+		} else {
+			uint64_t now = uv_now(srv->loop);
+			if (now - srv->refused_ms >= 1000) {
+				logf_(srv, "refusing connections: %d are open and busy, the limit",
+				      srv->max_conns);
+				srv->refused_ms = now;
+			}
+			snprintf(why, sizeof why,
+			         "Too many connections: the session serves %d at once and none is idle; "
+			         "try again shortly",
+			         srv->max_conns);
+			refuse(c, RPC_BUSY, why);
+			return;
+		}
 	}
 	if (!(c->q = dispatch_queue_new(srv->d, c))) {
 		conn_close(c);
@@ -629,6 +780,13 @@ static void on_tick(uv_timer_t *t)
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
 		drop_if_stalled(c, now);
+		if (!c->closing)
+			expire(c, now);
+	}
+	if (srv->idle_closed) {
+		logf_(srv, "closed %d idle connection(s) (%d s without a request)",
+		      srv->idle_closed, IDLE_CONN_MS / 1000);
+		srv->idle_closed = 0;
 	}
 	if (srv->stopping && !srv->stop_failed && now - srv->stop_ms >= STOP_RUN_MS) {
 		/* the queries still waiting get an error frame, not a cut one */
@@ -647,6 +805,25 @@ static void on_tick(uv_timer_t *t)
 	}
 }
 
+/* MAX_CONNS, raising the soft descriptor limit towards it (up to the hard
+ * one); fewer when the descriptors cannot reach it. */
+static int conn_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = MAX_CONNS + FD_SPARE;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return MAX_CONNS;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
+		return rl.rlim_cur > 2 * FD_SPARE ? (int)(rl.rlim_cur - FD_SPARE)
+		                                  : (int)(rl.rlim_cur / 2);
+	return MAX_CONNS;
+}
+
 int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
                  struct session *sess, struct lifetime *lt,
                  server_stopped_fn stopped, void *ctx, struct server **out,
@@ -658,6 +835,7 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	srv->loop = loop;
 	srv->info = *info;
+	srv->max_conns = conn_limit();
 	srv->stopped = stopped;
 	srv->ctx = ctx;
 	if (dispatch_new(loop, srv, &srv->info, sess, lt, &srv->d, e)) {
