@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -551,11 +552,30 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 	*b = uv_buf_init(c->rbuf, c->rbuf ? READ_CHUNK : 0);
 }
 
+/* 1 when c's client closed its end entirely (not a half-close, after
+ * which it still reads): its queries would be answered to no one. */
+static int peer_gone(struct server_conn *c)
+{
+	uv_os_fd_t fd;
+	struct pollfd p;
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+		return 0;
+	p.fd = fd;
+	p.events = 0;
+	p.revents = 0;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 {
 	struct server_conn *c = st->data;
 
 	(void)b;
+	if (n == UV_EOF && peer_gone(c)) {
+		/* Hung up: its waiting queries are cancelled. */
+		conn_close(c);
+		return;
+	}
 	if (n == UV_EOF) {
 		/* Half-closed: answer what was asked, then close. */
 		c->no_more = 1;
