@@ -101,6 +101,19 @@ void rpc_client_close(struct rpc_client *r)
 static int recv_until(struct rpc_client *r, struct rpc_response *resp,
                       int64_t deadline, int after_send, struct err *e);
 
+/* 1 when nothing listens at path within half a second: a dying process
+ * closes its connections and its listener one by one. */
+static int gone_soon(const char *path)
+{
+	for (int k = 0; k < 10; k++) {
+		struct timespec ts = {0, 50 * 1000000L};
+		if (address_gone(path))
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return address_gone(path);
+}
+
 /*
  * The session closed (reset: reset) the connection before its answer came.
  * When it said why in an error frame (too many connections, another
@@ -117,7 +130,7 @@ static int closed_early(struct rpc_client *r, int reset, struct err *e)
 	/* an answer it sent before closing is still readable */
 	if (recv_until(r, &resp, now_ms() + 1000, 1, &pe) == 0 && resp.is_error)
 		return err_set(e, ERR_DATA, "%s", resp.message);
-	if (address_gone(r->path))
+	if (gone_soon(r->path))
 		return err_set(e, ERR_DATA,
 		               "The session at %s went away before answering: nothing listens "
 		               "there any more (it stopped or crashed; its log may say why)",
