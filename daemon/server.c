@@ -1,26 +1,20 @@
 /* server: listener, connections, framing, replies (see server.h). */
 #include "server.h"
+#include "admit.h"
 #include "dispatch.h"
+#include "server_impl.h"
 #include "frame.h"
 #include "rpc.h"
 
-#include <errno.h>
 #include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define READ_CHUNK 65536
-#define MAX_CONNS 1024                  /* connections served at once */
-#define FD_SPARE 64                     /* descriptors kept for everything else */
-#define IDLE_CONN_MS 60000              /* nothing asked or owed for this long: closed */
-#define FRAME_MS 10000                  /* a started frame must be whole within this */
-#define PARTIAL_BYTES ((size_t)128 << 20) /* partial frames of all connections, at most */
 #define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection's frames stay unread */
 #define DROP_BYTES ((size_t)96 << 20)   /* unsent bytes: no query starts at or above; a reply beyond drops */
 #define DECODE_BATCH 32                 /* frames of one connection decoded per turn of the loop */
@@ -33,41 +27,6 @@
 #define TICK_MS 1000
 #define TRIM_BYTES ((size_t)1 << 20)    /* freed bytes worth returning to the system */
 
-/* One request's place in its connection's response order. */
-struct server_reply {
-	struct server_reply *next;
-	struct server_conn *c;
-	int done;
-	int discard;      /* a notification: no reply is sent */
-	int close_after;  /* close the connection once this is written */
-	struct buf out;   /* the framed response */
-};
-
-struct server_conn {
-	uv_pipe_t pipe;
-	uv_shutdown_t shut;
-	struct server *srv;
-	struct server_conn *prev, *next;
-	struct frame_reader fr;
-	struct dispatch_queue *q;
-	struct server_reply *head, *tail;
-	int npending;     /* replies not yet handed to uv_write */
-	size_t queued;    /* bytes of done replies and writes in flight */
-	int writes;       /* writes in flight */
-	int refs;         /* the handle + requests in flight */
-	int reading;
-	int no_more;      /* reading is over; close once drained */
-	int shutting;     /* uv_shutdown issued */
-	int closing;      /* uv_close issued */
-	char *rbuf;       /* allocated while a read is being decoded */
-	size_t rpos, rlen;
-	uint64_t progress_ms; /* last time the client took some bytes */
-	size_t last_wq;
-	uint64_t active_ms;   /* accepted, or the last request or written reply */
-	uint64_t partial_ms;  /* a frame started (0: between frames) */
-	size_t held;          /* bytes of the partial frame (its buffer) */
-};
-
 struct wreq {
 	uv_write_t req;
 	struct server_conn *c;
@@ -75,38 +34,7 @@ struct wreq {
 	size_t len;
 };
 
-struct server {
-	uv_loop_t *loop;
-	uv_pipe_t listener;
-	uv_timer_t tick;
-	uv_idle_t resume;   /* decodes left-over frames on the next turn */
-	uv_check_t turn;    /* after each poll: the accept budget is renewed */
-	int accepted;       /* connections accepted this turn */
-	int accept_deferred; /* one waits in libuv, not accepted yet */
-	int timers_closing;
-	struct server_info info;
-	struct dispatch *d;
-	server_stopped_fn stopped;
-	void *ctx;
-	struct server_conn *conns;
-	int nconns;
-	int max_conns;      /* MAX_CONNS, or fewer when descriptors are short */
-	size_t partial;     /* bytes held by partial frames (sum of held) */
-	uint64_t evicted_ms; /* last log line about evictions */
-	int idle_closed;    /* idle connections closed since the last tick */
-	int evicted;        /* connections closed for room since that line */
-	int handles_open;   /* listener + tick timer + resume + turn */
-	int stopping, done;
-	int stop_failed;    /* the queries not started were failed */
-	uint64_t stop_ms;
-	uint64_t refused_ms;
-	size_t freed;       /* bytes freed since the last malloc_trim */
-	char why[128];
-};
-
-static void logf_(struct server *srv, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void logf_(struct server *srv, const char *fmt, ...)
+void server_log(struct server *srv, const char *fmt, ...)
 {
 	char msg[1200];
 	va_list ap;
@@ -168,7 +96,7 @@ static void on_closed(uv_handle_t *h)
 	server_conn_unref(h->data);
 }
 
-static void conn_close(struct server_conn *c)
+void server_conn_close(struct server_conn *c)
 {
 	struct server *srv = c->srv;
 	if (c->closing)
@@ -193,7 +121,7 @@ static void conn_close(struct server_conn *c)
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
 	(void)status;
-	conn_close(req->data);
+	server_conn_close(req->data);
 }
 
 /* Closes after every queued write went out. */
@@ -208,7 +136,7 @@ static void conn_finish(struct server_conn *c)
 	}
 	c->shut.data = c;
 	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->pipe, on_shutdown) != 0)
-		conn_close(c);
+		server_conn_close(c);
 }
 
 /* 1 when c has unsent replies and its client took nothing for limit ms. */
@@ -231,8 +159,8 @@ static void drop_if_stalled(struct server_conn *c, uint64_t now)
 	struct server *srv = c->srv;
 	if (c->closing || !stalled(c, now, srv->stopping ? STOP_STALL_MS : STALL_MS))
 		return;
-	logf_(srv, "dropping a client that does not read its responses (%zu bytes unsent)", c->queued);
-	conn_close(c);
+	server_log(srv, "dropping a client that does not read its responses (%zu bytes unsent)", c->queued);
+	server_conn_close(c);
 }
 
 /* ---- replies ---- */
@@ -246,7 +174,7 @@ struct server_reply *server_reply_new(struct server_conn *c)
 {
 	struct server_reply *s = calloc(1, sizeof *s);
 	if (!s) {
-		conn_close(c);
+		server_conn_close(c);
 		return NULL;
 	}
 	s->c = c;
@@ -281,9 +209,9 @@ void server_reply_done(struct server_conn *c, struct server_reply *r)
 		return;
 	flush(c);
 	if (!c->closing && c->queued > DROP_BYTES) {
-		logf_(c->srv, "dropping a client that does not read its responses (%zu bytes unsent)",
+		server_log(c->srv, "dropping a client that does not read its responses (%zu bytes unsent)",
 		      c->queued);
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	if (!c->closing)
@@ -332,7 +260,7 @@ static void on_written(uv_write_t *req, int status)
 	free(w->data);
 	free(w);
 	if (status < 0) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	flush(c);
@@ -359,7 +287,7 @@ static void flush(struct server_conn *c)
 		if (!w) {
 			buf_free(&s->out);
 			free(s);
-			conn_close(c);
+			server_conn_close(c);
 			return;
 		}
 		w->c = c;
@@ -373,7 +301,7 @@ static void flush(struct server_conn *c)
 			c->writes--;
 			free(w->data);
 			free(w);
-			conn_close(c);
+			server_conn_close(c);
 			return;
 		}
 	}
@@ -383,111 +311,6 @@ static void flush(struct server_conn *c)
 		conn_finish(c);
 	else
 		backpressure(c);
-}
-
-/* ---- idle and partial connections ---- */
-
-/* 1 when c has nothing asked and nothing owed: no partial frame, no
- * request decoded or waiting unread, no reply pending or being written. */
-static int conn_idle(const struct server_conn *c)
-{
-	return !c->closing && !c->shutting && c->npending == 0 &&
-	       c->writes == 0 && frame_reader_idle(&c->fr) && c->rpos >= c->rlen;
-}
-
-/* Keeps c->held and srv->partial equal to what c's partial frame holds,
- * and its frame clock: started with the first byte of a frame. */
-static void account_partial(struct server_conn *c)
-{
-	struct server *srv = c->srv;
-	size_t now_held = frame_reader_idle(&c->fr) ? 0 : c->fr.body.cap;
-	srv->partial += now_held - c->held;
-	c->held = now_held;
-	if (frame_reader_idle(&c->fr))
-		c->partial_ms = 0;
-	else if (!c->partial_ms)
-		c->partial_ms = uv_now(srv->loop);
-}
-
-/* One log line a second at most for the connections closed for room. */
-static void log_evicted(struct server *srv, const char *what)
-{
-	uint64_t now = uv_now(srv->loop);
-	srv->evicted++;
-	if (now - srv->evicted_ms < 1000)
-		return;
-	logf_(srv, "closed %d connection(s) to make room: %s", srv->evicted, what);
-	srv->evicted = 0;
-	srv->evicted_ms = now;
-}
-
-/* The oldest connection by key (idle ones, or those holding a partial
- * frame for at least 1 s), other than skip; NULL when none. */
-static struct server_conn *oldest(struct server *srv, int partial,
-                                  const struct server_conn *skip)
-{
-	struct server_conn *best = NULL;
-	uint64_t now = uv_now(srv->loop);
-	for (struct server_conn *c = srv->conns; c; c = c->next) {
-		if (c == skip || c->closing || c->shutting)
-			continue;
-		if (partial ? !c->partial_ms || now - c->partial_ms < 1000 || c->npending
-		            : !c->q || !conn_idle(c))
-			continue;
-		if (!best || (partial ? c->partial_ms < best->partial_ms
-		                      : c->active_ms < best->active_ms))
-			best = c;
-	}
-	return best;
-}
-
-/* Partial frames hold more than PARTIAL_BYTES: the connections whose frame
- * started first are closed until they hold less. */
-static void evict_partial(struct server *srv)
-{
-	while (srv->partial > PARTIAL_BYTES) {
-		struct server_conn *v = NULL;
-		for (struct server_conn *c = srv->conns; c; c = c->next)
-			if (!c->closing && c->held && (!v || c->partial_ms < v->partial_ms))
-				v = c;
-		if (!v)
-			return;
-		log_evicted(srv, "partial frames held too much memory");
-		conn_close(v);
-	}
-}
-
-/* Answers c with one error frame, then closes it (reading nothing). */
-static void refuse(struct server_conn *c, int code, const char *msg)
-{
-	struct server_reply *s = server_reply_new(c);
-	if (!s)
-		return;
-	server_reply_flags(s, 0, 1);
-	server_error_frame(&s->out, NULL, code, msg);
-	server_reply_done(c, s);
-}
-
-/* Every second: closes connections idle for IDLE_CONN_MS and those whose
- * started frame is not whole after FRAME_MS (with an error frame). */
-static void expire(struct server_conn *c, uint64_t now)
-{
-	struct server *srv = c->srv;
-	char msg[160];
-	if (c->closing || c->shutting || c->no_more)
-		return;
-	if (conn_idle(c) && now - c->active_ms >= IDLE_CONN_MS) {
-		srv->idle_closed++;
-		conn_close(c);
-		return;
-	}
-	if (c->partial_ms && c->reading && now - c->partial_ms >= FRAME_MS) {
-		snprintf(msg, sizeof msg,
-		         "Timed out waiting for the rest of a frame (%zu of %zu bytes after %d s)",
-		         c->fr.body.len, c->fr.need, FRAME_MS / 1000);
-		logf_(srv, "closing a connection: %s", msg);
-		refuse(c, RPC_INVALID_REQUEST, msg);
-	}
 }
 
 /* ---- reading ---- */
@@ -514,7 +337,7 @@ static void decode(struct server_conn *c)
 		err_clear(&e);
 		rc = frame_reader_feed(&c->fr, &p, &len, &msg, &mlen, &e);
 		c->rpos = c->rlen - len;
-		account_partial(c);
+		admit_account(c);
 		if (rc == FRAME_MORE)
 			break;
 		if (rc != FRAME_DONE) {
@@ -533,8 +356,7 @@ static void decode(struct server_conn *c)
 	}
 	if (c->closing)
 		return;
-	if (c->srv->partial > PARTIAL_BYTES)
-		evict_partial(c->srv);
+	admit_over_budget(c->srv);
 	if (c->closing)
 		return;
 	if (c->rpos >= c->rlen || c->no_more)
@@ -573,7 +395,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 	(void)b;
 	if (n == UV_EOF && peer_gone(c)) {
 		/* Hung up: its waiting queries are cancelled. */
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	if (n == UV_EOF) {
@@ -586,7 +408,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		return;
 	}
 	if (n < 0) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	if (n == 0) {
@@ -606,7 +428,8 @@ static void on_resume(uv_idle_t *h)
 	int more = 0;
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
-		/* decode(c) may close c (unlinking it), never its neighbour */
+		/* decode(c) may close c or others (evict_partial): a closed one
+		 * stays allocated, next included, until its close callback */
 		if (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c)) {
 			decode(c);
 			more |= !c->closing && c->rpos < c->rlen && !over_cap(c);
@@ -641,31 +464,10 @@ static void backpressure(struct server_conn *c)
 
 /* ---- accepting ---- */
 
-/* The peer's uid; -1 (e filled) when its credentials cannot be read. */
-static int peer_uid(struct server_conn *c, struct ucred *cred, char *why, size_t n)
-{
-	socklen_t clen = sizeof *cred;
-	uv_os_fd_t fd;
-	int rc;
-
-	memset(cred, 0, sizeof *cred);
-	if ((rc = uv_fileno((uv_handle_t *)&c->pipe, &fd)) != 0) {
-		snprintf(why, n, "%s", uv_strerror(rc));
-		return -1;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &clen) != 0) {
-		snprintf(why, n, "%s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static void accept_one(struct server *srv)
 {
 	uv_stream_t *ls = (uv_stream_t *)&srv->listener;
 	struct server_conn *c;
-	struct ucred cred;
-	char why[128];
 
 	c = calloc(1, sizeof *c);
 	if (!c)
@@ -682,48 +484,13 @@ static void accept_one(struct server *srv)
 	srv->nconns++;
 	c->active_ms = uv_now(srv->loop);
 	if (uv_accept(ls, (uv_stream_t *)&c->pipe) != 0) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
-	if (peer_uid(c, &cred, why, sizeof why) != 0) {
-		logf_(srv, "refused a connection: cannot read its credentials: %s", why);
-		conn_close(c);
+	if (admit_new(srv, c) != 0)
 		return;
-	}
-	if (cred.uid != geteuid()) {
-		logf_(srv, "refused a connection from uid %d (pid %d): this session serves uid %d only",
-		      (int)cred.uid, (int)cred.pid, (int)geteuid());
-		snprintf(why, sizeof why,
-		         "This session serves only the user who started it (uid %d); you are uid %d",
-		         (int)geteuid(), (int)cred.uid);
-		refuse(c, RPC_INVALID_REQUEST, why);
-		return;
-	}
-	if (srv->nconns > srv->max_conns) {
-		struct server_conn *v = oldest(srv, 0, c);
-		if (!v)
-			v = oldest(srv, 1, c);
-		if (v) {
-			log_evicted(srv, v->held ? "the table was full; oldest partial frame"
-			                         : "the table was full; oldest idle connection");
-			conn_close(v);
-		} else {
-			uint64_t now = uv_now(srv->loop);
-			if (now - srv->refused_ms >= 1000) {
-				logf_(srv, "refusing connections: %d are open and busy, the limit",
-				      srv->max_conns);
-				srv->refused_ms = now;
-			}
-			snprintf(why, sizeof why,
-			         "Too many connections: the session serves %d at once and none is idle; "
-			         "try again shortly",
-			         srv->max_conns);
-			refuse(c, RPC_BUSY, why);
-			return;
-		}
-	}
 	if (!(c->q = dispatch_queue_new(srv->d, c))) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	backpressure(c);
@@ -801,47 +568,24 @@ static void on_tick(uv_timer_t *t)
 		n = c->next;
 		drop_if_stalled(c, now);
 		if (!c->closing)
-			expire(c, now);
+			admit_expire(c, now);
 	}
-	if (srv->idle_closed) {
-		logf_(srv, "closed %d idle connection(s) (%d s without a request)",
-		      srv->idle_closed, IDLE_CONN_MS / 1000);
-		srv->idle_closed = 0;
-	}
+	admit_tick_done(srv);
 	if (srv->stopping && !srv->stop_failed && now - srv->stop_ms >= STOP_RUN_MS) {
 		/* the queries still waiting get an error frame, not a cut one */
 		srv->stop_failed = 1;
 		dispatch_fail_waiting(srv->d);
 	}
 	if (srv->stopping && srv->conns && now - srv->stop_ms >= STOP_MAX_MS) {
-		logf_(srv, "stopping: closing %d connection(s) still being written after %d s",
+		server_log(srv, "stopping: closing %d connection(s) still being written after %d s",
 		      srv->nconns, STOP_MAX_MS / 1000);
 		while (srv->conns)
-			conn_close(srv->conns);
+			server_conn_close(srv->conns);
 	}
 	if (srv->freed >= TRIM_BYTES) {
 		malloc_trim(0);
 		srv->freed = 0;
 	}
-}
-
-/* MAX_CONNS, raising the soft descriptor limit towards it (up to the hard
- * one); fewer when the descriptors cannot reach it. */
-static int conn_limit(void)
-{
-	struct rlimit rl;
-	rlim_t want = MAX_CONNS + FD_SPARE;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return MAX_CONNS;
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
-		return rl.rlim_cur > 2 * FD_SPARE ? (int)(rl.rlim_cur - FD_SPARE)
-		                                  : (int)(rl.rlim_cur / 2);
-	return MAX_CONNS;
 }
 
 int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
@@ -855,7 +599,7 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	srv->loop = loop;
 	srv->info = *info;
-	srv->max_conns = conn_limit();
+	srv->max_conns = admit_conn_limit();
 	srv->stopped = stopped;
 	srv->ctx = ctx;
 	if (dispatch_new(loop, srv, &srv->info, sess, lt, &srv->d, e)) {
