@@ -121,7 +121,9 @@ class Session:
     """A connection to a warm session (`dsightd serve`), by name or socket
     path.  query() answers exactly what `dsight query --remote` prints,
     parsed.  Safe to share between threads: each thread gets its own
-    connection."""
+    connection.  The session closes connections idle for 60 s: a call
+    that finds its connection closed before any answer is sent again,
+    once, on a new one (queries only read)."""
 
     def __init__(self, address):
         self.address = address
