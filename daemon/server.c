@@ -1,23 +1,24 @@
 /* server: listener, connections, framing, replies (see server.h). */
 #include "server.h"
+#include "admit.h"
 #include "dispatch.h"
+#include "server_impl.h"
 #include "frame.h"
 #include "rpc.h"
 
-#include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define READ_CHUNK 65536
-#define MAX_CONNS 1024                  /* connections served at once */
 #define QUEUE_CAP ((size_t)1 << 20)     /* unsent bytes above which a connection's frames stay unread */
 #define DROP_BYTES ((size_t)96 << 20)   /* unsent bytes: no query starts at or above; a reply beyond drops */
 #define DECODE_BATCH 32                 /* frames of one connection decoded per turn of the loop */
+#define DECODE_BYTES ((size_t)64 << 10) /* and bytes, once a frame is whole: big frames one a turn */
 #define ACCEPT_BATCH 16                 /* connections accepted per turn of the loop */
 #define STALL_MS 20000                  /* unsent replies and nothing read for this long: dropped */
 #define STOP_STALL_MS 5000              /* the same while stopping */
@@ -26,38 +27,6 @@
 #define TICK_MS 1000
 #define TRIM_BYTES ((size_t)1 << 20)    /* freed bytes worth returning to the system */
 
-/* One request's place in its connection's response order. */
-struct server_reply {
-	struct server_reply *next;
-	struct server_conn *c;
-	int done;
-	int discard;      /* a notification: no reply is sent */
-	int close_after;  /* close the connection once this is written */
-	struct buf out;   /* the framed response */
-};
-
-struct server_conn {
-	uv_pipe_t pipe;
-	uv_shutdown_t shut;
-	struct server *srv;
-	struct server_conn *prev, *next;
-	struct frame_reader fr;
-	struct dispatch_queue *q;
-	struct server_reply *head, *tail;
-	int npending;     /* replies not yet handed to uv_write */
-	size_t queued;    /* bytes of done replies and writes in flight */
-	int writes;       /* writes in flight */
-	int refs;         /* the handle + requests in flight */
-	int reading;
-	int no_more;      /* reading is over; close once drained */
-	int shutting;     /* uv_shutdown issued */
-	int closing;      /* uv_close issued */
-	char *rbuf;       /* allocated while a read is being decoded */
-	size_t rpos, rlen;
-	uint64_t progress_ms; /* last time the client took some bytes */
-	size_t last_wq;
-};
-
 struct wreq {
 	uv_write_t req;
 	struct server_conn *c;
@@ -65,33 +34,7 @@ struct wreq {
 	size_t len;
 };
 
-struct server {
-	uv_loop_t *loop;
-	uv_pipe_t listener;
-	uv_timer_t tick;
-	uv_idle_t resume;   /* decodes left-over frames on the next turn */
-	uv_check_t turn;    /* after each poll: the accept budget is renewed */
-	int accepted;       /* connections accepted this turn */
-	int accept_deferred; /* one waits in libuv, not accepted yet */
-	int timers_closing;
-	struct server_info info;
-	struct dispatch *d;
-	server_stopped_fn stopped;
-	void *ctx;
-	struct server_conn *conns;
-	int nconns;
-	int handles_open;   /* listener + tick timer + resume + turn */
-	int stopping, done;
-	int stop_failed;    /* the queries not started were failed */
-	uint64_t stop_ms;
-	uint64_t refused_ms;
-	size_t freed;       /* bytes freed since the last malloc_trim */
-	char why[128];
-};
-
-static void logf_(struct server *srv, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void logf_(struct server *srv, const char *fmt, ...)
+void server_log(struct server *srv, const char *fmt, ...)
 {
 	char msg[1200];
 	va_list ap;
@@ -153,7 +96,7 @@ static void on_closed(uv_handle_t *h)
 	server_conn_unref(h->data);
 }
 
-static void conn_close(struct server_conn *c)
+void server_conn_close(struct server_conn *c)
 {
 	struct server *srv = c->srv;
 	if (c->closing)
@@ -166,6 +109,8 @@ static void conn_close(struct server_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	srv->nconns--;
+	srv->partial -= c->held;
+	c->held = 0;
 	if (c->q)
 		dispatch_queue_close(c->q); /* its waiting queries are cancelled */
 	c->q = NULL;
@@ -176,7 +121,7 @@ static void conn_close(struct server_conn *c)
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
 	(void)status;
-	conn_close(req->data);
+	server_conn_close(req->data);
 }
 
 /* Closes after every queued write went out. */
@@ -191,7 +136,7 @@ static void conn_finish(struct server_conn *c)
 	}
 	c->shut.data = c;
 	if (uv_shutdown(&c->shut, (uv_stream_t *)&c->pipe, on_shutdown) != 0)
-		conn_close(c);
+		server_conn_close(c);
 }
 
 /* 1 when c has unsent replies and its client took nothing for limit ms. */
@@ -214,8 +159,8 @@ static void drop_if_stalled(struct server_conn *c, uint64_t now)
 	struct server *srv = c->srv;
 	if (c->closing || !stalled(c, now, srv->stopping ? STOP_STALL_MS : STALL_MS))
 		return;
-	logf_(srv, "dropping a client that does not read its responses (%zu bytes unsent)", c->queued);
-	conn_close(c);
+	server_log(srv, "dropping a client that does not read its responses (%zu bytes unsent)", c->queued);
+	server_conn_close(c);
 }
 
 /* ---- replies ---- */
@@ -229,7 +174,7 @@ struct server_reply *server_reply_new(struct server_conn *c)
 {
 	struct server_reply *s = calloc(1, sizeof *s);
 	if (!s) {
-		conn_close(c);
+		server_conn_close(c);
 		return NULL;
 	}
 	s->c = c;
@@ -264,9 +209,9 @@ void server_reply_done(struct server_conn *c, struct server_reply *r)
 		return;
 	flush(c);
 	if (!c->closing && c->queued > DROP_BYTES) {
-		logf_(c->srv, "dropping a client that does not read its responses (%zu bytes unsent)",
+		server_log(c->srv, "dropping a client that does not read its responses (%zu bytes unsent)",
 		      c->queued);
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	if (!c->closing)
@@ -310,12 +255,12 @@ static void on_written(uv_write_t *req, int status)
 	struct server *srv = c->srv;
 	c->queued -= w->len;
 	c->writes--;
-	c->progress_ms = uv_now(srv->loop);
+	c->progress_ms = c->active_ms = uv_now(srv->loop);
 	srv->freed += w->len;
 	free(w->data);
 	free(w);
 	if (status < 0) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	flush(c);
@@ -342,7 +287,7 @@ static void flush(struct server_conn *c)
 		if (!w) {
 			buf_free(&s->out);
 			free(s);
-			conn_close(c);
+			server_conn_close(c);
 			return;
 		}
 		w->c = c;
@@ -356,7 +301,7 @@ static void flush(struct server_conn *c)
 			c->writes--;
 			free(w->data);
 			free(w);
-			conn_close(c);
+			server_conn_close(c);
 			return;
 		}
 	}
@@ -380,8 +325,9 @@ static int over_cap(const struct server_conn *c)
 static void decode(struct server_conn *c)
 {
 	int budget = DECODE_BATCH;
+	size_t bytes = 0;
 	while (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c) &&
-	       budget-- > 0) {
+	       budget-- > 0 && bytes < DECODE_BYTES) {
 		const char *p = c->rbuf + c->rpos;
 		size_t len = c->rlen - c->rpos;
 		char *msg = NULL;
@@ -391,6 +337,7 @@ static void decode(struct server_conn *c)
 		err_clear(&e);
 		rc = frame_reader_feed(&c->fr, &p, &len, &msg, &mlen, &e);
 		c->rpos = c->rlen - len;
+		admit_account(c);
 		if (rc == FRAME_MORE)
 			break;
 		if (rc != FRAME_DONE) {
@@ -402,9 +349,14 @@ static void decode(struct server_conn *c)
 			server_reply_done(c, s);
 			break;
 		}
+		c->active_ms = uv_now(c->srv->loop);
 		dispatch_frame(c->q, msg, mlen);
 		free(msg);
+		bytes += mlen;
 	}
+	if (c->closing)
+		return;
+	admit_over_budget(c->srv);
 	if (c->closing)
 		return;
 	if (c->rpos >= c->rlen || c->no_more)
@@ -422,11 +374,30 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
 	*b = uv_buf_init(c->rbuf, c->rbuf ? READ_CHUNK : 0);
 }
 
+/* 1 when c's client closed its end entirely (not a half-close, after
+ * which it still reads): its queries would be answered to no one. */
+static int peer_gone(struct server_conn *c)
+{
+	uv_os_fd_t fd;
+	struct pollfd p;
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+		return 0;
+	p.fd = fd;
+	p.events = 0;
+	p.revents = 0;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 {
 	struct server_conn *c = st->data;
 
 	(void)b;
+	if (n == UV_EOF && peer_gone(c)) {
+		/* Hung up: its waiting queries are cancelled. */
+		server_conn_close(c);
+		return;
+	}
 	if (n == UV_EOF) {
 		/* Half-closed: answer what was asked, then close. */
 		c->no_more = 1;
@@ -437,7 +408,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
 		return;
 	}
 	if (n < 0) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	if (n == 0) {
@@ -457,7 +428,8 @@ static void on_resume(uv_idle_t *h)
 	int more = 0;
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
-		/* decode(c) may close c (unlinking it), never its neighbour */
+		/* decode(c) may close c or others (evict_partial): a closed one
+		 * stays allocated, next included, until its close callback */
 		if (c->rpos < c->rlen && !c->no_more && !c->closing && !over_cap(c)) {
 			decode(c);
 			more |= !c->closing && c->rpos < c->rlen && !over_cap(c);
@@ -481,38 +453,21 @@ static void backpressure(struct server_conn *c)
 			c->reading = 0;
 		}
 	} else if (!c->reading) {
-		if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0)
+		if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0) {
 			c->reading = 1;
+			/* the frame's clock runs while the client is waited for */
+			if (c->partial_ms)
+				c->partial_ms = uv_now(c->srv->loop);
+		}
 	}
 }
 
 /* ---- accepting ---- */
 
-/* The peer's uid; -1 (e filled) when its credentials cannot be read. */
-static int peer_uid(struct server_conn *c, struct ucred *cred, char *why, size_t n)
-{
-	socklen_t clen = sizeof *cred;
-	uv_os_fd_t fd;
-	int rc;
-
-	memset(cred, 0, sizeof *cred);
-	if ((rc = uv_fileno((uv_handle_t *)&c->pipe, &fd)) != 0) {
-		snprintf(why, n, "%s", uv_strerror(rc));
-		return -1;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &clen) != 0) {
-		snprintf(why, n, "%s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static void accept_one(struct server *srv)
 {
 	uv_stream_t *ls = (uv_stream_t *)&srv->listener;
 	struct server_conn *c;
-	struct ucred cred;
-	char why[128];
 
 	c = calloc(1, sizeof *c);
 	if (!c)
@@ -527,32 +482,15 @@ static void accept_one(struct server *srv)
 		srv->conns->prev = c;
 	srv->conns = c;
 	srv->nconns++;
+	c->active_ms = uv_now(srv->loop);
 	if (uv_accept(ls, (uv_stream_t *)&c->pipe) != 0) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
-	if (srv->nconns > MAX_CONNS) {
-		uint64_t now = uv_now(srv->loop);
-		if (now - srv->refused_ms >= 1000) {
-			logf_(srv, "refusing connections: %d are open, the limit", MAX_CONNS);
-			srv->refused_ms = now;
-		}
-		conn_close(c);
+	if (admit_new(srv, c) != 0)
 		return;
-	}
-	if (peer_uid(c, &cred, why, sizeof why) != 0) {
-		logf_(srv, "refused a connection: cannot read its credentials: %s", why);
-		conn_close(c);
-		return;
-	}
-	if (cred.uid != geteuid()) {
-		logf_(srv, "refused a connection from uid %d (pid %d): this session serves uid %d only",
-		      (int)cred.uid, (int)cred.pid, (int)geteuid());
-		conn_close(c);
-		return;
-	}
 	if (!(c->q = dispatch_queue_new(srv->d, c))) {
-		conn_close(c);
+		server_conn_close(c);
 		return;
 	}
 	backpressure(c);
@@ -629,17 +567,20 @@ static void on_tick(uv_timer_t *t)
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
 		drop_if_stalled(c, now);
+		if (!c->closing)
+			admit_expire(c, now);
 	}
+	admit_tick_done(srv);
 	if (srv->stopping && !srv->stop_failed && now - srv->stop_ms >= STOP_RUN_MS) {
 		/* the queries still waiting get an error frame, not a cut one */
 		srv->stop_failed = 1;
 		dispatch_fail_waiting(srv->d);
 	}
 	if (srv->stopping && srv->conns && now - srv->stop_ms >= STOP_MAX_MS) {
-		logf_(srv, "stopping: closing %d connection(s) still being written after %d s",
+		server_log(srv, "stopping: closing %d connection(s) still being written after %d s",
 		      srv->nconns, STOP_MAX_MS / 1000);
 		while (srv->conns)
-			conn_close(srv->conns);
+			server_conn_close(srv->conns);
 	}
 	if (srv->freed >= TRIM_BYTES) {
 		malloc_trim(0);
@@ -658,6 +599,7 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	srv->loop = loop;
 	srv->info = *info;
+	srv->max_conns = admit_conn_limit();
 	srv->stopped = stopped;
 	srv->ctx = ctx;
 	if (dispatch_new(loop, srv, &srv->info, sess, lt, &srv->d, e)) {

@@ -1,9 +1,12 @@
 /*
  * server: the transport of dsightd.
  *
- * Owns the listening socket's handle, the connections (bounded in number,
- * 16 accepted per turn of the loop; peer-credential check on accept: only
- * the server's own uid), frame
+ * Owns the listening socket's handle, the connections (bounded in number:
+ * when full, the longest idle one is closed to make room, else the oldest
+ * partial frame, else the newcomer gets "Too many connections"; closed
+ * after 60 s idle, or 10 s into a frame that is not whole; partial frames
+ * hold at most 128 MiB in all; 16 accepted per turn of the loop;
+ * peer-credential check on accept: only the server's own uid), frame
  * decoding with back-pressure (at most SERVER_MAX_PENDING requests of a
  * connection are decoded ahead of their replies, none while 1 MiB of its
  * replies is unsent; the rest stays unread, 32 frames per turn of the

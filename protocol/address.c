@@ -317,6 +317,11 @@ static int dead_socket(const char *sock)
 	return dead;
 }
 
+int address_gone(const char *sock)
+{
+	return dead_socket(sock) != 0;
+}
+
 int address_bind(const char *sock, int backlog, int *fd, struct err *e)
 {
 	struct sockaddr_un sa;

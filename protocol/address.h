@@ -106,6 +106,10 @@ int address_bind(const char *sock, int backlog, int *fd, struct err *e);
 int address_connect(const char *sock, int timeout_ms, int *fd, int *not_live,
                     struct err *e);
 
+/* 1 when nothing listens at sock any more: no file there, or a socket
+ * that refuses connections (a server that stopped or crashed). */
+int address_gone(const char *sock);
+
 /*
  * Removes the socket and lock left by a dead server: only when nobody
  * holds <sock>.lock, and the socket only when it is a socket that refuses

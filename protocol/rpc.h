@@ -36,6 +36,7 @@ enum {
 	RPC_GENERATION_ERROR = -32001, /* the report's new generation could not be opened */
 	RPC_TOO_LARGE = -32002,        /* the response would exceed FRAME_RESPONSE_MAX */
 	RPC_INTERNAL_ERROR = -32003,   /* out of memory and the like */
+	RPC_BUSY = -32004,             /* too many connections: try again */
 };
 
 /* A parsed request.  root owns everything; the other fields borrow. */

@@ -98,6 +98,49 @@ void rpc_client_close(struct rpc_client *r)
 	r->last = NULL;
 }
 
+static int recv_until(struct rpc_client *r, struct rpc_response *resp,
+                      int64_t deadline, int after_send, struct err *e);
+
+/* 1 when nothing listens at path within half a second: a dying process
+ * closes its connections and its listener one by one. */
+static int gone_soon(const char *path)
+{
+	for (int k = 0; k < 10; k++) {
+		struct timespec ts = {0, 50 * 1000000L};
+		if (address_gone(path))
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return address_gone(path);
+}
+
+/*
+ * The session closed (reset: reset) the connection before its answer came.
+ * When it said why in an error frame (too many connections, another
+ * user's session, a frame it could not take) that message is the error;
+ * else what can be told from outside: nothing listens any more (it stopped
+ * or crashed), or it closed or reset this connection.
+ */
+static int closed_early(struct rpc_client *r, int reset, struct err *e)
+{
+	struct rpc_response resp;
+	struct err pe;
+
+	err_clear(&pe);
+	/* an answer it sent before closing is still readable */
+	if (recv_until(r, &resp, now_ms() + 1000, 1, &pe) == 0 && resp.is_error)
+		return err_set(e, ERR_DATA, "%s", resp.message);
+	if (gone_soon(r->path))
+		return err_set(e, ERR_DATA,
+		               "The session at %s went away before answering: nothing listens "
+		               "there any more (it stopped or crashed; its log may say why)",
+		               r->path);
+	return err_set(e, ERR_DATA,
+	               "The session at %s %s the connection without answering "
+	               "(it still accepts connections: try again, or see its log)",
+	               r->path, reset ? "reset" : "closed");
+}
+
 int rpc_client_send_raw(struct rpc_client *r, const struct buf *b, struct err *e)
 {
 	size_t off = 0;
@@ -120,9 +163,7 @@ int rpc_client_send_raw(struct rpc_client *r, const struct buf *b, struct err *e
 				continue;
 		}
 		if (errno == EPIPE || errno == ECONNRESET)
-			return err_set(e, ERR_DATA,
-			               "The session at %s closed the connection without answering "
-			               "(a session serves only the user who started it)", r->path);
+			return closed_early(r, errno == ECONNRESET, e);
 		return err_sys(e, ERR_DATA, "Lost the connection to the session at %s", r->path);
 	}
 	return 0;
@@ -153,10 +194,11 @@ int rpc_client_send(struct rpc_client *r, const char *method, const char *params
 	return rc;
 }
 
-int rpc_client_recv(struct rpc_client *r, struct rpc_response *resp, struct err *e)
+/* Reads the next response until deadline.  after_send: the probe of
+ * closed_early (no further diagnosis; any failure is ERR_DATA). */
+static int recv_until(struct rpc_client *r, struct rpc_response *resp,
+                      int64_t deadline, int after_send, struct err *e)
 {
-	int64_t deadline = now_ms() + r->timeout_ms;
-
 	free(r->last);
 	r->last = NULL;
 	for (;;) {
@@ -178,22 +220,30 @@ int rpc_client_recv(struct rpc_client *r, struct rpc_response *resp, struct err 
 			continue;
 		}
 		if (n == 0 || (n < 0 && errno == ECONNRESET))
-			return err_set(e, ERR_DATA,
-			               "The session at %s closed the connection without answering "
-			               "(a session serves only the user who started it)", r->path);
+			return after_send ? err_set(e, ERR_DATA, "no answer")
+			                  : closed_early(r, n < 0, e);
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			int w = wait_fd(r->fd, POLLIN, deadline);
+			if (w == 0 && after_send)
+				return err_set(e, ERR_DATA, "no answer");
 			if (w == 0)
 				return err_set(e, ERR_DATA,
-				               "Timed out after %d s waiting for the session at %s",
+				               "Timed out after %d s waiting for the session at %s "
+				               "(the query may still be running there; "
+				               "DSIGHT_REMOTE_TIMEOUT=SECONDS waits longer)",
 				               r->timeout_ms / 1000, r->path);
 			if (w > 0)
 				continue;
 		}
 		return err_sys(e, ERR_DATA, "Lost the connection to the session at %s", r->path);
 	}
+}
+
+int rpc_client_recv(struct rpc_client *r, struct rpc_response *resp, struct err *e)
+{
+	return recv_until(r, resp, now_ms() + r->timeout_ms, 0, e);
 }
 
 int64_t rpc_client_frame_hello(struct rpc_client *r, struct buf *b,

@@ -166,9 +166,12 @@ static int has(const struct query_params *p, const struct qparam *qp)
 }
 
 /* Memory the decoders allocated for p: a growing array of blocks. */
+struct owned_list;
 struct owned {
 	void **blocks;
 	size_t n, cap;
+	struct owned_list *lists;
+	size_t nlists, lcap;
 };
 
 /* Takes block (malloc'd) into p's ownership; NULL (block freed) when out
@@ -189,32 +192,79 @@ fail:
 	return NULL;
 }
 
-/* Appends value to *l (a new owned array each time: lists are short). */
+/* The growing arrays behind the lists of p: each list's array is owned
+ * here (freed by query_params_free) so that it can grow in place. */
+struct owned_list {
+	struct qlist *l;
+	const char **v;
+	size_t cap;
+};
+
+/* Room for one more value in *l; -1 when out of memory.  The array grows
+ * geometrically (base/vec), so n appends cost O(n). */
+static int list_grow(struct query_params *p, struct qlist *l,
+                     const char ***arr)
+{
+	struct owned *o = p->owned;
+	struct owned_list *ol = NULL;
+	if (!o && !(o = p->owned = calloc(1, sizeof *o)))
+		return -1;
+	for (size_t k = 0; k < o->nlists; k++)
+		if (o->lists[k].l == l)
+			ol = &o->lists[k];
+	if (!ol) {
+		if (vec_reserve(&o->lists, &o->lcap, o->nlists + 1,
+		                sizeof *o->lists))
+			return -1;
+		ol = &o->lists[o->nlists++];
+		ol->l = l;
+		ol->v = NULL;
+		ol->cap = 0;
+	}
+	if (vec_reserve(&ol->v, &ol->cap, l->n + 1, sizeof *ol->v))
+		return -1;
+	*arr = ol->v;
+	return 0;
+}
+
+/* Appends value to *l (at most QPARAM_LIST_MAX values: the caller checks;
+ * this only refuses beyond it).  v stays borrowed. */
 static int list_add(struct query_params *p, struct qlist *l, const char *v)
 {
-	const char **a = own(p, malloc((l->n + 1) * sizeof *a));
-	if (!a)
+	const char **a;
+	if (l->n >= QPARAM_LIST_MAX || list_grow(p, l, &a))
 		return -1;
-	if (l->n)
-		memcpy(a, l->v, l->n * sizeof *a);
 	a[l->n] = v;
 	l->v = a;
 	l->n++;
 	return 0;
 }
 
-/* Appends the comma-separated keys of text to *l. */
-static int keys_add(struct query_params *p, struct qlist *l, const char *text)
+static int too_many(struct err *e, const char *what)
 {
+	return err_set(e, ERR_USAGE,
+	               "%s takes at most %d values", what, QPARAM_LIST_MAX);
+}
+
+/* Appends the comma-separated keys of text to *l; ERR_USAGE past the
+ * per-list limit (what names the parameter), ERR_NOMEM. */
+static int keys_add(struct query_params *p, struct qlist *l, const char *text,
+                    const char *what, struct err *e)
+{
+	size_t n = 1;
+	for (const char *c = text; (c = strchr(c, ',')); c++)
+		n++;
+	if (n > QPARAM_LIST_MAX - l->n)
+		return too_many(e, what);
 	char *copy = own(p, strdup(text));
 	if (!copy)
-		return -1;
+		return err_set(e, ERR_NOMEM, "out of memory");
 	for (char *s = copy;;) {
 		char *c = strchr(s, ',');
 		if (c)
 			*c = 0;
 		if (list_add(p, l, s))
-			return -1;
+			return err_set(e, ERR_NOMEM, "out of memory");
 		if (!c)
 			return 0;
 		s = c + 1;
@@ -244,6 +294,9 @@ void query_params_free(struct query_params *p)
 		for (size_t k = 0; k < o->n; k++)
 			free(o->blocks[k]);
 		free(o->blocks);
+		for (size_t k = 0; k < o->nlists; k++)
+			free(o->lists[k].v);
+		free(o->lists);
 		free(o);
 	}
 	query_params_init(p);
@@ -304,21 +357,20 @@ int query_params_set_cli(struct query_params *p, const struct qparam *qp,
 			*one = text;
 			break;
 		}
-		if (*one && list_add(p, l, *one))
+		if (l->n + (*one != NULL) >= QPARAM_LIST_MAX)
+			return too_many(e, qp->flag);
+		if ((*one && list_add(p, l, *one)) || list_add(p, l, text))
 			return err_set(e, ERR_NOMEM, "out of memory");
 		*one = NULL;
-		if (list_add(p, l, text))
-			return err_set(e, ERR_NOMEM, "out of memory");
-		for (size_t k = 0; k < l->n; k++)
-			if (!*l->v[k])
-				return err_set(e, ERR_USAGE,
-				               "%s values must not be empty",
-				               qp->name);
+		/* the first value (moved) and this one: the rest were checked */
+		if (!*l->v[0] || !*text)
+			return err_set(e, ERR_USAGE,
+			               "%s values must not be empty", qp->name);
 		break;
 	}
 	case QP_KEYS:
-		if (keys_add(p, MEMBER(p, qp, struct qlist), text))
-			return err_set(e, ERR_NOMEM, "out of memory");
+		if (keys_add(p, MEMBER(p, qp, struct qlist), text, qp->flag, e))
+			return e->code;
 		break;
 	}
 	mark(p, qp);
@@ -342,6 +394,8 @@ static int decode_list(const json_t *v, const struct qparam *qp,
 	if (!json_array_size(v))
 		return err_set(e, ERR_USAGE, "%s must not be an empty list",
 		               qp->name);
+	if (json_array_size(v) > QPARAM_LIST_MAX)
+		return too_many(e, qp->name);
 	json_array_foreach(v, k, x) {
 		if (!json_is_string(x))
 			return err_set(e, ERR_USAGE, "%s must be %s or null",
@@ -411,8 +465,8 @@ static int decode_one(const json_t *v, const struct qparam *qp,
 			                   e);
 		if ((ok = json_is_string(v)) &&
 		    keys_add(p, MEMBER(p, qp, struct qlist),
-		             json_string_value(v)))
-			return err_set(e, ERR_NOMEM, "out of memory");
+		             json_string_value(v), qp->name, e))
+			return e->code;
 		break;
 	}
 	if (!ok)

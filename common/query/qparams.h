@@ -16,6 +16,10 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+/* The most values one list parameter takes (worker, session, agent, name,
+ * sort, fields): more is ERR_USAGE "<name> takes at most 1000 values". */
+#define QPARAM_LIST_MAX 1000
+
 /* Several values of one parameter (n == 0: not given as a list). */
 struct qlist {
 	const char *const *v;
@@ -105,6 +109,8 @@ void query_params_free(struct query_params *p);
  * "--limit must be an integer" / "--from must be a number".  A repeated
  * QP_STRINGS flag makes a list ("worker values must not be empty" when one
  * of them is empty); QP_KEYS values are split on commas and accumulate.
+ * Past QPARAM_LIST_MAX values: ERR_USAGE "--worker takes at most 1000
+ * values".
  * String values point into text: keep it alive while p is used; call
  * query_params_free.
  */
@@ -116,8 +122,10 @@ int query_params_set_cli(struct query_params *p, const struct qparam *qp,
  * null = absent; unknown members ignored).  A member of the wrong JSON type
  * is ERR_USAGE "<name> must be an integer or null" (or "a number",
  * "a string", "a boolean", "a string, a list of strings"); an empty
- * array is "<name> must not be an empty list" and an empty string in a
- * list "<name> values must not be empty".  A number parameter also takes the strings
+ * array is "<name> must not be an empty list", an empty string in a
+ * list "<name> values must not be empty", and a list of more than
+ * QPARAM_LIST_MAX values (an array, or comma-separated keys)
+ * "<name> takes at most 1000 values".  A number parameter also takes the strings
  * "nan", "inf" and "-inf" (what the CLI client sends for a non-finite value
  * the user typed, so that validation answers as it does locally).  Strings
  * point into j: keep j alive while p is used; call query_params_free.

@@ -4,7 +4,9 @@
  * The input is one frame body.  As a request it is parsed like the daemon
  * does; a "query" runs against the example document (opened once); every
  * reply, success or error, must be valid UTF-8 JSON.  As a response it is
- * picked apart like the client does. */
+ * picked apart like the client does.  The first list parameter of a query
+ * is also decoded again at the per-list limit and one past it (its values
+ * repeated): long lists from short inputs. */
 #include "fuzzlib.h"
 #include "rpc.h"
 #include "query/query.h"
@@ -37,6 +39,53 @@ static void check_reply(const struct buf *b)
 	buf_free(&pb);
 }
 
+static const struct qlist *list_of(const struct query_params *p,
+                                   const struct qparam *qp)
+{
+	size_t off = qp->type == QP_KEYS ? qp->off : (size_t)qp->list_off;
+	return (const struct qlist *)((const char *)p + off);
+}
+
+/* The first non-empty array of a list parameter in params, its values
+ * repeated to QPARAM_LIST_MAX and to one more: the decoder takes the first
+ * (or refuses a value, never the length) and refuses the second for its
+ * length, before looking at the values. */
+static void amplify_lists(const json_t *params)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)params, key, v) {
+		const struct qparam *qp = qparam_by_name(key);
+		size_t k = json_array_size(v);
+		if (!qp || (qp->type != QP_STRINGS && qp->type != QP_KEYS) || !k)
+			continue;
+		for (size_t want = QPARAM_LIST_MAX; want <= QPARAM_LIST_MAX + 1; want++) {
+			json_t *arr = json_array(), *obj = json_object();
+			struct query_params p;
+			struct err e;
+			char limit[96];
+			for (size_t i = 0; i < want; i++)
+				json_array_append(arr, json_array_get(v, i % k));
+			json_object_set_new(obj, key, arr);
+			snprintf(limit, sizeof limit, "%s takes at most %d values", key, QPARAM_LIST_MAX);
+			err_clear(&e);
+			int rc = query_params_from_json(obj, &p, &e);
+			if (want > QPARAM_LIST_MAX)
+				fuzz_check(rc == ERR_USAGE && !strcmp(e.msg, limit),
+				           "a list over the limit is refused for its length");
+			else if (rc)
+				fuzz_check(strcmp(e.msg, limit) != 0,
+				           "a list at the limit is not refused for its length");
+			else
+				fuzz_check(list_of(&p, qp)->n == want, "a list at the limit is taken whole");
+			query_params_free(&p);
+			json_decref(obj);
+		}
+		return;
+	}
+}
+
 static void as_request(const char *text, size_t n)
 {
 	struct rpc_request rq;
@@ -49,6 +98,8 @@ static void as_request(const char *text, size_t n)
 	if (!code && !strcmp(rq.method, "query")) {
 		struct query_params p;
 		query_params_init(&p);
+		if (rq.params && json_is_object(rq.params))
+			amplify_lists(rq.params);
 		if (rq.params && !json_is_object(rq.params))
 			code = RPC_INVALID_PARAMS, err_set(&e, ERR_USAGE, "params must be an object");
 		else if (rq.params && query_params_from_json(rq.params, &p, &e))

@@ -363,6 +363,19 @@ def wait_gone(path, timeout=15):
     return not os.path.lexists(path)
 
 
+def rss_kb(pid, key="VmRSS:"):
+    """A process's resident set (or another /proc status line: VmHWM:) in
+    KiB; 0 when it cannot be read."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def wait_exit(proc, timeout):
     try:
         proc.wait(timeout=timeout)

@@ -191,8 +191,9 @@ try:
         st = os.stat(npath)
         t.ok(st.st_uid == 65534 and (st.st_mode & 0o777) == 0o600, "its socket is nobody's, mode 0600")
         r = sl.dsight("query", "--remote", npath, "summary", env=sl.env_with(DSIGHT_REMOTE_TIMEOUT="10"))
-        t.ok(r.returncode == 1 and r.stdout == "" and "closed the connection" in r.stderr,
-             "root (another uid) is refused by the credential check", r.stdout[:200] + r.stderr)
+        t.ok(r.returncode == 1 and r.stdout == "" and
+             "serves only the user who started it (uid 65534); you are uid 0" in r.stderr,
+             "root (another uid) is refused by the credential check, and told so", r.stdout[:200] + r.stderr)
         c = sl.Conn(npath)
         t.ok(c.closed_by_peer(), "the server closes a foreign connection at once")
         c.close()

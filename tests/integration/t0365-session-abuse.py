@@ -25,14 +25,6 @@ t = tap.T()
 HEAVY = {"kind": "metrics", "points": True, "limit": 1000}
 
 
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def req(rid, method, params=None):
     msg = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:
@@ -75,7 +67,7 @@ try:
     heavy_s = time.time() - t0
     t.ok("result" in r and len(json.dumps(r)) > 500000, "a heavy query answers (%.2f s)" % heavy_s)
     c.close()
-    rss0 = rss_kb(pid)
+    rss0 = sl.rss_kb(pid)
 
     # --- (1) 150 heavy queries pipelined by a client that never reads ---
     bad = sl.Conn(path)
@@ -87,7 +79,7 @@ try:
     st = sl.Conn(path).call("status")["result"]
     decoded = st["queries"] - 1 - 10  # minus the yardstick and the summaries
     t.ok(decoded <= 40, "at most 32 requests of the non-reader were decoded (%d of 150)" % decoded)
-    rss1 = rss_kb(pid)
+    rss1 = sl.rss_kb(pid)
     t.ok(rss1 - rss0 < 256 * 1024, "the non-reader holds bounded memory (%d MiB more)" % ((rss1 - rss0) >> 10))
 
     # --- (2) the queue of a client that hangs up is cancelled ---
@@ -107,7 +99,7 @@ try:
          "a hung-up client's queued queries are cancelled (idle after %.2f s)" % waited)
 
     # --- (3) ten clients send status and never read: dropped ---
-    rss_before = rss_kb(pid)
+    rss_before = sl.rss_kb(pid)
     nonreaders = []
     for _ in range(10):
         nr = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -127,7 +119,7 @@ try:
     time.sleep(2)
     ok, worst = timed_summaries(path, 10)
     t.ok(ok == 10 and worst < 2.0, "status non-readers do not slow a normal client (worst %.2f s)" % worst)
-    peak = rss_kb(pid)
+    peak = sl.rss_kb(pid)
     t.ok(peak - rss_before < 96 * 1024, "ten non-readers hold bounded memory (%d MiB)" % ((peak - rss_before) >> 10))
     # the server closes them once they took nothing for its stall time
     dropped = 0
@@ -146,7 +138,7 @@ try:
 
     # --- (4) connect/close floods: every CLI query succeeds, memory returns ---
     time.sleep(2)
-    rss_before = rss_kb(pid)
+    rss_before = sl.rss_kb(pid)
     stop = threading.Event()
 
     def flood():
@@ -170,7 +162,7 @@ try:
         th.join()
     t.ok(not fails, "30 CLI queries during two connect/close floods all succeed", "\n".join(fails[:3]))
     time.sleep(3)
-    after = rss_kb(pid)
+    after = sl.rss_kb(pid)
     t.ok(after - rss_before < 32 * 1024, "the floods leave no memory behind (%+d MiB)" % ((after - rss_before) >> 10))
 
     # --- (5) a full listen queue: the CLI waits for room ---

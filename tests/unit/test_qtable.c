@@ -201,6 +201,54 @@ TEST(rpc_encoding_round_trips)
 	json_decref(j);
 }
 
+/* Lists grow in place up to QPARAM_LIST_MAX values and refuse more, by
+ * repeated flags, comma-separated keys and JSON arrays alike. */
+TEST(lists_take_at_most_the_limit)
+{
+	const struct qparam *w = qparam_by_name("worker"),
+	                    *f = qparam_by_name("fields");
+	struct query_params p;
+	struct buf b;
+	struct err e;
+	json_t *j, *arr;
+
+	query_params_init(&p);
+	err_clear(&e);
+	for (int k = 0; k < QPARAM_LIST_MAX; k++)
+		CHECK_EQ(query_params_set_cli(&p, w, "w", &e), 0);
+	CHECK(p.worker_list.n == QPARAM_LIST_MAX && !p.worker);
+	CHECK_EQ(query_params_set_cli(&p, w, "w", &e), ERR_USAGE);
+	CHECK_STR(e.msg, "--worker takes at most 1000 values");
+	buf_init(&b, 0);
+	for (int k = 0; k < QPARAM_LIST_MAX; k++)
+		buf_puts(&b, k ? ",k" : "k");
+	CHECK_EQ(query_params_set_cli(&p, f, b.data, &e), 0);
+	CHECK_EQ(p.fields.n, (size_t)QPARAM_LIST_MAX);
+	CHECK_EQ(query_params_set_cli(&p, f, "one", &e), ERR_USAGE);
+	CHECK_STR(e.msg, "--fields takes at most 1000 values");
+	query_params_free(&p);
+
+	arr = json_array();
+	for (int k = 0; k <= QPARAM_LIST_MAX; k++)
+		json_array_append_new(arr, json_string("w"));
+	j = json_pack("{s:o}", "worker", arr);
+	CHECK_EQ(query_params_from_json(j, &p, &e), ERR_USAGE);
+	CHECK_STR(e.msg, "worker takes at most 1000 values");
+	query_params_free(&p);
+	json_array_remove(arr, 0);
+	CHECK_EQ(query_params_from_json(j, &p, &e), 0);
+	CHECK_EQ(p.worker_list.n, (size_t)QPARAM_LIST_MAX);
+	query_params_free(&p);
+	json_decref(j);
+	buf_puts(&b, ",k");
+	j = json_pack("{s:s}", "sort", b.data);
+	CHECK_EQ(query_params_from_json(j, &p, &e), ERR_USAGE);
+	CHECK_STR(e.msg, "sort takes at most 1000 values");
+	query_params_free(&p);
+	json_decref(j);
+	buf_free(&b);
+}
+
 TEST(schema_and_description_follow_the_tables)
 {
 	json_t *s = qdoc_schema(), *d;
@@ -244,6 +292,7 @@ int main(void)
 	RUN(viewer_query_module_mentions_its_kinds_and_parameters);
 	RUN(every_cli_flag_parses_through_the_table);
 	RUN(rpc_encoding_round_trips);
+	RUN(lists_take_at_most_the_limit);
 	RUN(schema_and_description_follow_the_tables);
 	return testlib_done();
 }

@@ -22,6 +22,12 @@ READ_TIMEOUT = 60.0              # above the longest sql time limit (30 s)
 _INVALID_PARAMS = -32602
 
 
+class _Closed(DataError):
+    """The session closed the connection before any byte of an answer (it
+    closes connections idle for 60 s): the call may be sent again on a new
+    connection."""
+
+
 class _Conn:
     """One connection (one thread's)."""
 
@@ -39,6 +45,7 @@ class _Conn:
                                                           or exc)) from None
         self.sock.settimeout(READ_TIMEOUT)
         self.next_id = 1
+        self.answered = 0
         self.hello = self.call("hello", {"protocol": PROTOCOL,
                                          "client": "dsight-python/" +
                                          _native.version()})
@@ -48,10 +55,18 @@ class _Conn:
                           separators=(",", ":")).encode("utf-8")
         self.sock.sendall(struct.pack(">I", len(body)) + body)
 
-    def _read_exact(self, n):
+    def _read_exact(self, n, first=False):
         chunks = []
         while n:
-            b = self.sock.recv(min(n, 1 << 20))
+            try:
+                b = self.sock.recv(min(n, 1 << 20))
+            except ConnectionResetError:
+                if not (first and not chunks):
+                    raise
+                b = b""
+            if not b and first and not chunks:
+                raise _Closed("The session closed the connection without "
+                              "answering")
             if not b:
                 raise DataError("The session closed the connection")
             chunks.append(b)
@@ -62,9 +77,12 @@ class _Conn:
         rid = self.next_id
         self.next_id += 1
         try:
-            self._send({"jsonrpc": "2.0", "id": rid, "method": method,
-                        "params": params})
-            (n,) = struct.unpack(">I", self._read_exact(4))
+            try:
+                self._send({"jsonrpc": "2.0", "id": rid, "method": method,
+                            "params": params})
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # an answer sent before it closed is still readable
+            (n,) = struct.unpack(">I", self._read_exact(4, first=True))
             if n > FRAME_MAX:
                 raise DataError("Malformed response from the session")
             msg = json.loads(self._read_exact(n).decode("utf-8"))
@@ -73,11 +91,17 @@ class _Conn:
                             % READ_TIMEOUT) from None
         except (ValueError, UnicodeDecodeError):
             raise DataError("Malformed response from the session") from None
+        except DataError:
+            raise
         except OSError as exc:
             raise DataError("Lost the session: %s" % (exc.strerror or exc)
                             ) from None
-        if not isinstance(msg, dict) or msg.get("id") != rid:
+        # an error with a null id: the session refused the connection
+        # (too many connections, another user's session)
+        if not isinstance(msg, dict) or (msg.get("id") != rid and not (
+                msg.get("id") is None and "error" in msg)):
             raise DataError("Malformed response from the session")
+        self.answered += 1
         if "error" in msg:
             err = msg["error"] or {}
             text = str(err.get("message", "error"))
@@ -97,7 +121,9 @@ class Session:
     """A connection to a warm session (`dsightd serve`), by name or socket
     path.  query() answers exactly what `dsight query --remote` prints,
     parsed.  Safe to share between threads: each thread gets its own
-    connection."""
+    connection.  The session closes connections idle for 60 s: a call
+    that finds its connection closed before any answer is sent again,
+    once, on a new one (queries only read)."""
 
     def __init__(self, address):
         self.address = address
@@ -118,7 +144,19 @@ class Session:
 
     def call(self, method, params=None):
         """One raw JSON-RPC call (hello, status, query...); returns the
-        result."""
+        result.  A connection that served before and is found closed
+        (the session closes idle ones) is replaced once."""
+        c = self._conn()
+        try:
+            return c.call(method, params or {})
+        except _Closed:
+            if not c.answered:
+                raise
+        self._local.conn = None
+        with self._lock:
+            if c in self._conns:
+                self._conns.remove(c)
+        c.close()
         return self._conn().call(method, params or {})
 
     def query_params(self, params):
