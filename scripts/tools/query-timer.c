@@ -1,9 +1,9 @@
 /*
- * query-bench: in-process timings of the query engine on one dataset (the
+ * query-timer: in-process timings of the query engine on one dataset (the
  * warm path a daemon runs: the dataset is opened once).
  *
- *   query-bench REPORT [--repeat N] [--kind KIND]
- *   query-bench REPORT [--repeat N] --params JSON [--params JSON]...
+ *   query-timer REPORT [--repeat N] [--kind KIND]
+ *   query-timer REPORT [--repeat N] --params JSON [--params JSON]...
  *
  * Prints one line per figure: the median engine time of summary and of
  * every kind with default parameters, and for nsys the median over
@@ -54,7 +54,7 @@ static double time_query(struct dataset *ds, const struct query_params *p,
 	double t0 = now(), t;
 	buf_init(&out, 0);
 	if (query_run(ds, p, &out, &e)) {
-		fprintf(stderr, "query-bench: %s: %s\n", p->kind, e.msg);
+		fprintf(stderr, "query-timer: %s: %s\n", p->kind, e.msg);
 		exit(1);
 	}
 	t = now() - t0;
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 			path = argv[k];
 	}
 	if (!path || repeat < 1) {
-		fputs("usage: query-bench REPORT [--repeat N] [--kind KIND | "
+		fputs("usage: query-timer REPORT [--repeat N] [--kind KIND | "
 		      "--params JSON...]\n",
 		      stderr);
 		return 2;
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	{
 		double t0 = now();
 		if (dataset_open(path, &ds, &e)) {
-			fprintf(stderr, "query-bench: %s\n", e.msg);
+			fprintf(stderr, "query-timer: %s\n", e.msg);
 			return 1;
 		}
 		printf("open: %.1f ms\n", (now() - t0) * 1e3);
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 			}
 			if (ci.n != cf.n) {
 				fprintf(stderr,
-				        "query-bench: indexed scan found %ld, full "
+				        "query-timer: indexed scan found %ld, full "
 				        "scan %ld in [%g, %g]\n",
 				        ci.n, cf.n, w.start, w.end);
 				return 1;
