@@ -4,7 +4,8 @@
 file a comment, test, script or page points to exists, with the section it
 names (doc/query-semantics.md "nsys", also across a comment's line break);
 every scripts/ path it names exists and every build/bin/ program it names
-is built (dsight, dsightd or a tool of scripts/tools/)."""
+is built (dsight, dsightd or a tool of scripts/tools/).  The README stays a
+user's page (at most 250 lines) whose relative links all resolve."""
 import os
 import re
 import subprocess
@@ -68,8 +69,19 @@ t.ok(not missing_section, "every cited section exists in its doc/ file",
      "\n".join(missing_section))
 t.ok(not missing_script, "every scripts/ path named exists", "\n".join(missing_script))
 t.ok(not missing_program, "every build/bin/ program named is built", "\n".join(missing_program))
+with open("README.md", encoding="utf-8") as fh:
+    readme = fh.read()
+t.ok(readme.count("\n") <= 250, "README.md has at most 250 lines (%d)" % readme.count("\n"))
+broken = []
+for page in ("README.md", "doc/README.md", "client/python/README.md"):
+    with open(page, encoding="utf-8") as fh:
+        for link in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", fh.read()):
+            if not os.path.exists(os.path.join(os.path.dirname(page), link)):
+                broken.append("%s: %s" % (page, link))
+t.ok(not broken, "every relative link of the README pages resolves", "\n".join(broken))
 t.ok(set(heads) >= {"doc/README.md", "doc/evidence-document.md", "doc/report-files.md",
                     "doc/query-semantics.md", "doc/sessions-protocol.md",
-                    "doc/nsight-import.md", "doc/viewer-api.md", "doc/architecture.md"},
+                    "doc/nsight-import.md", "doc/viewer-api.md", "doc/architecture.md",
+                    "doc/performance.md", "doc/development.md"},
      "doc/ holds the reference files", sorted(heads))
 sys.exit(t.done())
