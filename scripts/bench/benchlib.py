@@ -9,6 +9,8 @@
   - One median (statistics.median: the middle value, or the mean of the two
     middle values) and one p99 (nearest rank).
   - One line naming the machine's load.
+  - One way to time a command: wall time from the monotonic clock, CPU
+    time (user + system) from the child's own rusage.
 
 Python benchmarks import it; shell and Node ones run it:
 
@@ -20,6 +22,9 @@ Python benchmarks import it; shell and Node ones run it:
         of the numbers given, or read from stdin when none are
     scripts/bench/benchlib.py load
         "load average: A B C on N cores"
+    scripts/bench/benchlib.py cold RUNS COMMAND...
+        runs COMMAND (stdout discarded) RUNS times; prints the median wall
+        and CPU milliseconds, "WALL CPU"; exits 1 when a run fails
     scripts/bench/benchlib.py dir
         prints $BENCH_DIR (created)
     scripts/bench/benchlib.py make
@@ -35,6 +40,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("DSIGHT_BUILD", os.path.join(TOP, "build"))
@@ -72,6 +78,21 @@ def p99(xs):
 def load():
     return "load average: %s on %d cores" % (
         " ".join("%.2f" % x for x in os.getloadavg()), os.cpu_count())
+
+
+def timed(argv, runs):
+    """Runs argv runs times (stdout discarded); returns the lists of wall
+    and CPU seconds, or raises CalledProcessError on a failed run."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(ru.ru_utime + ru.ru_stime)
+        if os.waitstatus_to_exitcode(status):
+            raise subprocess.CalledProcessError(os.waitstatus_to_exitcode(status), argv)
+    return walls, cpus
 
 
 def _name(preset, requests=None, scale=None):
@@ -178,6 +199,14 @@ def _main(argv):
         print(repr(median(xs) if cmd == "median" else p99(xs)))
     elif cmd == "load":
         print(load())
+    elif cmd == "cold" and len(rest) >= 2:
+        try:
+            walls, cpus = timed(rest[1:], int(rest[0]))
+        except subprocess.CalledProcessError as e:
+            print("benchlib: %s failed (exit %d)" % (" ".join(e.cmd), e.returncode),
+                  file=sys.stderr)
+            return 1
+        print("%.1f %.1f" % (median(walls) * 1e3, median(cpus) * 1e3))
     elif cmd == "dir":
         os.makedirs(BENCH_DIR, exist_ok=True)
         print(BENCH_DIR)
