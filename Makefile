@@ -14,9 +14,9 @@
 # compiler, flags or libraries change (build/cflags.stamp, build/ldflags.stamp).
 #
 # Sources are found by directory: common/*/*.c -> libdsight, protocol/*.c ->
-# libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/*.c ->
-# one tool each (plus scripts/<tool>/*.c when present), tests/unit/test_*.c ->
-# one test program each.
+# libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/tools/*.c
+# -> one tool each (plus scripts/tools/<tool>/*.c when present),
+# tests/unit/test_*.c -> one test program each.
 
 # The version, in one place: compiled in (DSIGHT_VERSION) and written into
 # the man pages (@VERSION@ in man/*) when they are built into $(B)/man.
@@ -137,7 +137,7 @@ COMMON_SRC   := $(wildcard common/*/*.c)
 PROTOCOL_SRC := $(wildcard protocol/*.c)
 CLIENT_SRC   := $(wildcard client/*.c)
 DAEMON_SRC   := $(wildcard daemon/*.c)
-TOOL_SRC     := $(wildcard scripts/*.c)
+TOOL_SRC     := $(wildcard scripts/tools/*.c)
 UNIT_SRC     := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 WEB_FILES    := $(sort $(wildcard web/*.html web/*.css web/*.js))
@@ -156,12 +156,12 @@ BINS      := $(B)/bin/dsight $(B)/bin/dsightd
 # on top of the two libraries), linked against the system's shared libraries.
 SHLIB     := $(B)/lib/libdsight.so
 SHLIB_SRC := $(wildcard client/python/native/*.c)
-TOOLS     := $(patsubst scripts/%.c,$(B)/bin/%,$(TOOL_SRC))
+TOOLS     := $(patsubst scripts/tools/%.c,$(B)/bin/%,$(TOOL_SRC))
 UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 MAN_SRC   := $(wildcard man/*.[1-8])
 MANS      := $(patsubst man/%,$(B)/man/%,$(MAN_SRC))
 ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC) \
-                        $(wildcard scripts/*.c scripts/*/*.c) $(UNIT_SRC) $(FUZZ_SRC)) \
+                        $(wildcard scripts/tools/*.c scripts/tools/*/*.c) $(UNIT_SRC) $(FUZZ_SRC)) \
              $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
@@ -237,13 +237,13 @@ $(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 		$(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) \
 		-Wl,--no-whole-archive $(SHLIB_LIBS)
 
-$(B)/bin/%: $(B)/obj/scripts/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+$(B)/bin/%: $(B)/obj/scripts/tools/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
 	$(call link,$(filter %.o,$^))
 
-# A tool too big for one file keeps its other modules in scripts/<tool>/*.c.
-$(foreach t,$(TOOL_SRC),$(eval $(B)/bin/$(basename $(notdir $(t))): $(call obj,$(wildcard scripts/$(basename $(notdir $(t)))/*.c))))
+# A tool too big for one file keeps its other modules in scripts/tools/<tool>/*.c.
+$(foreach t,$(TOOL_SRC),$(eval $(B)/bin/$(basename $(notdir $(t))): $(call obj,$(wildcard scripts/tools/$(basename $(notdir $(t)))/*.c))))
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)

@@ -1,4 +1,4 @@
-// harness.mjs: shared helpers of the browser tests and scripts/bench-browser:
+// harness.mjs: shared helpers of the browser tests and scripts/bench/browser:
 // TAP output, headless Chromium (Debian's /usr/bin/chromium through
 // playwright-core, fresh profile), a tiny localhost static server (with or
 // without Content-Encoding: gzip for .json.gz), dsight/gen-capture runners

@@ -27,7 +27,7 @@ err_of = tap.err_of
 ASAN = "asan" in os.path.basename(tap.BUILD)
 # A functional deadline, not a speed bar: building the 32-MB operands alone
 # takes a second of CPU, and a loaded 2-core machine or a sanitizer build
-# stretches that several times (scripts/bench-session measures the real
+# stretches that several times (scripts/bench/session measures the real
 # figure).  Without the bounded functions these statements run for hours.
 GRACE = 25.0 if ASAN else 10.0
 

@@ -97,7 +97,7 @@ SETS = [
 ]
 
 # The fixed parameter sets of the query engine's parity check
-# (scripts/query-parity.c), each run for every kind.
+# (scripts/tools/query-parity.c), each run for every kind.
 KINDS = ["summary", "requests", "request", "lifecycle", "metrics", "profiles", "nsys", "cpu",
          "iterations", "sources", "server_spans", "sessions", "workers", "families"]
 FIXED = [

@@ -1,7 +1,7 @@
 /*
  * nsys-import-probe: run the Nsight importer alone (no report written) and
  * print one JSON line: ranges, samples, seconds, ranges per second.  Used
- * by scripts/bench-nsys to separate the importer's cost from the build's.
+ * by scripts/bench/nsys to separate the importer's cost from the build's.
  *
  *   nsys-import-probe [--max-profile-events N] EXPORT_OR_DIR...
  */

@@ -1,15 +1,19 @@
 /*
- * query-bench: in-process timings of the query engine on one dataset (the
+ * query-timer: in-process timings of the query engine on one dataset (the
  * warm path a daemon runs: the dataset is opened once).
  *
- *   query-bench REPORT [--repeat N] [--kind KIND]
- *   query-bench REPORT [--repeat N] --params JSON [--params JSON]...
+ *   query-timer REPORT [--repeat N] [--kind KIND]
+ *   query-timer REPORT [--repeat N] --params JSON [--params JSON]...
  *
  * Prints one line per figure: the median engine time of summary and of
- * every kind with default parameters, and for nsys the median over
+ * every kind with default parameters (request and lifecycle on the first
+ * request, timeline with 1-second buckets, sql counting the requests),
+ * and for nsys the median over
  * 1-second windows at 10 positions of one profile of (a) the full nsys
  * query, (b) the indexed overlap scan alone and (c) a full scan of the
  * same profile's events filtered by the same window, with the ratio b/c.
+ * A kind that fails (sql on an evidence document) is named on stderr and
+ * makes the exit status 1; the other figures are still printed.
  *
  * With --params, times each query given by its RPC parameters (a JSON
  * object, e.g. {"kind":"nsys","limit":5}) with the build-time summaries
@@ -46,6 +50,7 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Seconds one query took, or -1 (message on stderr) when it failed. */
 static double time_query(struct dataset *ds, const struct query_params *p,
                          size_t *bytes)
 {
@@ -54,8 +59,9 @@ static double time_query(struct dataset *ds, const struct query_params *p,
 	double t0 = now(), t;
 	buf_init(&out, 0);
 	if (query_run(ds, p, &out, &e)) {
-		fprintf(stderr, "query-bench: %s: %s\n", p->kind, e.msg);
-		exit(1);
+		fprintf(stderr, "query-timer: %s: %s\n", p->kind, e.msg);
+		buf_free(&out);
+		return -1;
 	}
 	t = now() - t0;
 	*bytes = out.len;
@@ -86,6 +92,42 @@ static int count_filtered(void *ctx, int64_t ordinal,
 	if (row->start <= c->end && row->end >= c->start)
 		c->n++;
 	return 0;
+}
+
+/*
+ * The id of the dataset's first request (in the order of the requests
+ * kind), asked through the query engine as any client would: the catalog
+ * tree of a cache no longer holds the requests.  Returns a malloc'd string
+ * the caller frees, or NULL (message on stderr) when there is none.
+ */
+static char *first_request_id(struct dataset *ds)
+{
+	struct query_params p;
+	struct buf out;
+	struct err e;
+	json_t *j = NULL;
+	char *id = NULL;
+
+	query_params_init(&p);
+	p.kind = "requests";
+	p.limit = 1;
+	buf_init(&out, 0);
+	if (query_run(ds, &p, &out, &e))
+		fprintf(stderr, "query-timer: requests: %s\n", e.msg);
+	else if (!(j = json_loadb(out.data, out.len, 0, NULL)))
+		fputs("query-timer: requests: unreadable answer\n", stderr);
+	else {
+		const char *s = json_string_value(json_object_get(
+			json_array_get(json_object_get(j, "items"), 0), "id"));
+		if (s)
+			id = strdup(s);
+		else
+			fputs("query-timer: the dataset has no request\n",
+			      stderr);
+	}
+	json_decref(j);
+	buf_free(&out);
+	return id;
 }
 
 /* Times one query given as RPC JSON with summaries on and off. */
@@ -159,9 +201,10 @@ int main(int argc, char **argv)
 	struct err e;
 	const char *path = NULL, *only = NULL;
 	const char **params = calloc((size_t)argc, sizeof *params);
-	int repeat = 21, nparams = 0;
+	int repeat = 21, nparams = 0, status = 0;
 	double duration;
 	const json_t *profiles;
+	char *request_id;
 	int64_t profile = 0;
 	size_t bytes;
 
@@ -176,7 +219,7 @@ int main(int argc, char **argv)
 			path = argv[k];
 	}
 	if (!path || repeat < 1) {
-		fputs("usage: query-bench REPORT [--repeat N] [--kind KIND | "
+		fputs("usage: query-timer REPORT [--repeat N] [--kind KIND | "
 		      "--params JSON...]\n",
 		      stderr);
 		return 2;
@@ -184,7 +227,7 @@ int main(int argc, char **argv)
 	{
 		double t0 = now();
 		if (dataset_open(path, &ds, &e)) {
-			fprintf(stderr, "query-bench: %s\n", e.msg);
+			fprintf(stderr, "query-timer: %s\n", e.msg);
 			return 1;
 		}
 		printf("open: %.1f ms\n", (now() - t0) * 1e3);
@@ -217,33 +260,48 @@ int main(int argc, char **argv)
 		printf("nsys profile: %lld (%lld events)\n", (long long)profile,
 		       (long long)best);
 	}
+	request_id = first_request_id(ds);
 	for (size_t ki = 0; ki < query_kind_count; ki++) {
 		const char *const *kind = &query_kind_table[ki].name;
 		struct query_params p;
-		double *t = malloc(sizeof(double) * (size_t)repeat);
+		double *t;
 		int n = !strcmp(*kind, "summary") ? repeat * 10 : repeat;
-		if (only && strcmp(only, *kind)) {
-			free(t);
+		int failed = 0;
+		/* the kinds that answer about one request: the others run
+		 * with default parameters (a request would join them) */
+		int per_request = !strcmp(*kind, "request") ||
+		                  !strcmp(*kind, "lifecycle");
+		if ((only && strcmp(only, *kind)) ||
+		    (per_request && !request_id))
 			continue;
-		}
-		if (n > repeat)
-			t = realloc(t, sizeof(double) * (size_t)n);
 		query_params_init(&p);
 		p.kind = *kind;
-		p.request_id = json_string_value(json_object_get(
-			json_array_get(json_object_get(dataset_catalog(ds),
-			                               "requests"),
-			               0),
-			"id"));
+		if (per_request)
+			p.request_id = request_id;
+		if (!strcmp(*kind, "timeline")) { /* its one required value */
+			p.has_bucket = 1;
+			p.bucket = 1;
+		}
+		if (!strcmp(*kind, "sql"))
+			p.sql = "SELECT count(*) FROM requests";
 		if (!only && (!strcmp(*kind, "nsys") || !strcmp(*kind, "metrics") ||
 		              !strcmp(*kind, "cpu")))
 			n = 3; /* whole-run scans: a few are enough */
-		for (int k = 0; k < n; k++)
-			t[k] = time_query(ds, &p, &bytes);
-		printf("engine %-13s median %9.3f ms (%d runs, %zu bytes)\n",
-		       *kind, median(t, n) * 1e3, n, bytes);
+		if (!(t = malloc(sizeof(double) * (size_t)n))) {
+			fputs("query-timer: out of memory\n", stderr);
+			return 1;
+		}
+		for (int k = 0; k < n && !failed; k++)
+			failed = (t[k] = time_query(ds, &p, &bytes)) < 0;
+		if (failed) /* said on stderr; the other kinds still run */
+			status = 1;
+		else
+			printf("engine %-13s median %9.3f ms (%d runs, %zu "
+			       "bytes)\n",
+			       *kind, median(t, n) * 1e3, n, bytes);
 		free(t);
 	}
+	free(request_id);
 	if (!only || !strcmp(only, "nsys")) {
 		double tq[10], ti[10], tf[10];
 		long hits = 0;
@@ -263,7 +321,10 @@ int main(int argc, char **argv)
 			p.end = w.end;
 			for (int r = 0; r < 5; r++) {
 				double t0, t;
-				t = time_query(ds, &p, &bytes);
+				if ((t = time_query(ds, &p, &bytes)) < 0) {
+					dataset_close(ds);
+					return 1;
+				}
 				best_q = t < best_q ? t : best_q;
 				ci = (struct counter){w.start, w.end, 0};
 				t0 = now();
@@ -281,7 +342,7 @@ int main(int argc, char **argv)
 			}
 			if (ci.n != cf.n) {
 				fprintf(stderr,
-				        "query-bench: indexed scan found %ld, full "
+				        "query-timer: indexed scan found %ld, full "
 				        "scan %ld in [%g, %g]\n",
 				        ci.n, cf.n, w.start, w.end);
 				return 1;
@@ -302,5 +363,5 @@ int main(int argc, char **argv)
 		}
 	}
 	dataset_close(ds);
-	return 0;
+	return status;
 }

@@ -1,6 +1,6 @@
 /*
  * session-load: load and latency driver for warm sessions (tests and
- * scripts/bench-session).
+ * scripts/bench/session).
  *
  *   session-load rpc SOCKET CLIENTS QUERIES PARAMS_JSON
  *       CLIENTS threads, each on its own connection: hello, then QUERIES

@@ -1,5 +1,5 @@
 /*
- * gencap: the shared pieces of the gen-capture tool (see scripts/gen-capture.c).
+ * gencap: the shared pieces of the gen-capture tool (see scripts/tools/gen-capture.c).
  *
  * Owns the deterministic random streams (xoshiro256** per stream id), the
  * chunked comma-managing JSON writer (every value appends "value," and cl()
