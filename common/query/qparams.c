@@ -18,6 +18,7 @@
 
 #define SORTED "requests nsys server_spans iterations sessions"
 #define JOINED "nsys metrics iterations cpu timeline"
+#define RANGES "nsys timeline"
 
 /* name, flag, metavar, type, default, kinds, help, schema, web, flags,
  * choices, member, has_ flag, list member */
@@ -90,6 +91,23 @@ const struct qparam qparam_table[] = {
 	{"points", "--points", NULL, QP_BOOLEAN, "false", "metrics",
 	 "metrics: include up to 1,000 raw points per series.", NULL, "points",
 	 0, NULL, OFF(points), -1, -1},
+	{"min_duration", "--min-duration", "SECONDS", QP_NUMBER, NULL, RANGES,
+	 "NVTX ranges lasting at least SECONDS (end - start).",
+	 "\"minimum\":0", NULL, 0, NULL, OFF(min_duration),
+	 OFF(has_min_duration), -1},
+	{"max_duration", "--max-duration", "SECONDS", QP_NUMBER, NULL, RANGES,
+	 "NVTX ranges lasting at most SECONDS (end - start).",
+	 "\"minimum\":0", NULL, 0, NULL, OFF(max_duration),
+	 OFF(has_max_duration), -1},
+	{"max_depth", "--max-depth", "N", QP_INTEGER, NULL, RANGES,
+	 "NVTX ranges nested at most N deep in their thread (0 = outermost "
+	 "only).",
+	 "\"minimum\":0", NULL, 0, NULL, OFF(max_depth), OFF(has_max_depth),
+	 -1},
+	{"self", "--self", NULL, QP_BOOLEAN, "false", "cpu",
+	 "cpu: count each sample once for its leaf frame (self time) instead "
+	 "of for every frame of its stack.",
+	 NULL, NULL, 0, NULL, OFF(self), -1, -1},
 	{"group_by", "--group-by", "FIELD", QP_STRING, NULL,
 	 "nsys requests timeline",
 	 "Group the matches: nsys by name, worker, profile or tid; requests by "

@@ -7,6 +7,7 @@
 #include "base/jsonout.h"
 #include "query/qjoin.h"
 #include "query/qkinds.h"
+#include "query/qrange.h"
 
 static int run_request(struct qctx *q)
 {
@@ -184,7 +185,7 @@ static int check_timeline(struct qctx *q)
 /* The checks after the types, in order; the first failure wins. */
 static int (*const checks[])(struct qctx *) = {
 	check_window, check_page,  check_ttft, check_kind, check_timeline,
-	check_phase,  check_join,  check_sort, q_group_check,
+	check_phase,  check_join,  check_sort, q_group_check, qrange_check,
 };
 
 /* A filter from one value or a list (empty_is_none: one "" is none). */

@@ -5,6 +5,7 @@
 
 #include "base/jsonout.h"
 #include "query/qkinds.h"
+#include "query/qrange.h"
 #include "base/text.h"
 
 /* One match; the page's rows are re-read by ordinal at the end. */
@@ -189,7 +190,7 @@ static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
 	int rc = 0, have = 1;
 
 	*done = 0;
-	if (filtered || q->order.n || !q_whole_run(q) ||
+	if (filtered || qrange_on(q) || q->order.n || !q_whole_run(q) ||
 	    s->keep > ORDERED_KEEP_MAX)
 		return 0;
 	for (size_t k = 0; k < n && have && !rc; k++) {
@@ -223,7 +224,9 @@ struct emit {
 	struct qctx *q;
 	const json_t *pr;
 	int64_t profile;
+	int64_t pindex; /* the profile's catalog index */
 	int done;
+	int rc; /* qrange_depth's error */
 };
 
 /* pid/tid of a decimal global thread id of any length and sign:
@@ -273,7 +276,6 @@ static int emit_event(void *ctx, int64_t ordinal,
 	int parts = gtid_parts(row->tid, row->tid_len, &pid, &tid);
 	struct qitem it;
 
-	(void)ordinal;
 	if (row->name >= 0) {
 		name = json_array_get(names, (size_t)row->name);
 		if (json_array_size(defs))
@@ -305,6 +307,11 @@ static int emit_event(void *ctx, int64_t ordinal,
 			jsonout_int(b, tid);
 		else
 			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "depth")) {
+		int64_t depth = 0;
+		em->rc = qrange_depth(em->q, em->pindex, ordinal, row, &depth);
+		jsonout_int(b, depth);
 	}
 	if (qi_key(&it, "definition"))
 		jsonout_tree(b, def ? def : json_null(), 0);
@@ -415,8 +422,7 @@ int query_nsys(struct qctx *q)
 		s.name_ok = name_ok;
 		s.profile = q_id(pr, idx[k]);
 		s.pindex = idx[k];
-		rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_event, &s,
-		                    q->e);
+		rc = qrange_events(q, (int64_t)idx[k], &w, on_event, &s);
 		free(name_ok);
 		if (s.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
@@ -436,11 +442,14 @@ int query_nsys(struct qctx *q)
 	q_list_head(q, s.total);
 	for (size_t k = from; k < to && !rc; k++) {
 		struct emit em = {q, json_array_get(profiles, s.heap[k].pindex),
-		                  s.heap[k].profile, 0};
+		                  s.heap[k].profile, (int64_t)s.heap[k].pindex,
+		                  0, 0};
 		if (k > from)
 			buf_putc(q->out, ',');
 		rc = dataset_event_at(q->ds, (int64_t)s.heap[k].pindex,
 		                      s.heap[k].ordinal, emit_event, &em, q->e);
+		if (!rc)
+			rc = em.rc;
 		if (!rc && !em.done)
 			rc = err_set(q->e, ERR_DATA,
 			             "Event %lld of profile %lld vanished while "

@@ -11,6 +11,7 @@
 #include "query/qstat.h"
 #include "query/qjoin.h"
 #include "query/qkinds.h"
+#include "query/qrange.h"
 #include "query/qtline.h"
 #include "query/qtmetrics.h"
 
@@ -252,7 +253,7 @@ static int nsys_binned(struct qctx *q, int64_t profile, struct cells *c,
 	int rc = 0;
 
 	*have = 0;
-	for (size_t k = 0; !rc && !*have && k < 2; k++)
+	for (size_t k = 0; !rc && !*have && !qrange_on(q) && k < 2; k++)
 		if (qbucket_bins(c->bk, widths[k], &pl)) {
 			c->bins = &pl;
 			rc = dataset_range_bins(q->ds, profile, widths[k], pl.i0,
@@ -328,8 +329,8 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
 		if (!rc)
 			rc = nsys_binned(q, (int64_t)idx[k], &c, &have);
 		if (!rc && !have)
-			rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_range,
-			                    &c, q->e);
+			rc = qrange_events(q, (int64_t)idx[k], &w, on_range,
+			                   &c);
 		if (!rc && qtline_sums_failed(c.active, bk->n))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		if (!rc) {
@@ -474,8 +475,8 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 			int have = 0;
 			rc = nsys_binned(q, (int64_t)idx[k], &c, &have);
 			if (!rc && !have)
-				rc = dataset_events(q->ds, (int64_t)idx[k], &w,
-				                    on_range, &c, q->e);
+				rc = qrange_events(q, (int64_t)idx[k], &w,
+				                   on_range, &c);
 			free(slot);
 			free(ok);
 		}

@@ -1,0 +1,36 @@
+/*
+ * qrange: the NVTX range filters of nsys, nsys --group-by and timeline
+ * --of nsys (--min-duration, --max-duration, --max-depth) and a range's
+ * depth (doc/query-semantics.md "Depth and duration").  The depth of a
+ * range is the number of ranges of its profile and thread (global_tid
+ * text) that contain it: a.start <= r.start and a.end >= r.end, where of
+ * two identical ranges only the one with the smaller ordinal contains the
+ * other.  Every container of r overlaps whatever r overlaps, so the depths
+ * of the ranges overlapping a window are computed from those ranges alone.
+ */
+#ifndef DSIGHT_QRANGE_H
+#define DSIGHT_QRANGE_H
+
+#include <stdint.h>
+
+#include "base/row.h"
+#include "query/qshared.h"
+
+/* Validation (usage errors): the durations finite and >= 0, min <= max,
+ * the depth >= 0.  0 when q->kind uses none of them. */
+int qrange_check(struct qctx *q);
+
+/* Whether a range filter is given (the build-time summaries, which count
+ * every range, then do not apply). */
+int qrange_on(const struct qctx *q);
+
+/* dataset_events of profile over w, keeping the ranges that pass the
+ * filters (every range when none is given; order unspecified). */
+int qrange_events(struct qctx *q, int64_t profile,
+                  const struct dataset_window *w, row_event_fn fn, void *ctx);
+
+/* The depth of the range (profile, ordinal) whose row is row. */
+int qrange_depth(struct qctx *q, int64_t profile, int64_t ordinal,
+                 const struct row_event *row, int64_t *depth);
+
+#endif
