@@ -16,7 +16,7 @@
 	"requests metrics profiles nsys cpu iterations sources server_spans " \
 	"sessions workers families timeline"
 
-#define SORTED "requests nsys server_spans iterations sessions"
+#define SORTED "requests nsys server_spans iterations sessions timeline"
 #define JOINED "nsys metrics iterations cpu timeline"
 #define RANGES "nsys timeline"
 
@@ -75,7 +75,7 @@ const struct qparam qparam_table[] = {
 	{"sort", "--sort", "KEYS", QP_KEYS, NULL, SORTED,
 	 "Order by these keys in turn (comma-separated or a JSON array; "
 	 "\"-\" before a key for descending; nulls last; ties keep the "
-	 "default order).",
+	 "default order; timeline: the buckets of its one series).",
 	 NULL, NULL, 0, NULL, OFF(sort), -1, -1},
 	{"fields", "--fields", "KEYS", QP_KEYS, NULL, LISTS,
 	 "Keep only these top-level keys of each item (comma-separated or a "

@@ -8,6 +8,7 @@
 #include "query/qjoin.h"
 #include "query/qkinds.h"
 #include "query/qrange.h"
+#include "query/qtsort.h"
 
 static int run_request(struct qctx *q)
 {
@@ -169,6 +170,8 @@ static int check_sort(struct qctx *q)
 	const char *const *gkeys = query_group_sort_keys(q->kind);
 	if (!qparam_used_by(qparam_by_name("sort"), q->kind))
 		return 0;
+	if (!strcmp(q->kind, "timeline")) /* --sort orders the buckets */
+		return qtsort_check(q);
 	if (q->p->group_by && gkeys) /* --sort orders the groups */
 		return qorder_parse_keys(q->kind, gkeys, &q->p->sort, &q->order,
 		                         q->e);

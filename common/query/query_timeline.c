@@ -14,6 +14,7 @@
 #include "query/qrange.h"
 #include "query/qtline.h"
 #include "query/qtmetrics.h"
+#include "query/qtsort.h"
 
 static const char *const sources[] = {"requests", "nsys", "cpu", "metrics",
                                       NULL};
@@ -586,7 +587,7 @@ static int cpu_series(struct qctx *q, const struct qbucket *bk,
 
 /* ---- the response ---- */
 
-int query_timeline(struct qctx *q)
+static int timeline_plain(struct qctx *q)
 {
 	const char *of = q->p->of ? q->p->of : "requests";
 	struct qbucket bk;
@@ -642,4 +643,11 @@ int query_timeline(struct qctx *q)
 	}
 	q_list_close(q, total);
 	return 0;
+}
+
+int query_timeline(struct qctx *q)
+{
+	if (q->order.n)
+		return qtsort_run(q, timeline_plain);
+	return timeline_plain(q);
 }
