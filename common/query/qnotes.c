@@ -310,12 +310,13 @@ static void join_notes(struct out *o, struct buf *t)
 
 	if (!q->join.on)
 		return;
-	if (!q->join.nworkers) {
+	if (!q->join.nall) {
 		buf_printf(t, "Request %s has no workers.", q->join.id);
 		note(o, t);
 		return;
 	}
-	if (strcmp(source_kind(q), "nsys") && strcmp(source_kind(q), "cpu"))
+	if (!q->join.nworkers ||
+	    (strcmp(source_kind(q), "nsys") && strcmp(source_kind(q), "cpu")))
 		return;
 	json_array_foreach(profiles, k, pr) {
 		if (q_field_in(&q->workers, pr, "worker"))
@@ -328,12 +329,25 @@ static void join_notes(struct out *o, struct buf *t)
 	note(o, t);
 }
 
-void qnotes_emit(struct qctx *q)
+/* The phase's roles (qjoin.c), said whether or not the list is empty. */
+static void role_notes(struct out *o, struct buf *t)
+{
+	if (!o->q->join.on || !o->q->join.role_note)
+		return;
+	buf_puts(t, o->q->join.role_note);
+	note(o, t);
+}
+
+void qnotes_emit(struct qctx *q, size_t total)
 {
 	struct out o = {q, 0};
 	struct buf t;
 
 	buf_init(&t, 0);
+	if (total) {
+		role_notes(&o, &t);
+		goto done;
+	}
 	worker_notes(&o, &t);
 	session_agent_notes(&o, &t, 0);
 	session_agent_notes(&o, &t, 1);
@@ -341,6 +355,8 @@ void qnotes_emit(struct qctx *q)
 	profile_notes(&o, &t);
 	cpu_notes(&o, &t);
 	join_notes(&o, &t);
+	role_notes(&o, &t);
+done:
 	if (o.count)
 		buf_putc(q->out, ']');
 	if (t.failed)

@@ -11,7 +11,9 @@
 
 #include "query/qshared.h"
 
-/* Appends `,"notes":[...]` to q->out when some cause holds. */
-void qnotes_emit(struct qctx *q);
+/* Appends `,"notes":[...]` to q->out when some cause holds: the causes
+ * of an empty list when total is 0, and always the roles a --phase join
+ * could not tell or did not find. */
+void qnotes_emit(struct qctx *q, size_t total);
 
 #endif

@@ -18,6 +18,46 @@ static void emit_member(struct buf *b, const json_t *obj, const char *key)
 		buf_puts(b, "null");
 }
 
+/* The request's lifecycle; when it is not available, with "notes" saying
+ * why (no server span joined to it, or none in the whole capture). */
+static int emit_lifecycle(struct qctx *q, const json_t *r)
+{
+	const json_t *lc = json_object_get(r, "lifecycle");
+	const json_t *caps = json_object_get(q->cat, "capabilities");
+	const json_t *id = json_object_get(r, "id");
+	json_t *copy;
+	char note[512];
+
+	if (!json_is_object(lc) ||
+	    !json_is_false(json_object_get(lc, "available"))) {
+		emit_member(q->out, r, "lifecycle");
+		return 0;
+	}
+	if (!json_is_true(json_object_get(caps, "request_breakdown")))
+		snprintf(note, sizeof note,
+		         "No request of this capture has a lifecycle: it holds "
+		         "no server spans joined to requests.");
+	else if (!json_array_size(json_object_get(r, "spans")))
+		snprintf(note, sizeof note,
+		         "No server span is joined to request %.200s, so it has "
+		         "no lifecycle (other requests have one).",
+		         json_is_string(id) ? json_string_value(id) : "");
+	else
+		snprintf(note, sizeof note,
+		         "Request %.200s has joined server spans, but none makes "
+		         "a lifecycle stage.",
+		         json_is_string(id) ? json_string_value(id) : "");
+	copy = json_copy((json_t *)lc);
+	if (!copy || json_object_set_new(copy, "notes",
+	                                 json_pack("[s]", note))) {
+		json_decref(copy);
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	jsonout_tree(q->out, copy, 0);
+	json_decref(copy);
+	return 0;
+}
+
 int query_summary(struct qctx *q)
 {
 	static const char *const top[] = {"schema", "meta", "audit",
@@ -59,11 +99,11 @@ int query_request(struct qctx *q, int lifecycle_only)
 			return rc;
 		if (r) {
 			if (lifecycle_only)
-				emit_member(q->out, r, "lifecycle");
+				rc = emit_lifecycle(q, r);
 			else
 				jsonout_tree(q->out, r, 0);
 			json_decref(r);
-			return 0;
+			return rc;
 		}
 	}
 	return err_set(q->e, ERR_USAGE, "Unknown client request: %s",
@@ -770,11 +810,20 @@ int query_iterations(struct qctx *q)
 
 int query_profiles(struct qctx *q)
 {
-	static const char *const skip[] = {"events", "names", "cpu",
+	/* the name dictionary only when --fields asks for it */
+	static const char *const lean[] = {"events", "names", "cpu",
+	                                   "event_count", "name_definitions",
+	                                   NULL};
+	static const char *const full[] = {"events", "names", "cpu",
 	                                   "event_count", NULL};
 	const json_t *profiles = q_array(q->cat, "profiles");
 	size_t *idx, n, from, to;
 	int rc = q_select_profiles(q, &idx, &n);
+	const char *const *skip = lean;
+
+	for (size_t k = 0; k < q->p->fields.n; k++)
+		if (!strcmp(q->p->fields.v[k], "name_definitions"))
+			skip = full;
 
 	if (rc)
 		return rc;
