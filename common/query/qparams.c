@@ -109,11 +109,14 @@ const struct qparam qparam_table[] = {
 	 "of for every frame of its stack.",
 	 NULL, NULL, 0, NULL, OFF(self), -1, -1},
 	{"group_by", "--group-by", "FIELD", QP_STRING, NULL,
-	 "nsys requests timeline",
+	 "nsys requests metrics timeline",
 	 "Group the matches: nsys by name, worker, profile or tid; requests by "
-	 "session, agent, worker, status or client_kind; timeline (of nsys) "
-	 "by name.",
-	 NULL, NULL, 0, "name worker profile tid session agent status client_kind",
+	 "session, agent, worker, status or client_kind; metrics by name, "
+	 "worker, group, gpu or host (roll-ups across series); timeline of "
+	 "nsys by name, of metrics as metrics.",
+	 NULL, NULL, 0,
+	 "name worker profile tid session agent status client_kind group gpu "
+	 "host",
 	 OFF(group_by), -1, -1},
 	{"bucket", "--bucket", "SECONDS", QP_NUMBER, NULL, "timeline",
 	 "timeline: bucket width in seconds (> 0; at most 10000 buckets).",

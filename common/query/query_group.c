@@ -18,6 +18,8 @@ static const char *const nsys_fields[] = {"name", "worker", "profile", "tid",
 static const char *const requests_fields[] = {"session", "agent", "worker",
                                               "status", "client_kind", NULL};
 static const char *const timeline_fields[] = {"name", NULL};
+static const char *const metrics_fields[] = {"name", "worker", "group", "gpu",
+                                             "host", NULL};
 
 /* Sort keys of the groups, in the order the messages list them; the index
  * of each is its value index in the group's sort values (key excepted). */
@@ -44,6 +46,8 @@ const char *const *query_group_fields(const char *kind)
 		return requests_fields;
 	if (!strcmp(kind, "timeline"))
 		return timeline_fields;
+	if (!strcmp(kind, "metrics"))
+		return metrics_fields;
 	return NULL;
 }
 
@@ -65,12 +69,14 @@ int q_group_check(struct qctx *q)
 
 	if (!q->p->group_by)
 		return 0;
+	fields = query_group_fields(kind);
 	if (!strcmp(kind, "timeline")) {
 		const char *of = q->p->of ? q->p->of : "requests";
-		if (strcmp(of, "nsys") != 0)
-			return 0; /* ignored: only of=nsys groups */
+		if (!strcmp(of, "metrics"))
+			fields = metrics_fields;
+		else if (strcmp(of, "nsys") != 0)
+			return 0; /* ignored: only of=nsys and metrics group */
 	}
-	fields = query_group_fields(kind);
 	if (!fields)
 		return 0; /* a kind that does not group ignores it */
 	for (size_t k = 0; fields[k]; k++)

@@ -11,6 +11,7 @@
 #include "query/qstat.h"
 #include "query/qjoin.h"
 #include "query/qkinds.h"
+#include "query/qmgroup.h"
 #include "query/qrange.h"
 #include "query/qtline.h"
 #include "query/qtmetrics.h"
@@ -629,6 +630,8 @@ static int timeline_plain(struct qctx *q)
 			rc = nsys_by_profile(q, &bk, &total);
 	} else if (!strcmp(of, "cpu")) {
 		rc = cpu_series(q, &bk, &total);
+	} else if (q->p->group_by) {
+		rc = qmgroup_timeline(q, &bk, &total);
 	} else {
 		rc = qtmetrics_series(q, &bk, &total);
 	}
@@ -637,7 +640,7 @@ static int timeline_plain(struct qctx *q)
 		return rc;
 	buf_putc(b, ']');
 	qjoin_emit(q);
-	if (q->p->group_by && !strcmp(of, "nsys")) {
+	if (q->p->group_by && (!strcmp(of, "nsys") || !strcmp(of, "metrics"))) {
 		buf_puts(b, ",\"group_by\":");
 		jsonout_cstr(b, q->p->group_by);
 	}
