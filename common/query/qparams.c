@@ -104,10 +104,10 @@ const struct qparam qparam_table[] = {
 	 "only).",
 	 "\"minimum\":0", NULL, 0, NULL, OFF(max_depth), OFF(has_max_depth),
 	 -1},
-	{"self", "--self", NULL, QP_BOOLEAN, "false", "cpu",
+	{"self_time", "--self", NULL, QP_BOOLEAN, "false", "cpu",
 	 "cpu: count each sample once for its leaf frame (self time) instead "
 	 "of for every frame of its stack.",
-	 NULL, NULL, 0, NULL, OFF(self), -1, -1},
+	 NULL, NULL, 0, NULL, OFF(self_time), -1, -1},
 	{"group_by", "--group-by", "FIELD", QP_STRING, NULL,
 	 "nsys requests metrics timeline",
 	 "Group the matches: nsys by name, worker, profile or tid; requests by "

@@ -49,7 +49,7 @@ struct query_params {
 	int has_min_duration, has_max_duration, has_max_depth;
 	double min_duration, max_duration; /* seconds, inclusive */
 	int64_t max_depth;                 /* 0 = outermost ranges only */
-	int self;                          /* cpu: leaf-frame (self) samples */
+	int self_time;                     /* cpu --self: leaf-frame samples */
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 };
 

@@ -174,7 +174,7 @@ int query_cpu(struct qctx *q)
 		if (!rc && !have)
 			rc = dataset_samples(q->ds, (int64_t)idx[k], &w, on_sample,
 			                     &c, q->e);
-		if (!rc && add_profile(cpu, &c, q->p->self, &syms, &nsyms, &cap))
+		if (!rc && add_profile(cpu, &c, q->p->self_time, &syms, &nsyms, &cap))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		total_samples += c.total;
 		free(c.per_stack);
@@ -214,7 +214,7 @@ int query_cpu(struct qctx *q)
 	q_list_tail(q);
 	buf_puts(q->out, ",\"total_samples\":");
 	jsonout_int(q->out, total_samples);
-	if (q->p->self)
+	if (q->p->self_time)
 		buf_puts(q->out, ",\"mode\":\"self\",\"attribution\":\"Leaf-frame "
 		                 "(self) process samples; not per-request CPU "
 		                 "time.\"");
