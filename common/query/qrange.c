@@ -250,41 +250,111 @@ int qrange_events(struct qctx *q, int64_t profile,
 	return dataset_events(q->ds, profile, w, on_duration, &ps, q->e);
 }
 
-/* ---- the depth of one range ---- */
+/* ---- the depths of a page's rows ---- */
 
-struct one {
-	const struct row_event *r;
-	int64_t ordinal, depth;
-};
-
-static int on_container(void *ctx, int64_t ordinal,
-                        const struct row_event *a)
+/* Whether a contains r (r at ordinal ro; a at ordinal ao). */
+static int contains(const struct row_event *a, int64_t ao,
+                    const struct qrange_row *r)
 {
-	struct one *o = ctx;
-	const struct row_event *r = o->r;
-
-	if (ordinal == o->ordinal || a->tid_len != r->tid_len ||
+	if (ao == r->ordinal || a->tid_len != r->tid_len ||
 	    (r->tid_len && memcmp(a->tid, r->tid, r->tid_len)))
 		return 0;
 	if (!(isfinite(a->start) && isfinite(a->end)) ||
 	    !(a->start <= r->start && a->end >= r->end))
 		return 0;
-	if (a->start == r->start && a->end == r->end && ordinal > o->ordinal)
-		return 0;
-	o->depth++;
+	return !(a->start == r->start && a->end == r->end && ao > r->ordinal);
+}
+
+struct batch {
+	struct qrange_row **rows; /* the rows of one profile */
+	size_t n;
+};
+
+static int on_candidate(void *ctx, int64_t ordinal, const struct row_event *a)
+{
+	struct batch *bt = ctx;
+	for (size_t k = 0; k < bt->n; k++)
+		bt->rows[k]->depth += contains(a, ordinal, bt->rows[k]);
 	return 0;
 }
 
-int qrange_depth(struct qctx *q, int64_t profile, int64_t ordinal,
-                 const struct row_event *row, int64_t *depth)
+static int finite_row(const struct qrange_row *r)
 {
-	/* every container is alive at the range's start */
-	struct dataset_window w = {row->start, row->start, 0};
-	struct one o = {row, ordinal, 0};
+	return isfinite(r->start) && isfinite(r->end);
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct qrange_row *x = *(struct qrange_row *const *)a;
+	const struct qrange_row *y = *(struct qrange_row *const *)b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The depths of one profile's rows (finite times): every container of a
+ * row is alive at its start, so the most rows whose starts lie within
+ * duration/64 of each other share one scan of that window; each other row
+ * scans its own start. */
+static int profile_depths(struct qctx *q, int64_t profile, struct batch *bt)
+{
+	double limit = q->duration / 64;
+	size_t best = 0, bi = 0, i = 0;
 	int rc = 0;
 
-	if (isfinite(row->start) && isfinite(row->end))
-		rc = dataset_events(q->ds, profile, &w, on_container, &o, q->e);
-	*depth = o.depth;
+	qsort(bt->rows, bt->n, sizeof *bt->rows, by_start);
+	for (size_t j = 0; j < bt->n; j++) {
+		while (bt->rows[j]->start - bt->rows[i]->start > limit)
+			i++;
+		if (j + 1 - i > best) {
+			best = j + 1 - i;
+			bi = i;
+		}
+	}
+	if (best > 1) {
+		struct dataset_window w = {bt->rows[bi]->start,
+		                           bt->rows[bi + best - 1]->start, 0};
+		struct batch some = {bt->rows + bi, best};
+		rc = dataset_events(q->ds, profile, &w, on_candidate, &some, q->e);
+	}
+	for (size_t j = 0; j < bt->n && !rc; j++) {
+		struct dataset_window w = {bt->rows[j]->start, bt->rows[j]->start,
+		                           0};
+		struct batch one = {&bt->rows[j], 1};
+		if (best > 1 && j >= bi && j < bi + best)
+			continue;
+		rc = dataset_events(q->ds, profile, &w, on_candidate, &one, q->e);
+	}
+	return rc;
+}
+
+int qrange_depths(struct qctx *q, struct qrange_row *rows, size_t n)
+{
+	struct qrange_row **mine = malloc((n ? n : 1) * sizeof *mine);
+	unsigned char *done = calloc(n ? n : 1, 1);
+	int rc = 0;
+
+	if (!mine || !done) {
+		free(mine);
+		free(done);
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	for (size_t k = 0; k < n; k++)
+		rows[k].depth = 0;
+	for (size_t k = 0; k < n && !rc; k++) {
+		struct batch bt = {mine, 0};
+		if (done[k])
+			continue;
+		/* the rows of this profile with finite times */
+		for (size_t j = k; j < n; j++) {
+			if (done[j] || rows[j].pindex != rows[k].pindex)
+				continue;
+			done[j] = 1;
+			if (finite_row(&rows[j]))
+				mine[bt.n++] = &rows[j];
+		}
+		if (bt.n)
+			rc = profile_depths(q, rows[k].pindex, &bt);
+	}
+	free(mine);
+	free(done);
 	return rc;
 }

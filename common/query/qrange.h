@@ -29,8 +29,20 @@ int qrange_on(const struct qctx *q);
 int qrange_events(struct qctx *q, int64_t profile,
                   const struct dataset_window *w, row_event_fn fn, void *ctx);
 
-/* The depth of the range (profile, ordinal) whose row is row. */
-int qrange_depth(struct qctx *q, int64_t profile, int64_t ordinal,
-                 const struct row_event *row, int64_t *depth);
+/* A page row whose depth is wanted: in, its profile (catalog index),
+ * ordinal and row (tid copied, owned by the caller); out, depth. */
+struct qrange_row {
+	int64_t pindex, ordinal;
+	double start, end;
+	char *tid;
+	size_t tid_len;
+	int64_t depth;
+};
+
+/* Sets the depth of rows[0..n): the ranges alive at a row's start are its
+ * candidate containers, read with one scan per profile when the rows'
+ * starts lie close together (a page in start order), else one small scan
+ * per row. */
+int qrange_depths(struct qctx *q, struct qrange_row *rows, size_t n);
 
 #endif
