@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <yajl/yajl_tree.h>
+
 #include "base/jsonout.h"
 
 static const char *const requests_keys[] = {
@@ -38,19 +40,88 @@ int qtsort_check(struct qctx *q)
 	                         &q->p->sort, &q->order, q->e);
 }
 
+/* The plain answer is re-read with yajl's tree, whose numbers keep their
+ * text: an integer beyond 64 bits prints back as it was. */
+static yajl_val member(yajl_val obj, const char *key)
+{
+	if (!YAJL_IS_OBJECT(obj))
+		return NULL;
+	for (size_t k = 0; k < obj->u.object.len; k++)
+		if (!strcmp(obj->u.object.keys[k], key))
+			return obj->u.object.values[k];
+	return NULL;
+}
+
+static yajl_val element(yajl_val arr, size_t i)
+{
+	return YAJL_IS_ARRAY(arr) && i < arr->u.array.len ? arr->u.array.values[i]
+	                                                  : NULL;
+}
+
+static size_t length(yajl_val arr)
+{
+	return YAJL_IS_ARRAY(arr) ? arr->u.array.len : 0;
+}
+
+/* Writes v as JSON (numbers as their text). */
+static void put(struct buf *b, yajl_val v)
+{
+	if (YAJL_IS_NUMBER(v)) {
+		buf_puts(b, v->u.number.r);
+	} else if (YAJL_IS_STRING(v)) {
+		jsonout_cstr(b, v->u.string);
+	} else if (YAJL_IS_TRUE(v)) {
+		buf_puts(b, "true");
+	} else if (YAJL_IS_FALSE(v)) {
+		buf_puts(b, "false");
+	} else if (YAJL_IS_ARRAY(v)) {
+		for (size_t k = 0; k < v->u.array.len; k++) {
+			buf_putc(b, k ? ',' : '[');
+			put(b, v->u.array.values[k]);
+		}
+		buf_puts(b, v->u.array.len ? "]" : "[]");
+	} else if (YAJL_IS_OBJECT(v)) {
+		for (size_t k = 0; k < v->u.object.len; k++) {
+			buf_putc(b, k ? ',' : '{');
+			jsonout_cstr(b, v->u.object.keys[k]);
+			buf_putc(b, ':');
+			put(b, v->u.object.values[k]);
+		}
+		buf_puts(b, v->u.object.len ? "}" : "{}");
+	} else {
+		buf_puts(b, "null");
+	}
+}
+
+static void qval_of(yajl_val v, struct qval *out)
+{
+	if (YAJL_IS_INTEGER(v))
+		qval_int(v->u.number.i, out);
+	else if (YAJL_IS_NUMBER(v) &&
+	         (v->u.number.flags & YAJL_NUMBER_DOUBLE_VALID))
+		qval_number(v->u.number.d, out);
+	else if (YAJL_IS_STRING(v)) {
+		memset(out, 0, sizeof *out);
+		out->type = QV_STRING;
+		out->s = v->u.string;
+		out->len = strlen(v->u.string);
+	} else {
+		qval_of_json(NULL, out); /* null */
+	}
+}
+
 struct bsort {
 	const struct qorder *o;
-	const json_t *buckets, *values;
+	yajl_val buckets, values;
 };
 
 static void bucket_value(const struct bsort *s, size_t i, const char *key,
                          struct qval *v)
 {
 	if (!strcmp(key, "start"))
-		qval_of_json(json_array_get(s->buckets, i), v);
+		qval_of(element(s->buckets, i), v);
 	else
-		qval_of_json(json_array_get(json_object_get(s->values, key), i),
-		             v);
+		qval_of(element(member(s->values, key), i), v);
 }
 
 static int bucket_cmp(const void *pa, const void *pb, void *ctx)
@@ -69,38 +140,33 @@ static int bucket_cmp(const void *pa, const void *pb, void *ctx)
 }
 
 /* Item {"start", "end", <values at i>} (--fields picks the values). */
-static void emit_bucket(struct qctx *q, const json_t *j,
-                        const struct bsort *s, size_t i)
+static void emit_bucket(struct qctx *q, yajl_val j, const struct bsort *s,
+                        size_t i)
 {
-	const json_t *range = json_object_get(j, "range"), *v;
-	size_t nb = json_array_size(s->buckets);
-	const char *key;
+	size_t nb = length(s->buckets);
 	/* the values after start and end: an item already begun */
 	struct qitem it = {q->out, &q->p->fields, 1};
+	yajl_val v = s->values;
 
 	buf_puts(q->out, "{\"start\":");
-	jsonout_tree(q->out, json_array_get(s->buckets, i), 0);
+	put(q->out, element(s->buckets, i));
 	buf_puts(q->out, ",\"end\":");
-	jsonout_tree(q->out, i + 1 < nb ? json_array_get(s->buckets, i + 1)
-	                                : json_array_get(range, 1),
-	             0);
-	json_object_foreach((json_t *)s->values, key, v) {
-		if (qi_key(&it, key))
-			jsonout_tree(q->out, json_array_get(v, i), 0);
-	}
+	put(q->out, i + 1 < nb ? element(s->buckets, i + 1)
+	                       : element(member(j, "range"), 1));
+	for (size_t k = 0; YAJL_IS_OBJECT(v) && k < v->u.object.len; k++)
+		if (qi_key(&it, v->u.object.keys[k]))
+			put(q->out, element(v->u.object.values[k], i));
 	qi_end(&it);
 }
 
-static int reshape(struct qctx *q, const json_t *j)
+static int reshape(struct qctx *q, yajl_val j)
 {
-	struct bsort s = {&q->order, json_object_get(j, "buckets"), NULL};
-	const json_t *series = json_object_get(j, "series");
-	const json_t *first = json_array_get(series, 0), *v;
-	size_t n = first ? json_array_size(s.buckets) : 0, *idx, from, to;
-	const char *key;
+	struct bsort s = {&q->order, member(j, "buckets"), NULL};
+	yajl_val first = element(member(j, "series"), 0);
+	size_t n = first ? length(s.buckets) : 0, *idx, from, to;
 	int after = 0;
 
-	s.values = json_object_get(first, "values");
+	s.values = member(first, "values");
 	idx = malloc((n ? n : 1) * sizeof *idx);
 	if (!idx)
 		return err_set(q->e, ERR_NOMEM, "out of memory");
@@ -108,12 +174,12 @@ static int reshape(struct qctx *q, const json_t *j)
 		idx[i] = i;
 	qsort_r(idx, n, sizeof *idx, bucket_cmp, &s);
 	buf_puts(q->out, "{\"of\":");
-	jsonout_tree(q->out, json_object_get(j, "of"), 0);
+	put(q->out, member(j, "of"));
 	buf_puts(q->out, ",\"bucket\":");
-	jsonout_tree(q->out, json_object_get(j, "bucket"), 0);
+	put(q->out, member(j, "bucket"));
 	if (first) {
 		buf_puts(q->out, ",\"key\":");
-		jsonout_tree(q->out, json_object_get(first, "key"), 0);
+		put(q->out, member(first, "key"));
 	}
 	buf_puts(q->out, ",\"total\":");
 	jsonout_int(q->out, (int64_t)n);
@@ -129,16 +195,16 @@ static int reshape(struct qctx *q, const json_t *j)
 	buf_puts(q->out, ",\"limit\":");
 	jsonout_int(q->out, q->p->limit);
 	buf_puts(q->out, ",\"range\":");
-	jsonout_tree(q->out, json_object_get(j, "range"), 0);
+	put(q->out, member(j, "range"));
 	/* what follows the series (request, group_by, notes) as it was */
-	json_object_foreach((json_t *)j, key, v) {
+	for (size_t k = 0; k < j->u.object.len; k++) {
 		if (after) {
 			buf_putc(q->out, ',');
-			jsonout_cstr(q->out, key);
+			jsonout_cstr(q->out, j->u.object.keys[k]);
 			buf_putc(q->out, ':');
-			jsonout_tree(q->out, v, 0);
+			put(q->out, j->u.object.values[k]);
 		}
-		if (!strcmp(key, "series"))
+		if (!strcmp(j->u.object.keys[k], "series"))
 			after = 1;
 	}
 	buf_putc(q->out, '}');
@@ -153,8 +219,8 @@ int qtsort_run(struct qctx *q, int (*plain)(struct qctx *q))
 	struct qorder saved_order = q->order;
 	struct query_params pp = *q->p;
 	struct buf tmp;
-	json_error_t jerr;
-	json_t *j = NULL;
+	char msg[128];
+	yajl_val j = NULL, tv;
 	int64_t total;
 	int rc;
 
@@ -172,13 +238,17 @@ int qtsort_run(struct qctx *q, int (*plain)(struct qctx *q))
 	q->order = saved_order;
 	if (!rc && tmp.failed)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	if (!rc && !(j = json_loadb(tmp.data, tmp.len, 0, &jerr)))
-		rc = err_set(q->e, ERR_DATA,
-		             "Cannot sort these buckets (%s)", jerr.text);
+	if (!rc && (!(j = yajl_tree_parse(tmp.data, msg, sizeof msg)) ||
+	            !YAJL_IS_OBJECT(j)))
+		rc = err_set(q->e, ERR_DATA, "Cannot sort these buckets (%s)",
+		             j ? "not an object" : msg);
 	buf_free(&tmp);
-	if (rc)
+	if (rc) {
+		yajl_tree_free(j);
 		return rc;
-	total = json_integer_value(json_object_get(j, "total"));
+	}
+	tv = member(j, "total");
+	total = YAJL_IS_INTEGER(tv) ? tv->u.number.i : 0;
 	if (total > 1)
 		rc = err_set(q->e, ERR_USAGE,
 		             "--sort orders the buckets of one series; this "
@@ -187,6 +257,6 @@ int qtsort_run(struct qctx *q, int (*plain)(struct qctx *q))
 		             (long long)total);
 	else
 		rc = reshape(q, j);
-	json_decref(j);
+	yajl_tree_free(j);
 	return rc;
 }

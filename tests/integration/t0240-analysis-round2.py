@@ -345,6 +345,11 @@ t.ok(same(j, {"of": "requests", "bucket": 2.0, "key": None, "total": 6, "items":
     {"start": 4.0, "end": 6.0, "arrivals": 1, "completions": 1, "first_tokens": 1, "in_flight": 2.375,
      "ttft_ms_mean": None}], "offset": 0, "limit": 1, "range": [0.0, 12.0]}),
      "timeline --sort -in_flight --limit 1: the busiest bucket as an item", r.stdout)
+r = q(FIX, "timeline", "--of", "metrics", "--bucket", "4", "--name", "gpu_utilization", "--sort", "-max",
+      "--fields", "max")
+t.ok(r.stdout.startswith('{"of":"metrics","bucket":4.0,"key":2,"total":3,"items":[{"start":4.0,"end":8.0,'
+                         '"max":100000000000000000000},{"start":0.0,"end":4.0,"max":18446744073709551615},'),
+     "top buckets keep integers beyond 64 bits exact", r.stdout + r.stderr)
 j, r = got(FIX, ["cpu"])
 t.ok("mode" not in j and j["attribution"].startswith("Inclusive"), "cpu without --self is unchanged")
 j, r = got(FIX, ["profiles"])
