@@ -172,6 +172,10 @@ static int set_depths(struct collect *c)
 
 	if (!ends)
 		return -1;
+	if (!c->n) {
+		free(ends);
+		return 0;
+	}
 	for (size_t k = 0; k < c->n; k++)
 		ends[k] = c->r[k].end;
 	qsort(ends, c->n, sizeof *ends, end_cmp);
@@ -228,7 +232,7 @@ static int depth_events(struct qctx *q, int64_t profile,
 		row.start = x->start;
 		row.end = x->end;
 		row.name = x->name;
-		row.tid = c.tids + x->tid_off;
+		row.tid = c.tids ? c.tids + x->tid_off : "";
 		row.tid_len = x->tid_len;
 		row.source_row = x->source_row;
 		rc = fn(ctx, x->ordinal, &row);
