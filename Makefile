@@ -284,7 +284,7 @@ install: all
 
 uninstall:
 	rm -f $(SHAREDIR)/SKILL.md
-	-rmdir $(SHAREDIR) 2>/dev/null
+	rmdir $(SHAREDIR) 2>/dev/null || true
 	rm -f $(addprefix $(BINDIR)/,$(notdir $(BINS)))
 	rm -f $(foreach m,$(MAN_SRC),$(MANDIR)/man$(patsubst .%,%,$(suffix $(m)))/$(notdir $(m)))
 
