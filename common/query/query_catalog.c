@@ -7,6 +7,7 @@
 
 #include "base/jsonout.h"
 #include "query/qkinds.h"
+#include "query/qnotes.h"
 #include "base/text.h"
 
 static void emit_member(struct buf *b, const json_t *obj, const char *key)
@@ -16,46 +17,6 @@ static void emit_member(struct buf *b, const json_t *obj, const char *key)
 		jsonout_tree(b, v, 0);
 	else
 		buf_puts(b, "null");
-}
-
-/* The request's lifecycle; when it is not available, with "notes" saying
- * why (no server span joined to it, or none in the whole capture). */
-static int emit_lifecycle(struct qctx *q, const json_t *r)
-{
-	const json_t *lc = json_object_get(r, "lifecycle");
-	const json_t *caps = json_object_get(q->cat, "capabilities");
-	const json_t *id = json_object_get(r, "id");
-	json_t *copy;
-	char note[512];
-
-	if (!json_is_object(lc) ||
-	    !json_is_false(json_object_get(lc, "available"))) {
-		emit_member(q->out, r, "lifecycle");
-		return 0;
-	}
-	if (!json_is_true(json_object_get(caps, "request_breakdown")))
-		snprintf(note, sizeof note,
-		         "No request of this capture has a lifecycle: it holds "
-		         "no server spans joined to requests.");
-	else if (!json_array_size(json_object_get(r, "spans")))
-		snprintf(note, sizeof note,
-		         "No server span is joined to request %.200s, so it has "
-		         "no lifecycle (other requests have one).",
-		         json_is_string(id) ? json_string_value(id) : "");
-	else
-		snprintf(note, sizeof note,
-		         "Request %.200s has joined server spans, but none makes "
-		         "a lifecycle stage.",
-		         json_is_string(id) ? json_string_value(id) : "");
-	copy = json_copy((json_t *)lc);
-	if (!copy || json_object_set_new(copy, "notes",
-	                                 json_pack("[s]", note))) {
-		json_decref(copy);
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	}
-	jsonout_tree(q->out, copy, 0);
-	json_decref(copy);
-	return 0;
 }
 
 int query_summary(struct qctx *q)
@@ -99,7 +60,7 @@ int query_request(struct qctx *q, int lifecycle_only)
 			return rc;
 		if (r) {
 			if (lifecycle_only)
-				rc = emit_lifecycle(q, r);
+				rc = qnotes_lifecycle(q, r);
 			else
 				jsonout_tree(q->out, r, 0);
 			json_decref(r);
