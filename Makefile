@@ -192,6 +192,13 @@ $(B)/obj/%.o: %.c $(CFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# The agent guide that `dsight help agent` prints (client/cmd_help.c).
+GUIDE_OBJ := $(B)/obj/gen/agent_guide.o
+$(B)/gen/agent_guide.c: doc/agent-guide.md scripts/embed-text
+	$(call say,EMBED,$@)
+	@mkdir -p $(dir $@)
+	$(Q)scripts/embed-text $@ dsight_agent_guide doc/agent-guide.md
+
 # web/ itself: its mtime changes when a file is added or removed.
 $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 	$(call say,EMBED,$@)
@@ -220,10 +227,10 @@ $(LIBPROTO): $(call obj,$(PROTOCOL_SRC))
 # link OBJECTS: one program from its objects and the two libraries.
 link = $(Q)$(CC) $(LDFLAGS) -o $@ $(1) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
-$(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+$(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(call link,$(call obj,$(CLIENT_SRC)))
+	$(call link,$(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ))
 
 $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
@@ -264,13 +271,20 @@ $(B)/man/%: man/% Makefile
 
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
+# The agent guide as a skill file coding agents load (front matter: name,
+# description).
+SHAREDIR := $(DESTDIR)$(PREFIX)/share/dsight
 
 install: all
 	install -d $(BINDIR)
 	install -m 755 $(BINS) $(BINDIR)/
 	$(foreach s,$(sort $(patsubst .%,%,$(suffix $(MANS)))),install -d $(MANDIR)/man$(s) && install -m 644 $(filter %.$(s),$(MANS)) $(MANDIR)/man$(s)/;)
+	install -d $(SHAREDIR)
+	install -m 644 doc/agent-guide.md $(SHAREDIR)/SKILL.md
 
 uninstall:
+	rm -f $(SHAREDIR)/SKILL.md
+	rmdir $(SHAREDIR) 2>/dev/null || true
 	rm -f $(addprefix $(BINDIR)/,$(notdir $(BINS)))
 	rm -f $(foreach m,$(MAN_SRC),$(MANDIR)/man$(patsubst .%,%,$(suffix $(m)))/$(notdir $(m)))
 

@@ -10,6 +10,10 @@ int cmd_query_main(int argc, char **argv);
 int cmd_ctl_main(int argc, char **argv);
 int cmd_mcp_main(int argc, char **argv);
 
+/* doc/agent-guide.md, embedded at build time (scripts/embed-text): what
+ * `dsight help agent` prints. */
+extern const char dsight_agent_guide[];
+
 struct query_params;
 /* `dsight query --remote ADDR ...`: sends the parsed parameters to the warm
  * session at addr and prints its answer exactly as a local query would

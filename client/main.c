@@ -17,12 +17,18 @@ static const char usage[] =
 	"  ctl     manage warm sessions started by dsightd serve\n"
 	"            dsight ctl kill-server|status ADDR ; dsight ctl list\n"
 	"  mcp     serve the query_trace tool over MCP on stdio\n"
+	"  help    this text; 'dsight help agent' prints the guide for coding\n"
+	"            agents (also installed as share/dsight/SKILL.md)\n"
 	"\n"
 	"Run 'dsight <command> --help' for a command's options; see dsight(1).\n";
 
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 3 && !strcmp(argv[1], "help") && !strcmp(argv[2], "agent")) {
+		fputs(dsight_agent_guide, stdout);
+		return 0;
+	}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);

@@ -79,7 +79,10 @@ void qdoc_help(struct buf *out, const char *more_flags)
 			buf_printf(&t, " Default %s.", qp->def);
 		snprintf(line, sizeof line, "  %s%s%s", qp->flag,
 		         qp->metavar ? " " : "", qp->metavar ? qp->metavar : "");
-		buf_printf(out, "%-23s", line);
+		if (strlen(line) >= 23) /* a long flag: the help below it */
+			buf_printf(out, "%s\n%23s", line, "");
+		else
+			buf_printf(out, "%-23s", line);
 		wrap(out, t.failed ? qp->help : t.data, 23, 23);
 		buf_free(&t);
 	}

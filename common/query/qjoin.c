@@ -11,6 +11,77 @@ int qjoin_applies(const char *kind)
 	return qparam_used_by(qparam_by_name("phase"), kind);
 }
 
+/* A worker's role: the catalog's workers[].role, else a stage or activity
+ * of the request's lifecycle that names the worker and says prefill or
+ * decode; NULL when unknown. */
+static const char *role_of(const json_t *cat, const json_t *r, const char *w)
+{
+	static const char *const lists[] = {"stages", "activities"};
+	const json_t *lc = json_object_get(r, "lifecycle"), *x;
+	size_t k;
+
+	json_array_foreach(q_array(cat, "workers"), k, x) {
+		const json_t *role = json_object_get(x, "role");
+		if (q_str_eq(x, "id", w) && json_is_string(role) &&
+		    json_string_length(role))
+			return json_string_value(role);
+	}
+	for (size_t l = 0; l < 2; l++)
+		json_array_foreach(q_array(lc, lists[l]), k, x) {
+			if (!q_str_eq(x, "worker", w))
+				continue;
+			if (q_str_eq(x, "role", "prefill"))
+				return "prefill";
+			if (q_str_eq(x, "role", "decode"))
+				return "decode";
+		}
+	return NULL;
+}
+
+/* --phase prefill|decode: keep the workers of that role (agg counts for
+ * both) when some role is known, and say which roles were found. */
+static int phase_workers(struct qctx *q, const json_t *r)
+{
+	struct qjoin *j = &q->join;
+	const char **role = calloc(j->nworkers + 1, sizeof *role);
+	size_t known = 0, kept = 0;
+	struct buf t;
+
+	if (!role)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	for (size_t k = 0; k < j->nworkers; k++)
+		known += (role[k] = role_of(q->cat, r, j->workers[k])) != NULL;
+	buf_init(&t, 0);
+	if (!known) {
+		buf_printf(&t, "No role is known for the workers of request %s; "
+		               "kept every one for the %s phase.",
+		           j->id, j->phase);
+	} else {
+		for (size_t k = 0; k < j->nworkers; k++)
+			if (role[k] && (!strcmp(role[k], j->phase) ||
+			                !strcmp(role[k], "agg")))
+				j->workers[kept++] = j->workers[k];
+		if (!kept) {
+			buf_printf(&t, "No worker of request %s has the %s role:",
+			           j->id, j->phase);
+			for (size_t k = 0; k < j->nworkers; k++)
+				buf_printf(&t, "%s %s is %s", k ? "," : "",
+				           j->workers[k],
+				           role[k] ? role[k] : "of unknown role");
+			buf_putc(&t, '.');
+		}
+		j->nworkers = kept;
+	}
+	free(role);
+	if (t.failed) {
+		buf_free(&t);
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	j->role_note = t.len ? buf_detach(&t, NULL) : NULL;
+	buf_free(&t);
+	return 0;
+}
+
 static double clamp(double t, double duration)
 {
 	return t < 0 ? 0 : t > duration ? duration : t;
@@ -70,6 +141,12 @@ int qjoin_resolve(struct qctx *q)
 		if (json_is_string(w))
 			j->workers[j->nworkers++] = json_string_value(w);
 	}
+	j->nall = j->nworkers;
+	if (strcmp(j->phase, "whole") && j->nworkers) {
+		int rc = phase_workers(q, r);
+		if (rc)
+			return rc;
+	}
 	j->on = 1;
 	q->start = j->a;
 	q->end = j->b;
@@ -82,6 +159,7 @@ int qjoin_resolve(struct qctx *q)
 void qjoin_free(struct qjoin *j)
 {
 	free(j->workers);
+	free(j->role_note);
 	memset(j, 0, sizeof *j);
 }
 

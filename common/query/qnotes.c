@@ -1,6 +1,7 @@
 /* qnotes: the sentences of an empty result (see qnotes.h). */
 #include "query/qnotes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -310,12 +311,13 @@ static void join_notes(struct out *o, struct buf *t)
 
 	if (!q->join.on)
 		return;
-	if (!q->join.nworkers) {
+	if (!q->join.nall) {
 		buf_printf(t, "Request %s has no workers.", q->join.id);
 		note(o, t);
 		return;
 	}
-	if (strcmp(source_kind(q), "nsys") && strcmp(source_kind(q), "cpu"))
+	if (!q->join.nworkers ||
+	    (strcmp(source_kind(q), "nsys") && strcmp(source_kind(q), "cpu")))
 		return;
 	json_array_foreach(profiles, k, pr) {
 		if (q_field_in(&q->workers, pr, "worker"))
@@ -328,12 +330,25 @@ static void join_notes(struct out *o, struct buf *t)
 	note(o, t);
 }
 
-void qnotes_emit(struct qctx *q)
+/* The phase's roles (qjoin.c), said whether or not the list is empty. */
+static void role_notes(struct out *o, struct buf *t)
+{
+	if (!o->q->join.on || !o->q->join.role_note)
+		return;
+	buf_puts(t, o->q->join.role_note);
+	note(o, t);
+}
+
+void qnotes_emit(struct qctx *q, size_t total)
 {
 	struct out o = {q, 0};
 	struct buf t;
 
 	buf_init(&t, 0);
+	if (total) {
+		role_notes(&o, &t);
+		goto done;
+	}
 	worker_notes(&o, &t);
 	session_agent_notes(&o, &t, 0);
 	session_agent_notes(&o, &t, 1);
@@ -341,9 +356,51 @@ void qnotes_emit(struct qctx *q)
 	profile_notes(&o, &t);
 	cpu_notes(&o, &t);
 	join_notes(&o, &t);
+	role_notes(&o, &t);
+done:
 	if (o.count)
 		buf_putc(q->out, ']');
 	if (t.failed)
 		q->out->failed = t.failed;
 	buf_free(&t);
+}
+
+/* The request's lifecycle; when it is not available, with "notes" saying
+ * why (no server span joined to it, or none in the whole capture). */
+int qnotes_lifecycle(struct qctx *q, const json_t *r)
+{
+	const json_t *lc = json_object_get(r, "lifecycle");
+	const json_t *caps = json_object_get(q->cat, "capabilities");
+	const json_t *id = json_object_get(r, "id");
+	json_t *copy;
+	char note[512];
+
+	if (!json_is_object(lc) ||
+	    !json_is_false(json_object_get(lc, "available"))) {
+		jsonout_tree(q->out, lc ? lc : json_null(), 0);
+		return 0;
+	}
+	if (!json_is_true(json_object_get(caps, "request_breakdown")))
+		snprintf(note, sizeof note,
+		         "No request of this capture has a lifecycle: it holds "
+		         "no server spans joined to requests.");
+	else if (!json_array_size(json_object_get(r, "spans")))
+		snprintf(note, sizeof note,
+		         "No server span is joined to request %.200s, so it has "
+		         "no lifecycle (other requests have one).",
+		         json_is_string(id) ? json_string_value(id) : "");
+	else
+		snprintf(note, sizeof note,
+		         "Request %.200s has joined server spans, but none makes "
+		         "a lifecycle stage.",
+		         json_is_string(id) ? json_string_value(id) : "");
+	copy = json_copy((json_t *)lc);
+	if (!copy || json_object_set_new(copy, "notes",
+	                                 json_pack("[s]", note))) {
+		json_decref(copy);
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	jsonout_tree(q->out, copy, 0);
+	json_decref(copy);
+	return 0;
 }

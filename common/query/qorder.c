@@ -17,13 +17,20 @@ static const char *const iterations_keys[] = {"start", "end", "duration",
 static const char *const sessions_keys[] = {"start", "end", "duration", "id",
                                             "requests", NULL};
 
+/* timeline: the bucket keys of every source (qtsort.h checks them per
+ * source; this list feeds the schema's enum) */
+static const char *const timeline_keys[] = {
+	"start", "arrivals", "completions", "first_tokens", "in_flight",
+	"ttft_ms_mean", "overlapping", "active", "samples", "min", "max",
+	"mean", "series", "sum_of_means", NULL};
+
 static const struct {
 	const char *kind;
 	const char *const *keys;
 } sortable[] = {
 	{"requests", requests_keys},     {"nsys", nsys_keys},
 	{"server_spans", spans_keys},    {"iterations", iterations_keys},
-	{"sessions", sessions_keys},
+	{"sessions", sessions_keys},     {"timeline", timeline_keys},
 };
 
 const char *const *qorder_keys(const char *kind)

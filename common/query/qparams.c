@@ -16,8 +16,9 @@
 	"requests metrics profiles nsys cpu iterations sources server_spans " \
 	"sessions workers families timeline"
 
-#define SORTED "requests nsys server_spans iterations sessions"
+#define SORTED "requests nsys server_spans iterations sessions timeline"
 #define JOINED "nsys metrics iterations cpu timeline"
+#define RANGES "nsys timeline"
 
 /* name, flag, metavar, type, default, kinds, help, schema, web, flags,
  * choices, member, has_ flag, list member */
@@ -74,7 +75,7 @@ const struct qparam qparam_table[] = {
 	{"sort", "--sort", "KEYS", QP_KEYS, NULL, SORTED,
 	 "Order by these keys in turn (comma-separated or a JSON array; "
 	 "\"-\" before a key for descending; nulls last; ties keep the "
-	 "default order).",
+	 "default order; timeline: the buckets of its one series).",
 	 NULL, NULL, 0, NULL, OFF(sort), -1, -1},
 	{"fields", "--fields", "KEYS", QP_KEYS, NULL, LISTS,
 	 "Keep only these top-level keys of each item (comma-separated or a "
@@ -90,12 +91,32 @@ const struct qparam qparam_table[] = {
 	{"points", "--points", NULL, QP_BOOLEAN, "false", "metrics",
 	 "metrics: include up to 1,000 raw points per series.", NULL, "points",
 	 0, NULL, OFF(points), -1, -1},
+	{"min_duration", "--min-duration", "SECONDS", QP_NUMBER, NULL, RANGES,
+	 "NVTX ranges lasting at least SECONDS (end - start).",
+	 "\"minimum\":0", NULL, 0, NULL, OFF(min_duration),
+	 OFF(has_min_duration), -1},
+	{"max_duration", "--max-duration", "SECONDS", QP_NUMBER, NULL, RANGES,
+	 "NVTX ranges lasting at most SECONDS (end - start).",
+	 "\"minimum\":0", NULL, 0, NULL, OFF(max_duration),
+	 OFF(has_max_duration), -1},
+	{"max_depth", "--max-depth", "N", QP_INTEGER, NULL, RANGES,
+	 "NVTX ranges nested at most N deep in their thread (0 = outermost "
+	 "only).",
+	 "\"minimum\":0", NULL, 0, NULL, OFF(max_depth), OFF(has_max_depth),
+	 -1},
+	{"self_time", "--self", NULL, QP_BOOLEAN, "false", "cpu",
+	 "cpu: count each sample once for its leaf frame (self time) instead "
+	 "of for every frame of its stack.",
+	 NULL, NULL, 0, NULL, OFF(self_time), -1, -1},
 	{"group_by", "--group-by", "FIELD", QP_STRING, NULL,
-	 "nsys requests timeline",
+	 "nsys requests metrics timeline",
 	 "Group the matches: nsys by name, worker, profile or tid; requests by "
-	 "session, agent, worker, status or client_kind; timeline (of nsys) "
-	 "by name.",
-	 NULL, NULL, 0, "name worker profile tid session agent status client_kind",
+	 "session, agent, worker, status or client_kind; metrics by name, "
+	 "worker, group, gpu or host (roll-ups across series); timeline of "
+	 "nsys by name, of metrics as metrics.",
+	 NULL, NULL, 0,
+	 "name worker profile tid session agent status client_kind group gpu "
+	 "host",
 	 OFF(group_by), -1, -1},
 	{"bucket", "--bucket", "SECONDS", QP_NUMBER, NULL, "timeline",
 	 "timeline: bucket width in seconds (> 0; at most 10000 buckets).",

@@ -50,6 +50,11 @@ struct query_params {
 	const char *sql;        /* sql only: the statement */
 	int has_timeout;        /* sql only: absent = 10 s */
 	double timeout;
+	/* nsys, timeline of nsys: range filters (qrange.h) */
+	int has_min_duration, has_max_duration, has_max_depth;
+	double min_duration, max_duration; /* seconds, inclusive */
+	int64_t max_depth;                 /* 0 = outermost ranges only */
+	int self_time;                     /* cpu --self: leaf-frame samples */
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 	/* Not a parameter: the caller's stop flag (borrowed, may be NULL); a
 	 * long statement of the sql kind ends soon after it is set. */

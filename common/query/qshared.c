@@ -138,8 +138,7 @@ void q_list_tail(struct qctx *q)
 
 void q_list_close(struct qctx *q, size_t total)
 {
-	if (!total)
-		qnotes_emit(q);
+	qnotes_emit(q, total);
 	buf_putc(q->out, '}');
 }
 

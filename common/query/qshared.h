@@ -33,8 +33,12 @@ struct qjoin {
 	int on;
 	const char *id, *phase;
 	double a, b;             /* the window */
-	const char **workers;    /* the request's workers (malloc'd array) */
+	const char **workers;    /* the workers used: the request's, or
+	                          * those of the phase's role (malloc'd) */
 	size_t nworkers;
+	size_t nall;             /* the request's workers before the role */
+	char *role_note;         /* the phase's roles, said in notes whether
+	                          * or not the answer is empty (malloc'd) */
 };
 
 struct qctx {
@@ -185,7 +189,7 @@ void q_groups_head(struct qctx *q, size_t total, size_t groups);
 /* `],"offset":O,"limit":L,"range":[s,e]` and the join's "request" (the
  * caller adds group_by and extras, then calls q_list_close) */
 void q_list_tail(struct qctx *q);
-/* The "notes" when total is 0, then `}`. */
+/* The "notes" (qnotes.h), then `}`. */
 void q_list_close(struct qctx *q, size_t total);
 
 #endif

@@ -8,17 +8,7 @@
 #include "query/qkinds.h"
 #include "query/qtline.h"
 
-struct point_cells {
-	const struct qbucket *bk;
-	int64_t *samples;
-	struct qtline_held *min, *max;
-	struct qsum *sum;
-	int oom;
-	int64_t *min_ord, *max_ord; /* the ordinal of the point held */
-	struct qbucket_bins bins;
-};
-
-static void hold(struct point_cells *c, struct qtline_held *h, const struct num *v)
+int qtm_hold(struct qtline_held *h, const struct num *v)
 {
 	free(h->big);
 	h->big = NULL;
@@ -26,19 +16,25 @@ static void hold(struct point_cells *c, struct qtline_held *h, const struct num 
 	if (v->kind == NUM_BIG) {
 		h->big = malloc(v->big_len ? v->big_len : 1);
 		if (!h->big) {
-			c->oom = 1;
 			h->v.kind = NUM_NULL;
-			return;
+			return -1;
 		}
 		memcpy(h->big, v->big, v->big_len);
 		h->v.big = h->big;
 	}
+	return 0;
+}
+
+static void hold(struct qtm_cells *c, struct qtline_held *h, const struct num *v)
+{
+	if (qtm_hold(h, v))
+		c->oom = 1;
 }
 
 /* Bucket i takes samples values whose smallest is min (ordinal min_ord),
  * largest max and exact sum the parts: ties keep the smallest ordinal, the
  * value a scan in ordinal order sees first. */
-static void add_points(struct point_cells *c, size_t i, int64_t samples,
+static void add_points(struct qtm_cells *c, size_t i, int64_t samples,
                        const struct num *min, int64_t min_ord,
                        const struct num *max, int64_t max_ord,
                        const double *parts, size_t nparts)
@@ -62,7 +58,7 @@ static void add_points(struct point_cells *c, size_t i, int64_t samples,
 static int on_point(void *ctx, int64_t ordinal,
                     const struct row_point *row)
 {
-	struct point_cells *c = ctx;
+	struct qtm_cells *c = ctx;
 	long i = qbucket_find(c->bk, row->time);
 	double d;
 	if (i < 0 || row->value.kind == NUM_NULL)
@@ -75,7 +71,7 @@ static int on_point(void *ctx, int64_t ordinal,
 
 static int on_point_bin(void *ctx, const struct store_sumbins_point *p)
 {
-	struct point_cells *c = ctx;
+	struct qtm_cells *c = ctx;
 	add_points(c, qbucket_bin_bucket(c->bk, &c->bins, p->bin), p->samples,
 	           &p->min, p->min_ordinal, &p->max, p->max_ordinal, p->sum,
 	           p->nsum);
@@ -86,7 +82,7 @@ static int on_point_bin(void *ctx, const struct store_sumbins_point *p)
  * [start, rest) and a scan of [rest, end] when the buckets are made of
  * whole bins, else from a scan of the window. */
 static int point_cells_fill(struct qctx *q, int64_t series,
-                            struct point_cells *c)
+                            struct qtm_cells *c)
 {
 	struct dataset_window w = {q->start, q->end, q_wide(q)};
 	int have = 0, rc = 0;
@@ -108,24 +104,55 @@ static void held_array(struct qitem *it, const char *name,
 	qtline_values_array(it, name, n, (struct qtline_elems){samples, NULL, NULL, h});
 }
 
+int qtm_cells_fill(struct qctx *q, const struct qbucket *bk, int64_t series,
+                   struct qtm_cells *c)
+{
+	size_t n = bk->n;
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	c->bk = bk;
+	c->samples = calloc(n, sizeof *c->samples);
+	c->min = calloc(n, sizeof *c->min);
+	c->max = calloc(n, sizeof *c->max);
+	c->sum = qtline_new_sums(n);
+	c->min_ord = calloc(n, sizeof *c->min_ord);
+	c->max_ord = calloc(n, sizeof *c->max_ord);
+	if (!c->samples || !c->min || !c->max || !c->sum || !c->min_ord ||
+	    !c->max_ord)
+		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	if (!rc)
+		rc = point_cells_fill(q, series, c);
+	if (!rc && (c->oom || qtline_sums_failed(c->sum, n)))
+		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	return rc;
+}
+
+void qtm_cells_free(struct qtm_cells *c)
+{
+	size_t n = c->bk ? c->bk->n : 0;
+	for (size_t i = 0; i < n && c->min && c->max; i++) {
+		free(c->min[i].big);
+		free(c->max[i].big);
+	}
+	free(c->samples);
+	free(c->min);
+	free(c->max);
+	free(c->min_ord);
+	free(c->max_ord);
+	qtline_free_sums(c->sum, n);
+	memset(c, 0, sizeof *c);
+}
+
 static int one_metric(struct qctx *q, const struct qbucket *bk,
                       const json_t *series, size_t index)
 {
 	size_t n = bk->n;
-	struct point_cells c = {bk, calloc(n, sizeof(int64_t)),
-	                        calloc(n, sizeof(struct qtline_held)),
-	                        calloc(n, sizeof(struct qtline_held)), qtline_new_sums(n), 0,
-	                        calloc(n, sizeof(int64_t)),
-	                        calloc(n, sizeof(int64_t)), {0, 0, 0, 0, 0}};
+	struct qtm_cells c;
 	double *div = calloc(n, sizeof *div);
-	int rc = 0;
+	int rc = qtm_cells_fill(q, bk, (int64_t)index, &c);
 
-	if (!c.samples || !c.min || !c.max || !c.sum || !div || !c.min_ord ||
-	    !c.max_ord)
-		rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	if (!rc)
-		rc = point_cells_fill(q, (int64_t)index, &c);
-	if (!rc && (c.oom || qtline_sums_failed(c.sum, n)))
+	if (!rc && !div)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	if (!rc) {
 		for (size_t i = 0; i < n; i++)
@@ -141,16 +168,7 @@ static int one_metric(struct qctx *q, const struct qbucket *bk,
 		qtline_quotient_array(&it, "mean", c.sum, div, n);
 		qtline_series_close(&it);
 	}
-	for (size_t i = 0; i < n && c.min && c.max; i++) {
-		free(c.min[i].big);
-		free(c.max[i].big);
-	}
-	free(c.samples);
-	free(c.min);
-	free(c.max);
-	free(c.min_ord);
-	free(c.max_ord);
-	qtline_free_sums(c.sum, n);
+	qtm_cells_free(&c);
 	free(div);
 	return rc;
 }

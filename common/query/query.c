@@ -7,6 +7,8 @@
 #include "base/jsonout.h"
 #include "query/qjoin.h"
 #include "query/qkinds.h"
+#include "query/qrange.h"
+#include "query/qtsort.h"
 
 static int run_request(struct qctx *q)
 {
@@ -168,6 +170,8 @@ static int check_sort(struct qctx *q)
 	const char *const *gkeys = query_group_sort_keys(q->kind);
 	if (!qparam_used_by(qparam_by_name("sort"), q->kind))
 		return 0;
+	if (!strcmp(q->kind, "timeline")) /* --sort orders the buckets */
+		return qtsort_check(q);
 	if (q->p->group_by && gkeys) /* --sort orders the groups */
 		return qorder_parse_keys(q->kind, gkeys, &q->p->sort, &q->order,
 		                         q->e);
@@ -184,7 +188,7 @@ static int check_timeline(struct qctx *q)
 /* The checks after the types, in order; the first failure wins. */
 static int (*const checks[])(struct qctx *) = {
 	check_window, check_page,  check_ttft, check_kind, check_timeline,
-	check_phase,  check_join,  check_sort, q_group_check,
+	check_phase,  check_join,  check_sort, q_group_check, qrange_check,
 };
 
 /* A filter from one value or a list (empty_is_none: one "" is none). */

@@ -7,6 +7,7 @@
 
 #include "base/jsonout.h"
 #include "query/qkinds.h"
+#include "query/qnotes.h"
 #include "base/text.h"
 
 static void emit_member(struct buf *b, const json_t *obj, const char *key)
@@ -59,11 +60,11 @@ int query_request(struct qctx *q, int lifecycle_only)
 			return rc;
 		if (r) {
 			if (lifecycle_only)
-				emit_member(q->out, r, "lifecycle");
+				rc = qnotes_lifecycle(q, r);
 			else
 				jsonout_tree(q->out, r, 0);
 			json_decref(r);
-			return 0;
+			return rc;
 		}
 	}
 	return err_set(q->e, ERR_USAGE, "Unknown client request: %s",
@@ -770,11 +771,20 @@ int query_iterations(struct qctx *q)
 
 int query_profiles(struct qctx *q)
 {
-	static const char *const skip[] = {"events", "names", "cpu",
+	/* the name dictionary only when --fields asks for it */
+	static const char *const lean[] = {"events", "names", "cpu",
+	                                   "event_count", "name_definitions",
+	                                   NULL};
+	static const char *const full[] = {"events", "names", "cpu",
 	                                   "event_count", NULL};
 	const json_t *profiles = q_array(q->cat, "profiles");
 	size_t *idx, n, from, to;
 	int rc = q_select_profiles(q, &idx, &n);
+	const char *const *skip = lean;
+
+	for (size_t k = 0; k < q->p->fields.n; k++)
+		if (!strcmp(q->p->fields.v[k], "name_definitions"))
+			skip = full;
 
 	if (rc)
 		return rc;

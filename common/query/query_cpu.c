@@ -1,5 +1,5 @@
-/* query_cpu: inclusive CPU hotspots over the samples in the window
- * (doc/query-semantics.md "cpu"). */
+/* query_cpu: inclusive CPU hotspots over the samples in the window, or
+ * with --self the leaf frames' (doc/query-semantics.md "cpu"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,8 +60,9 @@ static void on_stack(void *ctx, int64_t stack, int64_t samples)
 		c->per_stack[stack] += samples;
 }
 
-/* Adds the profile's inclusive symbol counts to *syms. */
-static int add_profile(const json_t *cpu, const struct counts *c,
+/* Adds the profile's inclusive symbol counts to *syms (self: only the
+ * leaf frame, element 0 of each stack). */
+static int add_profile(const json_t *cpu, const struct counts *c, int self,
                        struct sym **syms, size_t *nsyms, size_t *cap)
 {
 	const json_t *names = json_object_get(cpu, "names");
@@ -103,6 +104,8 @@ static int add_profile(const json_t *cpu, const struct counts *c,
 		json_array_foreach(stack, i, v) {
 			json_int_t ni;
 			size_t cn;
+			if (self && i > 0)
+				break;
 			if (!json_is_integer(v))
 				continue;
 			ni = json_integer_value(v);
@@ -171,7 +174,7 @@ int query_cpu(struct qctx *q)
 		if (!rc && !have)
 			rc = dataset_samples(q->ds, (int64_t)idx[k], &w, on_sample,
 			                     &c, q->e);
-		if (!rc && add_profile(cpu, &c, &syms, &nsyms, &cap))
+		if (!rc && add_profile(cpu, &c, q->p->self_time, &syms, &nsyms, &cap))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		total_samples += c.total;
 		free(c.per_stack);
@@ -211,8 +214,13 @@ int query_cpu(struct qctx *q)
 	q_list_tail(q);
 	buf_puts(q->out, ",\"total_samples\":");
 	jsonout_int(q->out, total_samples);
-	buf_puts(q->out, ",\"attribution\":\"Inclusive process samples; not "
-	                 "per-request CPU time.\"");
+	if (q->p->self_time)
+		buf_puts(q->out, ",\"mode\":\"self\",\"attribution\":\"Leaf-frame "
+		                 "(self) process samples; not per-request CPU "
+		                 "time.\"");
+	else
+		buf_puts(q->out, ",\"attribution\":\"Inclusive process samples; "
+		                 "not per-request CPU time.\"");
 	q_list_close(q, m);
 	free(syms);
 	return 0;

@@ -11,12 +11,15 @@
 #include "query/qgroup.h"
 #include "query/qstat.h"
 #include "query/qkinds.h"
+#include "query/qrange.h"
 
 static const char *const nsys_fields[] = {"name", "worker", "profile", "tid",
                                           NULL};
 static const char *const requests_fields[] = {"session", "agent", "worker",
                                               "status", "client_kind", NULL};
 static const char *const timeline_fields[] = {"name", NULL};
+static const char *const metrics_fields[] = {"name", "worker", "group", "gpu",
+                                             "host", NULL};
 
 /* Sort keys of the groups, in the order the messages list them; the index
  * of each is its value index in the group's sort values (key excepted). */
@@ -43,6 +46,8 @@ const char *const *query_group_fields(const char *kind)
 		return requests_fields;
 	if (!strcmp(kind, "timeline"))
 		return timeline_fields;
+	if (!strcmp(kind, "metrics"))
+		return metrics_fields;
 	return NULL;
 }
 
@@ -64,12 +69,14 @@ int q_group_check(struct qctx *q)
 
 	if (!q->p->group_by)
 		return 0;
+	fields = query_group_fields(kind);
 	if (!strcmp(kind, "timeline")) {
 		const char *of = q->p->of ? q->p->of : "requests";
-		if (strcmp(of, "nsys") != 0)
-			return 0; /* ignored: only of=nsys groups */
+		if (!strcmp(of, "metrics"))
+			fields = metrics_fields;
+		else if (strcmp(of, "nsys") != 0)
+			return 0; /* ignored: only of=nsys and metrics group */
 	}
-	fields = query_group_fields(kind);
 	if (!fields)
 		return 0; /* a kind that does not group ignores it */
 	for (size_t k = 0; fields[k]; k++)
@@ -374,7 +381,7 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
 	/* whole bins [i0, i1) of a window that is not the whole run */
 	double c0 = ceil(q->start), c1 = floor(q->end);
 	int binned = !hook && !q_whole_run(q) && q->start >= 0 && c0 < c1 &&
-	             c1 <= 1e9;
+	             c1 <= 1e9 && !qrange_on(q);
 	int rc;
 
 	memset(out, 0, sizeof *out);
@@ -400,15 +407,16 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		int have = 0;
 		/* whole run by name: the build-time summaries, if any */
-		if (!rc && !hook && s.by == BY_NAME && q_whole_run(q))
+		if (!rc && !hook && s.by == BY_NAME && q_whole_run(q) &&
+		    !qrange_on(q))
 			rc = dataset_run_names(q->ds, (int64_t)idx[k], &have,
 			                       on_group_name, &s, q->e);
 		else if (!rc && binned && s.by == BY_NAME)
 			rc = binned_profile(&s, (int64_t)idx[k], (int64_t)c0,
 			                    (int64_t)c1, &have);
 		if (!rc && !have)
-			rc = dataset_events(q->ds, (int64_t)idx[k], &w,
-			                    on_group_event, &s, q->e);
+			rc = qrange_events(q, (int64_t)idx[k], &w,
+			                   on_group_event, &s);
 		if (s.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		free((void *)s.name_ok);

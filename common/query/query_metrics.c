@@ -9,6 +9,7 @@
 #include "base/num.h"
 #include "base/numstats.h"
 #include "query/qkinds.h"
+#include "query/qmgroup.h"
 
 #define POINTS_MAX 1000
 
@@ -165,6 +166,8 @@ int query_metrics(struct qctx *q)
 	struct buf points;
 	int rc;
 
+	if (q->p->group_by)
+		return qmgroup_metrics(q);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
 		return rc;

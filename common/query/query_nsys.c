@@ -5,6 +5,7 @@
 
 #include "base/jsonout.h"
 #include "query/qkinds.h"
+#include "query/qrange.h"
 #include "base/text.h"
 
 /* One match; the page's rows are re-read by ordinal at the end. */
@@ -189,7 +190,7 @@ static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
 	int rc = 0, have = 1;
 
 	*done = 0;
-	if (filtered || q->order.n || !q_whole_run(q) ||
+	if (filtered || qrange_on(q) || q->order.n || !q_whole_run(q) ||
 	    s->keep > ORDERED_KEEP_MAX)
 		return 0;
 	for (size_t k = 0; k < n && have && !rc; k++) {
@@ -223,6 +224,7 @@ struct emit {
 	struct qctx *q;
 	const json_t *pr;
 	int64_t profile;
+	int64_t depth; /* qrange_depths' */
 	int done;
 };
 
@@ -273,7 +275,6 @@ static int emit_event(void *ctx, int64_t ordinal,
 	int parts = gtid_parts(row->tid, row->tid_len, &pid, &tid);
 	struct qitem it;
 
-	(void)ordinal;
 	if (row->name >= 0) {
 		name = json_array_get(names, (size_t)row->name);
 		if (json_array_size(defs))
@@ -306,6 +307,9 @@ static int emit_event(void *ctx, int64_t ordinal,
 		else
 			buf_puts(b, "null");
 	}
+	(void)ordinal;
+	if (qi_key(&it, "depth"))
+		jsonout_int(b, em->depth);
 	if (qi_key(&it, "definition"))
 		jsonout_tree(b, def ? def : json_null(), 0);
 	if (qi_key(&it, "rowid"))
@@ -315,6 +319,62 @@ static int emit_event(void *ctx, int64_t ordinal,
 	qi_end(&it);
 	em->done = 1;
 	return 0;
+}
+
+/* Whether --fields keeps key (no --fields: every key). */
+static int want_key(const struct qlist *f, const char *key)
+{
+	for (size_t k = 0; k < f->n; k++)
+		if (!strcmp(f->v[k], key))
+			return 1;
+	return !f->n;
+}
+
+static int grab_row(void *ctx, int64_t ordinal, const struct row_event *row)
+{
+	struct qrange_row *r = ctx;
+	r->ordinal = ordinal;
+	r->start = row->start;
+	r->end = row->end;
+	r->tid_len = row->tid_len;
+	r->tid = malloc(row->tid_len + 1);
+	if (!r->tid)
+		return -1;
+	memcpy(r->tid, row->tid, row->tid_len);
+	return 0;
+}
+
+static void page_rows_free(struct qrange_row *rows, size_t n)
+{
+	for (size_t k = 0; rows && k < n; k++)
+		free(rows[k].tid);
+	free(rows);
+}
+
+/* The depths of the page heap[from..to) (*out malloc'd, one per row). */
+static int page_depths(struct qctx *q, const struct hit *heap, size_t from,
+                       size_t to, struct qrange_row **out)
+{
+	struct qrange_row *rows = calloc(to - from, sizeof *rows);
+	int rc = 0;
+
+	*out = rows;
+	if (!rows)
+		return err_set(q->e, ERR_NOMEM, "out of memory");
+	for (size_t k = from; k < to && !rc; k++) {
+		struct qrange_row *r = &rows[k - from];
+		r->pindex = (int64_t)heap[k].pindex;
+		r->ordinal = -1;
+		rc = dataset_event_at(q->ds, r->pindex, heap[k].ordinal, grab_row,
+		                      r, q->e);
+		if (rc == -1 || (!rc && !r->tid))
+			rc = err_set(q->e, rc == -1 ? ERR_NOMEM : ERR_DATA,
+			             rc == -1 ? "out of memory"
+			                      : "An event vanished while reading");
+	}
+	if (!rc)
+		rc = qrange_depths(q, rows, to - from);
+	return rc;
 }
 
 unsigned char *q_match_names(const json_t *names, const struct q_needle *nd,
@@ -377,6 +437,7 @@ int query_nsys(struct qctx *q)
 	struct scan s;
 	struct q_needle *nd = NULL;
 	size_t nn = 0, *idx = NULL, n, from, to;
+	struct qrange_row *rows = NULL;
 	int partial = 0, done = 0, rc;
 
 	if (q->p->group_by)
@@ -415,8 +476,7 @@ int query_nsys(struct qctx *q)
 		s.name_ok = name_ok;
 		s.profile = q_id(pr, idx[k]);
 		s.pindex = idx[k];
-		rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_event, &s,
-		                    q->e);
+		rc = qrange_events(q, (int64_t)idx[k], &w, on_event, &s);
 		free(name_ok);
 		if (s.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
@@ -433,10 +493,17 @@ int query_nsys(struct qctx *q)
 	q_page(q, s.total, &from, &to);
 	if (to > s.n)
 		to = s.n;
+	if (from < to && want_key(&q->p->fields, "depth"))
+		rc = page_depths(q, s.heap, from, to, &rows);
+	if (rc) {
+		free(s.heap);
+		return rc;
+	}
 	q_list_head(q, s.total);
 	for (size_t k = from; k < to && !rc; k++) {
 		struct emit em = {q, json_array_get(profiles, s.heap[k].pindex),
-		                  s.heap[k].profile, 0};
+		                  s.heap[k].profile, rows ? rows[k - from].depth : 0,
+		                  0};
 		if (k > from)
 			buf_putc(q->out, ',');
 		rc = dataset_event_at(q->ds, (int64_t)s.heap[k].pindex,
@@ -449,6 +516,7 @@ int query_nsys(struct qctx *q)
 			             (long long)s.heap[k].profile);
 	}
 	free(s.heap);
+	page_rows_free(rows, to - from);
 	if (rc)
 		return rc;
 	q_list_tail(q);

@@ -11,8 +11,11 @@
 #include "query/qstat.h"
 #include "query/qjoin.h"
 #include "query/qkinds.h"
+#include "query/qmgroup.h"
+#include "query/qrange.h"
 #include "query/qtline.h"
 #include "query/qtmetrics.h"
+#include "query/qtsort.h"
 
 static const char *const sources[] = {"requests", "nsys", "cpu", "metrics",
                                       NULL};
@@ -252,7 +255,7 @@ static int nsys_binned(struct qctx *q, int64_t profile, struct cells *c,
 	int rc = 0;
 
 	*have = 0;
-	for (size_t k = 0; !rc && !*have && k < 2; k++)
+	for (size_t k = 0; !rc && !*have && !qrange_on(q) && k < 2; k++)
 		if (qbucket_bins(c->bk, widths[k], &pl)) {
 			c->bins = &pl;
 			rc = dataset_range_bins(q->ds, profile, widths[k], pl.i0,
@@ -328,8 +331,8 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
 		if (!rc)
 			rc = nsys_binned(q, (int64_t)idx[k], &c, &have);
 		if (!rc && !have)
-			rc = dataset_events(q->ds, (int64_t)idx[k], &w, on_range,
-			                    &c, q->e);
+			rc = qrange_events(q, (int64_t)idx[k], &w, on_range,
+			                   &c);
 		if (!rc && qtline_sums_failed(c.active, bk->n))
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		if (!rc) {
@@ -474,8 +477,8 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
 			int have = 0;
 			rc = nsys_binned(q, (int64_t)idx[k], &c, &have);
 			if (!rc && !have)
-				rc = dataset_events(q->ds, (int64_t)idx[k], &w,
-				                    on_range, &c, q->e);
+				rc = qrange_events(q, (int64_t)idx[k], &w,
+				                   on_range, &c);
 			free(slot);
 			free(ok);
 		}
@@ -585,7 +588,7 @@ static int cpu_series(struct qctx *q, const struct qbucket *bk,
 
 /* ---- the response ---- */
 
-int query_timeline(struct qctx *q)
+static int timeline_plain(struct qctx *q)
 {
 	const char *of = q->p->of ? q->p->of : "requests";
 	struct qbucket bk;
@@ -627,6 +630,8 @@ int query_timeline(struct qctx *q)
 			rc = nsys_by_profile(q, &bk, &total);
 	} else if (!strcmp(of, "cpu")) {
 		rc = cpu_series(q, &bk, &total);
+	} else if (q->p->group_by) {
+		rc = qmgroup_timeline(q, &bk, &total);
 	} else {
 		rc = qtmetrics_series(q, &bk, &total);
 	}
@@ -635,10 +640,17 @@ int query_timeline(struct qctx *q)
 		return rc;
 	buf_putc(b, ']');
 	qjoin_emit(q);
-	if (q->p->group_by && !strcmp(of, "nsys")) {
+	if (q->p->group_by && (!strcmp(of, "nsys") || !strcmp(of, "metrics"))) {
 		buf_puts(b, ",\"group_by\":");
 		jsonout_cstr(b, q->p->group_by);
 	}
 	q_list_close(q, total);
 	return 0;
+}
+
+int query_timeline(struct qctx *q)
+{
+	if (q->order.n)
+		return qtsort_run(q, timeline_plain);
+	return timeline_plain(q);
 }

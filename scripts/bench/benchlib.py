@@ -95,21 +95,25 @@ def timed(argv, runs):
     return walls, cpus
 
 
-def _name(preset, requests=None, scale=None):
+def _name(preset, requests=None, scale=None, seed=None):
     name = preset
     if requests is not None:
         name += "-r%d" % int(requests)
     if scale is not None and float(scale) != 1:
         name += "-x%s" % scale
+    if seed is not None:
+        name += "-s%d" % int(seed)
     return name
 
 
-def _gen_args(preset, requests, scale):
+def _gen_args(preset, requests, scale, seed=None):
     args = ["--preset", preset]
     if requests is not None:
         args += ["--requests", str(int(requests))]
     if scale is not None and float(scale) != 1:
         args += ["--scale", str(scale)]
+    if seed is not None:
+        args += ["--seed", str(int(seed))]
     return args
 
 
@@ -154,11 +158,11 @@ def capture(preset, requests=None, scale=None):
     return path
 
 
-def report(preset, requests=None, scale=None):
+def report(preset, requests=None, scale=None, seed=None):
     """$BENCH_DIR/<name>, a progressive report built once from its
     capture (generated for the build and removed after it)."""
-    args = _gen_args(preset, requests, scale)
-    path = os.path.join(BENCH_DIR, _name(preset, requests, scale))
+    args = _gen_args(preset, requests, scale, seed)
+    path = os.path.join(BENCH_DIR, _name(preset, requests, scale, seed))
     stamp = _stamp("report", args)
     if os.path.exists(os.path.join(path, "trace-data.sqlite")) and _fresh(path, stamp):
         return path

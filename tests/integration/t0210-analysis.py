@@ -312,6 +312,7 @@ t.eq(json.loads(r.stdout)["items"], [{"key": "agent-A", "count": 1}, {"key": "ag
 zdoc = os.path.join(t.tmp, "zero.json")
 z = json.load(open(FIX))
 z["requests"][0]["first"] = z["requests"][0]["start"]
+z["workers"][0]["role"] = "agg"  # an agg worker serves the prefill too
 json.dump(z, open(zdoc, "w"))
 r = q(zdoc, "timeline", "--bucket", "1", "--request", z["requests"][0]["id"], "--phase", "prefill")
 j = json.loads(r.stdout) if r.returncode == 0 else {}
@@ -360,7 +361,7 @@ usage_error([FIX, "timeline", "--bucket", "1", "--of", "nsys", "--group-by", "ti
             "Unknown group-by field 'tid' for timeline; choose from name", "timeline of nsys by tid")
 t.eq(q(FIX, "timeline", "--bucket", "1", "--of", "cpu", "--group-by", "tid").returncode, 0,
      "group_by is ignored by a timeline of cpu")
-t.eq(q(FIX, "metrics", "--group-by", "tid").stdout, q(FIX, "metrics").stdout,
+t.eq(q(FIX, "iterations", "--group-by", "tid").stdout, q(FIX, "iterations").stdout,
      "group_by is ignored by a kind that does not group")
 
 # ---- warm session: remote == local ----

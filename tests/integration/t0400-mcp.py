@@ -91,7 +91,10 @@ t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["defa
 t.eq((props["bucket"]["type"], props["bucket"]["exclusiveMinimum"], props["of"]["enum"]),
      ("number", 0, ["requests", "nsys", "cpu", "metrics"]), "timeline parameters typed, of closed")
 t.eq(props["group_by"]["enum"], ["name", "worker", "profile", "tid", "session", "agent", "status",
-                                 "client_kind"], "group_by fields are an enum")
+                                 "client_kind", "group", "gpu", "host"], "group_by fields are an enum")
+t.eq((props["max_depth"]["type"], props["max_depth"]["minimum"], props["min_duration"]["type"],
+      props["self_time"]["type"]), ("integer", 0, "number", "boolean"),
+     "the range filters and --self come from the table")
 t.eq((props["rank"]["type"], props["start"]["type"], props["points"]["type"]),
      ("integer", "number", "boolean"), "schema types")
 ann = tools[0]["annotations"]

@@ -81,15 +81,16 @@ fi
 
 # 5. uninstall removes what install places, and nothing else
 root="$tmp/root"
-mkdir -p "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/share/man/man5"
+mkdir -p "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/share/man/man5" "$root/usr/share/dsight"
 for f in bin/dsight bin/dsightd bin/other share/man/man1/dsight.1 share/man/man1/dsightd.1 \
-	share/man/man1/dsight-query.1 share/man/man5/dsight-report.5 share/man/man1/other.1; do
+	share/man/man1/dsight-query.1 share/man/man5/dsight-report.5 share/man/man1/other.1 \
+	share/dsight/SKILL.md; do
 	echo x >"$root/usr/$f"
 done
 make -s uninstall DESTDIR="$root" PREFIX=/usr >"$tmp/out" 2>&1
 left=$(cd "$root/usr" && find . -type f | sort | tr '\n' ' ')
 if [ "$left" = "./bin/other ./share/man/man1/other.1 " ]; then
-	ok "make uninstall removes the binaries and man pages, nothing else"
+	ok "make uninstall removes the binaries, man pages and SKILL.md, nothing else"
 else
-	echo "not ok - make uninstall removes the binaries and man pages, nothing else"; echo "#   left: $left"
+	echo "not ok - make uninstall removes the binaries, man pages and SKILL.md, nothing else"; echo "#   left: $left"
 fi

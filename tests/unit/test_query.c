@@ -41,7 +41,7 @@ TEST(nsys_long_root_range_crossing_the_window)
 	HAS(t, "{\"total\":1,\"items\":[{\"profile\":0,\"worker\":\"decode-0\","
 	       "\"rank\":0,\"start\":-1.0,\"end\":12.0,\"name\":\"[Executor] "
 	       "forward step\",\"global_tid\":\"1694498927\",\"pid\":101,"
-	       "\"tid\":111,\"definition\":{\"backend\":\"trtllm\",\"scope\":"
+	       "\"tid\":111,\"depth\":0,\"definition\":{\"backend\":\"trtllm\",\"scope\":"
 	       "\"host\",\"description\":\"Executor loop.\"},\"rowid\":3,"
 	       "\"evidence_source\":4}],\"offset\":0,\"limit\":100,\"range\":"
 	       "[3.0,4.0],\"attribution\":\"Shared worker/rank activity; "
@@ -90,7 +90,7 @@ TEST(nsys_unicode_name_and_filters)
 	t = run2(&pr, &p);
 	CHECK_STR(rowids(t), "1,2");
 	HAS(t, "\"global_tid\":\"None\",\"pid\":null,\"tid\":null,"
-	       "\"definition\":null");
+	       "\"depth\":0,\"definition\":null");
 	HAS(t, "\"partial\":false}");
 	p.profile = 0;
 	HAS(run2(&pr, &p), "\"total\":8,");

@@ -129,14 +129,20 @@ TEST(join_windows_workers_and_response)
 	HAS(t, "\"notes\":[\"Request req-003 has no workers.\"]}");
 	p.request_id = "req-999";
 	fail2(&pr, &p, ERR_USAGE, "Unknown client request: req-999");
-	/* nsys: the prefill of req-001 touches [0, 2] on decode-0 only */
+	/* nsys: the whole of req-001 touches [0, 7] on decode-0 only */
 	p = kind_only("nsys");
 	p.request_id = "req-001";
-	p.phase = "prefill";
+	p.phase = "whole";
 	p.fields = LIST("name", "profile");
 	t = run2(&pr, &p);
 	HAS(t, "{\"profile\":0,\"name\":\"[Executor] forward step\"}");
 	CHECK(!strstr(t, "\"profile\":1"));
+	/* its prefill: decode-0 is a decode worker, so no worker is left */
+	p.phase = "prefill";
+	t = run2(&pr, &p);
+	HAS(t, "\"workers\":[]},");
+	HAS(t, "\"notes\":[\"No worker of request req-001 has the prefill "
+	       "role: decode-0 is decode.\"]}");
 	close_pair(&pr);
 }
 
@@ -375,7 +381,9 @@ TEST(join_edges_clamping_zero_length_and_phase_errors)
 	       "\"phase\":\"decode\",\"window\":[10.0,10.0],\"workers\":"
 	       "[\"ghost\",\"w2\"]}");
 	HAS(t, "\"partial\":false,\"notes\":[\"No profile belongs to the "
-	       "workers of request r-out: ghost, w2.\"]}");
+	       "workers of request r-out: ghost, w2.\",\"No role is known "
+	       "for the workers of request r-out; kept every one for the "
+	       "decode phase.\"]}");
 	p = kind_only("cpu");
 	p.request_id = "r-out";
 	HAS(run2(&pr, &p), "\"range\":[0.0,10.0],");
