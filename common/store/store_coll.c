@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "store/store_check.h"
 #include "store/store_elem.h"
 #include "store/store_ext.h"
 
@@ -40,50 +41,89 @@ void store_coll_close(struct store_coll *c)
 	free(c);
 }
 
-/* Reads dsight_meta; returns 1 when it matches generation, 0 when not. */
-static int read_meta(struct store_coll *c, const char *generation, int *match)
+/* Reads a count of dsight_meta (key k, text v) into *out; a value that
+ * is not a non-negative integer names k in bad (the first one only). */
+static void meta_count(const char *k, const char *v, int64_t *out,
+                       char *bad, size_t badsz)
+{
+	if (store_check_count_text(v, out) && !*bad)
+		snprintf(bad, badsz, "%s", k);
+}
+
+/* Reads dsight_meta; *match = 1 when it is this build's extension of
+ * generation.  bad (badsz bytes) gets the first count key that is missing
+ * or not a non-negative integer ("" when none). */
+static int read_meta(struct store_coll *c, const char *generation, int *match,
+                     char *bad, size_t badsz)
 {
 	sqlite3_stmt *st = NULL;
 	int ext = 0, gen = 0, rc;
 
 	*match = 0;
+	*bad = 0;
+	c->negative_ttft = -1;
+	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++)
+		c->count[i] = c->timed[i] = -1;
 	if (sqlite3_prepare_v2(c->db, "SELECT key, value FROM dsight_meta", -1,
 	                       &st, NULL) != SQLITE_OK)
 		return 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
-		if (!k || !v)
+		if (!k)
 			continue;
 		if (!strcmp(k, "extension"))
-			ext = !strcmp(v, STORE_EXT_VERSION);
+			ext = v && !strcmp(v, STORE_EXT_VERSION);
 		else if (!strcmp(k, "generation"))
-			gen = !strcmp(v, generation);
+			gen = v && !strcmp(v, generation);
 		else if (!strcmp(k, "negative_ttft"))
-			c->negative_ttft = strtoll(v, NULL, 10);
+			meta_count(k, v, &c->negative_ttft, bad, badsz);
 		for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++) {
 			const char *ck = evidence_collection_key(i);
-			size_t n = strlen(ck);
 			if (!strncmp(k, "count.", 6) && !strcmp(k + 6, ck))
-				c->count[i] = strtoll(v, NULL, 10);
+				meta_count(k, v, &c->count[i], bad, badsz);
 			else if (!strncmp(k, "timed.", 6) && !strcmp(k + 6, ck))
-				c->timed[i] = strtoll(v, NULL, 10);
-			else if (!strncmp(k, "irregular.", 10) && !strcmp(k + 10, ck)) {
+				meta_count(k, v, &c->timed[i], bad, badsz);
+			else if (!strncmp(k, "irregular.", 10) &&
+			         !strcmp(k + 10, ck) && v) {
 				free(c->irregular[i]);
 				c->irregular[i] = malloc(strlen(v) + 3);
 				if (c->irregular[i])
 					sprintf(c->irregular[i], ",%s,", v);
 			}
-			(void)n;
 		}
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -1;
-	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++)
+	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++) {
+		const char *ck = evidence_collection_key(i);
 		if (!c->irregular[i])
 			return 0;
+		if (!*bad && c->count[i] < 0)
+			snprintf(bad, badsz, "count.%s", ck);
+		if (!*bad && c->timed[i] < 0)
+			snprintf(bad, badsz, "timed.%s", ck);
+	}
+	if (!*bad && c->negative_ttft < 0)
+		snprintf(bad, badsz, "negative_ttft");
 	*match = ext && gen;
+	return 0;
+}
+
+/* The data error of a match whose counts do not hold (see store_check.h). */
+static int check_counts(struct store_coll *c, const char *bad, struct err *e)
+{
+	if (*bad)
+		return err_set(e, ERR_DATA, "%s: dsight_meta %s is missing or is "
+		               "not a count (a non-negative integer); the report "
+		               "was altered: rebuild it", c->path, bad);
+	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++)
+		if (store_check_collection(c->db, c->path, store_ext_table(k),
+		                           evidence_collection_key(k), c->count[k],
+		                           c->timed[k], k == EVIDENCE_REQUESTS ?
+		                           c->negative_ttft : -1, e))
+			return e->code;
 	return 0;
 }
 
@@ -100,7 +140,7 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 	struct store_coll *c;
 	sqlite3_stmt *st = NULL;
 	int match = 0, has = 0;
-	char sql[128];
+	char sql[128], bad[64];
 
 	*out = NULL;
 	*core = NULL;
@@ -117,8 +157,12 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	c->db = store_db(s);
 	c->path = store_path(s);
-	if (read_meta(c, catalog_generation, &match) || !match)
+	if (read_meta(c, catalog_generation, &match, bad, sizeof bad) || !match)
 		goto stale;
+	if (check_counts(c, bad, e)) {
+		store_coll_close(c);
+		return e->code;
+	}
 	if (prep(c, &c->gen, "SELECT value FROM dsight_meta WHERE key = 'generation'") ||
 	    prep(c, &c->by_id, "SELECT json FROM dsight_requests WHERE id = ?1"
 	                       " ORDER BY ordinal LIMIT 1"))

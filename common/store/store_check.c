@@ -1,0 +1,94 @@
+/* store_check: the extension tables' invariants (see store_check.h). */
+#include "store/store_check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int store_check_count_text(const char *text, int64_t *out)
+{
+	int64_t v = 0;
+	size_t n = text ? strlen(text) : 0;
+
+	if (n == 0 || n > 18)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (text[i] < '0' || text[i] > '9')
+			return -1;
+		v = v * 10 + (text[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* The integer of "SELECT <expr>" (one row, one column) into *out: 0, or
+ * ERR_DATA with SQLite's message. */
+static int one_int(sqlite3 *db, const char *path, const char *table,
+                   const char *sql, int64_t *out, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		err_set(e, ERR_DATA, "%s: cannot read %s: %s", path, table,
+		        sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return e->code;
+	}
+	*out = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1
+	       : sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_check_collection(sqlite3 *db, const char *path, const char *table,
+                           const char *key, int64_t count, int64_t timed,
+                           int64_t negative_ttft, struct err *e)
+{
+	char sql[512];
+	int64_t rows, lo, hi, untimed, neg;
+
+	snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM %s)", table);
+	if (one_int(db, path, table, sql, &rows, e))
+		return e->code;
+	if (rows != count)
+		return err_set(e, ERR_DATA, "%s: %s holds %lld rows but dsight_meta"
+		               " count.%s says %lld; the report was altered: "
+		               "rebuild it", path, table, (long long)rows, key,
+		               (long long)count);
+	snprintf(sql, sizeof sql, "SELECT (SELECT min(ordinal) FROM %s)", table);
+	if (one_int(db, path, table, sql, &lo, e))
+		return e->code;
+	snprintf(sql, sizeof sql, "SELECT (SELECT max(ordinal) FROM %s)", table);
+	if (one_int(db, path, table, sql, &hi, e))
+		return e->code;
+	if (count > 0 && (lo != 0 || hi != count - 1))
+		return err_set(e, ERR_DATA, "%s: %s: the ordinals run from %lld to"
+		               " %lld, not 0 to %lld (dsight_meta count.%s); the "
+		               "report was altered: rebuild it", path, table,
+		               (long long)lo, (long long)hi, (long long)(count - 1),
+		               key);
+	snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM %s WHERE start "
+	         "IS NULL) + (SELECT count(*) FROM %s WHERE \"end\" IS NULL AND "
+	         "start IS NOT NULL)", table, table);
+	if (one_int(db, path, table, sql, &untimed, e))
+		return e->code;
+	if (timed != count - untimed)
+		return err_set(e, ERR_DATA, "%s: %s holds %lld rows with a start "
+		               "and an end but dsight_meta timed.%s says %lld; the "
+		               "report was altered: rebuild it", path, table,
+		               (long long)(count - untimed), key, (long long)timed);
+	if (negative_ttft < 0)
+		return 0;
+	snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM %s WHERE "
+	         "ttft_ms < 0)", table);
+	if (one_int(db, path, table, sql, &neg, e))
+		return e->code;
+	if (neg != negative_ttft)
+		return err_set(e, ERR_DATA, "%s: %s holds %lld rows with a "
+		               "negative ttft_ms but dsight_meta negative_ttft says"
+		               " %lld; the report was altered: rebuild it", path,
+		               table, (long long)neg, (long long)negative_ttft);
+	return 0;
+}

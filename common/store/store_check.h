@@ -1,0 +1,29 @@
+/*
+ * store_check: the cheap invariants a reader checks when it opens dsight's
+ * extension tables.  A report is a file people share: the counts it keeps
+ * in dsight_meta are hints (never buffer sizes), and one that disagrees
+ * with the rows it describes is a data error naming the table and key
+ * (doc/report-files.md, "Data errors").
+ */
+#ifndef DSIGHT_STORE_CHECK_H
+#define DSIGHT_STORE_CHECK_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+/* A dsight_meta count: 0 and *out when text is a non-negative decimal
+ * integer (at most 18 digits), else -1. */
+int store_check_count_text(const char *text, int64_t *out);
+
+/* Checks table (one of the collection tables) against its dsight_meta
+ * counts: count rows with ordinals 0 .. count - 1, timed of them with a
+ * start and an end, and, with a negative_ttft >= 0, that many rows with
+ * ttft_ms < 0.  Each costs a count over an index.  0, or ERR_DATA naming
+ * path, the table and the key. */
+int store_check_collection(sqlite3 *db, const char *path, const char *table,
+                           const char *key, int64_t count, int64_t timed,
+                           int64_t negative_ttft, struct err *e);
+
+#endif

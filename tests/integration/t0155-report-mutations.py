@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Report mutations: a report is a file people share, so every cell of its
+cache may be hostile.  The fixture is built into a report; then for every
+dsight_ table, the summary tables and durations, each column is set to
+null, a negative number, a huge number (2^61, 2e9) and text of the wrong
+type, and rows are deleted; a fixed set of queries must give, for each
+mutation, exactly the unmutated answer or a clear data error (exit 1, the
+message naming the table or key), never a crash, a sanitizer report or any
+other answer.  DSIGHT_TEST_LONG=1 runs the whole matrix; otherwise a
+representative subset (every column once, every value kind on the tables
+the engine reads counts from).  Also: the counts read from dsight_meta are
+never buffer sizes (count.requests below the rows, 2^61), a row's
+span_count never sizes an allocation, clear errors for a trace-data.sqlite
+that is a FIFO or a link to /dev/urandom, lifecycle without --request, and a
+session serving a mutated copy keeps serving after the bad query."""
+import concurrent.futures
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sessionlib as sl  # noqa: E402
+import tap  # noqa: E402
+
+t = tap.T()
+LONG = os.environ.get("DSIGHT_TEST_LONG") == "1"
+DS = tap.binpath("dsight")
+QUERIES = [["requests"], ["requests", "--group-by", "session"],
+           ["timeline", "--of", "requests", "--bucket", "1"],
+           ["request", "--request", "req-001"], ["lifecycle", "--request", "req-001"],
+           ["nsys"], ["cpu"], ["metrics"], ["timeline", "--of", "nsys", "--bucket", "1"],
+           ["summary"], ["sessions"]]
+HUGE = 2 ** 61
+VALUES = [("null", None), ("negative", -1), ("huge", HUGE), ("2e9", 2000000000),
+          ("text", "abc")]
+# The tables whose values the engine reads as counts: every value kind
+# even in the short run.
+FULL = {"dsight_meta", "dsight_requests", "dsight_summary_profiles", "dsight_summary_meta",
+        "dsight_summary_series", "dsight_summary_names", "durations"}
+
+
+def q(rep, *args):
+    return tap.run([DS, "query", rep, *args], timeout=120)
+
+
+def crashed(r):
+    return r.returncode < 0 or r.returncode >= 128 or tap.sanitizer_report(r.stderr)
+
+
+def message(r):
+    e = tap.err_of(r)
+    err = e.get("error")
+    if isinstance(err, dict):
+        return str(err.get("message", ""))
+    return str(err if err is not None else e.get("raw", ""))
+
+
+base = sl.build_report(tap.FIXTURE, os.path.join(t.tmp, "base"))
+BASEDB = os.path.join(base, "trace-data.sqlite")
+want = {}
+for args in QUERIES:
+    r = q(base, *args)
+    t.ok(r.returncode == 0, "unmutated: %s answers" % " ".join(args), r.stderr)
+    want[tuple(args)] = r.stdout
+
+con = sqlite3.connect(BASEDB)
+tables = [n for (n,) in con.execute(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'dsight%' OR "
+    "name = 'durations') AND name NOT LIKE 'dsight_request_search%' ORDER BY name")]
+columns = {n: [c[1] for c in con.execute("SELECT * FROM pragma_table_info(?)", (n,))]
+           for n in tables}
+meta_keys = {n: [k for (k,) in con.execute("SELECT key FROM %s ORDER BY key" % n)]
+             for n in ("dsight_meta", "dsight_summary_meta")}
+con.close()
+
+
+def mutations():
+    """(label, names the error may carry, SQL statements)."""
+    out = []
+    k = 0
+    for tb in tables:
+        for key in meta_keys.get(tb, []):
+            for vi, (vn, v) in enumerate(VALUES):
+                if LONG or tb in FULL or vi == k % len(VALUES):
+                    out.append(("%s[%s]=%s" % (tb, key, vn), [tb, key],
+                                [("UPDATE %s SET value = ? WHERE key = ?" % tb, (v, key))]))
+                k += 1
+            out.append(("%s[%s] deleted" % (tb, key), [tb, key],
+                        [("DELETE FROM %s WHERE key = ?" % tb, (key,))]))
+        if tb in meta_keys:
+            continue
+        for col in columns[tb]:
+            for vi, (vn, v) in enumerate(VALUES):
+                if LONG or tb in FULL or vi == k % len(VALUES):
+                    # one row, and every row
+                    out.append(("%s.%s=%s (first row)" % (tb, col, vn), [tb],
+                                [('UPDATE %s SET "%s" = ? WHERE rowid = (SELECT min(rowid) '
+                                  'FROM %s)' % (tb, col, tb), (v,))]))
+                    if LONG:
+                        out.append(("%s.%s=%s (all rows)" % (tb, col, vn), [tb],
+                                    [('UPDATE %s SET "%s" = ?' % (tb, col), (v,))]))
+                k += 1
+        out.append(("%s: first row deleted" % tb, [tb],
+                    [("DELETE FROM %s WHERE rowid = (SELECT min(rowid) FROM %s)" % (tb, tb), ())]))
+        out.append(("%s: all rows deleted" % tb, [tb], [("DELETE FROM %s" % tb, ())]))
+    return out
+
+
+def mutate(path, stmts):
+    con = sqlite3.connect(path)
+    try:
+        for sql, args in stmts:
+            con.execute(sql, args)
+        con.commit()
+        return None
+    except sqlite3.Error as e:  # a constraint refuses the value: nothing to test
+        return str(e)
+    finally:
+        con.close()
+
+
+def judge(label, names, args, r):
+    """None when r is the unmutated answer or a clear data error."""
+    if crashed(r):
+        return "crash (exit %d): %s" % (r.returncode, r.stderr[-1500:])
+    if r.returncode == 0:
+        if r.stdout == want[tuple(args)]:
+            return None
+        return "a different answer:\n  got:  %s\n  want: %s" % (r.stdout[:600],
+                                                              want[tuple(args)][:600])
+    msg = message(r)
+    if r.returncode == 1 and any(n in msg for n in names):
+        return None
+    return "unclear error (exit %d): %s" % (r.returncode, r.stderr[:600])
+
+
+def run_one(m, idx):
+    label, names, stmts = m
+    d = os.path.join(t.tmp, "m%d" % idx)
+    os.mkdir(d)
+    # the report's files beside the cache are shared read-only: link them
+    for n in os.listdir(base):
+        if n != "trace-data.sqlite":
+            os.symlink(os.path.join(base, n), os.path.join(d, n))
+    db = os.path.join(d, "trace-data.sqlite")
+    shutil.copy(BASEDB, db)
+    refused = mutate(db, stmts)
+    bad = []
+    if refused is None:
+        for args in QUERIES:
+            why = judge(label, names, args, q(d, *args))
+            if why:
+                bad.append("%s: %s" % (" ".join(args), why))
+    shutil.rmtree(d, ignore_errors=True)
+    return label, refused, bad
+
+
+ms = mutations()
+start = time.time()
+failed = 0
+with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+    for label, refused, bad in pool.map(run_one, ms, range(len(ms))):
+        if refused:
+            continue
+        if bad:
+            failed += 1
+        t.ok(not bad, "mutation %s: the same answers or a data error naming it" % label,
+             "\n".join(bad))
+t.ok(True, "%d mutations (%s run) in %.1f s, %d failed" %
+     (len(ms), "long" if LONG else "short", time.time() - start, failed))
+sys.exit(t.done())
