@@ -55,20 +55,22 @@ int query_request(struct qctx *q, int lifecycle_only)
 	json_t *r = NULL;
 	int rc;
 
-	if (q->p->request_id) {
-		if ((rc = dataset_find_request(q->ds, q->p->request_id, &r, q->e)))
-			return rc;
-		if (r) {
-			if (lifecycle_only)
-				emit_member(q->out, r, "lifecycle");
-			else
-				jsonout_tree(q->out, r, 0);
-			json_decref(r);
-			return 0;
-		}
+	if (!q->p->request_id)
+		return err_set(q->e, ERR_USAGE, "%s requires a request id "
+		               "(--request ID)", lifecycle_only ? "lifecycle" :
+		               "request");
+	if ((rc = dataset_find_request(q->ds, q->p->request_id, &r, q->e)))
+		return rc;
+	if (r) {
+		if (lifecycle_only)
+			emit_member(q->out, r, "lifecycle");
+		else
+			jsonout_tree(q->out, r, 0);
+		json_decref(r);
+		return 0;
 	}
 	return err_set(q->e, ERR_USAGE, "Unknown client request: %s",
-	               q->p->request_id ? q->p->request_id : "None");
+	               q->p->request_id);
 }
 
 /* Collects arr's elements for which keep() is true (*el malloc'd). */

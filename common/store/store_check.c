@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/store_ext.h"
+
 int store_check_count_text(const char *text, int64_t *out)
 {
 	int64_t v = 0;
@@ -90,5 +92,25 @@ int store_check_collection(sqlite3 *db, const char *path, const char *table,
 		               "negative ttft_ms but dsight_meta negative_ttft says"
 		               " %lld; the report was altered: rebuild it", path,
 		               table, (long long)neg, (long long)negative_ttft);
+	return 0;
+}
+
+int store_check_element(const char *path, enum evidence_collection k,
+                        const char *irregular, enum store_shape shape,
+                        const json_t *el, struct err *e)
+{
+	const char *irr = irregular ? irregular : ",*,";
+
+	if (shape == STORE_TIMES || strstr(irr, ",*,"))
+		return 0;
+	if (!json_is_object(el))
+		return err_set(e, ERR_DATA, "%s: %s: a row's json is not an "
+		               "object; the report was altered: rebuild it", path,
+		               store_ext_table(k));
+	if (k == EVIDENCE_REQUESTS && !strstr(irr, ",id,") &&
+	    !json_is_string(json_object_get(el, "id")))
+		return err_set(e, ERR_DATA, "%s: dsight_requests: a row's json has"
+		               " no string id; the report was altered: rebuild it",
+		               path);
 	return 0;
 }

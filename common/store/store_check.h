@@ -11,7 +11,11 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "base/err.h"
+#include "ingest/evidence.h"
+#include "store/store_elem.h"
 
 /* A dsight_meta count: 0 and *out when text is a non-negative decimal
  * integer (at most 18 digits), else -1. */
@@ -25,5 +29,14 @@ int store_check_count_text(const char *text, int64_t *out);
 int store_check_collection(sqlite3 *db, const char *path, const char *table,
                            const char *key, int64_t count, int64_t timed,
                            int64_t negative_ttft, struct err *e);
+
+/* ERR_DATA naming path and k's table unless el (a row of k whose
+ * dsight_meta irregular.<k> is irregular, ",a,b," or NULL) is an element
+ * as the builder wrote it: an object (unless irregular holds "*"), a
+ * request with a string id (unless irregular holds "id").  STORE_TIMES
+ * elements, built from the columns, pass. */
+int store_check_element(const char *path, enum evidence_collection k,
+                        const char *irregular, enum store_shape shape,
+                        const json_t *el, struct err *e);
 
 #endif

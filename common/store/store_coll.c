@@ -22,8 +22,15 @@ struct store_coll {
 	sqlite3_stmt *gen, *by_id, *at[EVIDENCE_NCOLLECTIONS];
 };
 
+/* A statement on what failed: SQLite's message, or when SQLite saw no
+ * error (a row that should be there is not), says so. */
 static int c_fail(struct store_coll *c, struct err *e, const char *what)
 {
+	int code = sqlite3_errcode(c->db);
+	if (code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE)
+		return err_set(e, ERR_DATA, "%s: cannot read %s: a row it "
+		               "should hold is missing; the report was altered: "
+		               "rebuild it", c->path, what);
 	return err_set(e, ERR_DATA, "%s: cannot read %s: %s", c->path, what,
 	               sqlite3_errmsg(c->db));
 }
@@ -231,8 +238,8 @@ int store_coll_check_generation(struct store_coll *c, const char *generation,
 	return 0;
 }
 
-/* Parses column col of st and calls fn. */
-static int call_with(struct store_coll *c, sqlite3_stmt *st, int col,
+/* Parses column col of st (a row of k), checks it and calls fn. */
+static int call_with(struct store_coll *c, int k, sqlite3_stmt *st, int col,
                      enum store_shape shape, int64_t ordinal,
                      store_elem_fn fn, void *ctx, struct err *e)
 {
@@ -241,7 +248,9 @@ static int call_with(struct store_coll *c, sqlite3_stmt *st, int col,
 
 	if (rc)
 		return rc;
-	rc = fn(ctx, ordinal, el);
+	rc = store_check_element(c->path, k, c->irregular[k], shape, el, e);
+	if (!rc)
+		rc = fn(ctx, ordinal, el);
 	json_decref(el);
 	return rc;
 }
@@ -258,7 +267,7 @@ int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
 	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return c_fail(c, e, store_ext_table(k));
 	while ((s = sqlite3_step(st)) == SQLITE_ROW &&
-	       !(rc = call_with(c, st, 1, STORE_WHOLE,
+	       !(rc = call_with(c, k, st, 1, STORE_WHOLE,
 	                        sqlite3_column_int64(st, 0), fn, ctx, e)))
 		;
 	if (!rc && s != SQLITE_DONE)
@@ -270,22 +279,45 @@ int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
 int store_coll_request(struct store_coll *c, const char *id, size_t n,
                        json_t **out, struct err *e)
 {
+	const json_t *jid;
 	int rc;
 
 	*out = NULL;
 	sqlite3_reset(c->by_id);
 	sqlite3_bind_text(c->by_id, 1, id, (int)n, SQLITE_STATIC);
 	rc = sqlite3_step(c->by_id);
-	if (rc == SQLITE_ROW) {
+	if (rc == SQLITE_ROW)
 		*out = store_elem_parse((const char *)sqlite3_column_text(c->by_id, 0),
 		             sqlite3_column_bytes(c->by_id, 0));
-		if (!*out)
-			rc = SQLITE_ERROR;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		c_fail(c, e, "dsight_requests");
+		sqlite3_reset(c->by_id);
+		return e->code;
 	}
 	sqlite3_reset(c->by_id);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return c_fail(c, e, "dsight_requests");
-	return 0;
+	if (rc == SQLITE_DONE)
+		return 0;
+	/* the row found by its id column must be that request */
+	if (!*out)
+		return err_set(e, ERR_DATA, "%s: dsight_requests: the row of "
+		               "request %.*s is not valid JSON; the report was "
+		               "altered: rebuild it", c->path, (int)(n > 200 ? 200 : n),
+		               id);
+	rc = store_check_element(c->path, EVIDENCE_REQUESTS,
+	                         c->irregular[EVIDENCE_REQUESTS], STORE_WHOLE,
+	                         *out, e);
+	jid = json_object_get(*out, "id");
+	if (!rc && json_is_string(jid) && (json_string_length(jid) != n ||
+	                                   memcmp(json_string_value(jid), id, n)))
+		rc = err_set(e, ERR_DATA, "%s: dsight_requests: the row whose id "
+		             "column is %.*s holds another request; the report was "
+		             "altered: rebuild it", c->path, (int)(n > 200 ? 200 : n),
+		             id);
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 int store_coll_names(struct store_coll *c, enum store_names which,
@@ -520,7 +552,7 @@ static int run_page(struct store_coll *c, int k, const char *sql,
 	sqlite3_bind_int64(st, q->nb + 2, offset);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
 		(*got)++;
-		if ((rc = call_with(c, st, 1, shape, sqlite3_column_int64(st, 0),
+		if ((rc = call_with(c, k, st, 1, shape, sqlite3_column_int64(st, 0),
 		                    fn, ctx, e)))
 			break;
 	}
@@ -723,7 +755,8 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		if (sqlite3_step(at) != SQLITE_ROW)
 			rc = c_fail(c, e, "dsight_requests");
 		else
-			rc = call_with(c, at, 0, STORE_WHOLE, h[i].ordinal, fn, ctx, e);
+			rc = call_with(c, EVIDENCE_REQUESTS, at, 0, STORE_WHOLE,
+			               h[i].ordinal, fn, ctx, e);
 		sqlite3_reset(at);
 	}
 out:
