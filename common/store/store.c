@@ -492,12 +492,55 @@ static int check_durations(struct store *s, int64_t profile,
 	return rc == SQLITE_DONE ? 0 : db_err(s, e, "cannot read events");
 }
 
+/* The durations rows of profile, checked (check_durations): *bm
+ * malloc'd (n of them).  0 or an ERR_* code (*bm NULL). */
+static int read_durations(struct store *s, int64_t profile,
+                          struct bucket_max **bm, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st = s->st[ST_DURATIONS];
+	size_t cap = 0;
+	int rc, nomem = 0;
+
+	*bm = NULL;
+	*n = 0;
+	sqlite3_bind_int64(st, 1, profile);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((nomem = vec_reserve(bm, &cap, *n + 1, sizeof **bm)))
+			break;
+		(*bm)[*n].bucket = sqlite3_column_int64(st, 0);
+		(*bm)[*n].maximum = sqlite3_column_double(st, 1);
+		(*n)++;
+	}
+	sqlite3_reset(st);
+	if (nomem)
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else if (rc == SQLITE_DONE)
+		rc = check_durations(s, profile, *bm, *n, e);
+	else
+		rc = db_err(s, e, "cannot read durations");
+	if (rc) {
+		free(*bm);
+		*bm = NULL;
+	}
+	return rc;
+}
+
+int store_check_durations(struct store *s, int64_t profile, struct err *e)
+{
+	struct bucket_max *bm;
+	size_t n;
+	int rc = read_durations(s, profile, &bm, &n, e);
+
+	free(bm);
+	return rc;
+}
+
 int store_events(struct store *s, int64_t profile, int has_window, int wide,
                  double wstart, double wend, row_event_fn fn, void *ctx,
                  struct err *e)
 {
 	struct bucket_max *bm = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	sqlite3_stmt *st;
 	int rc;
 
@@ -516,27 +559,8 @@ int store_events(struct store *s, int64_t profile, int has_window, int wide,
 		return run_events(s, profile, st, fn, ctx, e);
 	}
 	/* Collect the (bucket, maximum) rows first: one statement at a time. */
-	st = s->st[ST_DURATIONS];
-	sqlite3_bind_int64(st, 1, profile);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (vec_reserve(&bm, &cap, n + 1, sizeof *bm)) {
-			sqlite3_reset(st);
-			free(bm);
-			return err_set(e, ERR_NOMEM, "out of memory");
-		}
-		bm[n].bucket = sqlite3_column_int64(st, 0);
-		bm[n].maximum = sqlite3_column_double(st, 1);
-		n++;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		free(bm);
-		return db_err(s, e, "cannot read durations");
-	}
-	if ((rc = check_durations(s, profile, bm, n, e))) {
-		free(bm);
+	if ((rc = read_durations(s, profile, &bm, &n, e)))
 		return rc;
-	}
 	st = s->st[ST_EVENTS_WIN];
 	for (size_t k = 0; k < n && !rc; k++) {
 		double lower = nextafter(wstart - nextafter(bm[k].maximum, INFINITY),

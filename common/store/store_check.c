@@ -44,12 +44,55 @@ static int one_int(sqlite3 *db, const char *path, const char *table,
 	return 0;
 }
 
-int store_check_collection(sqlite3 *db, const char *path, const char *table,
-                           const char *key, int64_t count, int64_t timed,
-                           int64_t negative_ttft, struct err *e)
+/* ERR_DATA when an indexed column of k that the builder keeps regular
+ * (not in irregular) holds a value of the wrong type: text or a blob in a
+ * number column, a number in a text column.  One index probe each (in an
+ * index, numbers sort before text, text before blobs). */
+static int check_types(sqlite3 *db, const char *path, int k,
+                       const char *irregular, struct err *e)
 {
+	const char *table = store_ext_table(k);
+	size_t n;
+	const struct ext_col *cols = store_ext_columns(k, &n);
+	char sql[512], pat[64];
+	int64_t bad;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(pat, sizeof pat, ",%s,", cols[i].name);
+		if (!cols[i].indexed || cols[i].kind == EXT_PRESENT ||
+		    strstr(irregular, pat))
+			continue;
+		if (cols[i].kind == EXT_TEXT)
+			snprintf(sql, sizeof sql, "SELECT EXISTS (SELECT 1 FROM %s "
+			         "WHERE \"%s\" < '') + EXISTS (SELECT 1 FROM %s "
+			         "WHERE \"%s\" >= x'')", table, cols[i].name,
+			         table, cols[i].name);
+		else
+			snprintf(sql, sizeof sql, "SELECT EXISTS (SELECT 1 FROM %s "
+			         "WHERE \"%s\" >= '')", table, cols[i].name);
+		if (one_int(db, path, table, sql, &bad, e))
+			return e->code;
+		if (bad)
+			return err_set(e, ERR_DATA, "%s: %s: the column %s holds a "
+			               "value of the wrong type; the report was "
+			               "altered: rebuild it", path, table,
+			               cols[i].name);
+	}
+	return 0;
+}
+
+int store_check_collection(sqlite3 *db, const char *path, int k,
+                           const char *irregular, int64_t count,
+                           int64_t timed, int64_t negative_ttft,
+                           struct err *e)
+{
+	const char *table = store_ext_table(k);
+	const char *key = evidence_collection_key(k);
 	char sql[512];
 	int64_t rows, lo, hi, untimed, neg;
+
+	if (!strstr(irregular, ",*,") && check_types(db, path, k, irregular, e))
+		return e->code;
 
 	snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM %s)", table);
 	if (one_int(db, path, table, sql, &rows, e))

@@ -21,14 +21,16 @@
  * integer (at most 18 digits), else -1. */
 int store_check_count_text(const char *text, int64_t *out);
 
-/* Checks table (one of the collection tables) against its dsight_meta
- * counts: count rows with ordinals 0 .. count - 1, timed of them with a
- * start and an end, and, with a negative_ttft >= 0, that many rows with
- * ttft_ms < 0.  Each costs a count over an index.  0, or ERR_DATA naming
- * path, the table and the key. */
-int store_check_collection(sqlite3 *db, const char *path, const char *table,
-                           const char *key, int64_t count, int64_t timed,
-                           int64_t negative_ttft, struct err *e);
+/* Checks k's table against its dsight_meta counts: count rows with
+ * ordinals 0 .. count - 1, timed of them with a start and an end, with a
+ * negative_ttft >= 0 that many rows with ttft_ms < 0, and the indexed
+ * columns not listed in irregular (",a,b,"; ",*," skips this) hold values
+ * of their type.  Each costs a count or a probe over an index.  0, or
+ * ERR_DATA naming path, the table and the key or column. */
+int store_check_collection(sqlite3 *db, const char *path, int k,
+                           const char *irregular, int64_t count,
+                           int64_t timed, int64_t negative_ttft,
+                           struct err *e);
 
 /* ERR_DATA naming path and k's table unless el (a row of k whose
  * dsight_meta irregular.<k> is irregular, ",a,b," or NULL) is an element

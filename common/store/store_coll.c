@@ -126,9 +126,9 @@ static int check_counts(struct store_coll *c, const char *bad, struct err *e)
 		               "not a count (a non-negative integer); the report "
 		               "was altered: rebuild it", c->path, bad);
 	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++)
-		if (store_check_collection(c->db, c->path, store_ext_table(k),
-		                           evidence_collection_key(k), c->count[k],
-		                           c->timed[k], k == EVIDENCE_REQUESTS ?
+		if (store_check_collection(c->db, c->path, k, c->irregular[k],
+		                           c->count[k], c->timed[k],
+		                           k == EVIDENCE_REQUESTS ?
 		                           c->negative_ttft : -1, e))
 			return e->code;
 	return 0;

@@ -515,6 +515,29 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
 	return 0;
 }
 
+/* Whether a series summary row (points_total, samples, min, max, last,
+ * sum) can be: min <= last <= max, and a numeric sum whose mean lies in
+ * [min, max] (up to rounding). */
+static int series_sane(sqlite3_stmt *st, int64_t samples)
+{
+	double mn, mx, la, mean, tol;
+	int t = sqlite3_column_type(st, 5);
+
+	if (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
+		return 0;
+	if (!samples)
+		return 1;
+	mn = sqlite3_column_double(st, 2);
+	mx = sqlite3_column_double(st, 3);
+	la = sqlite3_column_double(st, 4);
+	mean = sqlite3_column_double(st, 5) / (double)samples;
+	tol = 1e-6 * (fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx));
+	if (!(mn <= la && la <= mx))
+		return 0;
+	return !isfinite(mean) || !isfinite(tol) ||
+	       (mean >= mn - tol && mean <= mx + tol);
+}
+
 int store_summary_series(struct store_summary *s, int64_t series,
                          int *have, struct numstats *out, struct err *e)
 {
@@ -532,7 +555,7 @@ int store_summary_series(struct store_summary *s, int64_t series,
 		*have = 1;
 		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
 		    sqlite3_column_type(st, 1) != SQLITE_INTEGER ||
-		    samples < 0 || samples > total ||
+		    samples < 0 || samples > total || !series_sane(st, samples) ||
 		    numstats_set(out, samples, total,
 		                 (const char *)sqlite3_column_text(st, 2),
 		                 (const char *)sqlite3_column_text(st, 3),

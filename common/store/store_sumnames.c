@@ -456,8 +456,11 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 
 static int bad_row(int64_t profile, struct err *e)
 {
-	return err_set(e, ERR_DATA, "the name summary of profile %lld is "
-	               "malformed", (long long)profile);
+	return err_set(e, ERR_DATA, "the name summary of profile %lld "
+	               "(dsight_summary_names, dsight_summary_bins, "
+	               "dsight_summary_crossing, dsight_summary_range_bins) is "
+	               "malformed; the report was altered: rebuild it",
+	               (long long)profile);
 }
 
 static long decode(struct store_sumnames *s, sqlite3_stmt *st, int col,
