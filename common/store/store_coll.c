@@ -244,7 +244,8 @@ static int call_with(struct store_coll *c, int k, sqlite3_stmt *st, int col,
                      store_elem_fn fn, void *ctx, struct err *e)
 {
 	json_t *el;
-	int rc = store_elem_read(st, col, shape, c->path, &el, e);
+	int rc = store_elem_read(st, col, shape, c->path, store_ext_table(k),
+	                         &el, e);
 
 	if (rc)
 		return rc;

@@ -63,7 +63,8 @@ static json_t *times_element(sqlite3_stmt *st, int col)
 }
 
 int store_elem_read(sqlite3_stmt *st, int col, enum store_shape shape,
-                    const char *path, json_t **out, struct err *e)
+                    const char *path, const char *table, json_t **out,
+                    struct err *e)
 {
 	json_t *el;
 
@@ -75,8 +76,9 @@ int store_elem_read(sqlite3_stmt *st, int col, enum store_shape shape,
 	                      sqlite3_column_bytes(st, col));
 	*out = NULL;
 	if (!el)
-		return err_set(e, ERR_DATA, "%s: an element of the request tables "
-		               "is not valid JSON; rebuild the report", path);
+		return err_set(e, ERR_DATA, "%s: %s: a row's json is not valid "
+		               "JSON; the report was altered: rebuild it", path,
+		               table);
 	/* a row's span_count is what its element holds, never more: it sizes
 	 * the array below */
 	if (shape == STORE_SLIM &&

@@ -434,7 +434,7 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 	                       "profile = ?1 AND width = ?4 AND bin >= ?2 AND "
 	                       "bin < ?3", -1, SQLITE_PREPARE_PERSISTENT,
 	                       &s->bins, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v3(db, "SELECT start, end, name FROM "
+	    sqlite3_prepare_v3(db, "SELECT start, end, name, bin FROM "
 	                       "dsight_summary_crossing WHERE profile = ?1 AND "
 	                       "width = ?4 AND bin >= ?2 AND bin < ?3", -1,
 	                       SQLITE_PREPARE_PERSISTENT, &s->cross,
@@ -534,6 +534,18 @@ static int bin_row(struct bin_reader *r, sqlite3_stmt *st, const double *p,
 	             p, n);
 }
 
+/* Whether a crossing row (start, end, name, bin) is one the builder
+ * writes: in the bin its start falls in, touching an edge of it. */
+static int crossing_sane(sqlite3_stmt *st, double width)
+{
+	double a = sqlite3_column_double(st, 0), b = sqlite3_column_double(st, 1);
+	int64_t bin = sqlite3_column_int64(st, 3);
+	double fl = (double)bin;
+
+	return a <= b && bin == store_sumio_bin(a, width, BINS_MAX) &&
+	       (!(b < (fl + 1) * width) || !(a > fl * width));
+}
+
 static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
                      int64_t profile, double width, int64_t i0, int64_t i1,
                      int *have, struct bin_reader *r,
@@ -578,7 +590,9 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 	sqlite3_bind_double(s->cross, 4, width);
 	while ((rc = sqlite3_step(s->cross)) == SQLITE_ROW) {
 		if (sqlite3_column_type(s->cross, 0) != SQLITE_FLOAT ||
-		    sqlite3_column_type(s->cross, 1) != SQLITE_FLOAT) {
+		    sqlite3_column_type(s->cross, 1) != SQLITE_FLOAT ||
+		    sqlite3_column_type(s->cross, 2) != SQLITE_INTEGER ||
+		    !crossing_sane(s->cross, width)) {
 			sqlite3_reset(s->cross);
 			return bad_row(profile, e);
 		}
