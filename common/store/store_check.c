@@ -2,11 +2,14 @@
 #include "store/store_check.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/store_ext.h"
 
-int store_check_count_text(const char *text, int64_t *out)
+/* A dsight_meta count: 0 and *out when text is a non-negative decimal
+ * integer (at most 18 digits), else -1. */
+static int count_text(const char *text, int64_t *out)
 {
 	int64_t v = 0;
 	size_t n = text ? strlen(text) : 0;
@@ -81,10 +84,11 @@ static int check_types(sqlite3 *db, const char *path, int k,
 	return 0;
 }
 
-int store_check_collection(sqlite3 *db, const char *path, int k,
-                           const char *irregular, int64_t count,
-                           int64_t timed, int64_t negative_ttft,
-                           struct err *e)
+/* Checks k's table against its dsight_meta counts (store_check_meta). */
+static int check_collection(sqlite3 *db, const char *path, int k,
+                            const char *irregular, int64_t count,
+                            int64_t timed, int64_t negative_ttft,
+                            struct err *e)
 {
 	const char *table = store_ext_table(k);
 	const char *key = evidence_collection_key(k);
@@ -136,6 +140,98 @@ int store_check_collection(sqlite3 *db, const char *path, int k,
 		               " %lld; the report was altered: rebuild it", path,
 		               table, (long long)neg, (long long)negative_ttft);
 	return 0;
+}
+
+/* Reads a count of dsight_meta (key k, text v) into *out; a value that
+ * is not a non-negative integer names k in bad (the first one only). */
+static void meta_count(const char *k, const char *v, int64_t *out,
+                       char *bad, size_t badsz)
+{
+	if (count_text(v, out) && !*bad)
+		snprintf(bad, badsz, "%s", k);
+}
+
+int store_check_read_meta(sqlite3 *db, const char *generation,
+                          struct store_meta *c, int *match, char *bad,
+                          size_t badsz)
+{
+	sqlite3_stmt *st = NULL;
+	int ext = 0, gen = 0, rc;
+
+	*match = 0;
+	*bad = 0;
+	c->negative_ttft = -1;
+	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++)
+		c->count[i] = c->timed[i] = -1;
+	if (sqlite3_prepare_v2(db, "SELECT key, value FROM dsight_meta", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+		if (!k)
+			continue;
+		if (!strcmp(k, "extension"))
+			ext = v && !strcmp(v, STORE_EXT_VERSION);
+		else if (!strcmp(k, "generation"))
+			gen = v && !strcmp(v, generation);
+		else if (!strcmp(k, "negative_ttft"))
+			meta_count(k, v, &c->negative_ttft, bad, badsz);
+		for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++) {
+			const char *ck = evidence_collection_key(i);
+			if (!strncmp(k, "count.", 6) && !strcmp(k + 6, ck))
+				meta_count(k, v, &c->count[i], bad, badsz);
+			else if (!strncmp(k, "timed.", 6) && !strcmp(k + 6, ck))
+				meta_count(k, v, &c->timed[i], bad, badsz);
+			else if (!strncmp(k, "irregular.", 10) &&
+			         !strcmp(k + 10, ck) && v) {
+				free(c->irregular[i]);
+				c->irregular[i] = malloc(strlen(v) + 3);
+				if (c->irregular[i])
+					sprintf(c->irregular[i], ",%s,", v);
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -1;
+	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++) {
+		const char *ck = evidence_collection_key(i);
+		if (!c->irregular[i])
+			return 0;
+		if (!*bad && c->count[i] < 0)
+			snprintf(bad, badsz, "count.%s", ck);
+		if (!*bad && c->timed[i] < 0)
+			snprintf(bad, badsz, "timed.%s", ck);
+	}
+	if (!*bad && c->negative_ttft < 0)
+		snprintf(bad, badsz, "negative_ttft");
+	*match = ext && gen;
+	return 0;
+}
+
+int store_check_meta(sqlite3 *db, const char *path,
+                     const struct store_meta *m, const char *bad,
+                     struct err *e)
+{
+	if (*bad)
+		return err_set(e, ERR_DATA, "%s: dsight_meta %s is missing or is "
+		               "not a count (a non-negative integer); the report "
+		               "was altered: rebuild it", path, bad);
+	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++)
+		if (check_collection(db, path, k, m->irregular[k], m->count[k],
+		                     m->timed[k], k == EVIDENCE_REQUESTS ?
+		                     m->negative_ttft : -1, e))
+			return e->code;
+	return 0;
+}
+
+void store_check_meta_free(struct store_meta *m)
+{
+	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++) {
+		free(m->irregular[k]);
+		m->irregular[k] = NULL;
+	}
 }
 
 int store_check_element(const char *path, enum evidence_collection k,

@@ -17,20 +17,34 @@
 #include "ingest/evidence.h"
 #include "store/store_elem.h"
 
-/* A dsight_meta count: 0 and *out when text is a non-negative decimal
- * integer (at most 18 digits), else -1. */
-int store_check_count_text(const char *text, int64_t *out);
+/* What dsight_meta says of the collections: counts and timed counts, -1
+ * until read; irregular.<k> as ",a,b," (malloc'd, NULL when absent). */
+struct store_meta {
+	int64_t count[EVIDENCE_NCOLLECTIONS];
+	int64_t timed[EVIDENCE_NCOLLECTIONS];
+	char *irregular[EVIDENCE_NCOLLECTIONS];
+	int64_t negative_ttft;
+};
 
-/* Checks k's table against its dsight_meta counts: count rows with
- * ordinals 0 .. count - 1, timed of them with a start and an end, with a
- * negative_ttft >= 0 that many rows with ttft_ms < 0, and the indexed
- * columns not listed in irregular (",a,b,"; ",*," skips this) hold values
- * of their type.  Each costs a count or a probe over an index.  0, or
- * ERR_DATA naming path, the table and the key or column. */
-int store_check_collection(sqlite3 *db, const char *path, int k,
-                           const char *irregular, int64_t count,
-                           int64_t timed, int64_t negative_ttft,
-                           struct err *e);
+/* Reads db's dsight_meta into m (zeroed by the caller; free with
+ * store_check_meta_free).  *match = 1 when it is this build's extension of
+ * generation; bad (badsz bytes) gets the first count key that is missing
+ * or is not a non-negative decimal integer ("" when none).  0, or -1 when
+ * the table cannot be read. */
+int store_check_read_meta(sqlite3 *db, const char *generation,
+                          struct store_meta *m, int *match, char *bad,
+                          size_t badsz);
+
+/* The data error of a bad key, else checks each collection's table
+ * against m: count rows with ordinals 0 .. count - 1, timed of them with
+ * a start and an end, negative_ttft requests with ttft_ms < 0, and the
+ * indexed columns not listed as irregular hold values of their type.
+ * Each costs a count or a probe over an index.  0, or ERR_DATA naming
+ * path, the table and the key or column. */
+int store_check_meta(sqlite3 *db, const char *path,
+                     const struct store_meta *m, const char *bad,
+                     struct err *e);
+void store_check_meta_free(struct store_meta *m);
 
 /* ERR_DATA naming path and k's table unless el (a row of k whose
  * dsight_meta irregular.<k> is irregular, ",a,b," or NULL) is an element

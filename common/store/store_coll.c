@@ -14,10 +14,7 @@
 struct store_coll {
 	sqlite3 *db;
 	const char *path;
-	int64_t count[EVIDENCE_NCOLLECTIONS];
-	int64_t timed[EVIDENCE_NCOLLECTIONS];
-	char *irregular[EVIDENCE_NCOLLECTIONS]; /* ",a,b," or ",*," */
-	int64_t negative_ttft;
+	struct store_meta meta; /* dsight_meta */
 	int search_index; /* dsight_requests_search is there */
 	sqlite3_stmt *gen, *by_id, *at[EVIDENCE_NCOLLECTIONS];
 };
@@ -41,97 +38,10 @@ void store_coll_close(struct store_coll *c)
 		return;
 	sqlite3_finalize(c->gen);
 	sqlite3_finalize(c->by_id);
-	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++) {
-		sqlite3_finalize(c->at[k]);
-		free(c->irregular[k]);
-	}
-	free(c);
-}
-
-/* Reads a count of dsight_meta (key k, text v) into *out; a value that
- * is not a non-negative integer names k in bad (the first one only). */
-static void meta_count(const char *k, const char *v, int64_t *out,
-                       char *bad, size_t badsz)
-{
-	if (store_check_count_text(v, out) && !*bad)
-		snprintf(bad, badsz, "%s", k);
-}
-
-/* Reads dsight_meta; *match = 1 when it is this build's extension of
- * generation.  bad (badsz bytes) gets the first count key that is missing
- * or not a non-negative integer ("" when none). */
-static int read_meta(struct store_coll *c, const char *generation, int *match,
-                     char *bad, size_t badsz)
-{
-	sqlite3_stmt *st = NULL;
-	int ext = 0, gen = 0, rc;
-
-	*match = 0;
-	*bad = 0;
-	c->negative_ttft = -1;
-	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++)
-		c->count[i] = c->timed[i] = -1;
-	if (sqlite3_prepare_v2(c->db, "SELECT key, value FROM dsight_meta", -1,
-	                       &st, NULL) != SQLITE_OK)
-		return 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *k = (const char *)sqlite3_column_text(st, 0);
-		const char *v = (const char *)sqlite3_column_text(st, 1);
-		if (!k)
-			continue;
-		if (!strcmp(k, "extension"))
-			ext = v && !strcmp(v, STORE_EXT_VERSION);
-		else if (!strcmp(k, "generation"))
-			gen = v && !strcmp(v, generation);
-		else if (!strcmp(k, "negative_ttft"))
-			meta_count(k, v, &c->negative_ttft, bad, badsz);
-		for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++) {
-			const char *ck = evidence_collection_key(i);
-			if (!strncmp(k, "count.", 6) && !strcmp(k + 6, ck))
-				meta_count(k, v, &c->count[i], bad, badsz);
-			else if (!strncmp(k, "timed.", 6) && !strcmp(k + 6, ck))
-				meta_count(k, v, &c->timed[i], bad, badsz);
-			else if (!strncmp(k, "irregular.", 10) &&
-			         !strcmp(k + 10, ck) && v) {
-				free(c->irregular[i]);
-				c->irregular[i] = malloc(strlen(v) + 3);
-				if (c->irregular[i])
-					sprintf(c->irregular[i], ",%s,", v);
-			}
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return -1;
-	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++) {
-		const char *ck = evidence_collection_key(i);
-		if (!c->irregular[i])
-			return 0;
-		if (!*bad && c->count[i] < 0)
-			snprintf(bad, badsz, "count.%s", ck);
-		if (!*bad && c->timed[i] < 0)
-			snprintf(bad, badsz, "timed.%s", ck);
-	}
-	if (!*bad && c->negative_ttft < 0)
-		snprintf(bad, badsz, "negative_ttft");
-	*match = ext && gen;
-	return 0;
-}
-
-/* The data error of a match whose counts do not hold (see store_check.h). */
-static int check_counts(struct store_coll *c, const char *bad, struct err *e)
-{
-	if (*bad)
-		return err_set(e, ERR_DATA, "%s: dsight_meta %s is missing or is "
-		               "not a count (a non-negative integer); the report "
-		               "was altered: rebuild it", c->path, bad);
 	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++)
-		if (store_check_collection(c->db, c->path, k, c->irregular[k],
-		                           c->count[k], c->timed[k],
-		                           k == EVIDENCE_REQUESTS ?
-		                           c->negative_ttft : -1, e))
-			return e->code;
-	return 0;
+		sqlite3_finalize(c->at[k]);
+	store_check_meta_free(&c->meta);
+	free(c);
 }
 
 static int prep(struct store_coll *c, sqlite3_stmt **st, const char *sql)
@@ -164,9 +74,10 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	c->db = store_db(s);
 	c->path = store_path(s);
-	if (read_meta(c, catalog_generation, &match, bad, sizeof bad) || !match)
+	if (store_check_read_meta(c->db, catalog_generation, &c->meta, &match,
+	                          bad, sizeof bad) || !match)
 		goto stale;
-	if (check_counts(c, bad, e)) {
+	if (store_check_meta(c->db, c->path, &c->meta, bad, e)) {
 		store_coll_close(c);
 		return e->code;
 	}
@@ -209,12 +120,12 @@ stale:
 
 int store_coll_has(const struct store_coll *c, enum evidence_collection k)
 {
-	return c && c->count[k] > 0;
+	return c && c->meta.count[k] > 0;
 }
 
 int64_t store_coll_count(const struct store_coll *c, enum evidence_collection k)
 {
-	return c ? c->count[k] : 0;
+	return c ? c->meta.count[k] : 0;
 }
 
 int store_coll_check_generation(struct store_coll *c, const char *generation,
@@ -249,7 +160,7 @@ static int call_with(struct store_coll *c, int k, sqlite3_stmt *st, int col,
 
 	if (rc)
 		return rc;
-	rc = store_check_element(c->path, k, c->irregular[k], shape, el, e);
+	rc = store_check_element(c->path, k, c->meta.irregular[k], shape, el, e);
 	if (!rc)
 		rc = fn(ctx, ordinal, el);
 	json_decref(el);
@@ -305,7 +216,7 @@ int store_coll_request(struct store_coll *c, const char *id, size_t n,
 		               "altered: rebuild it", c->path, (int)(n > 200 ? 200 : n),
 		               id);
 	rc = store_check_element(c->path, EVIDENCE_REQUESTS,
-	                         c->irregular[EVIDENCE_REQUESTS], STORE_WHOLE,
+	                         c->meta.irregular[EVIDENCE_REQUESTS], STORE_WHOLE,
 	                         *out, e);
 	jid = json_object_get(*out, "id");
 	if (!rc && json_is_string(jid) && (json_string_length(jid) != n ||
@@ -359,7 +270,7 @@ int store_coll_names(struct store_coll *c, enum store_names which,
 static int irregular(const struct store_coll *c, int k, const char *name)
 {
 	char pat[64];
-	const char *irr = c->irregular[k];
+	const char *irr = c->meta.irregular[k];
 	if (!irr || strstr(irr, ",*,"))
 		return 1;
 	snprintf(pat, sizeof pat, ",%s,", name);
@@ -443,7 +354,7 @@ static void filters(const struct store_coll *c, int k,
 			buf_putc(w, ')');
 		}
 		/* (ttft_ms or 0) >= min_ttft_ms; a no-op at 0 without negatives */
-		if (sel->min_ttft_ms > 0 || c->negative_ttft > 0) {
+		if (sel->min_ttft_ms > 0 || c->meta.negative_ttft > 0) {
 			buf_puts(w, " AND coalesce(ttft_ms, 0) >= ?");
 			bind_d(q, sel->min_ttft_ms);
 		}
@@ -521,7 +432,7 @@ static int count_outside(struct store_coll *c, int k,
 		if (count_where(c, k, part[i], &q, &x[i], e))
 			return e->code;
 	}
-	*n = c->timed[k] - x[0] - x[1] + x[2];
+	*n = c->meta.timed[k] - x[0] - x[1] + x[2];
 	return 0;
 }
 
@@ -691,7 +602,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 	 * statement reads (the window, the ordinal, search) */
 	buf_printf(&sql, " FROM dsight_requests%s WHERE 1%s",
 	           c->search_index && !sel->nsort && !sel->sessions.on &&
-	           !sel->agents.on && !(sel->min_ttft_ms > 0 || c->negative_ttft > 0)
+	           !sel->agents.on && !(sel->min_ttft_ms > 0 || c->meta.negative_ttft > 0)
 	           ? " INDEXED BY dsight_requests_search" : "",
 	           q->where.data ? q->where.data : "");
 	if (fts) {
@@ -821,7 +732,7 @@ int store_coll_select(struct store_coll *c, enum evidence_collection k,
 	}
 	/* wide: the window alone, over at least half the elements' span */
 	wide = !other && !before && k != EVIDENCE_ITERATIONS &&
-	       sel->end - sel->start >= 0 && c->timed[k] > 0;
+	       sel->end - sel->start >= 0 && c->meta.timed[k] > 0;
 	if (wide) {
 		/* counted from the rows outside (an index range each): about the
 		 * cost of counting those inside when the window is narrow, far
@@ -829,7 +740,7 @@ int store_coll_select(struct store_coll *c, enum evidence_collection k,
 		rc = count_outside(c, k, sel, total, e);
 		/* a page ordered by a key walks that key's index when the window
 		 * keeps most rows */
-		wide = !rc && *total * 2 >= c->timed[k];
+		wide = !rc && *total * 2 >= c->meta.timed[k];
 	} else {
 		rc = count_where(c, k, q.where.data, &q, total, e);
 	}
