@@ -465,7 +465,8 @@ static int check_durations(struct store *s, int64_t profile,
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
-		if (row_bucket(0, bm[i].maximum) != bm[i].bucket ||
+		if (!(bm[i].maximum >= 0) ||
+		    row_bucket(0, bm[i].maximum) != bm[i].bucket ||
 		    (i && bm[i].bucket <= bm[i - 1].bucket))
 			return err_set(e, ERR_DATA, "%s: durations: profile %lld, "
 			               "bucket %lld: the maximum %g is not in its "

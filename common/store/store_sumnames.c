@@ -386,6 +386,7 @@ struct store_sumnames {
 	sqlite3_stmt *prof, *names;
 	/* NULL: no bin summaries */
 	sqlite3_stmt *bprof, *bins, *cross, *rbins;
+	sqlite3_stmt *rows; /* a profile's events: the most a bin counts */
 	double *parts;
 	size_t cap;
 };
@@ -399,6 +400,7 @@ void store_sumnames_close(struct store_sumnames *s)
 	sqlite3_finalize(s->bprof);
 	sqlite3_finalize(s->bins);
 	sqlite3_finalize(s->cross);
+	sqlite3_finalize(s->rows);
 	sqlite3_finalize(s->rbins);
 	free(s->parts);
 	free(s);
@@ -434,6 +436,9 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 	                       "profile = ?1 AND width = ?4 AND bin >= ?2 AND "
 	                       "bin < ?3", -1, SQLITE_PREPARE_PERSISTENT,
 	                       &s->bins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(db, "SELECT max(ordinal) FROM events WHERE "
+	                       "profile = ?1", -1, SQLITE_PREPARE_PERSISTENT,
+	                       &s->rows, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(db, "SELECT start, end, name, bin FROM "
 	                       "dsight_summary_crossing WHERE profile = ?1 AND "
 	                       "width = ?4 AND bin >= ?2 AND bin < ?3", -1,
@@ -448,7 +453,8 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 		sqlite3_finalize(s->bins);
 		sqlite3_finalize(s->cross);
 		sqlite3_finalize(s->rbins);
-		s->bprof = s->bins = s->cross = s->rbins = NULL;
+		sqlite3_finalize(s->rows);
+		s->bprof = s->bins = s->cross = s->rbins = s->rows = NULL;
 	}
 	*out = s;
 	return 0;
@@ -551,6 +557,7 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
                      int *have, struct bin_reader *r,
                      store_sumnames_cross_fn cross, struct err *e)
 {
+	int64_t rows;
 	int rc;
 
 	*have = 0;
@@ -564,6 +571,13 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 		return 0;
 	if (rc != SQLITE_ROW)
 		goto fail;
+	/* a bin counts at most the profile's ranges */
+	sqlite3_bind_int64(s->rows, 1, profile);
+	rc = sqlite3_step(s->rows);
+	rows = sqlite3_column_int64(s->rows, 0) + 1;
+	sqlite3_reset(s->rows);
+	if (rc != SQLITE_ROW)
+		goto fail;
 	sqlite3_bind_int64(bins, 1, profile);
 	sqlite3_bind_int64(bins, 2, i0);
 	sqlite3_bind_int64(bins, 3, i1);
@@ -571,6 +585,7 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 	while ((rc = sqlite3_step(bins)) == SQLITE_ROW) {
 		long n = decode(s, bins, 3, 0);
 		if (n < 0 || sqlite3_column_int64(bins, 1) < 1 ||
+		    sqlite3_column_int64(bins, 1) > rows ||
 		    sqlite3_column_type(bins, 2) != SQLITE_FLOAT) {
 			sqlite3_reset(bins);
 			return bad_row(profile, e);

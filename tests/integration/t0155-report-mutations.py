@@ -141,18 +141,31 @@ def chosen(ms):
 
 # What the cheap checks cannot see (doc/report-files.md, "Data errors"): an
 # indexed column of a collection table changed while its json keeps the old
-# value moves the row in or out of a SQL filter, sort or id lookup; a
-# crossing-range summary row moved to another bin, width or profile, or
-# deleted, or its end moved within its bin's reach.  Such a mutation may
-# change an answer; it is listed as a known gap, never a crash.
+# value moves the row in or out of a SQL filter, sort or id lookup; a row of
+# a per-bin summary moved to another profile, width or bin, or deleted (and
+# a crossing range's end moved within reach of its bin, a range bin's
+# duration parts emptied); a series' min or max moved to another value the
+# rest of its row allows; a stack summary moved to a stack the profile does
+# not have (the scan ignores such stacks too).  Such a mutation may change
+# an answer; it is printed as a known gap, and must never crash.
 COPIED = {"dsight_requests", "dsight_sessions", "dsight_server_spans", "dsight_iterations"}
+BINNED = {"dsight_summary_crossing", "dsight_summary_range_bins", "dsight_summary_bins",
+          "dsight_summary_sample_bins", "dsight_summary_point_bins"}
+KEYS = {"profile", "series", "width", "bin"}
 
 
 def known_gap(label):
     tb, _, rest = label.partition(".")
-    if tb in COPIED and rest.split("=")[0] not in ("ordinal", "json", "span_count", "search"):
+    col = rest.split("=")[0]
+    if tb in COPIED and rest and col not in ("ordinal", "json", "span_count", "search"):
         return True
-    return label.startswith("dsight_summary_crossing")
+    binned = tb.split(":")[0]
+    if binned in BINNED and (col in KEYS or "deleted" in label):
+        return True
+    return (tb == "dsight_summary_crossing" and col == "end") or \
+        (tb == "dsight_summary_range_bins" and col == "duration_parts") or \
+        (tb == "dsight_summary_series" and col in ("min", "max")) or \
+        (tb == "dsight_summary_stacks" and col == "stack")
 
 
 def mutate(path, stmts):
