@@ -93,31 +93,25 @@ static int check_collection(sqlite3 *db, const char *path, int k,
 	const char *table = store_ext_table(k);
 	const char *key = evidence_collection_key(k);
 	char sql[512];
-	int64_t rows, lo, hi, untimed, neg;
+	int64_t lo, hi, untimed, neg;
 
 	if (!strstr(irregular, ",*,") && check_types(db, path, k, irregular, e))
 		return e->code;
 
-	snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM %s)", table);
-	if (one_int(db, path, table, sql, &rows, e))
-		return e->code;
-	if (rows != count)
-		return err_set(e, ERR_DATA, "%s: %s holds %lld rows but dsight_meta"
-		               " count.%s says %lld; the report was altered: "
-		               "rebuild it", path, table, (long long)rows, key,
-		               (long long)count);
+	/* ordinals are the rowid: unique, so 0 .. count - 1 at both ends
+	 * bounds the rows by count (two probes; counting them would scan an
+	 * index: 90 ms at 200k requests) */
 	snprintf(sql, sizeof sql, "SELECT (SELECT min(ordinal) FROM %s)", table);
 	if (one_int(db, path, table, sql, &lo, e))
 		return e->code;
 	snprintf(sql, sizeof sql, "SELECT (SELECT max(ordinal) FROM %s)", table);
 	if (one_int(db, path, table, sql, &hi, e))
 		return e->code;
-	if (count > 0 && (lo != 0 || hi != count - 1))
+	if (count > 0 ? lo != 0 || hi != count - 1 : lo != -1)
 		return err_set(e, ERR_DATA, "%s: %s: the ordinals run from %lld to"
-		               " %lld, not 0 to %lld (dsight_meta count.%s); the "
+		               " %lld, but dsight_meta count.%s says %lld rows; the "
 		               "report was altered: rebuild it", path, table,
-		               (long long)lo, (long long)hi, (long long)(count - 1),
-		               key);
+		               (long long)lo, (long long)hi, key, (long long)count);
 	snprintf(sql, sizeof sql, "SELECT (SELECT count(*) FROM %s WHERE start "
 	         "IS NULL) + (SELECT count(*) FROM %s WHERE \"end\" IS NULL AND "
 	         "start IS NOT NULL)", table, table);

@@ -36,7 +36,7 @@ int store_check_read_meta(sqlite3 *db, const char *generation,
                           size_t badsz);
 
 /* The data error of a bad key, else checks each collection's table
- * against m: count rows with ordinals 0 .. count - 1, timed of them with
+ * against m: ordinals from 0 to count - 1, timed rows with
  * a start and an end, negative_ttft requests with ttft_ms < 0, and the
  * indexed columns not listed as irregular hold values of their type.
  * Each costs a count or a probe over an index.  0, or ERR_DATA naming
