@@ -115,9 +115,10 @@ con.execute("UPDATE dsight_summary_stacks SET samples = samples - 1 WHERE profil
 series0 = json.loads(q(rep, "metrics").stdout)["items"][0]["samples"]
 con.execute("UPDATE dsight_summary_names SET count = count + 77, duration_max = 1e6")
 # (the fixture's bin 2 of profile 0 holds a contained range, sampling_prep;
+# a bin counts at most the profile's ranges, or the summary is a data error;
 # a range starting on a whole second is listed as crossing instead)
-con.execute("UPDATE dsight_summary_bins SET count = count + 1000 WHERE bin = 2")
-con.execute("UPDATE dsight_summary_range_bins SET count = count + 3000 WHERE bin = 2")
+con.execute("UPDATE dsight_summary_bins SET count = count + 1 WHERE bin = 2")
+con.execute("UPDATE dsight_summary_range_bins SET count = count + 3 WHERE bin = 2")
 con.execute("UPDATE dsight_summary_sample_bins SET samples = samples + 5000 WHERE bin = 1")
 con.execute("UPDATE dsight_summary_point_bins SET samples = samples + 7000, min = -1e9 "
             "WHERE bin = 2")
@@ -149,7 +150,7 @@ b1 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "1.5", "--to", "3
                 "--limit", "0").stdout)["total"]
 b0 = json.loads(q(tam, "nsys", "--group-by", "name", "--from", "1.5", "--to", "3.5",
                 "--limit", "0", env=NOSUM).stdout)["total"]
-t.ok(b1 > b0 and (b1 - b0) % 1000 == 0, "a window with whole bins reads the bin summaries "
+t.ok(b1 > b0, "a window with whole bins reads the bin summaries "
      "(%d vs %d)" % (b1, b0))
 t.eq(q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9").stdout,
      q(tam, "nsys", "--group-by", "name", "--from", "0.5", "--to", "0.9", env=NOSUM).stdout,
@@ -164,10 +165,10 @@ def col(series, key):
     return [sum(x for x in s["values"][key] if x is not None) for s in series]
 
 
-for of, key, more, args in [("nsys", "overlapping", 3000, []), ("cpu", "samples", 5000, []),
+for of, key, more, args in [("nsys", "overlapping", 3, []), ("cpu", "samples", 5000, []),
                             ("metrics", "samples", 7000, []),
-                            ("nsys", "overlapping", 1000, ["--name", "sampling_p"]),
-                            ("nsys", "overlapping", 1000, ["--group-by", "name"])]:
+                            ("nsys", "overlapping", 1, ["--name", "sampling_p"]),
+                            ("nsys", "overlapping", 1, ["--group-by", "name"])]:
     a, b = col(tl(tam, of, *args), key), col(tl(tam, of, *args, env=NOSUM), key)
     t.ok(len(a) == len(b) and any(x - y > 0 and (x - y) % more == 0 for x, y in zip(a, b)),
          "timeline --of %s %s reads the bins (%s vs %s)" % (of, " ".join(args), a[:4], b[:4]))
