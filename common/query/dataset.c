@@ -116,10 +116,22 @@ static int resolve(const char *path, char **file, int *kind, struct err *e)
 			if (!c)
 				return err_set(e, ERR_NOMEM, "out of memory");
 			snprintf(c, len, "%s/%s", path, names[k]);
-			if (stat(c, &fs) == 0 && S_ISREG(fs.st_mode))
+			if (stat(c, &fs) == 0 && S_ISREG(fs.st_mode)) {
 				p = c;
-			else
+			} else if (stat(c, &fs) == 0 || errno != ENOENT) {
+				/* there, but no data file: say which and why */
+				if (stat(c, &fs) == 0)
+					err_set(e, ERR_DATA, "%s is not a regular "
+					        "file (a FIFO, socket or device "
+					        "cannot be a dataset)", c);
+				else
+					err_sys(e, ERR_DATA, "Cannot open dataset"
+					        " %s", c);
 				free(c);
+				return ERR_DATA;
+			} else {
+				free(c);
+			}
 		}
 		if (!p)
 			return err_set(e, ERR_DATA,

@@ -9,6 +9,7 @@
 #include "query/qkinds.h"
 #include "query/qnotes.h"
 #include "base/text.h"
+#include "base/vec.h"
 
 static void emit_member(struct buf *b, const json_t *obj, const char *key)
 {
@@ -55,20 +56,22 @@ int query_request(struct qctx *q, int lifecycle_only)
 	json_t *r = NULL;
 	int rc;
 
-	if (q->p->request_id) {
-		if ((rc = dataset_find_request(q->ds, q->p->request_id, &r, q->e)))
-			return rc;
-		if (r) {
-			if (lifecycle_only)
-				rc = qnotes_lifecycle(q, r);
-			else
-				jsonout_tree(q->out, r, 0);
-			json_decref(r);
-			return rc;
-		}
+	if (!q->p->request_id)
+		return err_set(q->e, ERR_USAGE, "%s requires a request id "
+		               "(--request ID)", lifecycle_only ? "lifecycle" :
+		               "request");
+	if ((rc = dataset_find_request(q->ds, q->p->request_id, &r, q->e)))
+		return rc;
+	if (r) {
+		if (lifecycle_only)
+			rc = qnotes_lifecycle(q, r);
+		else
+			jsonout_tree(q->out, r, 0);
+		json_decref(r);
+		return rc;
 	}
 	return err_set(q->e, ERR_USAGE, "Unknown client request: %s",
-	               q->p->request_id ? q->p->request_id : "None");
+	               q->p->request_id);
 }
 
 /* Collects arr's elements for which keep() is true (*el malloc'd). */
@@ -351,16 +354,18 @@ struct gather {
 	struct qctx *q;
 	const struct search *s;
 	const json_t **el;
-	size_t n;
+	size_t n, cap;
 };
 
 /* Keeps a request for the rest of the query (q->held): the element passed
- * may live only during the call. */
+ * may live only during the call.  g->el grows with the rows: the report's
+ * count.requests is a hint, never a size. */
 static int hold_request(struct gather *g, const json_t *r)
 {
 	if (!g->q->held)
 		g->q->held = json_array();
-	if (!g->q->held || json_array_append(g->q->held, (json_t *)r))
+	if (!g->q->held || json_array_append(g->q->held, (json_t *)r) ||
+	    vec_reserve(&g->el, &g->cap, g->n + 1, sizeof *g->el))
 		return err_set(g->q->e, ERR_NOMEM, "out of memory");
 	g->el[g->n++] = r;
 	return 0;
@@ -414,31 +419,33 @@ int q_match_requests(struct qctx *q, enum store_shape shape,
                      const json_t ***el, size_t *n)
 {
 	struct search s = {NULL, 0};
-	struct gather g = {q, NULL, NULL, 0};
+	struct gather g = {q, NULL, NULL, 0, 0};
 	struct store_select sel;
 	int64_t total;
 	int rc;
 
+	*el = NULL;
+	*n = 0;
 	if (search_init(q, &s))
 		return q->e->code;
 	if (s.needle)
 		g.s = &s;
-	g.el = malloc(((size_t)dataset_count(q->ds, EVIDENCE_REQUESTS) + 1) *
-	              sizeof *g.el);
-	if (!g.el) {
-		rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	} else {
-		/* the backend's filters first: it parses only what matches,
-		 * without spans and lifecycle */
-		sel = request_select(q, &s, shape);
-		sel.start = q->start;
-		sel.end = q->end;
-		sel.limit = INT64_MAX;
-		rc = dataset_select(q->ds, EVIDENCE_REQUESTS, &sel, &total, NULL,
-		                    gather_selected, &g, q->e);
-		if (rc == DATASET_FALLBACK)
-			rc = q_request_foreach(q, gather_request, &g);
+	/* the backend's filters first: it parses only what matches, without
+	 * spans and lifecycle */
+	sel = request_select(q, &s, shape);
+	sel.start = q->start;
+	sel.end = q->end;
+	sel.limit = INT64_MAX;
+	rc = dataset_select(q->ds, EVIDENCE_REQUESTS, &sel, &total, NULL,
+	                    gather_selected, &g, q->e);
+	if (rc == DATASET_FALLBACK) {
+		g.n = 0; /* the elements held so far stay held by q */
+		rc = q_request_foreach(q, gather_request, &g);
 	}
+	if (!rc && !g.el)
+		g.el = malloc(sizeof *g.el); /* callers free a non-NULL array */
+	if (!rc && !g.el)
+		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	free(s.needle);
 	*el = g.el;
 	*n = g.n;

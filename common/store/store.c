@@ -31,12 +31,14 @@ enum {
 	ST_SAMPLES_WIDE,
 	ST_POINTS_MAXBEFORE,
 	ST_POINTS_AT,
+	ST_NEXT_BUCKET,
 	ST_COUNT
 };
 
 static const char *const sql_text[ST_COUNT] = {
 	[ST_GEN] = "SELECT generation FROM catalog",
-	[ST_DURATIONS] = "SELECT bucket, maximum FROM durations WHERE profile = ?1",
+	[ST_DURATIONS] = "SELECT bucket, maximum FROM durations WHERE "
+	                 "profile = ?1 ORDER BY bucket",
 	[ST_EVENTS_WIN] =
 		"SELECT ordinal, start, end, name, tid, source_row FROM events "
 		"INDEXED BY event_window WHERE profile = ?1 AND bucket = ?2 "
@@ -74,6 +76,9 @@ static const char *const sql_text[ST_COUNT] = {
 	[ST_POINTS_AT] =
 		"SELECT ordinal, payload, time FROM points INDEXED BY point_window "
 		"WHERE series = ?1 AND time = ?2 ORDER BY ordinal",
+	[ST_NEXT_BUCKET] =
+		"SELECT bucket FROM events INDEXED BY event_window WHERE "
+		"profile = ?1 AND bucket > ?2 ORDER BY bucket LIMIT 1",
 };
 
 struct store {
@@ -451,12 +456,97 @@ struct bucket_max {
 	double maximum;
 };
 
+/* ERR_DATA unless the n durations rows bm of profile (in bucket order)
+ * hold maxima inside their buckets and cover every bucket the profile's
+ * events are in: a row missing or too small would hide events.  One index
+ * probe per bucket present. */
+static int check_durations(struct store *s, int64_t profile,
+                           const struct bucket_max *bm, size_t n,
+                           struct err *e)
+{
+	sqlite3_stmt *st = s->st[ST_NEXT_BUCKET];
+	int64_t b = INT64_MIN;
+	size_t k = 0;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		if (!(bm[i].maximum >= 0) ||
+		    row_bucket(0, bm[i].maximum) != bm[i].bucket ||
+		    (i && bm[i].bucket <= bm[i - 1].bucket))
+			return err_set(e, ERR_DATA, "%s: durations: profile %lld, "
+			               "bucket %lld: the maximum %g is not in its "
+			               "bucket; the report was altered: rebuild it",
+			               s->path, (long long)profile,
+			               (long long)bm[i].bucket, bm[i].maximum);
+	for (;;) {
+		sqlite3_bind_int64(st, 1, profile);
+		sqlite3_bind_int64(st, 2, b);
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW)
+			break;
+		b = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+		while (k < n && bm[k].bucket < b)
+			k++;
+		if (k == n || bm[k].bucket != b)
+			return err_set(e, ERR_DATA, "%s: durations: profile %lld has"
+			               " events in bucket %lld but no row for it; "
+			               "the report was altered: rebuild it", s->path,
+			               (long long)profile, (long long)b);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : db_err(s, e, "cannot read events");
+}
+
+/* The durations rows of profile, checked (check_durations): *bm
+ * malloc'd (n of them).  0 or an ERR_* code (*bm NULL). */
+static int read_durations(struct store *s, int64_t profile,
+                          struct bucket_max **bm, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st = s->st[ST_DURATIONS];
+	size_t cap = 0;
+	int rc, nomem = 0;
+
+	*bm = NULL;
+	*n = 0;
+	sqlite3_bind_int64(st, 1, profile);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((nomem = vec_reserve(bm, &cap, *n + 1, sizeof **bm)))
+			break;
+		(*bm)[*n].bucket = sqlite3_column_int64(st, 0);
+		(*bm)[*n].maximum = sqlite3_column_double(st, 1);
+		(*n)++;
+	}
+	sqlite3_reset(st);
+	if (nomem)
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else if (rc == SQLITE_DONE)
+		rc = check_durations(s, profile, *bm, *n, e);
+	else
+		rc = db_err(s, e, "cannot read durations");
+	if (rc) {
+		free(*bm);
+		*bm = NULL;
+	}
+	return rc;
+}
+
+int store_check_durations(struct store *s, int64_t profile, struct err *e)
+{
+	struct bucket_max *bm;
+	size_t n;
+	int rc = read_durations(s, profile, &bm, &n, e);
+
+	free(bm);
+	return rc;
+}
+
 int store_events(struct store *s, int64_t profile, int has_window, int wide,
                  double wstart, double wend, row_event_fn fn, void *ctx,
                  struct err *e)
 {
 	struct bucket_max *bm = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	sqlite3_stmt *st;
 	int rc;
 
@@ -475,25 +565,9 @@ int store_events(struct store *s, int64_t profile, int has_window, int wide,
 		return run_events(s, profile, st, fn, ctx, e);
 	}
 	/* Collect the (bucket, maximum) rows first: one statement at a time. */
-	st = s->st[ST_DURATIONS];
-	sqlite3_bind_int64(st, 1, profile);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (vec_reserve(&bm, &cap, n + 1, sizeof *bm)) {
-			sqlite3_reset(st);
-			free(bm);
-			return err_set(e, ERR_NOMEM, "out of memory");
-		}
-		bm[n].bucket = sqlite3_column_int64(st, 0);
-		bm[n].maximum = sqlite3_column_double(st, 1);
-		n++;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE) {
-		free(bm);
-		return db_err(s, e, "cannot read durations");
-	}
+	if ((rc = read_durations(s, profile, &bm, &n, e)))
+		return rc;
 	st = s->st[ST_EVENTS_WIN];
-	rc = 0;
 	for (size_t k = 0; k < n && !rc; k++) {
 		double lower = nextafter(wstart - nextafter(bm[k].maximum, INFINITY),
 		                         -INFINITY);

@@ -92,6 +92,10 @@ int store_check_generation(struct store *s, const char *generation,
  *    time index (cheaper when the window holds most rows).
  *  store_points_before: every point at the latest time strictly before t.
  */
+/* ERR_DATA unless profile's durations rows hold maxima inside their
+ * buckets and cover every bucket its events are in (the lower-bound scans
+ * would miss events otherwise); one index probe per bucket present. */
+int store_check_durations(struct store *s, int64_t profile, struct err *e);
 int store_events(struct store *s, int64_t profile, int has_window, int wide,
                  double wstart, double wend, row_event_fn fn, void *ctx,
                  struct err *e);

@@ -7,22 +7,27 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "store/store_check.h"
 #include "store/store_elem.h"
 #include "store/store_ext.h"
 
 struct store_coll {
 	sqlite3 *db;
 	const char *path;
-	int64_t count[EVIDENCE_NCOLLECTIONS];
-	int64_t timed[EVIDENCE_NCOLLECTIONS];
-	char *irregular[EVIDENCE_NCOLLECTIONS]; /* ",a,b," or ",*," */
-	int64_t negative_ttft;
+	struct store_meta meta; /* dsight_meta */
 	int search_index; /* dsight_requests_search is there */
 	sqlite3_stmt *gen, *by_id, *at[EVIDENCE_NCOLLECTIONS];
 };
 
+/* A statement on what failed: SQLite's message, or when SQLite saw no
+ * error (a row that should be there is not), says so. */
 static int c_fail(struct store_coll *c, struct err *e, const char *what)
 {
+	int code = sqlite3_errcode(c->db);
+	if (code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE)
+		return err_set(e, ERR_DATA, "%s: cannot read %s: a row it "
+		               "should hold is missing; the report was altered: "
+		               "rebuild it", c->path, what);
 	return err_set(e, ERR_DATA, "%s: cannot read %s: %s", c->path, what,
 	               sqlite3_errmsg(c->db));
 }
@@ -33,58 +38,10 @@ void store_coll_close(struct store_coll *c)
 		return;
 	sqlite3_finalize(c->gen);
 	sqlite3_finalize(c->by_id);
-	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++) {
+	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++)
 		sqlite3_finalize(c->at[k]);
-		free(c->irregular[k]);
-	}
+	store_check_meta_free(&c->meta);
 	free(c);
-}
-
-/* Reads dsight_meta; returns 1 when it matches generation, 0 when not. */
-static int read_meta(struct store_coll *c, const char *generation, int *match)
-{
-	sqlite3_stmt *st = NULL;
-	int ext = 0, gen = 0, rc;
-
-	*match = 0;
-	if (sqlite3_prepare_v2(c->db, "SELECT key, value FROM dsight_meta", -1,
-	                       &st, NULL) != SQLITE_OK)
-		return 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *k = (const char *)sqlite3_column_text(st, 0);
-		const char *v = (const char *)sqlite3_column_text(st, 1);
-		if (!k || !v)
-			continue;
-		if (!strcmp(k, "extension"))
-			ext = !strcmp(v, STORE_EXT_VERSION);
-		else if (!strcmp(k, "generation"))
-			gen = !strcmp(v, generation);
-		else if (!strcmp(k, "negative_ttft"))
-			c->negative_ttft = strtoll(v, NULL, 10);
-		for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++) {
-			const char *ck = evidence_collection_key(i);
-			size_t n = strlen(ck);
-			if (!strncmp(k, "count.", 6) && !strcmp(k + 6, ck))
-				c->count[i] = strtoll(v, NULL, 10);
-			else if (!strncmp(k, "timed.", 6) && !strcmp(k + 6, ck))
-				c->timed[i] = strtoll(v, NULL, 10);
-			else if (!strncmp(k, "irregular.", 10) && !strcmp(k + 10, ck)) {
-				free(c->irregular[i]);
-				c->irregular[i] = malloc(strlen(v) + 3);
-				if (c->irregular[i])
-					sprintf(c->irregular[i], ",%s,", v);
-			}
-			(void)n;
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return -1;
-	for (int i = 0; i < EVIDENCE_NCOLLECTIONS; i++)
-		if (!c->irregular[i])
-			return 0;
-	*match = ext && gen;
-	return 0;
 }
 
 static int prep(struct store_coll *c, sqlite3_stmt **st, const char *sql)
@@ -100,7 +57,7 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 	struct store_coll *c;
 	sqlite3_stmt *st = NULL;
 	int match = 0, has = 0;
-	char sql[128];
+	char sql[128], bad[64];
 
 	*out = NULL;
 	*core = NULL;
@@ -117,8 +74,13 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	c->db = store_db(s);
 	c->path = store_path(s);
-	if (read_meta(c, catalog_generation, &match) || !match)
+	if (store_check_read_meta(c->db, catalog_generation, &c->meta, &match,
+	                          bad, sizeof bad) || !match)
 		goto stale;
+	if (store_check_meta(c->db, c->path, &c->meta, bad, e)) {
+		store_coll_close(c);
+		return e->code;
+	}
 	if (prep(c, &c->gen, "SELECT value FROM dsight_meta WHERE key = 'generation'") ||
 	    prep(c, &c->by_id, "SELECT json FROM dsight_requests WHERE id = ?1"
 	                       " ORDER BY ordinal LIMIT 1"))
@@ -158,12 +120,12 @@ stale:
 
 int store_coll_has(const struct store_coll *c, enum evidence_collection k)
 {
-	return c && c->count[k] > 0;
+	return c && c->meta.count[k] > 0;
 }
 
 int64_t store_coll_count(const struct store_coll *c, enum evidence_collection k)
 {
-	return c ? c->count[k] : 0;
+	return c ? c->meta.count[k] : 0;
 }
 
 int store_coll_check_generation(struct store_coll *c, const char *generation,
@@ -187,17 +149,20 @@ int store_coll_check_generation(struct store_coll *c, const char *generation,
 	return 0;
 }
 
-/* Parses column col of st and calls fn. */
-static int call_with(struct store_coll *c, sqlite3_stmt *st, int col,
+/* Parses column col of st (a row of k), checks it and calls fn. */
+static int call_with(struct store_coll *c, int k, sqlite3_stmt *st, int col,
                      enum store_shape shape, int64_t ordinal,
                      store_elem_fn fn, void *ctx, struct err *e)
 {
 	json_t *el;
-	int rc = store_elem_read(st, col, shape, c->path, &el, e);
+	int rc = store_elem_read(st, col, shape, c->path, store_ext_table(k),
+	                         &el, e);
 
 	if (rc)
 		return rc;
-	rc = fn(ctx, ordinal, el);
+	rc = store_check_element(c->path, k, c->meta.irregular[k], shape, el, e);
+	if (!rc)
+		rc = fn(ctx, ordinal, el);
 	json_decref(el);
 	return rc;
 }
@@ -214,7 +179,7 @@ int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
 	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return c_fail(c, e, store_ext_table(k));
 	while ((s = sqlite3_step(st)) == SQLITE_ROW &&
-	       !(rc = call_with(c, st, 1, STORE_WHOLE,
+	       !(rc = call_with(c, k, st, 1, STORE_WHOLE,
 	                        sqlite3_column_int64(st, 0), fn, ctx, e)))
 		;
 	if (!rc && s != SQLITE_DONE)
@@ -226,22 +191,45 @@ int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
 int store_coll_request(struct store_coll *c, const char *id, size_t n,
                        json_t **out, struct err *e)
 {
+	const json_t *jid;
 	int rc;
 
 	*out = NULL;
 	sqlite3_reset(c->by_id);
 	sqlite3_bind_text(c->by_id, 1, id, (int)n, SQLITE_STATIC);
 	rc = sqlite3_step(c->by_id);
-	if (rc == SQLITE_ROW) {
+	if (rc == SQLITE_ROW)
 		*out = store_elem_parse((const char *)sqlite3_column_text(c->by_id, 0),
 		             sqlite3_column_bytes(c->by_id, 0));
-		if (!*out)
-			rc = SQLITE_ERROR;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		c_fail(c, e, "dsight_requests");
+		sqlite3_reset(c->by_id);
+		return e->code;
 	}
 	sqlite3_reset(c->by_id);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return c_fail(c, e, "dsight_requests");
-	return 0;
+	if (rc == SQLITE_DONE)
+		return 0;
+	/* the row found by its id column must be that request */
+	if (!*out)
+		return err_set(e, ERR_DATA, "%s: dsight_requests: the row of "
+		               "request %.*s is not valid JSON; the report was "
+		               "altered: rebuild it", c->path, (int)(n > 200 ? 200 : n),
+		               id);
+	rc = store_check_element(c->path, EVIDENCE_REQUESTS,
+	                         c->meta.irregular[EVIDENCE_REQUESTS], STORE_WHOLE,
+	                         *out, e);
+	jid = json_object_get(*out, "id");
+	if (!rc && json_is_string(jid) && (json_string_length(jid) != n ||
+	                                   memcmp(json_string_value(jid), id, n)))
+		rc = err_set(e, ERR_DATA, "%s: dsight_requests: the row whose id "
+		             "column is %.*s holds another request; the report was "
+		             "altered: rebuild it", c->path, (int)(n > 200 ? 200 : n),
+		             id);
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 int store_coll_names(struct store_coll *c, enum store_names which,
@@ -282,7 +270,7 @@ int store_coll_names(struct store_coll *c, enum store_names which,
 static int irregular(const struct store_coll *c, int k, const char *name)
 {
 	char pat[64];
-	const char *irr = c->irregular[k];
+	const char *irr = c->meta.irregular[k];
 	if (!irr || strstr(irr, ",*,"))
 		return 1;
 	snprintf(pat, sizeof pat, ",%s,", name);
@@ -366,7 +354,7 @@ static void filters(const struct store_coll *c, int k,
 			buf_putc(w, ')');
 		}
 		/* (ttft_ms or 0) >= min_ttft_ms; a no-op at 0 without negatives */
-		if (sel->min_ttft_ms > 0 || c->negative_ttft > 0) {
+		if (sel->min_ttft_ms > 0 || c->meta.negative_ttft > 0) {
 			buf_puts(w, " AND coalesce(ttft_ms, 0) >= ?");
 			bind_d(q, sel->min_ttft_ms);
 		}
@@ -444,7 +432,7 @@ static int count_outside(struct store_coll *c, int k,
 		if (count_where(c, k, part[i], &q, &x[i], e))
 			return e->code;
 	}
-	*n = c->timed[k] - x[0] - x[1] + x[2];
+	*n = c->meta.timed[k] - x[0] - x[1] + x[2];
 	return 0;
 }
 
@@ -476,7 +464,7 @@ static int run_page(struct store_coll *c, int k, const char *sql,
 	sqlite3_bind_int64(st, q->nb + 2, offset);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
 		(*got)++;
-		if ((rc = call_with(c, st, 1, shape, sqlite3_column_int64(st, 0),
+		if ((rc = call_with(c, k, st, 1, shape, sqlite3_column_int64(st, 0),
 		                    fn, ctx, e)))
 			break;
 	}
@@ -614,7 +602,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 	 * statement reads (the window, the ordinal, search) */
 	buf_printf(&sql, " FROM dsight_requests%s WHERE 1%s",
 	           c->search_index && !sel->nsort && !sel->sessions.on &&
-	           !sel->agents.on && !(sel->min_ttft_ms > 0 || c->negative_ttft > 0)
+	           !sel->agents.on && !(sel->min_ttft_ms > 0 || c->meta.negative_ttft > 0)
 	           ? " INDEXED BY dsight_requests_search" : "",
 	           q->where.data ? q->where.data : "");
 	if (fts) {
@@ -679,7 +667,8 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		if (sqlite3_step(at) != SQLITE_ROW)
 			rc = c_fail(c, e, "dsight_requests");
 		else
-			rc = call_with(c, at, 0, STORE_WHOLE, h[i].ordinal, fn, ctx, e);
+			rc = call_with(c, EVIDENCE_REQUESTS, at, 0, STORE_WHOLE,
+			               h[i].ordinal, fn, ctx, e);
 		sqlite3_reset(at);
 	}
 out:
@@ -743,7 +732,7 @@ int store_coll_select(struct store_coll *c, enum evidence_collection k,
 	}
 	/* wide: the window alone, over at least half the elements' span */
 	wide = !other && !before && k != EVIDENCE_ITERATIONS &&
-	       sel->end - sel->start >= 0 && c->timed[k] > 0;
+	       sel->end - sel->start >= 0 && c->meta.timed[k] > 0;
 	if (wide) {
 		/* counted from the rows outside (an index range each): about the
 		 * cost of counting those inside when the window is narrow, far
@@ -751,7 +740,7 @@ int store_coll_select(struct store_coll *c, enum evidence_collection k,
 		rc = count_outside(c, k, sel, total, e);
 		/* a page ordered by a key walks that key's index when the window
 		 * keeps most rows */
-		wide = !rc && *total * 2 >= c->timed[k];
+		wide = !rc && *total * 2 >= c->meta.timed[k];
 	} else {
 		rc = count_where(c, k, q.where.data, &q, total, e);
 	}

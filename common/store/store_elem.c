@@ -8,7 +8,8 @@ const char *store_elem_columns(enum store_shape shape)
 {
 	switch (shape) {
 	case STORE_SLIM:
-		return "json_remove(json, '$.spans', '$.lifecycle'), span_count";
+		return "json_remove(json, '$.spans', '$.lifecycle'), span_count, "
+		       "coalesce(json_array_length(json, '$.spans'), 0)";
 	case STORE_TIMES:
 		return "start, \"end\", first, ttft_ms";
 	default:
@@ -23,7 +24,7 @@ json_t *store_elem_parse(const char *text, int n)
 	                  JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 }
 
-/* "spans" as n nulls (STORE_SLIM). */
+/* "spans" as n nulls (STORE_SLIM); n is at most the row's own spans. */
 static int slim_spans(json_t *el, sqlite3_int64 n)
 {
 	json_t *spans = json_array();
@@ -62,7 +63,8 @@ static json_t *times_element(sqlite3_stmt *st, int col)
 }
 
 int store_elem_read(sqlite3_stmt *st, int col, enum store_shape shape,
-                    const char *path, json_t **out, struct err *e)
+                    const char *path, const char *table, json_t **out,
+                    struct err *e)
 {
 	json_t *el;
 
@@ -74,10 +76,25 @@ int store_elem_read(sqlite3_stmt *st, int col, enum store_shape shape,
 	                      sqlite3_column_bytes(st, col));
 	*out = NULL;
 	if (!el)
-		return err_set(e, ERR_DATA, "%s: an element of the request tables "
-		               "is not valid JSON; rebuild the report", path);
+		return err_set(e, ERR_DATA, "%s: %s: a row's json is not valid "
+		               "JSON; the report was altered: rebuild it", path,
+		               table);
+	/* a row's span_count is what its element holds, never more: it sizes
+	 * the array below */
+	if (shape == STORE_SLIM &&
+	    (sqlite3_column_type(st, col + 1) != SQLITE_INTEGER ||
+	     sqlite3_column_int64(st, col + 1) !=
+	     sqlite3_column_int64(st, col + 2))) {
+		json_decref(el);
+		return err_set(e, ERR_DATA, "%s: dsight_requests: a row's "
+		               "span_count (%s) is not the number of its spans "
+		               "(%lld); the report was altered: rebuild it", path,
+		               (const char *)sqlite3_column_text(st, col + 1) ?
+		               (const char *)sqlite3_column_text(st, col + 1) :
+		               "null", (long long)sqlite3_column_int64(st, col + 2));
+	}
 	if (shape == STORE_SLIM && json_is_object(el) &&
-	    slim_spans(el, sqlite3_column_int64(st, col + 1))) {
+	    slim_spans(el, sqlite3_column_int64(st, col + 2))) {
 		json_decref(el);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}

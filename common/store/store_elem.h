@@ -21,11 +21,13 @@ enum store_shape { STORE_WHOLE, STORE_SLIM, STORE_TIMES };
 /* The select-list of an element of this shape (after the ordinal). */
 const char *store_elem_columns(enum store_shape shape);
 
-/* The element of st's current row, whose columns from col on are
- * store_elem_columns(shape): *out a new reference.  ERR_DATA when the
- * stored JSON does not parse (the message names path), ERR_NOMEM. */
+/* The element of st's current row (of table), whose columns from col on
+ * are store_elem_columns(shape): *out a new reference.  ERR_DATA when the
+ * stored JSON does not parse or a slim row's span_count is not its number
+ * of spans (the message names path and table), ERR_NOMEM. */
 int store_elem_read(sqlite3_stmt *st, int col, enum store_shape shape,
-                    const char *path, json_t **out, struct err *e);
+                    const char *path, const char *table, json_t **out,
+                    struct err *e);
 
 /* A JSON value from n bytes of text (NUL allowed): a new reference, NULL
  * when it does not parse. */

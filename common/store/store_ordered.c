@@ -118,8 +118,10 @@ int store_ordered_events(struct store_ordered *o, int64_t profile,
 	sqlite3 *db = store_db(o->s);
 	struct run *h = NULL;
 	size_t n = 0, cap = 0;
-	int rc = 0, r;
+	int rc, r;
 
+	if ((rc = store_check_durations(o->s, profile, e)))
+		return rc;
 	sqlite3_bind_int64(o->buckets, 1, profile);
 	while ((r = sqlite3_step(o->buckets)) == SQLITE_ROW) {
 		double maximum = sqlite3_column_double(o->buckets, 1);

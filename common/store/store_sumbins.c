@@ -483,8 +483,9 @@ static int point_row(struct store_sumbins *s, sqlite3_stmt *st,
 	p.max_ordinal = sqlite3_column_int64(st, 5);
 	if (n < 0 || p.samples < 1 || column_num(st, 2, &p.min) ||
 	    column_num(st, 4, &p.max))
-		return err_set(e, ERR_DATA, "the point bins of series %lld are "
-		               "malformed", (long long)wk->item);
+		return err_set(e, ERR_DATA, "dsight_summary_point_bins: the "
+		               "bins of series %lld are malformed; the report was "
+		               "altered: rebuild it", (long long)wk->item);
 	p.sum = s->parts;
 	p.nsum = (size_t)n;
 	return wk->point_fn(wk->ctx, &p);

@@ -324,7 +324,8 @@ int store_summary_write(struct store_summary_acc *a, sqlite3 *db,
 
 /* ---- reading ---- */
 
-enum { RD_PROFILE, RD_STACKS, RD_SERIES, RD_COUNT };
+enum { RD_PROFILE, RD_STACKS, RD_SERIES, RD_EVENTS, RD_SAMPLES, RD_POINTS,
+       RD_COUNT };
 
 struct store_summary {
 	sqlite3 *db;
@@ -340,6 +341,10 @@ static const char *const read_sql[RD_COUNT] = {
 	              "WHERE profile = ?1",
 	[RD_SERIES] = "SELECT points_total, samples, min, max, last, sum FROM "
 	              "dsight_summary_series WHERE series = ?1",
+	/* the rows a summary may count at most (ordinals run from 0) */
+	[RD_EVENTS] = "SELECT max(ordinal) FROM events WHERE profile = ?1",
+	[RD_SAMPLES] = "SELECT max(ordinal) FROM samples WHERE profile = ?1",
+	[RD_POINTS] = "SELECT max(ordinal) FROM points WHERE series = ?1",
 };
 
 void store_summary_close(struct store_summary *s)
@@ -357,6 +362,31 @@ static int rd_fail(struct store_summary *s, struct err *e)
 {
 	return err_set(e, ERR_DATA, "cannot read the summaries: %s",
 	               sqlite3_errmsg(s->db));
+}
+
+/* ERR_DATA unless 0 <= count <= the rows of item id that statement k
+ * counts (one index probe): a summary never counts more than its table. */
+static int check_count(struct store_summary *s, int k, int64_t id,
+                       int64_t count, const char *table, const char *what,
+                       struct err *e)
+{
+	sqlite3_stmt *st = s->st[k];
+	int64_t rows = 0;
+	int rc;
+
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		rows = sqlite3_column_int64(st, 0) + 1;
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW)
+		return rd_fail(s, e);
+	if (count < 0 || count > rows)
+		return err_set(e, ERR_DATA, "%s: %s %lld claims %lld rows, but "
+		               "its table holds %lld; the report was altered: "
+		               "rebuild it", table, what, (long long)id,
+		               (long long)count, (long long)rows);
+	return 0;
 }
 
 int store_summary_open(sqlite3 *db, double duration,
@@ -430,7 +460,8 @@ int store_summary_events(struct store_summary *s, int64_t profile,
 		*count = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_reset(st);
-	return 0;
+	return *have ? check_count(s, RD_EVENTS, profile, *count,
+	                           "dsight_summary_profiles", "profile", e) : 0;
 }
 
 int store_summary_samples(struct store_summary *s, int64_t profile,
@@ -439,6 +470,7 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
                           struct err *e)
 {
 	sqlite3_stmt *st = s->st[RD_PROFILE];
+	int64_t sum = 0;
 	int rc;
 
 	*have = 0;
@@ -452,7 +484,27 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
 	}
 	*total = sqlite3_column_int64(st, 1);
 	sqlite3_reset(st);
+	if ((rc = check_count(s, RD_SAMPLES, profile, *total,
+	                      "dsight_summary_profiles", "profile", e)))
+		return rc;
+	/* the stacks' samples: none negative, their sum the total */
 	st = s->st[RD_STACKS];
+	sqlite3_bind_int64(st, 1, profile);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 1);
+		if (sqlite3_column_type(st, 1) != SQLITE_INTEGER || n < 0 ||
+		    n > *total - sum)
+			break;
+		sum += n;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return rd_fail(s, e);
+	if (rc == SQLITE_ROW || sum != *total)
+		return err_set(e, ERR_DATA, "dsight_summary_stacks: the samples "
+		               "of profile %lld's stacks are not the %lld of "
+		               "dsight_summary_profiles; the report was altered: "
+		               "rebuild it", (long long)profile, (long long)*total);
 	sqlite3_bind_int64(st, 1, profile);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
@@ -461,6 +513,29 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
 		return rd_fail(s, e);
 	*have = 1;
 	return 0;
+}
+
+/* Whether a series summary row (points_total, samples, min, max, last,
+ * sum) can be: min <= last <= max, and a numeric sum whose mean lies in
+ * [min, max] (up to rounding). */
+static int series_sane(sqlite3_stmt *st, int64_t samples)
+{
+	double mn, mx, la, mean, tol;
+	int t = sqlite3_column_type(st, 5);
+
+	if (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
+		return 0;
+	if (!samples)
+		return 1;
+	mn = sqlite3_column_double(st, 2);
+	mx = sqlite3_column_double(st, 3);
+	la = sqlite3_column_double(st, 4);
+	mean = sqlite3_column_double(st, 5) / (double)samples;
+	tol = 1e-6 * (fabs(mn) > fabs(mx) ? fabs(mn) : fabs(mx));
+	if (!(mn <= la && la <= mx))
+		return 0;
+	return !isfinite(mean) || !isfinite(tol) ||
+	       (mean >= mn - tol && mean <= mx + tol);
 }
 
 int store_summary_series(struct store_summary *s, int64_t series,
@@ -475,15 +550,26 @@ int store_summary_series(struct store_summary *s, int64_t series,
 	if (rc < 0)
 		return -rc;
 	if (rc) {
+		int64_t samples = sqlite3_column_int64(st, 1);
+		int64_t total = sqlite3_column_int64(st, 0);
 		*have = 1;
-		if (numstats_set(out, sqlite3_column_int64(st, 1),
-		                 sqlite3_column_int64(st, 0),
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
+		    sqlite3_column_type(st, 1) != SQLITE_INTEGER ||
+		    samples < 0 || samples > total || !series_sane(st, samples) ||
+		    numstats_set(out, samples, total,
 		                 (const char *)sqlite3_column_text(st, 2),
 		                 (const char *)sqlite3_column_text(st, 3),
 		                 (const char *)sqlite3_column_text(st, 4),
 		                 sqlite3_column_double(st, 5)))
-			rc = -err_set(e, ERR_DATA, "the summary of series %lld is "
-			              "malformed", (long long)series);
+			rc = -err_set(e, ERR_DATA, "dsight_summary_series: the "
+			              "summary of series %lld is malformed; the "
+			              "report was altered: rebuild it",
+			              (long long)series);
+		sqlite3_reset(st);
+		if (rc < 0)
+			return -rc;
+		return check_count(s, RD_POINTS, series, total,
+		                   "dsight_summary_series", "series", e);
 	}
 	sqlite3_reset(st);
 	return rc < 0 ? -rc : 0;

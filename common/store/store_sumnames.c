@@ -386,6 +386,7 @@ struct store_sumnames {
 	sqlite3_stmt *prof, *names;
 	/* NULL: no bin summaries */
 	sqlite3_stmt *bprof, *bins, *cross, *rbins;
+	sqlite3_stmt *rows; /* a profile's events: the most a bin counts */
 	double *parts;
 	size_t cap;
 };
@@ -399,6 +400,7 @@ void store_sumnames_close(struct store_sumnames *s)
 	sqlite3_finalize(s->bprof);
 	sqlite3_finalize(s->bins);
 	sqlite3_finalize(s->cross);
+	sqlite3_finalize(s->rows);
 	sqlite3_finalize(s->rbins);
 	free(s->parts);
 	free(s);
@@ -434,7 +436,10 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 	                       "profile = ?1 AND width = ?4 AND bin >= ?2 AND "
 	                       "bin < ?3", -1, SQLITE_PREPARE_PERSISTENT,
 	                       &s->bins, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v3(db, "SELECT start, end, name FROM "
+	    sqlite3_prepare_v3(db, "SELECT max(ordinal) FROM events WHERE "
+	                       "profile = ?1", -1, SQLITE_PREPARE_PERSISTENT,
+	                       &s->rows, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(db, "SELECT start, end, name, bin FROM "
 	                       "dsight_summary_crossing WHERE profile = ?1 AND "
 	                       "width = ?4 AND bin >= ?2 AND bin < ?3", -1,
 	                       SQLITE_PREPARE_PERSISTENT, &s->cross,
@@ -448,7 +453,8 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 		sqlite3_finalize(s->bins);
 		sqlite3_finalize(s->cross);
 		sqlite3_finalize(s->rbins);
-		s->bprof = s->bins = s->cross = s->rbins = NULL;
+		sqlite3_finalize(s->rows);
+		s->bprof = s->bins = s->cross = s->rbins = s->rows = NULL;
 	}
 	*out = s;
 	return 0;
@@ -456,8 +462,11 @@ int store_sumnames_open(sqlite3 *db, struct store_sumnames **out,
 
 static int bad_row(int64_t profile, struct err *e)
 {
-	return err_set(e, ERR_DATA, "the name summary of profile %lld is "
-	               "malformed", (long long)profile);
+	return err_set(e, ERR_DATA, "the name summary of profile %lld "
+	               "(dsight_summary_names, dsight_summary_bins, "
+	               "dsight_summary_crossing, dsight_summary_range_bins) is "
+	               "malformed; the report was altered: rebuild it",
+	               (long long)profile);
 }
 
 static long decode(struct store_sumnames *s, sqlite3_stmt *st, int col,
@@ -531,11 +540,24 @@ static int bin_row(struct bin_reader *r, sqlite3_stmt *st, const double *p,
 	             p, n);
 }
 
+/* Whether a crossing row (start, end, name, bin) is one the builder
+ * writes: in the bin its start falls in, touching an edge of it. */
+static int crossing_sane(sqlite3_stmt *st, double width)
+{
+	double a = sqlite3_column_double(st, 0), b = sqlite3_column_double(st, 1);
+	int64_t bin = sqlite3_column_int64(st, 3);
+	double fl = (double)bin;
+
+	return a <= b && bin == store_sumio_bin(a, width, BINS_MAX) &&
+	       (!(b < (fl + 1) * width) || !(a > fl * width));
+}
+
 static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
                      int64_t profile, double width, int64_t i0, int64_t i1,
                      int *have, struct bin_reader *r,
                      store_sumnames_cross_fn cross, struct err *e)
 {
+	int64_t rows;
 	int rc;
 
 	*have = 0;
@@ -549,6 +571,13 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 		return 0;
 	if (rc != SQLITE_ROW)
 		goto fail;
+	/* a bin counts at most the profile's ranges */
+	sqlite3_bind_int64(s->rows, 1, profile);
+	rc = sqlite3_step(s->rows);
+	rows = sqlite3_column_int64(s->rows, 0) + 1;
+	sqlite3_reset(s->rows);
+	if (rc != SQLITE_ROW)
+		goto fail;
 	sqlite3_bind_int64(bins, 1, profile);
 	sqlite3_bind_int64(bins, 2, i0);
 	sqlite3_bind_int64(bins, 3, i1);
@@ -556,6 +585,7 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 	while ((rc = sqlite3_step(bins)) == SQLITE_ROW) {
 		long n = decode(s, bins, 3, 0);
 		if (n < 0 || sqlite3_column_int64(bins, 1) < 1 ||
+		    sqlite3_column_int64(bins, 1) > rows ||
 		    sqlite3_column_type(bins, 2) != SQLITE_FLOAT) {
 			sqlite3_reset(bins);
 			return bad_row(profile, e);
@@ -575,7 +605,9 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 	sqlite3_bind_double(s->cross, 4, width);
 	while ((rc = sqlite3_step(s->cross)) == SQLITE_ROW) {
 		if (sqlite3_column_type(s->cross, 0) != SQLITE_FLOAT ||
-		    sqlite3_column_type(s->cross, 1) != SQLITE_FLOAT) {
+		    sqlite3_column_type(s->cross, 1) != SQLITE_FLOAT ||
+		    sqlite3_column_type(s->cross, 2) != SQLITE_INTEGER ||
+		    !crossing_sane(s->cross, width)) {
 			sqlite3_reset(s->cross);
 			return bad_row(profile, e);
 		}

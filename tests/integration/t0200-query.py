@@ -89,7 +89,9 @@ usage_error([FIX, "nope"], "Unknown query kind 'nope'; choose from summary, requ
             "lifecycle, metrics, profiles, nsys, cpu, iterations, sources, server_spans, "
             "sessions, workers, families, timeline, sql", "unknown kind")
 usage_error([FIX, "request", "--request", "zzz"], "Unknown client request: zzz", "unknown request")
-usage_error([FIX, "request"], "Unknown client request: None", "missing request id")
+usage_error([FIX, "request"], "request requires a request id (--request ID)", "missing request id")
+usage_error([FIX, "lifecycle"], "lifecycle requires a request id (--request ID)",
+            "lifecycle: missing request id")
 r = q("--remote", "somewhere", FIX, "summary")
 t.ok(r.returncode == 2 and "not both" in err_of(r).get("error", ""), "--remote with a DATASET is a usage error")
 r = q()

@@ -465,7 +465,7 @@ TEST(summary_request_lifecycle)
 	p.request_id = "req-404";
 	fail2(&pr, &p, ERR_USAGE, "Unknown client request: req-404");
 	p.request_id = NULL;
-	fail2(&pr, &p, ERR_USAGE, "Unknown client request: None");
+	fail2(&pr, &p, ERR_USAGE, "request requires a request id (--request ID)");
 	close_pair(&pr);
 }
 
