@@ -161,7 +161,8 @@ UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 MAN_SRC   := $(wildcard man/*.[1-8])
 MANS      := $(patsubst man/%,$(B)/man/%,$(MAN_SRC))
 ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC) \
-                        $(wildcard scripts/tools/*.c scripts/tools/*/*.c) $(UNIT_SRC) $(FUZZ_SRC)) \
+                        $(wildcard scripts/tools/*.c scripts/tools/*/*.c) $(UNIT_SRC) $(FUZZ_SRC) \
+                        $(SHLIB_SRC)) \
              $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -451,6 +452,66 @@ try:
                                                                 (rem.stdout + rem.stderr)[:200]))
         t.ok(not bad, "%s: --remote answers like local" % label, "\n".join(bad[:4]))
         s.check(t)
+    # ---- MCP and Python: the same engine in process, parameters by name ----
+    PY = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import dsight
+flag_to_name = {p["flag"]: n for n, p in dsight.PARAMETERS.items() if p.get("flag")}
+def params(args):
+    kind, out, k = args[0], {}, 1
+    while k < len(args):
+        name = flag_to_name[args[k]]
+        if dsight.PARAMETERS[name]["type"] == "boolean":
+            out[name] = True
+            k += 1
+            continue
+        v = args[k + 1]
+        typ = dsight.PARAMETERS[name]["type"]
+        out[name] = json.loads(v) if typ in ("number", "integer") else v
+        k += 2
+    return kind, out
+ds = dsight.open(sys.argv[2])
+res = []
+for args in json.loads(sys.argv[3]):
+    kind, p = params(args)
+    try:
+        res.append({"text": ds.query_json(kind, **p), "params": p})
+    except dsight.Error as e:
+        res.append({"error": str(e), "params": p})
+print(json.dumps(res))
+"""
+    env = dict(os.environ, DSIGHT_LIBRARY=os.path.join(tap.BUILD, "lib", "libdsight.so"))
+    if "asan" in os.path.basename(tap.BUILD):
+        lib = tap.run(["gcc", "-print-file-name=libasan.so"]).stdout.strip()
+        env.update(LD_PRELOAD=lib, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    r = tap.run([sys.executable, "-c", PY, os.path.join(tap.TOP, "client", "python"), report,
+                 json.dumps(SETS)], env=env)
+    py = json.loads(r.stdout) if r.returncode == 0 else []
+    t.ok(len(py) == len(SETS), "python: every set answered or refused", r.stderr[-2000:])
+    bad_py, bad_mcp = [], []
+    mcp = subprocess.Popen([DS, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    for i, (args, pr) in enumerate(zip(SETS, py)):
+        loc = sl.dsight("query", report, *args)
+        want = loc.stdout.strip() if loc.returncode == 0 else err_of(loc).get("error")
+        if pr.get("text", pr.get("error")) != want:
+            bad_py.append("%s: %r / cli %r" % (" ".join(args), pr, want[:200]))
+        call = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"name": "query_trace",
+                           "arguments": dict(pr["params"], dataset=report, kind=args[0])}}
+        mcp.stdin.write(json.dumps(call) + "\n")
+        mcp.stdin.flush()
+        ans = json.loads(mcp.stdout.readline())["result"]
+        text = ans["content"][0]["text"]
+        if text.strip() != want or bool(ans.get("isError")) != (loc.returncode != 0):
+            bad_mcp.append("%s: %r / cli %r" % (" ".join(args), text[:200], want[:200]))
+    mcp.stdin.close()
+    mcp.wait(timeout=60)
+    t.ok(not bad_py, "python (in process) answers like the CLI on the new parameters",
+         "\n".join(bad_py[:4]))
+    t.ok(not bad_mcp, "mcp (parameters by name) answers like the CLI on the new parameters",
+         "\n".join(bad_mcp[:4]))
 except Exception:  # noqa: BLE001
     import traceback
     t.ok(False, "unexpected exception", traceback.format_exc())
