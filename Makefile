@@ -167,7 +167,7 @@ ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all asan check install uninstall clean fuzz fuzz-build fuzzers
+.PHONY: all asan check install uninstall clean fuzz fuzz-build fuzzers hdr-check
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
 all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
@@ -177,6 +177,16 @@ asan:
 
 check: all asan
 	tests/run
+
+# Every header compiles alone (it includes what it uses): each is compiled
+# as a translation unit of its own, with the flags of the tree.
+HDRS := $(wildcard common/*/*.h protocol/*.h daemon/*.h client/*.h client/python/native/*.h)
+hdr-check: $(patsubst %.h,$(B)/hdr/%.ok,$(HDRS))
+
+$(B)/hdr/%.ok: %.h $(CFLAGS_STAMP)
+	$(call say,HDR,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -x c -fsyntax-only $< && touch $@
 
 # The harnesses of tests/fuzz/ (clang: libFuzzer + ASan + UBSan).
 fuzz-build:

@@ -1,6 +1,5 @@
 /* server: listener, connections, framing, replies (see server.h). */
 #include "server.h"
-#include "dispatch.h"
 #include "frame.h"
 #include "rpc.h"
 
@@ -42,7 +41,7 @@ struct server_conn {
 	struct server *srv;
 	struct server_conn *prev, *next;
 	struct frame_reader fr;
-	struct dispatch_queue *q;
+	void *q;            /* the handler's queue of this connection */
 	struct server_reply *head, *tail;
 	int npending;     /* replies not yet handed to uv_write */
 	size_t queued;    /* bytes of done replies and writes in flight */
@@ -75,7 +74,8 @@ struct server {
 	int accept_deferred; /* one waits in libuv, not accepted yet */
 	int timers_closing;
 	struct server_info info;
-	struct dispatch *d;
+	const struct server_handler *ops; /* the handler (dispatch) */
+	void *h;
 	server_stopped_fn stopped;
 	void *ctx;
 	struct server_conn *conns;
@@ -167,7 +167,7 @@ static void conn_close(struct server_conn *c)
 		c->next->prev = c->prev;
 	srv->nconns--;
 	if (c->q)
-		dispatch_queue_close(c->q); /* its waiting queries are cancelled */
+		c->srv->ops->queue_close(c->q); /* its waiting queries are cancelled */
 	c->q = NULL;
 	drop_rbuf(c);
 	uv_close((uv_handle_t *)&c->pipe, on_closed);
@@ -319,7 +319,7 @@ static void on_written(uv_write_t *req, int status)
 		return;
 	}
 	flush(c);
-	dispatch_kick(srv->d); /* room again for its waiting queries */
+	srv->ops->kick(srv->h); /* room again for its waiting queries */
 }
 
 static void flush(struct server_conn *c)
@@ -402,7 +402,7 @@ static void decode(struct server_conn *c)
 			server_reply_done(c, s);
 			break;
 		}
-		dispatch_frame(c->q, msg, mlen);
+		c->srv->ops->frame(c->q, msg, mlen);
 		free(msg);
 	}
 	if (c->closing)
@@ -551,7 +551,7 @@ static void accept_one(struct server *srv)
 		conn_close(c);
 		return;
 	}
-	if (!(c->q = dispatch_queue_new(srv->d, c))) {
+	if (!(c->q = srv->ops->queue_new(srv->h, c))) {
 		conn_close(c);
 		return;
 	}
@@ -597,7 +597,8 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void check_stopped(struct server *srv)
 {
-	if (!srv->stopping || srv->done || srv->nconns > 0 || dispatch_busy(srv->d))
+	if (!srv->stopping || srv->done || srv->nconns > 0 ||
+	    (srv->ops && srv->ops->busy(srv->h)))
 		return;
 	if (srv->handles_open == 4) {
 		/* close the listener first, then the timers */
@@ -633,7 +634,7 @@ static void on_tick(uv_timer_t *t)
 	if (srv->stopping && !srv->stop_failed && now - srv->stop_ms >= STOP_RUN_MS) {
 		/* the queries still waiting get an error frame, not a cut one */
 		srv->stop_failed = 1;
-		dispatch_fail_waiting(srv->d);
+		srv->ops->fail_waiting(srv->h);
 	}
 	if (srv->stopping && srv->conns && now - srv->stop_ms >= STOP_MAX_MS) {
 		logf_(srv, "stopping: closing %d connection(s) still being written after %d s",
@@ -648,7 +649,6 @@ static void on_tick(uv_timer_t *t)
 }
 
 int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
-                 struct session *sess, struct lifetime *lt,
                  server_stopped_fn stopped, void *ctx, struct server **out,
                  struct err *e)
 {
@@ -660,10 +660,6 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 	srv->info = *info;
 	srv->stopped = stopped;
 	srv->ctx = ctx;
-	if (dispatch_new(loop, srv, &srv->info, sess, lt, &srv->d, e)) {
-		free(srv);
-		return e->code;
-	}
 	uv_pipe_init(loop, &srv->listener, 0);
 	srv->listener.data = srv;
 	uv_timer_init(loop, &srv->tick);
@@ -701,7 +697,7 @@ void server_stop(struct server *srv, const char *why)
 	snprintf(srv->why, sizeof srv->why, "%s", why);
 	uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
 	/* accepted queries finish for clients that read; others are dropped */
-	dispatch_stop(srv->d);
+	srv->ops->stop(srv->h);
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
 		c->no_more = 1;
@@ -711,9 +707,19 @@ void server_stop(struct server *srv, const char *why)
 	check_stopped(srv);
 }
 
+void server_set_handler(struct server *srv, const struct server_handler *ops,
+                        void *h)
+{
+	srv->ops = ops;
+	srv->h = h;
+}
+
+const struct server_info *server_info(const struct server *srv)
+{
+	return &srv->info;
+}
+
 void server_free(struct server *srv)
 {
-	if (srv)
-		dispatch_free(srv->d);
 	free(srv);
 }

@@ -483,8 +483,6 @@ int query_requests(struct qctx *q)
 	size_t n;
 	int rc;
 
-	if (q->p->group_by)
-		return query_requests_grouped(q);
 	rc = requests_backend(q);
 	if (rc != DATASET_FALLBACK)
 		return rc;

@@ -379,8 +379,6 @@ int query_nsys(struct qctx *q)
 	size_t nn = 0, *idx = NULL, n, from, to;
 	int partial = 0, done = 0, rc;
 
-	if (q->p->group_by)
-		return query_nsys_grouped(q);
 	memset(&s, 0, sizeof s);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)

@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The build's map from a catalog id (and kind: 0 request, 1 session) to
+ * its shard, a temporary table of the cache's connection (cattop_list
+ * reads it through the name passed to it). */
+#define IDS_TABLE "temp.catshard_ids"
+
 #define NCOLL 4
 static const char *const coll_names[NCOLL] = {"requests", "sessions",
                                               "server_spans", "iterations"};
@@ -456,7 +461,7 @@ static int write_sessions(struct cs *s, struct err *e)
 	               "ORDER BY start, ordinal", &ss, e)) ||
 	    (rc = prep(s->db, "SELECT " REQ_COLS " FROM dsight_requests "
 	               "WHERE session = ?1 ORDER BY ordinal", &rq, e)) ||
-	    (rc = prep(s->db, "SELECT 1 FROM temp.catshard_ids WHERE id = ?1 AND kind = 1",
+	    (rc = prep(s->db, "SELECT 1 FROM " IDS_TABLE " WHERE id = ?1 AND kind = 1",
 	               &seen, e)) ||
 	    (rc = prep(s->db, "SELECT " REQ_COLS " "
 	               "FROM dsight_requests r WHERE r.session IS NULL OR NOT EXISTS "
@@ -565,7 +570,7 @@ static int write_lookup(struct cs *s, json_t *lookup, struct err *e)
 	uint64_t count = 0, budget = 2;
 	int rc, rs;
 
-	if ((rc = prep(s->db, "SELECT id, kind, shard FROM temp.catshard_ids "
+	if ((rc = prep(s->db, "SELECT id, kind, shard FROM " IDS_TABLE " "
 	               "ORDER BY id, kind", &st, e)))
 		return rc;
 	buf_init(&text, 0);
@@ -683,8 +688,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	catsearch_init(&s.search, dir);
 	if ((rc = summaries_ok(db, &s.summaries, e)))
 		goto out;
-	if (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
-	                 "CREATE TEMP TABLE catshard_ids (id TEXT, kind INTEGER, "
+	if (sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
+	                 "CREATE TABLE " IDS_TABLE " (id TEXT, kind INTEGER, "
 	                 "shard INTEGER, PRIMARY KEY (id, kind)) WITHOUT ROWID",
 	                 NULL, NULL, NULL) != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "Cannot create the id table: %s",
@@ -702,7 +707,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 			             sqlite3_errmsg(db));
 		goto out;
 	}
-	if ((rc = prep(db, "INSERT OR IGNORE INTO temp.catshard_ids (id, kind, shard) "
+	if ((rc = prep(db, "INSERT OR IGNORE INTO " IDS_TABLE " (id, kind, shard) "
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
 	    (s.summaries && (rc = cattime_write(db, dir, times, e))) ||
@@ -710,8 +715,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
 	    (rc = write_lookup(&s, lookup, e)) ||
-	    (rc = cattop_list(db, "ttft_ms", tt, e)) ||
-	    (rc = cattop_list(db, "duration", td, e)) ||
+	    (rc = cattop_list(db, "ttft_ms", IDS_TABLE, CATSHARD_TOP, tt, e)) ||
+	    (rc = cattop_list(db, "duration", IDS_TABLE, CATSHARD_TOP, td, e)) ||
 	    (rc = cattop_density(db, duration, dens, e)))
 		goto out;
 	cattop_fields(tf);
@@ -758,7 +763,7 @@ out_done:
 	catsearch_free(&s.search);
 	sqlite3_finalize(s.ins);
 	sqlite3_finalize(s.pos_ins);
-	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
+	sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
 	             "DROP TABLE IF EXISTS temp.catshard_pos", NULL, NULL, NULL);
 	json_decref(times);
 	buf_free(&s.cur.text);

@@ -23,7 +23,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 
 /* The extension's version (dsight_meta.extension). */
 #define STORE_EXT_VERSION "1"
