@@ -220,14 +220,10 @@ int main(int argc, char **argv)
 	for (size_t ki = 0; ki < query_kind_count; ki++) {
 		const char *const *kind = &query_kind_table[ki].name;
 		struct query_params p;
-		double *t = malloc(sizeof(double) * (size_t)repeat);
 		int n = !strcmp(*kind, "summary") ? repeat * 10 : repeat;
-		if (only && strcmp(only, *kind)) {
-			free(t);
+		if (only && strcmp(only, *kind))
 			continue;
-		}
-		if (n > repeat)
-			t = realloc(t, sizeof(double) * (size_t)n);
+		double *t = malloc(sizeof(double) * (size_t)n);
 		query_params_init(&p);
 		p.kind = *kind;
 		p.request_id = json_string_value(json_object_get(

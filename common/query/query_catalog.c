@@ -8,6 +8,7 @@
 #include "base/jsonout.h"
 #include "query/qkinds.h"
 #include "base/text.h"
+#include "base/vec.h"
 
 static void emit_member(struct buf *b, const json_t *obj, const char *key)
 {
@@ -160,12 +161,8 @@ static int keep_one(void *ctx, int64_t ordinal, const json_t *v)
 	(void)ordinal;
 	if (!k->keep(k->q, v, k->arg))
 		return 0;
-	if (k->n == k->cap) {
-		const json_t **n = realloc(k->el, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof *n);
-		if (!n)
-			return err_set(k->q->e, ERR_NOMEM, "out of memory");
-		k->el = n;
-	}
+	if (vec_reserve(&k->el, &k->cap, k->n + 1, sizeof *k->el))
+		return err_set(k->q->e, ERR_NOMEM, "out of memory");
 	k->el[k->n++] = json_incref((json_t *)v);
 	return 0;
 }

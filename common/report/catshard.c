@@ -720,36 +720,38 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	    (rc = cattop_density(db, duration, dens, e)))
 		goto out;
 	cattop_fields(tf);
+	/* ix takes each value (json_object_set_new frees it on failure too),
+	 * so the one exit below frees only what ix does not hold */
+	int bad = 0;
 	if (s.summaries) {
 		json_t *a = json_array();
 		catsum_fields(a);
-		json_object_set_new(ix, "summary_fields", a);
-		json_object_set(ix, "summaries", s.sums);
-		json_object_set(ix, "time_summaries", times);
+		bad |= json_object_set_new(ix, "summary_fields", a);
+		bad |= json_object_set(ix, "summaries", s.sums);
+		bad |= json_object_set(ix, "time_summaries", times);
 	}
-	json_object_set_new(ix, "version", json_integer(1));
-	json_object_set_new(ix, "counts", counts_json(s.shards));
+	bad |= json_object_set_new(ix, "version", json_integer(1));
+	bad |= json_object_set_new(ix, "counts", counts_json(s.shards));
 	{
 		json_t *o = json_object();
 		for (int c = 0; c < NCOLL; c++)
-			json_object_set_new(o, coll_names[c], json_boolean(!s.disorder[c]));
-		json_object_set_new(ix, "ordinal_order", o);
+			bad |= json_object_set_new(o, coll_names[c], json_boolean(!s.disorder[c]));
+		bad |= json_object_set_new(ix, "ordinal_order", o);
 	}
-	json_object_set_new(ix, "shards", s.shards);
-	json_object_set_new(ix, "lookup", lookup);
-	json_object_set_new(ix, "search", search);
-	search = NULL;
-	json_object_set_new(ix, "top_fields", tf);
-	json_object_set_new(ix, "top_ttft", tt);
-	json_object_set_new(ix, "top_duration", td);
-	if (json_object_set_new(ix, "density", dens)) {
-		ix = NULL;
+	bad |= json_object_set_new(ix, "shards", s.shards);
+	bad |= json_object_set_new(ix, "lookup", lookup);
+	bad |= json_object_set_new(ix, "search", search);
+	bad |= json_object_set_new(ix, "top_fields", tf);
+	bad |= json_object_set_new(ix, "top_ttft", tt);
+	bad |= json_object_set_new(ix, "top_duration", td);
+	bad |= json_object_set_new(ix, "density", dens);
+	s.shards = lookup = search = tf = tt = td = dens = NULL;
+	if (bad) {
 		rc = err_set(e, ERR_NOMEM, "Out of memory for the catalog index");
-		goto out_done;
+		goto out;
 	}
 	*index = ix;
 	ix = NULL;
-	goto out_done;
 out:
 	json_decref(s.shards);
 	json_decref(lookup);
@@ -757,7 +759,6 @@ out:
 	json_decref(tt);
 	json_decref(td);
 	json_decref(dens);
-out_done:
 	json_decref(ix);
 	json_decref(search);
 	catsearch_free(&s.search);

@@ -3,6 +3,7 @@
 #include "base/buf.h"
 #include "base/cancel.h"
 #include "base/jsonout.h"
+#include "base/vec.h"
 #include "report/html.h"
 #include "report/shard.h"
 
@@ -483,14 +484,9 @@ static int choose_cuts(const struct hist *h, double limit, long **out,
 	size_t ncuts = 0, cap = 0;
 
 	for (long a = 0;;) {
-		if (ncuts + 2 > cap) {
-			cap = cap ? cap * 2 : 16;
-			long *nc = realloc(cuts, cap * sizeof *nc);
-			if (!nc) {
-				free(cuts);
-				return err_set(e, ERR_NOMEM, "Out of memory slicing the parts");
-			}
-			cuts = nc;
+		if (vec_reserve(&cuts, &cap, ncuts + 2, sizeof *cuts)) {
+			free(cuts);
+			return err_set(e, ERR_NOMEM, "Out of memory slicing the parts");
 		}
 		cuts[ncuts++] = a;
 		if (a >= h->end_ms)

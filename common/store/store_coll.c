@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/vec.h"
 #include "store/store_elem.h"
 #include "store/store_ext.h"
 
@@ -646,13 +647,9 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		int bn = sqlite3_column_bytes(st, 1);
 		if (!b || !memmem(b, (size_t)bn, sel->needle, sel->needle_len))
 			continue;
-		if (n == cap) {
-			struct hit *nh = realloc(h, (cap = cap ? 2 * cap : 64) * sizeof *h);
-			if (!nh) {
-				rc = err_set(e, ERR_NOMEM, "out of memory");
-				break;
-			}
-			h = nh;
+		if (vec_reserve(&h, &cap, n + 1, sizeof *h)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
 		}
 		h[n].ordinal = sqlite3_column_int64(st, 0);
 		h[n].keys = sel->nsort ? calloc(sel->nsort, sizeof *h[n].keys) : NULL;
