@@ -10,8 +10,15 @@
 #   make clean
 #
 # Knobs: V=1 prints every command (quiet by default); LINK=static|dynamic
-# (below); OPT=... overrides -O2.  Objects and binaries are rebuilt when the
-# compiler, flags or libraries change (build/cflags.stamp, build/ldflags.stamp).
+# (below); CFLAGS (default: OPT -g, OPT default -O2), CPPFLAGS and LDFLAGS
+# are the builder's and come last on each command line: what the tree needs
+# (-std=c11, the warnings, -fPIC, -MMD -MP, -Icommon ..., the sanitizers,
+# -ffp-contract=off on the exact-arithmetic objects) is kept whatever they
+# say.  DEVELOPER=1 (tests/run and .ci/run set it) adds -Werror: a
+# packager's newer compiler with a new warning still builds.  Objects and
+# binaries are rebuilt when the compiler, flags or libraries change
+# (build/cflags.stamp, build/ldflags.stamp; -Werror is left out of the
+# stamp, so switching DEVELOPER alone rebuilds nothing).
 #
 # Sources are found by directory: common/*/*.c -> libdsight, protocol/*.c ->
 # libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/*.c ->
@@ -87,7 +94,12 @@ $(error LINK must be static or dynamic, not '$(LINK)')
 endif
 endif
 
-WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+# The tree's own flags (ALL_*), then the builder's: a user's CFLAGS=-O0 or
+# CPPFLAGS=-DX changes the optimisation or adds a define, nothing else.
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes
+ifeq ($(DEVELOPER),1)
+WERROR   := -Werror
+endif
 OPT      ?= -O2
 ifeq ($(SAN),1)
 OPT      := -O1
@@ -98,12 +110,17 @@ endif
 ifeq ($(SAN),fuzz)
 OPT      := -O1
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-CPPFLAGS += -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
+FUZZ_CPPFLAGS := -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
 endif
-CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen $(PKG_CFLAGS)
+CFLAGS   ?= $(OPT) -g
+ALL_CPPFLAGS = -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen \
+               $(FUZZ_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS)
 # -fPIC: the same objects also make libdsight.so (the Python binding).
-CFLAGS   += $(WARN) $(OPT) -g -fPIC $(SANFLAGS) -MMD -MP
-LDFLAGS  += $(SANFLAGS)
+ALL_CFLAGS   = -std=c11 $(WARN) -fPIC $(SANFLAGS) -MMD -MP $(CFLAGS)
+ALL_LDFLAGS  = $(SANFLAGS) $(LDFLAGS)
+# compile: the command of one object; EXACT_CFLAGS (target-specific, below)
+# and -Werror come after the builder's flags, so nothing there undoes them.
+compile = $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(EXACT_CFLAGS) $(WERROR)
 
 # ---- quiet output (V=1: every command; make -s: nothing) -----------------
 MAKEFLAGS_SHORT := $(firstword -$(MAKEFLAGS))
@@ -126,8 +143,8 @@ LDFLAGS_STAMP := $(B)/ldflags.stamp
 ifneq ($(NEED_DEPS),)
 ifeq ($(findstring n,$(MAKEFLAGS_SHORT)),)
 stamp = $(shell mkdir -p $(B) && printf '%s\n' '$(2)' | cmp -s - $(1) || printf '%s\n' '$(2)' >$(1))
-$(call stamp,$(CFLAGS_STAMP),$(CC) $(CPPFLAGS) $(CFLAGS))
-$(call stamp,$(LDFLAGS_STAMP),$(CC) $(LDFLAGS) $(PKG_LIBS))
+$(call stamp,$(CFLAGS_STAMP),$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS))
+$(call stamp,$(LDFLAGS_STAMP),$(CC) $(ALL_LDFLAGS) $(PKG_LIBS))
 endif
 endif
 # Written above at parse time; this rule only lets make -n plan a fresh tree.
@@ -186,7 +203,7 @@ hdr-check: $(patsubst %.h,$(B)/hdr/%.ok,$(HDRS))
 $(B)/hdr/%.ok: %.h $(CFLAGS_STAMP)
 	$(call say,HDR,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -x c -fsyntax-only $< && touch $@
+	$(Q)$(compile) -x c -fsyntax-only $< && touch $@
 
 # The harnesses of tests/fuzz/ (clang: libFuzzer + ASan + UBSan).
 fuzz-build:
@@ -200,7 +217,7 @@ fuzz: fuzz-build
 $(B)/obj/%.o: %.c $(CFLAGS_STAMP)
 	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(compile) -c $< -o $@
 
 # web/ itself: its mtime changes when a file is added or removed.
 $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
@@ -210,12 +227,13 @@ $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 
 # Exact arithmetic (correctly rounded sums, timeline bucket edges
 # start + i*width): no fused multiply-add may change a rounding.
-$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o $(B)/obj/common/base/qsum.o: CFLAGS += -ffp-contract=off
+# (override: a command-line EXACT_CFLAGS cannot drop it either)
+$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o $(B)/obj/common/base/qsum.o: override EXACT_CFLAGS := -ffp-contract=off
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(CFLAGS_STAMP)
 	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(compile) -c $< -o $@
 
 $(LIBDSIGHT): $(call obj,$(COMMON_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 	$(call say,AR,$@)
@@ -228,7 +246,7 @@ $(LIBPROTO): $(call obj,$(PROTOCOL_SRC))
 	$(Q)ar rcs $@ $^
 
 # link OBJECTS: one program from its objects and the two libraries.
-link = $(Q)$(CC) $(LDFLAGS) -o $@ $(1) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+link = $(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(1) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
 $(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
@@ -243,7 +261,7 @@ $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_S
 $(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ \
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ \
 		$(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) \
 		-Wl,--no-whole-archive $(SHLIB_LIBS)
 
@@ -264,7 +282,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 $(B)/fuzz/%: $(B)/obj/tests/fuzz/%.o $(call obj,$(filter-out client/main.c,$(CLIENT_SRC))) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
 # Man pages carry @VERSION@ in their sources; the built copies the version.
 $(B)/man/%: man/% Makefile
