@@ -2,7 +2,11 @@
 #
 #   make            build/ : bin/dsight, bin/dsightd, tools, unit tests, man pages
 #   make asan       build-asan/ : the same with AddressSanitizer + UBSan
-#   make check      both builds, then every test suite (tests/run)
+#   make test       the quick tier: plain build, unit + integration tests,
+#                   long random loops shortened (tests/run --quick)
+#   make check      the full tier CI runs: both builds, unit, integration,
+#                   browser and fuzz smoke, long loops (tests/run); see
+#                   tests/README.md
 #   make fuzz       build-fuzz/ : libFuzzer harnesses (clang), each run for
 #                   FUZZ_SECONDS (default 60) from tests/fuzz/corpus/<harness>
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
@@ -184,7 +188,7 @@ ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all asan check install uninstall clean fuzz fuzz-build fuzzers hdr-check
+.PHONY: all asan test check install uninstall clean fuzz fuzz-build fuzzers hdr-check
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
 all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
@@ -192,7 +196,11 @@ all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
 asan:
 	$(Q)$(MAKE) B=build-asan SAN=1 all
 
-check: all asan
+# tests/run builds what it tests (with DEVELOPER=1: -Werror).
+test:
+	tests/run --quick
+
+check:
 	tests/run
 
 # Every header compiles alone (it includes what it uses): each is compiled
