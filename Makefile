@@ -161,7 +161,22 @@ DAEMON_SRC   := $(wildcard daemon/*.c)
 TOOL_SRC     := $(wildcard scripts/*.c)
 UNIT_SRC     := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-WEB_FILES    := $(sort $(wildcard web/*.html web/*.css web/*.js))
+# The viewer's files, in the order the page gets them (html.c inlines every
+# .css, then every .js, in this order; embed-web keeps it).  base.js comes
+# first: main.js reads its DSUI as it loads.  The other scripts refer to each
+# other only from functions that run after the page has loaded, so their
+# order is free; it is the file-name order the pages have always had.  A
+# file of web/ missing here stops the build.
+WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/main.js \
+                web/query-analysis.js web/query-timeline.js web/query.js web/style.css \
+                web/ui-axis.js web/ui-export.js web/ui-flame.js web/ui-header.js \
+                web/ui-legend.js web/ui-metrics.js web/ui-nav.js web/ui-nsight.js \
+                web/ui-panes.js web/ui-ranges.js web/ui-reqtable.js web/ui-requests.js \
+                web/ui-sessions.js web/ui-summary.js
+WEB_UNLISTED := $(filter-out $(WEB_FILES),$(wildcard web/*.html web/*.css web/*.js))
+ifneq ($(WEB_UNLISTED),)
+$(error $(WEB_UNLISTED): not in the Makefile's WEB_FILES; add it where the page needs it)
+endif
 
 # Generated sources (the embedded viewer) join libdsight when present.
 ifneq ($(wildcard scripts/embed-web),)
