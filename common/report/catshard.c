@@ -1,6 +1,7 @@
 /* catshard: catalog shards, id lookup shards, top lists and request density
  * from the extension tables (see catshard.h). */
 #include "report/catshard.h"
+#include "store/store_ext.h"
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "report/catsearch.h"
@@ -21,8 +22,8 @@
 static const char *const coll_names[NCOLL] = {"requests", "sessions",
                                               "server_spans", "iterations"};
 static const char *const coll_tables[NCOLL] = {
-	"dsight_requests", "dsight_sessions", "dsight_server_spans",
-	"dsight_iterations"};
+	STORE_EXT_REQUESTS, STORE_EXT_SESSIONS, STORE_EXT_SERVER_SPANS,
+	STORE_EXT_ITERATIONS};
 
 int catshard_over_budget(sqlite3 *db, int *over, struct err *e)
 {
@@ -457,15 +458,15 @@ static int write_sessions(struct cs *s, struct err *e)
 	int rc, rs;
 
 	s->kind = "sessions";
-	if ((rc = prep(s->db, "SELECT ordinal, id, start, end, json FROM dsight_sessions "
+	if ((rc = prep(s->db, "SELECT ordinal, id, start, end, json FROM " STORE_EXT_SESSIONS " "
 	               "ORDER BY start, ordinal", &ss, e)) ||
-	    (rc = prep(s->db, "SELECT " REQ_COLS " FROM dsight_requests "
+	    (rc = prep(s->db, "SELECT " REQ_COLS " FROM " STORE_EXT_REQUESTS " "
 	               "WHERE session = ?1 ORDER BY ordinal", &rq, e)) ||
 	    (rc = prep(s->db, "SELECT 1 FROM " IDS_TABLE " WHERE id = ?1 AND kind = 1",
 	               &seen, e)) ||
 	    (rc = prep(s->db, "SELECT " REQ_COLS " "
-	               "FROM dsight_requests r WHERE r.session IS NULL OR NOT EXISTS "
-	               "(SELECT 1 FROM dsight_sessions x WHERE x.id = r.session) "
+	               "FROM " STORE_EXT_REQUESTS " r WHERE r.session IS NULL OR NOT EXISTS "
+	               "(SELECT 1 FROM " STORE_EXT_SESSIONS " x WHERE x.id = r.session) "
 	               "ORDER BY r.session IS NULL, r.session, r.ordinal", &orph, e)))
 		goto out;
 	while ((rs = sqlite3_step(ss)) == SQLITE_ROW) {

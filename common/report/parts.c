@@ -1,5 +1,6 @@
 /* parts: the single-file page split by time (see parts.h). */
 #include "report/parts.h"
+#include "store/store_ext.h"
 #include "base/buf.h"
 #include "base/cancel.h"
 #include "base/jsonout.h"
@@ -584,7 +585,7 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		goto out;
 	}
 	cancel_sqlite(db, cancel); /* the scans stop with SQLITE_INTERRUPT */
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM dsight_requests"
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM " STORE_EXT_REQUESTS
 	                       " WHERE (?1 OR start >= ?2) AND (?3 OR start < ?4)",
 	                       -1, &count, NULL) != SQLITE_OK)
 		count = NULL; /* a store without streamed collections */
