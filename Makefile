@@ -220,13 +220,15 @@ check:
 
 # Every header compiles alone (it includes what it uses): each is compiled
 # as a translation unit of its own, with the flags of the tree.
+# (-MF: a header is checked again when one it includes changes.)
 HDRS := $(wildcard common/*/*.h protocol/*.h daemon/*.h client/*.h client/python/native/*.h)
-hdr-check: $(patsubst %.h,$(B)/hdr/%.ok,$(HDRS))
+HDR_OKS := $(patsubst %.h,$(B)/hdr/%.ok,$(HDRS))
+hdr-check: $(HDR_OKS)
 
 $(B)/hdr/%.ok: %.h $(CFLAGS_STAMP)
 	$(call say,HDR,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(compile) -x c -fsyntax-only $< && touch $@
+	$(Q)$(compile) -x c -fsyntax-only -MF $@.d -MT $@ $< && touch $@
 
 # The harnesses of tests/fuzz/ (clang: libFuzzer + ASan + UBSan).
 fuzz-build:
@@ -328,4 +330,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(ALL_OBJS:.o=.d)
+-include $(ALL_OBJS:.o=.d) $(HDR_OKS:=.d)
