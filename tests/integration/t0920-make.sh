@@ -118,7 +118,7 @@ if [ "$(printf '%s\n' "$qcmd" | grep -o -- '-ffp-contract=[a-z]*' | tail -1)" = 
 else
 	notok "-ffp-contract=off on the exact-arithmetic objects comes after the builder's CFLAGS" "$tmp/out"
 fi
-make -n -B V=1 B="$B" "$o" >"$tmp/plain" 2>&1
+make -n -B V=1 B="$B" DEVELOPER= "$o" >"$tmp/plain" 2>&1
 make -n -B V=1 B="$B" DEVELOPER=1 "$o" >"$tmp/dev" 2>&1
 if ! grep -q -- "-Werror" "$tmp/plain" && grep -q -- "-c common/base/err.c" "$tmp/plain" &&
 	grep -- "-c common/base/err.c" "$tmp/dev" | grep -q -- "-Werror"; then
