@@ -63,7 +63,7 @@ def sources():
     out = []
     for top in ("common", "protocol", "daemon", "client"):
         for dp, dns, fns in os.walk(top):
-            dns[:] = sorted(d for d in dns if d != "python")
+            dns.sort()
             out += [os.path.join(dp, f) for f in sorted(fns) if f.endswith((".c", ".h"))]
     for dp, dns, fns in os.walk("scripts"):
         dns.sort()
