@@ -168,16 +168,20 @@ t.ok(not realloc_sites, "no realloc( outside common/base/ (grow with base/vec)",
 
 
 # ---- the link graph: who calls whom, from the objects ----------------------
-def nm(path, defined):
-    args = ["nm", "-P", "--defined-only" if defined else "--undefined-only", path]
+def nm(paths, defined):
+    """{object path: set of symbols} from one nm run over every object:
+    the functions and data each defines (defined), or the symbols each
+    uses from elsewhere; None when nm fails."""
+    args = ["nm", "-P", "-A", "--defined-only" if defined else "--undefined-only"] + paths
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode:
         return None
-    out = set()
+    out = {p: set() for p in paths}
     for line in r.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and (not defined or parts[1] in "TDBRCG"):
-            out.add(parts[0])
+        path, _, rest = line.partition(": ")
+        parts = rest.split()
+        if path in out and len(parts) >= 2 and (not defined or parts[1] in "TDBRCG"):
+            out[path].add(parts[0])
     return out
 
 
@@ -192,14 +196,15 @@ if len(objs) < 50:
     t.skip("no link cycle between modules", "no objects under %s (build first)" % objroot)
 else:
     owner, needs, failed = {}, {}, []
-    for mod, o in sorted(objs.items()):
-        d, u = nm(o, True), nm(o, False)
-        if d is None or u is None:
-            failed.append(o)
-            continue
-        for s in d:
-            owner.setdefault(s, mod)
-        needs[mod] = u
+    paths = [objs[m] for m in sorted(objs)]
+    defs, uses = nm(paths, True), nm(paths, False)
+    if defs is None or uses is None:
+        failed = paths
+    else:
+        for mod in sorted(objs):
+            for s in defs[objs[mod]]:
+                owner.setdefault(s, mod)
+            needs[mod] = uses[objs[mod]]
     link_graph, link_why = {}, {}
     for mod, u in needs.items():
         for s in u:
@@ -209,7 +214,7 @@ else:
                 link_why.setdefault((mod, b), set()).add(s)
     link_cycles = cycles(link_graph)
     t.ok(not failed and not link_cycles, "no link cycle between modules (%d objects)" % len(objs),
-         "\n".join("nm failed: " + o for o in failed) + "\n\n".join(
+         "nm failed" * bool(failed) + "\n\n".join(
              cycle_detail(c, link_graph, link_why) for c in link_cycles))
 
 
