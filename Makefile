@@ -2,7 +2,11 @@
 #
 #   make            build/ : bin/dsight, bin/dsightd, tools, unit tests, man pages
 #   make asan       build-asan/ : the same with AddressSanitizer + UBSan
-#   make check      both builds, then every test suite (tests/run)
+#   make test       the quick tier: plain build, unit + integration tests,
+#                   long random loops shortened (tests/run --quick)
+#   make check      the full tier CI runs: both builds, unit, integration,
+#                   browser and fuzz smoke, long loops (tests/run); see
+#                   tests/README.md
 #   make fuzz       build-fuzz/ : libFuzzer harnesses (clang), each run for
 #                   FUZZ_SECONDS (default 60) from tests/fuzz/corpus/<harness>
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
@@ -10,8 +14,15 @@
 #   make clean
 #
 # Knobs: V=1 prints every command (quiet by default); LINK=static|dynamic
-# (below); OPT=... overrides -O2.  Objects and binaries are rebuilt when the
-# compiler, flags or libraries change (build/cflags.stamp, build/ldflags.stamp).
+# (below); CFLAGS (default: OPT -g, OPT default -O2), CPPFLAGS and LDFLAGS
+# are the builder's and come last on each command line: what the tree needs
+# (-std=c11, the warnings, -fPIC, -MMD -MP, -Icommon ..., the sanitizers,
+# -ffp-contract=off on the exact-arithmetic objects) is kept whatever they
+# say.  DEVELOPER=1 (tests/run and .ci/run set it) adds -Werror: a
+# packager's newer compiler with a new warning still builds.  Objects and
+# binaries are rebuilt when the compiler, flags or libraries change
+# (build/cflags.stamp, build/ldflags.stamp; -Werror is left out of the
+# stamp, so switching DEVELOPER alone rebuilds nothing).
 #
 # Sources are found by directory: common/*/*.c -> libdsight, protocol/*.c ->
 # libdsproto, client/*.c -> dsight, daemon/*.c -> dsightd, scripts/tools/*.c
@@ -87,7 +98,12 @@ $(error LINK must be static or dynamic, not '$(LINK)')
 endif
 endif
 
-WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+# The tree's own flags (ALL_*), then the builder's: a user's CFLAGS=-O0 or
+# CPPFLAGS=-DX changes the optimisation or adds a define, nothing else.
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes
+ifeq ($(DEVELOPER),1)
+WERROR   := -Werror
+endif
 OPT      ?= -O2
 ifeq ($(SAN),1)
 OPT      := -O1
@@ -98,12 +114,17 @@ endif
 ifeq ($(SAN),fuzz)
 OPT      := -O1
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-CPPFLAGS += -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
+FUZZ_CPPFLAGS := -DDSIGHT_TOP=\"$(CURDIR)\" -Iclient
 endif
-CPPFLAGS += -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen $(PKG_CFLAGS)
+CFLAGS   ?= $(OPT) -g
+ALL_CPPFLAGS = -D_GNU_SOURCE -DDSIGHT_VERSION=\"$(VERSION)\" -Icommon -Iprotocol -I$(B)/gen \
+               $(FUZZ_CPPFLAGS) $(PKG_CFLAGS) $(CPPFLAGS)
 # -fPIC: the same objects also make libdsight.so (the Python binding).
-CFLAGS   += $(WARN) $(OPT) -g -fPIC $(SANFLAGS) -MMD -MP
-LDFLAGS  += $(SANFLAGS)
+ALL_CFLAGS   = -std=c11 $(WARN) -fPIC $(SANFLAGS) -MMD -MP $(CFLAGS)
+ALL_LDFLAGS  = $(SANFLAGS) $(LDFLAGS)
+# compile: the command of one object; EXACT_CFLAGS (target-specific, below)
+# and -Werror come after the builder's flags, so nothing there undoes them.
+compile = $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(EXACT_CFLAGS) $(WERROR)
 
 # ---- quiet output (V=1: every command; make -s: nothing) -----------------
 MAKEFLAGS_SHORT := $(firstword -$(MAKEFLAGS))
@@ -126,8 +147,8 @@ LDFLAGS_STAMP := $(B)/ldflags.stamp
 ifneq ($(NEED_DEPS),)
 ifeq ($(findstring n,$(MAKEFLAGS_SHORT)),)
 stamp = $(shell mkdir -p $(B) && printf '%s\n' '$(2)' | cmp -s - $(1) || printf '%s\n' '$(2)' >$(1))
-$(call stamp,$(CFLAGS_STAMP),$(CC) $(CPPFLAGS) $(CFLAGS))
-$(call stamp,$(LDFLAGS_STAMP),$(CC) $(LDFLAGS) $(PKG_LIBS))
+$(call stamp,$(CFLAGS_STAMP),$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS))
+$(call stamp,$(LDFLAGS_STAMP),$(CC) $(ALL_LDFLAGS) $(PKG_LIBS))
 endif
 endif
 # Written above at parse time; this rule only lets make -n plan a fresh tree.
@@ -140,7 +161,22 @@ DAEMON_SRC   := $(wildcard daemon/*.c)
 TOOL_SRC     := $(wildcard scripts/tools/*.c)
 UNIT_SRC     := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
-WEB_FILES    := $(sort $(wildcard web/*.html web/*.css web/*.js))
+# The viewer's files, in the order the page gets them (html.c inlines every
+# .css, then every .js, in this order; embed-web keeps it).  base.js comes
+# first: main.js reads its DSUI as it loads.  The other scripts refer to each
+# other only from functions that run after the page has loaded, so their
+# order is free; it is the file-name order the pages have always had.  A
+# file of web/ missing here stops the build.
+WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/main.js \
+                web/query-analysis.js web/query-timeline.js web/query.js web/style.css \
+                web/ui-axis.js web/ui-export.js web/ui-flame.js web/ui-header.js \
+                web/ui-legend.js web/ui-metrics.js web/ui-nav.js web/ui-nsight.js \
+                web/ui-panes.js web/ui-ranges.js web/ui-reqtable.js web/ui-requests.js \
+                web/ui-sessions.js web/ui-summary.js
+WEB_UNLISTED := $(filter-out $(WEB_FILES),$(wildcard web/*.html web/*.css web/*.js))
+ifneq ($(WEB_UNLISTED),)
+$(error $(WEB_UNLISTED): not in the Makefile's WEB_FILES; add it where the page needs it)
+endif
 
 # Generated sources (the embedded viewer) join libdsight when present.
 ifneq ($(wildcard scripts/embed-web),)
@@ -168,7 +204,7 @@ ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all asan check install uninstall clean fuzz fuzz-build fuzzers
+.PHONY: all asan test check install uninstall clean fuzz fuzz-build fuzzers hdr-check
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
 all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
@@ -176,8 +212,24 @@ all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
 asan:
 	$(Q)$(MAKE) B=build-asan SAN=1 all
 
-check: all asan
+# tests/run builds what it tests (with DEVELOPER=1: -Werror).
+test:
+	tests/run --quick
+
+check:
 	tests/run
+
+# Every header compiles alone (it includes what it uses): each is compiled
+# as a translation unit of its own, with the flags of the tree.
+# (-MF: a header is checked again when one it includes changes.)
+HDRS := $(wildcard common/*/*.h protocol/*.h daemon/*.h client/*.h client/python/native/*.h)
+HDR_OKS := $(patsubst %.h,$(B)/hdr/%.ok,$(HDRS))
+hdr-check: $(HDR_OKS)
+
+$(B)/hdr/%.ok: %.h $(CFLAGS_STAMP)
+	$(call say,HDR,$<)
+	@mkdir -p $(dir $@)
+	$(Q)$(compile) -x c -fsyntax-only -MF $@.d -MT $@ $< && touch $@
 
 # The harnesses of tests/fuzz/ (clang: libFuzzer + ASan + UBSan).
 fuzz-build:
@@ -191,7 +243,7 @@ fuzz: fuzz-build
 $(B)/obj/%.o: %.c $(CFLAGS_STAMP)
 	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(compile) -c $< -o $@
 
 # The agent guide that `dsight help agent` prints (client/cmd_help.c).
 GUIDE_OBJ := $(B)/obj/gen/agent_guide.o
@@ -208,12 +260,13 @@ $(B)/gen/web_assets.c: $(WEB_FILES) scripts/embed-web web
 
 # Exact arithmetic (correctly rounded sums, timeline bucket edges
 # start + i*width): no fused multiply-add may change a rounding.
-$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o $(B)/obj/common/base/qsum.o: CFLAGS += -ffp-contract=off
+# (override: a command-line EXACT_CFLAGS cannot drop it either)
+$(B)/obj/common/query/qstat.o $(B)/obj/common/query/qbucket.o $(B)/obj/common/base/qsum.o: override EXACT_CFLAGS := -ffp-contract=off
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(CFLAGS_STAMP)
 	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(compile) -c $< -o $@
 
 $(LIBDSIGHT): $(call obj,$(COMMON_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 	$(call say,AR,$@)
@@ -226,7 +279,7 @@ $(LIBPROTO): $(call obj,$(PROTOCOL_SRC))
 	$(Q)ar rcs $@ $^
 
 # link OBJECTS: one program from its objects and the two libraries.
-link = $(Q)$(CC) $(LDFLAGS) -o $@ $(1) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+link = $(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(1) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
 $(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
@@ -241,7 +294,7 @@ $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_S
 $(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ \
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ \
 		$(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) \
 		-Wl,--no-whole-archive $(SHLIB_LIBS)
 
@@ -262,7 +315,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 $(B)/fuzz/%: $(B)/obj/tests/fuzz/%.o $(call obj,$(filter-out client/main.c,$(CLIENT_SRC))) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
 # Man pages carry @VERSION@ in their sources; the built copies the version.
 $(B)/man/%: man/% Makefile
@@ -292,4 +345,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(ALL_OBJS:.o=.d)
+-include $(ALL_OBJS:.o=.d) $(HDR_OKS:=.d)

@@ -79,16 +79,13 @@ static void logf_(struct dispatch *d, const char *fmt, ...)
 	d->info->log(d->info->log_ctx, msg);
 }
 
-int dispatch_new(uv_loop_t *loop, struct server *srv,
-                 const struct server_info *info, struct session *sess,
-                 struct lifetime *lt, struct dispatch **out, struct err *e)
+int dispatch_new(uv_loop_t *loop, struct session *sess, struct lifetime *lt,
+                 struct dispatch **out, struct err *e)
 {
 	struct dispatch *d = calloc(1, sizeof *d);
 	if (!d)
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	d->loop = loop;
-	d->srv = srv;
-	d->info = info;
 	d->sess = sess;
 	d->lt = lt;
 	*out = d;
@@ -100,8 +97,10 @@ void dispatch_free(struct dispatch *d)
 	free(d);
 }
 
-int dispatch_busy(const struct dispatch *d)
+static int on_busy(const void *h)
 {
+	const struct dispatch *d = h;
+
 	return d->running + d->reloading;
 }
 
@@ -328,16 +327,19 @@ static void schedule(struct dispatch *d)
 	}
 }
 
-void dispatch_kick(struct dispatch *d)
+static void on_kick(void *h)
 {
+	struct dispatch *d = h;
+
 	schedule(d);
 }
 
 /* ---- queues ---- */
 
-struct dispatch_queue *dispatch_queue_new(struct dispatch *d,
-                                          struct server_conn *c)
+static void *on_queue_new(void *h, struct server_conn *c)
 {
+	struct dispatch *d = h;
+
 	struct dispatch_queue *q = calloc(1, sizeof *q);
 	if (q) {
 		q->d = d;
@@ -346,8 +348,10 @@ struct dispatch_queue *dispatch_queue_new(struct dispatch *d,
 	return q;
 }
 
-void dispatch_queue_close(struct dispatch_queue *q)
+static void on_queue_close(void *queue)
 {
+	struct dispatch_queue *q = queue;
+
 	q->closed = 1;
 	ring_remove(q);
 	while (q->head) {
@@ -360,13 +364,17 @@ void dispatch_queue_close(struct dispatch_queue *q)
 	q_release(q); /* else the last user frees it */
 }
 
-void dispatch_fail_waiting(struct dispatch *d)
+static void on_fail_waiting(void *h)
 {
+	struct dispatch *d = h;
+
 	fail_waiting(d, RPC_DATA_ERROR, "The session is stopping; the query was not run");
 }
 
-void dispatch_stop(struct dispatch *d)
+static void on_stop(void *h)
 {
+	struct dispatch *d = h;
+
 	/* Queries already accepted still run for clients that read their
 	 * replies; the queue of a client that does not is cancelled when the
 	 * transport drops it.  A running sql statement is interrupted: its
@@ -526,8 +534,10 @@ static const struct method {
 	{RPC_SHUTDOWN, on_shutdown},
 };
 
-void dispatch_frame(struct dispatch_queue *q, const char *msg, size_t len)
+static void on_frame(void *queue, const char *msg, size_t len)
 {
+	struct dispatch_queue *q = queue;
+
 	struct rpc_request rq;
 	struct err e;
 	int code;
@@ -553,4 +563,16 @@ done:
 	rpc_request_free(&rq);
 	q->busy--;
 	q_release(q);
+}
+
+static const struct server_handler handler = {
+	on_queue_new, on_queue_close, on_frame, on_kick, on_stop,
+	on_fail_waiting, on_busy,
+};
+
+void dispatch_attach(struct dispatch *d, struct server *srv)
+{
+	d->srv = srv;
+	d->info = server_info(srv);
+	server_set_handler(srv, &handler, d);
 }

@@ -27,32 +27,15 @@
 #define DISPATCH_PER_CONN 2  /* of which one connection may hold */
 
 struct dispatch;
-struct dispatch_queue;
 
-/* Creates the dispatcher of srv (info, sess and lt borrowed).  *out owned
- * by the caller (dispatch_free, once dispatch_busy is 0). */
-int dispatch_new(uv_loop_t *loop, struct server *srv,
-                 const struct server_info *info, struct session *sess,
-                 struct lifetime *lt, struct dispatch **out, struct err *e);
+/* Creates a dispatcher (sess and lt borrowed).  *out owned by the caller
+ * (dispatch_free, after the server it serves is stopped). */
+int dispatch_new(uv_loop_t *loop, struct session *sess, struct lifetime *lt,
+                 struct dispatch **out, struct err *e);
+/* Makes d the handler of srv's requests (before the loop runs): a
+ * connection's queue, its frames, the scheduling, the stop.  The server
+ * calls d only through its struct server_handler, never by name. */
+void dispatch_attach(struct dispatch *d, struct server *srv);
 void dispatch_free(struct dispatch *d);
-
-/* The request queue of a new connection (NULL when out of memory); owned
- * by the connection, released with dispatch_queue_close. */
-struct dispatch_queue *dispatch_queue_new(struct dispatch *d,
-                                          struct server_conn *c);
-/* The connection is gone: queries not started are cancelled (no reply),
- * running ones finish and their reply is dropped; q is freed. */
-void dispatch_queue_close(struct dispatch_queue *q);
-/* Handles one request frame of q's connection. */
-void dispatch_frame(struct dispatch_queue *q, const char *msg, size_t len);
-/* A connection can take more: start what may start. */
-void dispatch_kick(struct dispatch *d);
-/* The server stops: accepted queries still run, new ones get an error. */
-void dispatch_stop(struct dispatch *d);
-/* Fails every query not started with an error reply (a stop that took
- * too long). */
-void dispatch_fail_waiting(struct dispatch *d);
-/* Work in flight (queries and reloads). */
-int dispatch_busy(const struct dispatch *d);
 
 #endif

@@ -21,6 +21,7 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/err.h"
+#include "dispatch.h"
 #include "lifetime.h"
 #include "query/query_sql.h"
 #include "server.h"
@@ -74,6 +75,7 @@ struct daemon {
 	uv_signal_t sigint, sigterm, sighup;
 	struct lifetime *lt;
 	struct server *srv;
+	struct dispatch *dispatch; /* what srv's requests mean */
 	char why[160];
 };
 
@@ -291,9 +293,11 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	if (lifetime_start(&d->loop, d->o.idle_ms, d->o.idle_start, d->owner,
 	                   d->o.daemonize, on_idle, d, &d->lt, e))
 		return e->code;
-	if (server_start(&d->loop, d->listen_fd, &info, d->sess, d->lt, on_stopped, d, &d->srv, e))
+	if (dispatch_new(&d->loop, d->sess, d->lt, &d->dispatch, e) ||
+	    server_start(&d->loop, d->listen_fd, &info, on_stopped, d, &d->srv, e))
 		return e->code;
 	d->listen_fd = -1;
+	dispatch_attach(d->dispatch, d->srv);
 	uv_signal_init(&d->loop, &d->sigint);
 	uv_signal_init(&d->loop, &d->sigterm);
 	uv_signal_init(&d->loop, &d->sighup);
@@ -507,6 +511,7 @@ int main(int argc, char **argv)
 out:
 	if (d.loop_ready)
 		uv_loop_close(&d.loop);
+	dispatch_free(d.dispatch);
 	server_free(d.srv);
 	session_close(d.sess);
 	buf_free(&record);

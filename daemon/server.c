@@ -1,7 +1,6 @@
 /* server: listener, connections, framing, replies (see server.h). */
 #include "server.h"
 #include "admit.h"
-#include "dispatch.h"
 #include "server_impl.h"
 #include "frame.h"
 #include "rpc.h"
@@ -112,7 +111,7 @@ void server_conn_close(struct server_conn *c)
 	srv->partial -= c->held;
 	c->held = 0;
 	if (c->q)
-		dispatch_queue_close(c->q); /* its waiting queries are cancelled */
+		c->srv->ops->queue_close(c->q); /* its waiting queries are cancelled */
 	c->q = NULL;
 	drop_rbuf(c);
 	uv_close((uv_handle_t *)&c->pipe, on_closed);
@@ -264,7 +263,7 @@ static void on_written(uv_write_t *req, int status)
 		return;
 	}
 	flush(c);
-	dispatch_kick(srv->d); /* room again for its waiting queries */
+	srv->ops->kick(srv->h); /* room again for its waiting queries */
 }
 
 static void flush(struct server_conn *c)
@@ -350,7 +349,7 @@ static void decode(struct server_conn *c)
 			break;
 		}
 		c->active_ms = uv_now(c->srv->loop);
-		dispatch_frame(c->q, msg, mlen);
+		c->srv->ops->frame(c->q, msg, mlen);
 		free(msg);
 		bytes += mlen;
 	}
@@ -489,7 +488,7 @@ static void accept_one(struct server *srv)
 	}
 	if (admit_new(srv, c) != 0)
 		return;
-	if (!(c->q = dispatch_queue_new(srv->d, c))) {
+	if (!(c->q = srv->ops->queue_new(srv->h, c))) {
 		server_conn_close(c);
 		return;
 	}
@@ -535,7 +534,8 @@ static void on_handle_closed(uv_handle_t *h)
 
 static void check_stopped(struct server *srv)
 {
-	if (!srv->stopping || srv->done || srv->nconns > 0 || dispatch_busy(srv->d))
+	if (!srv->stopping || srv->done || srv->nconns > 0 ||
+	    (srv->ops && srv->ops->busy(srv->h)))
 		return;
 	if (srv->handles_open == 4) {
 		/* close the listener first, then the timers */
@@ -574,7 +574,7 @@ static void on_tick(uv_timer_t *t)
 	if (srv->stopping && !srv->stop_failed && now - srv->stop_ms >= STOP_RUN_MS) {
 		/* the queries still waiting get an error frame, not a cut one */
 		srv->stop_failed = 1;
-		dispatch_fail_waiting(srv->d);
+		srv->ops->fail_waiting(srv->h);
 	}
 	if (srv->stopping && srv->conns && now - srv->stop_ms >= STOP_MAX_MS) {
 		server_log(srv, "stopping: closing %d connection(s) still being written after %d s",
@@ -589,7 +589,6 @@ static void on_tick(uv_timer_t *t)
 }
 
 int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
-                 struct session *sess, struct lifetime *lt,
                  server_stopped_fn stopped, void *ctx, struct server **out,
                  struct err *e)
 {
@@ -602,10 +601,6 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 	srv->max_conns = admit_conn_limit();
 	srv->stopped = stopped;
 	srv->ctx = ctx;
-	if (dispatch_new(loop, srv, &srv->info, sess, lt, &srv->d, e)) {
-		free(srv);
-		return e->code;
-	}
 	uv_pipe_init(loop, &srv->listener, 0);
 	srv->listener.data = srv;
 	uv_timer_init(loop, &srv->tick);
@@ -643,7 +638,7 @@ void server_stop(struct server *srv, const char *why)
 	snprintf(srv->why, sizeof srv->why, "%s", why);
 	uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
 	/* accepted queries finish for clients that read; others are dropped */
-	dispatch_stop(srv->d);
+	srv->ops->stop(srv->h);
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
 		n = c->next;
 		c->no_more = 1;
@@ -653,9 +648,19 @@ void server_stop(struct server *srv, const char *why)
 	check_stopped(srv);
 }
 
+void server_set_handler(struct server *srv, const struct server_handler *ops,
+                        void *h)
+{
+	srv->ops = ops;
+	srv->h = h;
+}
+
+const struct server_info *server_info(const struct server *srv)
+{
+	return &srv->info;
+}
+
 void server_free(struct server *srv)
 {
-	if (srv)
-		dispatch_free(srv->d);
 	free(srv);
 }

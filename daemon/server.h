@@ -17,19 +17,19 @@
  * second), memory returned to the system (malloc_trim),
  * and the orderly stop: stop accepting, let accepted replies finish for
  * clients that keep reading, close, then tell the caller.  What a request
- * means is dispatch's business (one handler per method).
+ * means is its handler's business (struct server_handler: dispatch.c,
+ * given by main.c), so the transport never calls the dispatcher by name.
  */
 #ifndef DSIGHT_SERVER_H
 #define DSIGHT_SERVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
 #include <uv.h>
 
 #include "base/err.h"
-#include "lifetime.h"
-#include "session.h"
 
 /* What the server reports about itself (borrowed for its lifetime). */
 struct server_info {
@@ -49,15 +49,41 @@ struct server;
  * connection and request.  why is the stop reason. */
 typedef void (*server_stopped_fn)(void *ctx, const char *why);
 
+struct server_conn;
+
+/* What the server asks of its handler (loop thread only).  h is the
+ * handler's context, queue what queue_new returned for a connection. */
+struct server_handler {
+	/* a new connection's queue; NULL when out of memory (c is closed) */
+	void *(*queue_new)(void *h, struct server_conn *c);
+	/* the connection is gone (frees queue) */
+	void (*queue_close)(void *queue);
+	/* one request frame of the connection */
+	void (*frame)(void *queue, const char *msg, size_t len);
+	/* a connection can take more work */
+	void (*kick)(void *h);
+	/* the server stops: new requests get an error */
+	void (*stop)(void *h);
+	/* the stop took too long: fail what has not started */
+	void (*fail_waiting)(void *h);
+	/* work in flight (the stop completes at 0) */
+	int (*busy)(const void *h);
+};
+
 /*
  * Starts serving on listen_fd (a bound, listening unix socket; the server
- * takes it over).  *out is owned by the caller: after the stopped callback
- * ran and the loop finished, call server_free.
+ * takes it over).  Connections are accepted once the loop runs: call
+ * server_set_handler before that.  *out is owned by the caller: after the
+ * stopped callback ran and the loop finished, call server_free.
  */
 int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
-                 struct session *sess, struct lifetime *lt,
                  server_stopped_fn stopped, void *ctx, struct server **out,
                  struct err *e);
+/* The handler of srv's requests (ops and h borrowed for srv's lifetime). */
+void server_set_handler(struct server *srv, const struct server_handler *ops,
+                        void *h);
+/* The server's copy of its info (valid until server_free). */
+const struct server_info *server_info(const struct server *srv);
 /* Begins the orderly stop (idempotent; the first reason wins). */
 void server_stop(struct server *srv, const char *why);
 void server_free(struct server *srv);
@@ -66,7 +92,6 @@ void server_free(struct server *srv);
 
 #define SERVER_MAX_PENDING 32  /* replies of a connection not yet written */
 
-struct server_conn;
 struct server_reply;
 
 /* Number of open connections. */
@@ -91,7 +116,7 @@ void server_error_frame(struct buf *o, const json_t *id, int code,
 /* A reference keeps c's memory (not its socket) alive. */
 void server_conn_ref(struct server_conn *c);
 void server_conn_unref(struct server_conn *c);
-/* Dispatch finished some work: a stop may now complete. */
+/* The handler finished some work: a stop may now complete. */
 void server_work_done(struct server *srv);
 /* 1 when c may start another query: open and under its unsent-bytes cap. */
 int server_conn_ready(const struct server_conn *c);

@@ -15,8 +15,6 @@
 #include "frame.h"
 #include "server.h"
 
-struct dispatch;
-struct dispatch_queue;
 
 /* One request's place in its connection's response order. */
 struct server_reply {
@@ -34,7 +32,7 @@ struct server_conn {
 	struct server *srv;
 	struct server_conn *prev, *next;
 	struct frame_reader fr;
-	struct dispatch_queue *q;
+	void *q;            /* the handler's queue of this connection */
 	struct server_reply *head, *tail;
 	int npending;     /* replies not yet handed to uv_write */
 	size_t queued;    /* bytes of done replies and writes in flight */
@@ -63,7 +61,8 @@ struct server {
 	int accept_deferred; /* one waits in libuv, not accepted yet */
 	int timers_closing;
 	struct server_info info;
-	struct dispatch *d;
+	const struct server_handler *ops; /* the handler (dispatch) */
+	void *h;
 	server_stopped_fn stopped;
 	void *ctx;
 	struct server_conn *conns;

@@ -1,5 +1,6 @@
 /* rpc: JSON-RPC 2.0 messages of the session protocol (see rpc.h). */
 #include "rpc.h"
+#include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/utf8.h"
 
@@ -119,7 +120,7 @@ void rpc_error(struct buf *b, const json_t *id, int code, const char *message)
 	else { /* a frame is UTF-8 whatever the message quotes */
 		struct buf fixed;
 		buf_init(&fixed, 0);
-		utf8_repair(&fixed, message, strlen(message));
+		buf_append_utf8(&fixed, message, strlen(message));
 		if (fixed.failed)
 			b->failed = fixed.failed;
 		else

@@ -1,6 +1,7 @@
 /* buf: growable byte buffer with a hard maximum (see buf.h). */
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,4 +100,22 @@ char *buf_detach(struct buf *b, size_t *len)
 		*len = b->len;
 	buf_init(b, b->max);
 	return p;
+}
+
+size_t buf_append_utf8(struct buf *b, const char *s, size_t n)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n;) {
+		int invalid;
+		size_t k = utf8_next(s + i, n - i, &invalid);
+		if (invalid) {
+			buf_append(b, "\xEF\xBF\xBD", 3);
+			bad++;
+		} else {
+			buf_append(b, s + i, k);
+		}
+		i += k;
+	}
+	return bad;
 }

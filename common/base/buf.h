@@ -34,6 +34,10 @@ void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Appends s (n bytes) with every invalid UTF-8 sequence replaced by U+FFFD
+ * (one per maximal subpart, utf8_next).  Returns the number of
+ * replacements; check b->failed for memory. */
+size_t buf_append_utf8(struct buf *b, const char *s, size_t n);
 /* Hands the storage to the caller (free() it); leaves b empty. Returns
  * NULL for an empty never-allocated buffer. */
 char *buf_detach(struct buf *b, size_t *len);

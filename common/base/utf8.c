@@ -1,6 +1,7 @@
 /* utf8: validation and repair of UTF-8 text (see utf8.h). */
 #include "base/utf8.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistr.h>
 
@@ -128,41 +129,42 @@ void utf8_fix(char *s, size_t cap)
 	n = strlen(s);
 	if (utf8_valid(s, n))
 		return;
-	struct buf b;
-	buf_init(&b, 0);
-	utf8_repair(&b, s, n);
-	if (b.failed) {
+	/* each invalid subpart becomes U+FFFD, whole characters while they fit
+	 * (the repaired text is valid, so this is a cut on a boundary) */
+	char *fixed = malloc(cap);
+	if (!fixed) {
 		/* no memory: drop the bytes that are not ASCII */
 		size_t o = 0;
 		for (size_t i = 0; i < n; i++)
 			if (!((unsigned char)s[i] & 0x80))
 				s[o++] = s[i];
 		s[o] = '\0';
-	} else {
-		size_t k = utf8_cut(b.data, b.len, cap - 1);
-		memcpy(s, b.data, k);
-		s[k] = '\0';
+		return;
 	}
-	buf_free(&b);
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		int bad;
+		size_t k = utf8_next(s + i, n - i, &bad);
+		const char *piece = bad ? "\xEF\xBF\xBD" : s + i;
+		size_t len = bad ? 3 : k;
+		if (o + len > cap - 1)
+			break;
+		memcpy(fixed + o, piece, len);
+		o += len;
+		i += k;
+	}
+	memcpy(s, fixed, o);
+	s[o] = '\0';
+	free(fixed);
 }
 
-size_t utf8_repair(struct buf *out, const char *s, size_t n)
+size_t utf8_next(const char *s, size_t n, int *bad)
 {
-	size_t bad = 0;
+	ucs4_t uc;
+	int k = u8_mbtoucr(&uc, (const uint8_t *)s, n);
 
-	for (size_t i = 0; i < n;) {
-		ucs4_t uc;
-		int k = u8_mbtoucr(&uc, (const uint8_t *)s + i, n - i);
-		if (k < 0) {
-			/* one U+FFFD per maximal subpart (Unicode 3.9, "U+FFFD
-			 * substitution of maximal subparts") */
-			buf_append(out, "\xEF\xBF\xBD", 3);
-			bad++;
-			i += subpart((const unsigned char *)s + i, n - i);
-		} else {
-			buf_append(out, s + i, (size_t)k);
-			i += (size_t)k;
-		}
-	}
-	return bad;
+	*bad = k < 0;
+	/* one U+FFFD per maximal subpart (Unicode 3.9, "U+FFFD substitution
+	 * of maximal subparts") */
+	return k < 0 ? subpart((const unsigned char *)s, n) : (size_t)k;
 }

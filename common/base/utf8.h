@@ -5,16 +5,14 @@
  * UTF-8 (no overlong forms, no encoded surrogates, nothing above U+10FFFF,
  * no stray bytes); NUL is an ordinary character.  Also decoding one
  * character, cutting text on a character boundary (fixed-size message
- * buffers) and replacing invalid sequences with U+FFFD (text from Nsight
- * exports).  See
+ * buffers) and the unit of repair, one character or one invalid subpart
+ * (buf_append_utf8 replaces each with U+FFFD: text from Nsight exports).  See
  * doc/evidence-document.md, "Text".
  */
 #ifndef DSIGHT_UTF8_H
 #define DSIGHT_UTF8_H
 
 #include <stddef.h>
-
-#include "base/buf.h"
 
 /* Length of the sequence a lead byte announces: 1 for ASCII, 2 to 4, 0
  * for a byte that cannot start a character. */
@@ -43,9 +41,10 @@ size_t utf8_tail(const char *s, size_t n, size_t cap);
  * NUL-terminated string s (what a byte-counted truncation leaves). */
 void utf8_trim_tail(char *s);
 
-/* Appends s (n bytes) to out with every invalid byte replaced by U+FFFD.
- * Returns the number of replacements; check out->failed for memory. */
-size_t utf8_repair(struct buf *out, const char *s, size_t n);
+/* The length of the first character of s (n > 0 bytes), *bad = 0; or, when
+ * s starts with an invalid sequence, *bad = 1 and the length of its maximal
+ * subpart (Unicode 3.9), the bytes one U+FFFD replaces. */
+size_t utf8_next(const char *s, size_t n, int *bad);
 
 /* Makes the NUL-terminated string s (in a buffer of cap bytes) valid UTF-8
  * in place: an incomplete character at the end is dropped, other invalid

@@ -3,7 +3,8 @@
  *
  * Private to ingest/ (the parser's own files): the roles of the document's
  * objects, the frame stack, struct evparse, and the error and path helpers
- * both files call.  Everything else should use evparse.h.
+ * both files call (evparse_impl.c, so that evcheck never calls back into
+ * evparse, which calls it).  Everything else should use evparse.h.
  */
 #ifndef DSIGHT_EVPARSE_IMPL_H
 #define DSIGHT_EVPARSE_IMPL_H
@@ -14,7 +15,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "ingest/evparse.h"
+#include "base/row.h"
 #include "ingest/evrow.h"
 #include "ingest/evstats.h"
 

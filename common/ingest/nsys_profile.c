@@ -27,7 +27,7 @@ json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid)
 		return json_stringn(s, n);
 	struct buf b;
 	buf_init(&b, 0);
-	size_t bad = utf8_repair(&b, s, n);
+	size_t bad = buf_append_utf8(&b, s, n);
 	if (invalid)
 		*invalid += bad;
 	json_t *j = b.failed ? NULL : json_stringn(b.data ? b.data : "", b.len);

@@ -5,6 +5,7 @@
 #ifndef DSIGHT_QKINDS_H
 #define DSIGHT_QKINDS_H
 
+#include "query/qlist.h"
 #include "query/qshared.h"
 
 /* The kinds (each returns 0 or an ERR_* code with q->e filled). */
@@ -22,7 +23,8 @@ int query_nsys(struct qctx *q);
 int query_cpu(struct qctx *q);
 int query_metrics(struct qctx *q);
 int query_timeline(struct qctx *q);
-/* --group-by on nsys and requests (query_group.c) */
+/* --group-by on nsys and requests (query_group.c; the dispatcher picks
+ * them, query_requests and query_nsys do not group) */
 int query_nsys_grouped(struct qctx *q);
 int query_requests_grouped(struct qctx *q);
 int query_sql(struct qctx *q);

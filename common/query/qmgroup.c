@@ -7,6 +7,7 @@
 
 #include "base/jsonout.h"
 #include "query/qgroup.h"
+#include "query/qlist.h"
 #include "query/qtline.h"
 #include "query/qtmetrics.h"
 

@@ -6,8 +6,6 @@
 #include <string.h>
 
 #include "base/jsonout.h"
-#include "query/qjoin.h"
-#include "query/qnotes.h"
 
 const json_t *q_array(const json_t *obj, const char *key)
 {
@@ -104,42 +102,6 @@ void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to)
 	uint64_t off = (uint64_t)q->p->offset, lim = (uint64_t)q->p->limit;
 	*from = off < total ? (size_t)off : total;
 	*to = total - *from < lim ? total : *from + (size_t)lim;
-}
-
-void q_list_head(struct qctx *q, size_t total)
-{
-	buf_puts(q->out, "{\"total\":");
-	jsonout_int(q->out, (int64_t)total);
-	buf_puts(q->out, ",\"items\":[");
-}
-
-void q_groups_head(struct qctx *q, size_t total, size_t groups)
-{
-	buf_puts(q->out, "{\"total\":");
-	jsonout_int(q->out, (int64_t)total);
-	buf_puts(q->out, ",\"groups\":");
-	jsonout_int(q->out, (int64_t)groups);
-	buf_puts(q->out, ",\"items\":[");
-}
-
-void q_list_tail(struct qctx *q)
-{
-	buf_puts(q->out, "],\"offset\":");
-	jsonout_int(q->out, q->p->offset);
-	buf_puts(q->out, ",\"limit\":");
-	jsonout_int(q->out, q->p->limit);
-	buf_puts(q->out, ",\"range\":[");
-	jsonout_real(q->out, q->start);
-	buf_putc(q->out, ',');
-	jsonout_real(q->out, q->end);
-	buf_putc(q->out, ']');
-	qjoin_emit(q);
-}
-
-void q_list_close(struct qctx *q, size_t total)
-{
-	qnotes_emit(q, total);
-	buf_putc(q->out, '}');
 }
 
 int q_str_in(const struct qfilter *f, const char *s)

@@ -1,8 +1,9 @@
 /*
  * qshared: what the query kinds (query_*.c) share: the per-query context,
- * the list response shape, catalog access and the common filters.  Private
- * to the engine (query.h is the public face); it calls no kind and no
- * dispatcher, so the kinds depend on it and never on query.c.
+ * paging, catalog access and the common filters.  Private to the engine
+ * (query.h is the public face); it calls no kind, no dispatcher and
+ * neither qjoin nor qnotes (qlist frames a list with them), so the kinds
+ * depend on it and never on query.c.
  */
 #ifndef DSIGHT_QSHARED_H
 #define DSIGHT_QSHARED_H
@@ -182,14 +183,5 @@ int q_timeline_count(struct qctx *q);
 
 /* The page [from, to) of a list of total matches. */
 void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
-/* `{"total":T,"items":[` */
-void q_list_head(struct qctx *q, size_t total);
-/* `{"total":T,"groups":G,"items":[` (a grouped list) */
-void q_groups_head(struct qctx *q, size_t total, size_t groups);
-/* `],"offset":O,"limit":L,"range":[s,e]` and the join's "request" (the
- * caller adds group_by and extras, then calls q_list_close) */
-void q_list_tail(struct qctx *q);
-/* The "notes" (qnotes.h), then `}`. */
-void q_list_close(struct qctx *q, size_t total);
 
 #endif

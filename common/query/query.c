@@ -20,10 +20,22 @@ static int run_lifecycle(struct qctx *q)
 	return query_request(q, 1);
 }
 
+/* --group-by: the grouped form of the kind (query_group.c), chosen here so
+ * that the kinds never call it (it calls their matchers). */
+static int run_requests(struct qctx *q)
+{
+	return q->p->group_by ? query_requests_grouped(q) : query_requests(q);
+}
+
+static int run_nsys(struct qctx *q)
+{
+	return q->p->group_by ? query_nsys_grouped(q) : query_nsys(q);
+}
+
 const struct qkind query_kind_table[] = {
 	{"summary", query_summary,
 	 "schema, meta, audit, capabilities, counts", NULL, NULL},
-	{"requests", query_requests, "client requests overlapping the window",
+	{"requests", run_requests, "client requests overlapping the window",
 	 "queryRequests",
 	 "requests --sort -ttft_ms --limit 5 --fields id,ttft_ms,workers"},
 	{"request", run_request, "one whole request", "getRequest",
@@ -35,7 +47,7 @@ const struct qkind query_kind_table[] = {
 	 "metrics --worker decode-0 --rank 0 --points"},
 	{"profiles", query_profiles, "Nsight profiles", "queryProfiles",
 	 "profiles --worker decode-0"},
-	{"nsys", query_nsys, "NVTX ranges overlapping the window", "queryNsys",
+	{"nsys", run_nsys, "NVTX ranges overlapping the window", "queryNsys",
 	 "nsys --request req-0001 --phase prefill --fields name,start,end"},
 	{"cpu", query_cpu, "inclusive CPU hotspots", "queryCpu",
 	 "cpu --worker frontend --limit 20"},

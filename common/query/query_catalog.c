@@ -164,12 +164,8 @@ static int keep_one(void *ctx, int64_t ordinal, const json_t *v)
 	(void)ordinal;
 	if (!k->keep(k->q, v, k->arg))
 		return 0;
-	if (k->n == k->cap) {
-		const json_t **n = realloc(k->el, (k->cap = k->cap ? 2 * k->cap : 64) * sizeof *n);
-		if (!n)
-			return err_set(k->q->e, ERR_NOMEM, "out of memory");
-		k->el = n;
-	}
+	if (vec_reserve(&k->el, &k->cap, k->n + 1, sizeof *k->el))
+		return err_set(k->q->e, ERR_NOMEM, "out of memory");
 	k->el[k->n++] = json_incref((json_t *)v);
 	return 0;
 }
@@ -491,8 +487,6 @@ int query_requests(struct qctx *q)
 	size_t n;
 	int rc;
 
-	if (q->p->group_by)
-		return query_requests_grouped(q);
 	rc = requests_backend(q);
 	if (rc != DATASET_FALLBACK)
 		return rc;

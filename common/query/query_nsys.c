@@ -7,6 +7,7 @@
 #include "query/qkinds.h"
 #include "query/qrange.h"
 #include "base/text.h"
+#include "base/vec.h"
 
 /* One match; the page's rows are re-read by ordinal at the end. */
 struct hit {
@@ -125,18 +126,9 @@ static int keep_hit(struct scan *s, int64_t ordinal,
 	h.ordinal = ordinal;
 	h.pindex = s->pindex;
 	if (s->n < s->keep) {
-		if (s->n == s->cap) {
-			size_t nc = s->cap ? s->cap * 2 : 256;
-			struct hit *nh;
-			if (nc > s->keep)
-				nc = s->keep;
-			nh = realloc(s->heap, nc * sizeof *nh);
-			if (!nh) {
-				s->oom = 1;
-				return 1;
-			}
-			s->heap = nh;
-			s->cap = nc;
+		if (vec_reserve(&s->heap, &s->cap, s->n + 1, sizeof *s->heap)) {
+			s->oom = 1;
+			return 1;
 		}
 		s->heap[s->n] = h;
 		sift_up(s->heap, s->n++, s->order);
@@ -440,8 +432,6 @@ int query_nsys(struct qctx *q)
 	struct qrange_row *rows = NULL;
 	int partial = 0, done = 0, rc;
 
-	if (q->p->group_by)
-		return query_nsys_grouped(q);
 	memset(&s, 0, sizeof s);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)

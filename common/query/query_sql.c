@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/utf8.h"
 #include "query/qkinds.h"
@@ -239,7 +240,7 @@ static void put_text(struct buf *out, const char *s, size_t n)
 	}
 	struct buf fixed;
 	buf_init(&fixed, 0);
-	utf8_repair(&fixed, s, n);
+	buf_append_utf8(&fixed, s, n);
 	if (fixed.failed)
 		out->failed = fixed.failed;
 	else

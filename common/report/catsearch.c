@@ -1,6 +1,7 @@
 /* catsearch: search-text shards (see catsearch.h). */
 #include "report/catsearch.h"
 #include "base/jsonout.h"
+#include "base/vec.h"
 #include "report/shard.h"
 
 #include <stdlib.h>
@@ -80,7 +81,7 @@ int catsearch_group_end(struct catsearch *s, struct err *e)
 {
 	const char *g = s->group.data, *end = g + s->group.len;
 	struct str *shared = NULL, *own = NULL;
-	size_t ns = 0, cap = 0;
+	size_t ns = 0, cap = 0, ocap = 0;
 	int rc = 0;
 
 	if (!s->group.len)
@@ -103,20 +104,19 @@ int catsearch_group_end(struct catsearch *s, struct err *e)
 					break; /* a request without fields */
 				if (!pass && r == g) {
 					if (!str_in(shared, ns, x.p, x.n)) {
-						if (ns == cap) {
-							cap = cap ? cap * 2 : 8;
-							struct str *v = realloc(shared, cap * sizeof *v);
-							if (!v) { rc = nomem(e); goto out; }
-							shared = v;
+						if (vec_reserve(&shared, &cap, ns + 1, sizeof *shared)) {
+							rc = nomem(e);
+							goto out;
 						}
 						shared[ns++] = x;
 					}
 				} else if (pass && !str_in(shared, ns, x.p, x.n)) {
 					if (str_in(own, no, x.p, x.n))
 						continue;
-					struct str *v = realloc(own, (no + 1) * sizeof *v);
-					if (!v) { rc = nomem(e); goto out; }
-					own = v;
+					if (vec_reserve(&own, &ocap, no + 1, sizeof *own)) {
+						rc = nomem(e);
+						goto out;
+					}
 					if (no)
 						buf_putc(&s->shard, (char)FIELD_END);
 					buf_append(&s->shard, x.p, x.n);

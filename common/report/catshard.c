@@ -1,6 +1,7 @@
 /* catshard: catalog shards, id lookup shards, top lists and request density
  * from the extension tables (see catshard.h). */
 #include "report/catshard.h"
+#include "store/store_ext.h"
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "report/catsearch.h"
@@ -12,12 +13,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The build's map from a catalog id (and kind: 0 request, 1 session) to
+ * its shard, a temporary table of the cache's connection (cattop_list
+ * reads it through the name passed to it). */
+#define IDS_TABLE "temp.catshard_ids"
+
 #define NCOLL 4
 static const char *const coll_names[NCOLL] = {"requests", "sessions",
                                               "server_spans", "iterations"};
 static const char *const coll_tables[NCOLL] = {
-	"dsight_requests", "dsight_sessions", "dsight_server_spans",
-	"dsight_iterations"};
+	STORE_EXT_REQUESTS, STORE_EXT_SESSIONS, STORE_EXT_SERVER_SPANS,
+	STORE_EXT_ITERATIONS};
 
 int catshard_over_budget(sqlite3 *db, int *over, struct err *e)
 {
@@ -452,15 +458,15 @@ static int write_sessions(struct cs *s, struct err *e)
 	int rc, rs;
 
 	s->kind = "sessions";
-	if ((rc = prep(s->db, "SELECT ordinal, id, start, end, json FROM dsight_sessions "
+	if ((rc = prep(s->db, "SELECT ordinal, id, start, end, json FROM " STORE_EXT_SESSIONS " "
 	               "ORDER BY start, ordinal", &ss, e)) ||
-	    (rc = prep(s->db, "SELECT " REQ_COLS " FROM dsight_requests "
+	    (rc = prep(s->db, "SELECT " REQ_COLS " FROM " STORE_EXT_REQUESTS " "
 	               "WHERE session = ?1 ORDER BY ordinal", &rq, e)) ||
-	    (rc = prep(s->db, "SELECT 1 FROM temp.catshard_ids WHERE id = ?1 AND kind = 1",
+	    (rc = prep(s->db, "SELECT 1 FROM " IDS_TABLE " WHERE id = ?1 AND kind = 1",
 	               &seen, e)) ||
 	    (rc = prep(s->db, "SELECT " REQ_COLS " "
-	               "FROM dsight_requests r WHERE r.session IS NULL OR NOT EXISTS "
-	               "(SELECT 1 FROM dsight_sessions x WHERE x.id = r.session) "
+	               "FROM " STORE_EXT_REQUESTS " r WHERE r.session IS NULL OR NOT EXISTS "
+	               "(SELECT 1 FROM " STORE_EXT_SESSIONS " x WHERE x.id = r.session) "
 	               "ORDER BY r.session IS NULL, r.session, r.ordinal", &orph, e)))
 		goto out;
 	while ((rs = sqlite3_step(ss)) == SQLITE_ROW) {
@@ -565,7 +571,7 @@ static int write_lookup(struct cs *s, json_t *lookup, struct err *e)
 	uint64_t count = 0, budget = 2;
 	int rc, rs;
 
-	if ((rc = prep(s->db, "SELECT id, kind, shard FROM temp.catshard_ids "
+	if ((rc = prep(s->db, "SELECT id, kind, shard FROM " IDS_TABLE " "
 	               "ORDER BY id, kind", &st, e)))
 		return rc;
 	buf_init(&text, 0);
@@ -683,8 +689,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	catsearch_init(&s.search, dir);
 	if ((rc = summaries_ok(db, &s.summaries, e)))
 		goto out;
-	if (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
-	                 "CREATE TEMP TABLE catshard_ids (id TEXT, kind INTEGER, "
+	if (sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
+	                 "CREATE TABLE " IDS_TABLE " (id TEXT, kind INTEGER, "
 	                 "shard INTEGER, PRIMARY KEY (id, kind)) WITHOUT ROWID",
 	                 NULL, NULL, NULL) != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "Cannot create the id table: %s",
@@ -702,7 +708,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 			             sqlite3_errmsg(db));
 		goto out;
 	}
-	if ((rc = prep(db, "INSERT OR IGNORE INTO temp.catshard_ids (id, kind, shard) "
+	if ((rc = prep(db, "INSERT OR IGNORE INTO " IDS_TABLE " (id, kind, shard) "
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
 	    (s.summaries && (rc = cattime_write(db, dir, times, e))) ||
@@ -710,41 +716,43 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
 	    (rc = write_lookup(&s, lookup, e)) ||
-	    (rc = cattop_list(db, "ttft_ms", tt, e)) ||
-	    (rc = cattop_list(db, "duration", td, e)) ||
+	    (rc = cattop_list(db, "ttft_ms", IDS_TABLE, CATSHARD_TOP, tt, e)) ||
+	    (rc = cattop_list(db, "duration", IDS_TABLE, CATSHARD_TOP, td, e)) ||
 	    (rc = cattop_density(db, duration, dens, e)))
 		goto out;
 	cattop_fields(tf);
+	/* ix takes each value (json_object_set_new frees it on failure too),
+	 * so the one exit below frees only what ix does not hold */
+	int bad = 0;
 	if (s.summaries) {
 		json_t *a = json_array();
 		catsum_fields(a);
-		json_object_set_new(ix, "summary_fields", a);
-		json_object_set(ix, "summaries", s.sums);
-		json_object_set(ix, "time_summaries", times);
+		bad |= json_object_set_new(ix, "summary_fields", a);
+		bad |= json_object_set(ix, "summaries", s.sums);
+		bad |= json_object_set(ix, "time_summaries", times);
 	}
-	json_object_set_new(ix, "version", json_integer(1));
-	json_object_set_new(ix, "counts", counts_json(s.shards));
+	bad |= json_object_set_new(ix, "version", json_integer(1));
+	bad |= json_object_set_new(ix, "counts", counts_json(s.shards));
 	{
 		json_t *o = json_object();
 		for (int c = 0; c < NCOLL; c++)
-			json_object_set_new(o, coll_names[c], json_boolean(!s.disorder[c]));
-		json_object_set_new(ix, "ordinal_order", o);
+			bad |= json_object_set_new(o, coll_names[c], json_boolean(!s.disorder[c]));
+		bad |= json_object_set_new(ix, "ordinal_order", o);
 	}
-	json_object_set_new(ix, "shards", s.shards);
-	json_object_set_new(ix, "lookup", lookup);
-	json_object_set_new(ix, "search", search);
-	search = NULL;
-	json_object_set_new(ix, "top_fields", tf);
-	json_object_set_new(ix, "top_ttft", tt);
-	json_object_set_new(ix, "top_duration", td);
-	if (json_object_set_new(ix, "density", dens)) {
-		ix = NULL;
+	bad |= json_object_set_new(ix, "shards", s.shards);
+	bad |= json_object_set_new(ix, "lookup", lookup);
+	bad |= json_object_set_new(ix, "search", search);
+	bad |= json_object_set_new(ix, "top_fields", tf);
+	bad |= json_object_set_new(ix, "top_ttft", tt);
+	bad |= json_object_set_new(ix, "top_duration", td);
+	bad |= json_object_set_new(ix, "density", dens);
+	s.shards = lookup = search = tf = tt = td = dens = NULL;
+	if (bad) {
 		rc = err_set(e, ERR_NOMEM, "Out of memory for the catalog index");
-		goto out_done;
+		goto out;
 	}
 	*index = ix;
 	ix = NULL;
-	goto out_done;
 out:
 	json_decref(s.shards);
 	json_decref(lookup);
@@ -752,13 +760,12 @@ out:
 	json_decref(tt);
 	json_decref(td);
 	json_decref(dens);
-out_done:
 	json_decref(ix);
 	json_decref(search);
 	catsearch_free(&s.search);
 	sqlite3_finalize(s.ins);
 	sqlite3_finalize(s.pos_ins);
-	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_ids;"
+	sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
 	             "DROP TABLE IF EXISTS temp.catshard_pos", NULL, NULL, NULL);
 	json_decref(times);
 	buf_free(&s.cur.text);

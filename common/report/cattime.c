@@ -1,5 +1,6 @@
 /* cattime: request summaries in start order (see cattime.h). */
 #include "report/cattime.h"
+#include "store/store_ext.h"
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "report/catsum.h"
@@ -82,7 +83,7 @@ int cattime_write(sqlite3 *db, const char *dir, json_t *out, struct err *e)
 {
 	static const char sql[] =
 		"SELECT p.shard, p.pos, r.ordinal, " CATSUM_COLS " "
-		"FROM dsight_requests r JOIN temp.catshard_pos p ON p.ord = r.ordinal "
+		"FROM " STORE_EXT_REQUESTS " r JOIN temp.catshard_pos p ON p.ord = r.ordinal "
 		"ORDER BY r.start, r.ordinal";
 	struct tcut c;
 	struct buf row;

@@ -1,7 +1,7 @@
 /* cattop: the top lists and the request density of a sharded catalog's
  * index (see cattop.h). */
 #include "report/cattop.h"
-#include "report/catshard.h"
+#include "store/store_ext.h"
 #include "report/shard.h"
 
 #include <stdint.h>
@@ -45,7 +45,8 @@ static json_t *value_json(sqlite3_stmt *st, int col)
 	}
 }
 
-int cattop_list(sqlite3 *db, const char *key, json_t *out, struct err *e)
+int cattop_list(sqlite3 *db, const char *key, const char *shard_map, int top,
+                json_t *out, struct err *e)
 {
 	char sql[512];
 	sqlite3_stmt *st = NULL;
@@ -54,10 +55,10 @@ int cattop_list(sqlite3 *db, const char *key, json_t *out, struct err *e)
 	snprintf(sql, sizeof sql,
 	         "SELECT r.id, r.session, r.agent, r.status, r.start, r.end, "
 	         "r.ttft_ms, r.duration, r.input_tokens, r.output_tokens, m.shard "
-	         "FROM dsight_requests r LEFT JOIN temp.catshard_ids m "
+	         "FROM " STORE_EXT_REQUESTS " r LEFT JOIN %s m "
 	         "ON m.id = r.id AND m.kind = 0 "
 	         "ORDER BY r.%s IS NULL, r.%s DESC, r.ordinal LIMIT %d",
-	         key, key, CATSHARD_TOP);
+	         shard_map, key, key, top);
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_error(db, e);
 	while ((rs = sqlite3_step(st)) == SQLITE_ROW) {
@@ -81,7 +82,7 @@ int cattop_density(sqlite3 *db, double duration, json_t *out, struct err *e)
 	sqlite3_stmt *st = NULL;
 	int rs;
 
-	if (sqlite3_prepare_v2(db, "SELECT start, end FROM dsight_requests", -1, &st,
+	if (sqlite3_prepare_v2(db, "SELECT start, end FROM " STORE_EXT_REQUESTS, -1, &st,
 	                       NULL) != SQLITE_OK)
 		return db_error(db, e);
 	while ((rs = sqlite3_step(st)) == SQLITE_ROW)

@@ -17,13 +17,15 @@
 void cattop_fields(json_t *out);
 
 /*
- * Appends to out (an array) the first CATSHARD_TOP requests of db by key
- * (a dsight_requests column: "ttft_ms" or "duration") descending, nulls
+ * Appends to out (an array) the first `top` requests of db by key (a
+ * dsight_requests column: "ttft_ms" or "duration") descending, nulls
  * last, ties by ordinal (the order of `requests --sort -key`), each an
  * array in cattop_fields order whose last value is its catalog shard from
- * the build's temp.catshard_ids table (null when it has none).
+ * the table shard_map (columns id, kind, shard; kind 0 a request: the
+ * build's id map, owned by catshard), null when it has none.
  */
-int cattop_list(sqlite3 *db, const char *key, json_t *out, struct err *e);
+int cattop_list(sqlite3 *db, const char *key, const char *shard_map, int top,
+                json_t *out, struct err *e);
 
 /* Appends SHARD_DENSITY_BINS counts over [0, duration] to out: each
  * request with numeric start and end adds 1 to the bins it touches. */

@@ -6,11 +6,12 @@
  * step):
  *
  *   Template: web/index.html is the page; html_write copies it, replacing
- *     <!--dsight:css-->   by <style> + every web/NAME.css (by file name, joined
- *                         with "\n") + </style>
+ *     <!--dsight:css-->   by <style> + every web/NAME.css (in table order:
+ *                         the Makefile's WEB_FILES), joined with "\n"
+ *                         + </style>
  *     <!--dsight:data-->  by the data elements below (required, once)
- *     <!--dsight:js-->    by <script> + every web/NAME.js (by file name, joined
- *                         with "\n;\n") + </script>
+ *     <!--dsight:js-->    by <script> + every web/NAME.js (in table order,
+ *                         base.js first), joined with "\n;\n" + </script>
  *   Any other <!--dsight:...--> marker, a repeated marker, or an asset
  *   containing "</script" or "</style" (any case) fails the build.
  *
@@ -529,7 +530,7 @@ static int has_suffix(const char *name, const char *suf)
 	return n >= k && strcmp(name + n - k, suf) == 0;
 }
 
-/* Every asset with the suffix, in table (file name) order, joined by sep. */
+/* Every asset with the suffix, in table (WEB_FILES) order, joined by sep. */
 static void out_assets(struct out *o, const char *suf, const char *sep)
 {
 	int first = 1;

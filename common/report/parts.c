@@ -1,8 +1,10 @@
 /* parts: the single-file page split by time (see parts.h). */
 #include "report/parts.h"
+#include "store/store_ext.h"
 #include "base/buf.h"
 #include "base/cancel.h"
 #include "base/jsonout.h"
+#include "base/vec.h"
 #include "report/html.h"
 #include "report/shard.h"
 
@@ -483,14 +485,9 @@ static int choose_cuts(const struct hist *h, double limit, long **out,
 	size_t ncuts = 0, cap = 0;
 
 	for (long a = 0;;) {
-		if (ncuts + 2 > cap) {
-			cap = cap ? cap * 2 : 16;
-			long *nc = realloc(cuts, cap * sizeof *nc);
-			if (!nc) {
-				free(cuts);
-				return err_set(e, ERR_NOMEM, "Out of memory slicing the parts");
-			}
-			cuts = nc;
+		if (vec_reserve(&cuts, &cap, ncuts + 2, sizeof *cuts)) {
+			free(cuts);
+			return err_set(e, ERR_NOMEM, "Out of memory slicing the parts");
 		}
 		cuts[ncuts++] = a;
 		if (a >= h->end_ms)
@@ -591,7 +588,7 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 		goto out;
 	}
 	cancel_sqlite(db, cancel); /* the scans stop with SQLITE_INTERRUPT */
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM dsight_requests"
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM " STORE_EXT_REQUESTS
 	                       " WHERE (?1 OR start >= ?2) AND (?3 OR start < ?4)",
 	                       -1, &count, NULL) != SQLITE_OK)
 		count = NULL; /* a store without streamed collections */

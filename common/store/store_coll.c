@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/vec.h"
 #include "store/store_check.h"
 #include "store/store_elem.h"
 #include "store/store_ext.h"
@@ -82,7 +83,7 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 		return e->code;
 	}
 	if (prep(c, &c->gen, "SELECT value FROM dsight_meta WHERE key = 'generation'") ||
-	    prep(c, &c->by_id, "SELECT json FROM dsight_requests WHERE id = ?1"
+	    prep(c, &c->by_id, "SELECT json FROM " STORE_EXT_REQUESTS " WHERE id = ?1"
 	                       " ORDER BY ordinal LIMIT 1"))
 		goto stale;
 	for (int k = 0; k < EVIDENCE_NCOLLECTIONS; k++) {
@@ -92,7 +93,7 @@ int store_coll_open(struct store *s, const char *catalog_generation,
 			goto stale;
 	}
 	if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM sqlite_master WHERE type ="
-	                       " 'index' AND name = 'dsight_requests_search'", -1,
+	                       " 'index' AND name = '" STORE_EXT_SEARCH_INDEX "'", -1,
 	                       &st, NULL) == SQLITE_OK)
 		c->search_index = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
@@ -202,7 +203,7 @@ int store_coll_request(struct store_coll *c, const char *id, size_t n,
 		*out = store_elem_parse((const char *)sqlite3_column_text(c->by_id, 0),
 		             sqlite3_column_bytes(c->by_id, 0));
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		c_fail(c, e, "dsight_requests");
+		c_fail(c, e, STORE_EXT_REQUESTS);
 		sqlite3_reset(c->by_id);
 		return e->code;
 	}
@@ -237,15 +238,15 @@ int store_coll_names(struct store_coll *c, enum store_names which,
                      struct err *e)
 {
 	static const char *const sql[] = {
-		[SN_REQ_SESSION] = "SELECT session FROM dsight_requests WHERE session IS NOT NULL"
+		[SN_REQ_SESSION] = "SELECT session FROM " STORE_EXT_REQUESTS " WHERE session IS NOT NULL"
 		                   " GROUP BY session ORDER BY min(ordinal)",
-		[SN_REQ_AGENT] = "SELECT agent FROM dsight_requests WHERE agent IS NOT NULL"
+		[SN_REQ_AGENT] = "SELECT agent FROM " STORE_EXT_REQUESTS " WHERE agent IS NOT NULL"
 		                 " GROUP BY agent ORDER BY min(ordinal)",
-		[SN_REQ_WORKER] = "SELECT worker FROM dsight_request_workers"
+		[SN_REQ_WORKER] = "SELECT worker FROM " STORE_EXT_REQUEST_WORKERS
 		                  " GROUP BY worker ORDER BY min(rowid)",
-		[SN_SESS_ID] = "SELECT id FROM dsight_sessions WHERE id IS NOT NULL"
+		[SN_SESS_ID] = "SELECT id FROM " STORE_EXT_SESSIONS " WHERE id IS NOT NULL"
 		               " GROUP BY id ORDER BY min(ordinal)",
-		[SN_SESS_AGENT] = "SELECT agent FROM dsight_session_agents"
+		[SN_SESS_AGENT] = "SELECT agent FROM " STORE_EXT_SESSION_AGENTS
 		                  " GROUP BY agent ORDER BY min(rowid)",
 	};
 	sqlite3_stmt *st = NULL;
@@ -349,7 +350,7 @@ static void filters(const struct store_coll *c, int k,
 			buf_puts(w, " AND agent IN "), in_list(q, &sel->agents);
 		if (sel->workers.on) {
 			buf_puts(w, " AND ordinal IN (SELECT ordinal FROM "
-			            "dsight_request_workers WHERE worker IN ");
+			            STORE_EXT_REQUEST_WORKERS " WHERE worker IN ");
 			in_list(q, &sel->workers);
 			buf_putc(w, ')');
 		}
@@ -363,7 +364,7 @@ static void filters(const struct store_coll *c, int k,
 			buf_puts(w, " AND id IN "), in_list(q, &sel->sessions);
 		if (sel->agents.on) {
 			buf_puts(w, " AND ordinal IN (SELECT ordinal FROM "
-			            "dsight_session_agents WHERE agent IN ");
+			            STORE_EXT_SESSION_AGENTS " WHERE agent IN ");
 			in_list(q, &sel->agents);
 			buf_putc(w, ')');
 		}
@@ -600,7 +601,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		buf_printf(&sql, ", \"%s\"", sel->sort[i].key);
 	/* the exact test over the narrow index when it holds every column the
 	 * statement reads (the window, the ordinal, search) */
-	buf_printf(&sql, " FROM dsight_requests%s WHERE 1%s",
+	buf_printf(&sql, " FROM " STORE_EXT_REQUESTS "%s WHERE 1%s",
 	           c->search_index && !sel->nsort && !sel->sessions.on &&
 	           !sel->agents.on && !(sel->min_ttft_ms > 0 || c->meta.negative_ttft > 0)
 	           ? " INDEXED BY dsight_requests_search" : "",
@@ -614,8 +615,8 @@ static int search(struct store_coll *c, const struct store_select *sel,
 			buf_putc(&match, sel->needle[i]);
 		}
 		buf_putc(&match, '"');
-		buf_puts(&sql, " AND ordinal IN (SELECT rowid FROM dsight_request_search"
-		               " WHERE dsight_request_search MATCH ?)");
+		buf_puts(&sql, " AND ordinal IN (SELECT rowid FROM " STORE_EXT_REQUEST_SEARCH
+		               " WHERE " STORE_EXT_REQUEST_SEARCH " MATCH ?)");
 	}
 	buf_puts(&sql, " ORDER BY ordinal");
 	if (sql.failed || match.failed) {
@@ -623,7 +624,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		goto out;
 	}
 	if (sqlite3_prepare_v2(c->db, sql.data, -1, &st, NULL) != SQLITE_OK) {
-		rc = c_fail(c, e, "dsight_request_search");
+		rc = c_fail(c, e, STORE_EXT_REQUEST_SEARCH);
 		goto out;
 	}
 	apply(st, q, 1);
@@ -634,13 +635,9 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		int bn = sqlite3_column_bytes(st, 1);
 		if (!b || !memmem(b, (size_t)bn, sel->needle, sel->needle_len))
 			continue;
-		if (n == cap) {
-			struct hit *nh = realloc(h, (cap = cap ? 2 * cap : 64) * sizeof *h);
-			if (!nh) {
-				rc = err_set(e, ERR_NOMEM, "out of memory");
-				break;
-			}
-			h = nh;
+		if (vec_reserve(&h, &cap, n + 1, sizeof *h)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
 		}
 		h[n].ordinal = sqlite3_column_int64(st, 0);
 		h[n].keys = sel->nsort ? calloc(sel->nsort, sizeof *h[n].keys) : NULL;
@@ -653,7 +650,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 			break;
 	}
 	if (!rc && s != SQLITE_DONE)
-		rc = c_fail(c, e, "dsight_requests");
+		rc = c_fail(c, e, STORE_EXT_REQUESTS);
 	sqlite3_finalize(st);
 	if (rc)
 		goto out;
@@ -665,7 +662,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		sqlite3_reset(at);
 		sqlite3_bind_int64(at, 1, h[i].ordinal);
 		if (sqlite3_step(at) != SQLITE_ROW)
-			rc = c_fail(c, e, "dsight_requests");
+			rc = c_fail(c, e, STORE_EXT_REQUESTS);
 		else
 			rc = call_with(c, EVIDENCE_REQUESTS, at, 0, STORE_WHOLE,
 			               h[i].ordinal, fn, ctx, e);

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 #include "store/store.h"
 #include "store/store_elem.h"
 

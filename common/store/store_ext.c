@@ -69,8 +69,8 @@ const struct ext_col *store_ext_columns(enum evidence_collection c, size_t *n)
 const char *store_ext_table(enum evidence_collection c)
 {
 	static const char *const t[EVIDENCE_NCOLLECTIONS] = {
-		"dsight_requests", "dsight_sessions", "dsight_server_spans",
-		"dsight_iterations"
+		STORE_EXT_REQUESTS, STORE_EXT_SESSIONS, STORE_EXT_SERVER_SPANS,
+		STORE_EXT_ITERATIONS
 	};
 	return t[c];
 }
@@ -78,39 +78,39 @@ const char *store_ext_table(enum evidence_collection c)
 /* Indexes: one per filter and sort key (the "indexed" columns above, in
  * that order), the worker/agent lists and the id lookup. */
 const char store_ext_index_sql[] =
-	"CREATE INDEX dsight_requests_id ON dsight_requests (id);"
-	"CREATE INDEX dsight_requests_session ON dsight_requests (session);"
-	"CREATE INDEX dsight_requests_agent ON dsight_requests (agent);"
-	"CREATE INDEX dsight_requests_status ON dsight_requests (status);"
-	"CREATE INDEX dsight_requests_start ON dsight_requests (start, end);"
-	"CREATE INDEX dsight_requests_end ON dsight_requests (end, start);"
-	"CREATE INDEX dsight_requests_first ON dsight_requests (first);"
-	"CREATE INDEX dsight_requests_ttft_ms ON dsight_requests (ttft_ms);"
-	"CREATE INDEX dsight_requests_duration ON dsight_requests (duration);"
-	"CREATE INDEX dsight_requests_input_tokens ON dsight_requests (input_tokens);"
-	"CREATE INDEX dsight_requests_output_tokens ON dsight_requests (output_tokens);"
-	"CREATE INDEX dsight_requests_cached_tokens ON dsight_requests (cached_tokens);"
-	"CREATE INDEX dsight_requests_span_count ON dsight_requests (span_count);"
+	"CREATE INDEX dsight_requests_id ON " STORE_EXT_REQUESTS " (id);"
+	"CREATE INDEX dsight_requests_session ON " STORE_EXT_REQUESTS " (session);"
+	"CREATE INDEX dsight_requests_agent ON " STORE_EXT_REQUESTS " (agent);"
+	"CREATE INDEX dsight_requests_status ON " STORE_EXT_REQUESTS " (status);"
+	"CREATE INDEX dsight_requests_start ON " STORE_EXT_REQUESTS " (start, end);"
+	"CREATE INDEX dsight_requests_end ON " STORE_EXT_REQUESTS " (end, start);"
+	"CREATE INDEX dsight_requests_first ON " STORE_EXT_REQUESTS " (first);"
+	"CREATE INDEX dsight_requests_ttft_ms ON " STORE_EXT_REQUESTS " (ttft_ms);"
+	"CREATE INDEX dsight_requests_duration ON " STORE_EXT_REQUESTS " (duration);"
+	"CREATE INDEX dsight_requests_input_tokens ON " STORE_EXT_REQUESTS " (input_tokens);"
+	"CREATE INDEX dsight_requests_output_tokens ON " STORE_EXT_REQUESTS " (output_tokens);"
+	"CREATE INDEX dsight_requests_cached_tokens ON " STORE_EXT_REQUESTS " (cached_tokens);"
+	"CREATE INDEX dsight_requests_span_count ON " STORE_EXT_REQUESTS " (span_count);"
 	/* search's exact test reads a few hundred bytes per candidate, not
 	 * the candidate's row with its JSON (the index is ~6% of the table) */
-	"CREATE INDEX dsight_requests_search ON dsight_requests (ordinal, start, end, search);"
-	"CREATE INDEX dsight_request_workers_worker ON dsight_request_workers (worker, ordinal);"
-	"CREATE INDEX dsight_sessions_id ON dsight_sessions (id);"
-	"CREATE INDEX dsight_sessions_start ON dsight_sessions (start, end);"
-	"CREATE INDEX dsight_sessions_end ON dsight_sessions (end, start);"
-	"CREATE INDEX dsight_sessions_duration ON dsight_sessions (duration);"
-	"CREATE INDEX dsight_sessions_requests ON dsight_sessions (requests);"
-	"CREATE INDEX dsight_session_agents_agent ON dsight_session_agents (agent, ordinal);"
-	"CREATE INDEX dsight_server_spans_name ON dsight_server_spans (name);"
-	"CREATE INDEX dsight_server_spans_start ON dsight_server_spans (start, end);"
-	"CREATE INDEX dsight_server_spans_end ON dsight_server_spans (end, start);"
-	"CREATE INDEX dsight_server_spans_duration ON dsight_server_spans (duration);"
-	"CREATE INDEX dsight_iterations_worker ON dsight_iterations (worker);"
-	"CREATE INDEX dsight_iterations_rank ON dsight_iterations (rank);"
-	"CREATE INDEX dsight_iterations_global_rank ON dsight_iterations (global_rank);"
-	"CREATE INDEX dsight_iterations_start ON dsight_iterations (start, end);"
-	"CREATE INDEX dsight_iterations_end ON dsight_iterations (end, start);"
-	"CREATE INDEX dsight_iterations_duration ON dsight_iterations (duration);";
+	"CREATE INDEX " STORE_EXT_SEARCH_INDEX " ON " STORE_EXT_REQUESTS " (ordinal, start, end, search);"
+	"CREATE INDEX dsight_request_workers_worker ON " STORE_EXT_REQUEST_WORKERS " (worker, ordinal);"
+	"CREATE INDEX dsight_sessions_id ON " STORE_EXT_SESSIONS " (id);"
+	"CREATE INDEX dsight_sessions_start ON " STORE_EXT_SESSIONS " (start, end);"
+	"CREATE INDEX dsight_sessions_end ON " STORE_EXT_SESSIONS " (end, start);"
+	"CREATE INDEX dsight_sessions_duration ON " STORE_EXT_SESSIONS " (duration);"
+	"CREATE INDEX dsight_sessions_requests ON " STORE_EXT_SESSIONS " (requests);"
+	"CREATE INDEX dsight_session_agents_agent ON " STORE_EXT_SESSION_AGENTS " (agent, ordinal);"
+	"CREATE INDEX dsight_server_spans_name ON " STORE_EXT_SERVER_SPANS " (name);"
+	"CREATE INDEX dsight_server_spans_start ON " STORE_EXT_SERVER_SPANS " (start, end);"
+	"CREATE INDEX dsight_server_spans_end ON " STORE_EXT_SERVER_SPANS " (end, start);"
+	"CREATE INDEX dsight_server_spans_duration ON " STORE_EXT_SERVER_SPANS " (duration);"
+	"CREATE INDEX dsight_iterations_worker ON " STORE_EXT_ITERATIONS " (worker);"
+	"CREATE INDEX dsight_iterations_rank ON " STORE_EXT_ITERATIONS " (rank);"
+	"CREATE INDEX dsight_iterations_global_rank ON " STORE_EXT_ITERATIONS " (global_rank);"
+	"CREATE INDEX dsight_iterations_start ON " STORE_EXT_ITERATIONS " (start, end);"
+	"CREATE INDEX dsight_iterations_end ON " STORE_EXT_ITERATIONS " (end, start);"
+	"CREATE INDEX dsight_iterations_duration ON " STORE_EXT_ITERATIONS " (duration);";
 
 /* ---- encoding (parsing thread) ----------------------------------------- */
 
@@ -315,11 +315,11 @@ int store_ext_create(sqlite3 *db, struct store_ext *x, struct err *e)
 	buf_puts(&sql,
 	         "CREATE TABLE dsight_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
 	         "CREATE TABLE dsight_core (json TEXT NOT NULL);"
-	         "CREATE TABLE dsight_request_workers (request TEXT, worker TEXT,"
+	         "CREATE TABLE " STORE_EXT_REQUEST_WORKERS " (request TEXT, worker TEXT,"
 	         " ordinal INTEGER);"
-	         "CREATE TABLE dsight_session_agents (session TEXT, agent TEXT,"
+	         "CREATE TABLE " STORE_EXT_SESSION_AGENTS " (session TEXT, agent TEXT,"
 	         " ordinal INTEGER);"
-	         "CREATE VIRTUAL TABLE dsight_request_search USING fts5(text,"
+	         "CREATE VIRTUAL TABLE " STORE_EXT_REQUEST_SEARCH " USING fts5(text,"
 	         " tokenize='trigram case_sensitive 1', content='',"
 	         " columnsize=0);");
 	for (int c = 0; c < EVIDENCE_NCOLLECTIONS; c++)
@@ -337,13 +337,13 @@ int store_ext_create(sqlite3 *db, struct store_ext *x, struct err *e)
 	buf_free(&sql);
 	if (!rc)
 		rc = prepare(x, &x->ins_worker,
-		             "INSERT INTO dsight_request_workers VALUES (?1,?2,?3)", e);
+		             "INSERT INTO " STORE_EXT_REQUEST_WORKERS " VALUES (?1,?2,?3)", e);
 	if (!rc)
 		rc = prepare(x, &x->ins_agent,
-		             "INSERT INTO dsight_session_agents VALUES (?1,?2,?3)", e);
+		             "INSERT INTO " STORE_EXT_SESSION_AGENTS " VALUES (?1,?2,?3)", e);
 	if (!rc)
 		rc = prepare(x, &x->ins_search,
-		             "INSERT INTO dsight_request_search (rowid, text)"
+		             "INSERT INTO " STORE_EXT_REQUEST_SEARCH " (rowid, text)"
 		             " VALUES (?1,?2)", e);
 	return rc;
 }

@@ -23,7 +23,21 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
+
+/* The extension's table names, spelled here only: every SQL text of the
+ * tree that names one is built from these (string-literal concatenation),
+ * and store_ext_table gives a collection's. */
+#define STORE_EXT_REQUESTS        "dsight_requests"
+#define STORE_EXT_SESSIONS        "dsight_sessions"
+#define STORE_EXT_SERVER_SPANS    "dsight_server_spans"
+#define STORE_EXT_ITERATIONS      "dsight_iterations"
+#define STORE_EXT_REQUEST_WORKERS "dsight_request_workers"
+#define STORE_EXT_SESSION_AGENTS  "dsight_session_agents"
+#define STORE_EXT_REQUEST_SEARCH  "dsight_request_search"
+/* The covering index the request search scans (store_coll names it in
+ * INDEXED BY). */
+#define STORE_EXT_SEARCH_INDEX    "dsight_requests_search"
 
 /* The extension's version (dsight_meta.extension). */
 #define STORE_EXT_VERSION "1"

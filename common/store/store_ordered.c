@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include "base/vec.h"
+
 static const char run_sql[] =
 	"SELECT ordinal, start, end, name, tid, source_row FROM events "
 	"INDEXED BY event_window WHERE profile = ?1 AND bucket = ?2 "
@@ -54,18 +56,8 @@ void store_ordered_close(struct store_ordered *o)
 /* Statement k of the pool, prepared on first use. */
 static sqlite3_stmt *pool_get(struct store_ordered *o, size_t k)
 {
-	if (k >= o->npool) {
-		size_t nn = o->npool ? o->npool * 2 : 16;
-		while (nn <= k)
-			nn *= 2;
-		sqlite3_stmt **p = realloc(o->pool, nn * sizeof *p);
-		if (!p)
-			return NULL;
-		for (size_t i = o->npool; i < nn; i++)
-			p[i] = NULL;
-		o->pool = p;
-		o->npool = nn;
-	}
+	if (vec_reserve_zero(&o->pool, &o->npool, k + 1, sizeof *o->pool))
+		return NULL;
 	if (!o->pool[k] &&
 	    sqlite3_prepare_v3(store_db(o->s), run_sql, -1,
 	                       SQLITE_PREPARE_PERSISTENT, &o->pool[k],
@@ -130,15 +122,9 @@ int store_ordered_events(struct store_ordered *o, int64_t profile,
 		sqlite3_stmt *st;
 		if (isnan(lower))
 			lower = -INFINITY;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct run *nh = realloc(h, nc * sizeof *nh);
-			if (!nh) {
-				rc = err_set(e, ERR_NOMEM, "out of memory");
-				break;
-			}
-			h = nh;
-			cap = nc;
+		if (vec_reserve(&h, &cap, n + 1, sizeof *h)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
 		}
 		st = pool_get(o, n);
 		if (!st) {

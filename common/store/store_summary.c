@@ -9,6 +9,7 @@
 #include "store/store_sumbins.h"
 #include "store/store_sumio.h"
 #include "store/store_sumnames.h"
+#include "base/vec.h"
 
 #define SUMMARY_VERSION 2
 /* Stack indexes beyond this are not summarised (the profile is scanned). */
@@ -86,18 +87,9 @@ static int grow(void ***arr, size_t *n, int64_t k)
 {
 	if (k < 0)
 		return -1;
-	if ((uint64_t)k < *n)
-		return 0;
-	size_t nn = *n ? *n : 8;
-	while (nn <= (uint64_t)k)
-		nn *= 2;
-	void **p = realloc(*arr, nn * sizeof *p);
-	if (!p)
+	if ((uint64_t)k >= SIZE_MAX)
 		return -1;
-	memset(p + *n, 0, (nn - *n) * sizeof *p);
-	*arr = p;
-	*n = nn;
-	return 0;
+	return vec_reserve_zero(arr, n, (size_t)k + 1, sizeof **arr);
 }
 
 static struct prof_acc *prof_of(struct store_summary_acc *a, int64_t p)
@@ -150,18 +142,9 @@ int store_summary_sample(struct store_summary_acc *a, int64_t profile,
 		p->bad_stack = 1;
 		return 0;
 	}
-	if ((uint64_t)stack >= p->nstacks) {
-		size_t nn = p->nstacks ? p->nstacks : 64;
-		while (nn <= (uint64_t)stack)
-			nn *= 2;
-		int64_t *ns = realloc(p->stacks, nn * sizeof *ns);
-		if (!ns)
-			return err_set(e, ERR_NOMEM, "out of memory summarising "
-			               "profile %lld", (long long)profile);
-		memset(ns + p->nstacks, 0, (nn - p->nstacks) * sizeof *ns);
-		p->stacks = ns;
-		p->nstacks = nn;
-	}
+	if (vec_reserve_zero(&p->stacks, &p->nstacks, (size_t)stack + 1, sizeof *p->stacks))
+		return err_set(e, ERR_NOMEM, "out of memory summarising "
+		               "profile %lld", (long long)profile);
 	p->stacks[stack]++;
 	return 0;
 }

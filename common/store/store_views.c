@@ -1,5 +1,6 @@
 /* store_views: the views of trace-data.sqlite (see store_views.h). */
 #include "store/store_views.h"
+#include "store/store_ext.h"
 
 #include <string.h>
 
@@ -140,9 +141,9 @@ static int fill_series(sqlite3 *db, const json_t *series, struct err *e)
  * with one column `j` (the element's JSON) in stored order.
  */
 #define SRC_REQUESTS \
-	"(SELECT json AS j FROM dsight_requests ORDER BY ordinal)"
+	"(SELECT json AS j FROM " STORE_EXT_REQUESTS " ORDER BY ordinal)"
 #define SRC_SERVER_SPANS \
-	"(SELECT json AS j FROM dsight_server_spans ORDER BY ordinal)"
+	"(SELECT json AS j FROM " STORE_EXT_SERVER_SPANS " ORDER BY ordinal)"
 
 /* The fixed views. */
 static const char fixed_sql[] =
@@ -364,8 +365,8 @@ int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e)
 	    exec(db, fixed_sql, "fixed", e))
 		return e->code;
 	/* sessions and iterations live in dsight's extension tables */
-	static const char *const tables[] = {NULL, NULL, "dsight_sessions",
-	                                     "dsight_iterations", NULL};
+	static const char *const tables[] = {NULL, NULL, STORE_EXT_SESSIONS,
+	                                     STORE_EXT_ITERATIONS, NULL};
 	for (size_t k = 0; k < sizeof objects / sizeof objects[0]; k++)
 		if (object_view(db, catalog, objects[k], objects[k], tables[k], e))
 			return e->code;

@@ -25,6 +25,7 @@
 #include "base/buf.h"
 #include "query/dataset.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "ingest/evidence.h"
 #include "query/qorder.h"
 #include "query/query.h"
@@ -197,14 +198,8 @@ static void add_time(struct ctx *c, double t)
 {
 	if (!(t >= 0 && t <= c->duration))
 		return;
-	if (c->ntimes == c->captimes) {
-		size_t nc = c->captimes ? c->captimes * 2 : 1024;
-		double *n = realloc(c->times, nc * sizeof *n);
-		if (!n)
-			return;
-		c->times = n;
-		c->captimes = nc;
-	}
+	if (vec_reserve(&c->times, &c->captimes, c->ntimes + 1, sizeof *c->times))
+		return;
 	c->times[c->ntimes++] = t;
 }
 

@@ -64,6 +64,7 @@ def v1_copy(src, dst, whole_doc=None):
 
 
 def parity(doc, cache, label, env=None, random=150):
+    random = tap.loops(random, max(10, random // 8))
     e = dict(os.environ)
     e.update(env or {})
     r = tap.run([PARITY, doc, cache, "--random", str(random)], env=e, timeout=1800)

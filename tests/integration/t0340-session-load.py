@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: alone (wall-clock bounds of the server under test; see tests/README.md)
 """Warm sessions under load: 32 concurrent clients x 2,000 queries with no
 error and no dropped connection, while status keeps answering; the server
 then stops cleanly (leak-free under the ASan build)."""

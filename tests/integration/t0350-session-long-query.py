@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: alone (wall-clock bounds of the server under test; see tests/README.md)
 """Warm sessions: queries run off the event loop, so status answers and
 shutdown is accepted while long queries run; shutdown lets the queries in
 flight finish (their answers arrive) before the server exits."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: alone (wall-clock bounds of the server under test; see tests/README.md)
 """Warm sessions: a client that stops reading is throttled and, beyond
 96 MiB of unsent replies, dropped, while other clients are served; below
 that bound it keeps every answer."""

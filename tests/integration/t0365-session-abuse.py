@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: alone (wall-clock bounds of the server under test; see tests/README.md)
 """Warm sessions under abusive clients: a client pipelining heavy queries
 without reading is throttled (at most 32 of its requests decoded ahead of
 its replies) and does not slow a normal client; the queue of a client that

@@ -44,3 +44,23 @@ if scripts/embed-web "$tmp/bs.c" "$tmp/index.html" "$tmp/bs.js" 2>"$tmp/err"; th
 else
 	echo "ok - embed-web refuses a non-ASCII character after a backslash"
 fi
+
+# the assets keep the order given (the Makefile's WEB_FILES: base.js first),
+# not their names' order
+printf 'var a = 1;\n' >"$tmp/z-first.js"
+printf 'var b = 2;\n' >"$tmp/a-second.js"
+if scripts/embed-web "$tmp/order.c" "$tmp/z-first.js" "$tmp/a-second.js" "$tmp/index.html" 2>"$tmp/err" &&
+	[ "$(grep -o '{"[a-z.-]*", asset_[0-9]*' "$tmp/order.c" | tr '\n' ' ')" = \
+		'{"z-first.js", asset_0 {"a-second.js", asset_1 {"index.html", asset_2 ' ]; then
+	echo "ok - embed-web keeps the order of its arguments"
+else
+	echo "not ok - embed-web keeps the order of its arguments"; sed 's/^/#   /' "$tmp/err"
+	grep '^	{"' "$tmp/order.c" | sed 's/^/#   /'
+fi
+# every viewer file is listed in the Makefile (a new one stops the build)
+unlisted=$(make -s -p -n B="$tmp/b" "$tmp/b/gen/web_assets.c" 2>/dev/null | sed -n 's/^WEB_UNLISTED := *//p' | head -1)
+if [ -z "$unlisted" ] && make -s -p -n B="$tmp/b" "$tmp/b/gen/web_assets.c" 2>/dev/null | grep -q '^WEB_FILES := web/base.js '; then
+	echo "ok - the Makefile lists every web/ file, base.js first"
+else
+	echo "not ok - the Makefile lists every web/ file, base.js first (unlisted: $unlisted)"
+fi

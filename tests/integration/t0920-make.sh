@@ -2,7 +2,9 @@
 # The Makefile's promises to whoever builds dsight: a missing library is named
 # with its Debian package, the link choice is checked, the version comes from
 # the Makefile alone (binaries and man pages), changed flags rebuild objects,
-# V=1 shows commands, uninstall removes exactly what install puts.
+# V=1 shows commands, uninstall removes exactly what install puts, and a
+# builder's CFLAGS / CPPFLAGS / LDFLAGS add to the tree's flags without
+# dropping any (-Werror only with DEVELOPER=1).
 # Builds only single files, in a private build directory.
 set -u
 cd "$(dirname "$0")/../.."
@@ -93,4 +95,41 @@ if [ "$left" = "./bin/other ./share/man/man1/other.1 " ]; then
 	ok "make uninstall removes the binaries, man pages and SKILL.md, nothing else"
 else
 	echo "not ok - make uninstall removes the binaries, man pages and SKILL.md, nothing else"; echo "#   left: $left"
+fi
+
+# 6. the builder's flags come last and drop nothing the tree needs
+# (make -n V=1: the commands, nothing built)
+q="$B/obj/common/query/qstat.o"
+make -n -B V=1 B="$B" CFLAGS="-O0 -ffp-contract=fast" CPPFLAGS=-DDSIGHT_T0920 "$o" "$q" \
+	>"$tmp/out" 2>&1
+ecmd=$(grep -- "-c common/base/err.c" "$tmp/out")
+qcmd=$(grep -- "-c common/query/qstat.c" "$tmp/out")
+missing=""
+for f in -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -fPIC -MMD -MP -Icommon -Iprotocol \
+	-D_GNU_SOURCE -DDSIGHT_VERSION= -DDSIGHT_T0920 -O0; do
+	case " $ecmd" in *" $f"*) ;; *) missing="$missing $f" ;; esac
+done
+if [ -n "$ecmd" ] && [ -z "$missing" ]; then
+	ok "make CFLAGS=-O0 CPPFLAGS=-DX keeps -std=c11, the warnings, -fPIC, -MMD -MP, -Icommon"
+else
+	notok "make CFLAGS=-O0 CPPFLAGS=-DX keeps -std=c11, the warnings, -fPIC, -MMD -MP, -Icommon (missing:$missing)" "$tmp/out"
+fi
+if [ "$(printf '%s\n' "$qcmd" | grep -o -- '-ffp-contract=[a-z]*' | tail -1)" = "-ffp-contract=off" ]; then
+	ok "-ffp-contract=off on the exact-arithmetic objects comes after the builder's CFLAGS"
+else
+	notok "-ffp-contract=off on the exact-arithmetic objects comes after the builder's CFLAGS" "$tmp/out"
+fi
+make -n -B V=1 B="$B" DEVELOPER= "$o" >"$tmp/plain" 2>&1
+make -n -B V=1 B="$B" DEVELOPER=1 "$o" >"$tmp/dev" 2>&1
+if ! grep -q -- "-Werror" "$tmp/plain" && grep -q -- "-c common/base/err.c" "$tmp/plain" &&
+	grep -- "-c common/base/err.c" "$tmp/dev" | grep -q -- "-Werror"; then
+	ok "-Werror only with DEVELOPER=1"
+else
+	notok "-Werror only with DEVELOPER=1" "$tmp/plain" "$tmp/dev"
+fi
+make -n -B V=1 B="$B" LDFLAGS=-Wl,-O1 SAN=1 "$B/bin/dsight" >"$tmp/out" 2>&1
+if grep -- "-o $B/bin/dsight " "$tmp/out" | grep -q -- "-fsanitize=address.*-Wl,-O1"; then
+	ok "make LDFLAGS=... keeps the sanitizer link flags"
+else
+	notok "make LDFLAGS=... keeps the sanitizer link flags" "$tmp/out"
 fi

@@ -18,6 +18,15 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ.get("DSIGHT_BUILD", os.path.join(TOP, "build"))
 BIN = os.path.join(BUILD, "bin")
 FIXTURE = os.path.join(TOP, "tests", "fixtures", "example.trace.json")
+# DSIGHT_TEST_LONG=1 (the full tier: make check, CI): the long random loops
+# at full length; otherwise (make test) each runs a short sample of them.
+LONG = os.environ.get("DSIGHT_TEST_LONG") == "1"
+
+
+def loops(full, short):
+    """full under DSIGHT_TEST_LONG=1, else short: the length of a random
+    loop (parity samples, random queries)."""
+    return full if LONG else short
 
 
 def binpath(name):

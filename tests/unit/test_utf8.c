@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "base/utf8.h"
 #include "ingest/strscan.h"
@@ -103,7 +104,7 @@ static const char *repaired(const char *s, size_t n, size_t *bad)
 	static struct buf b;
 	buf_free(&b);
 	buf_init(&b, 0);
-	*bad = utf8_repair(&b, s, n);
+	*bad = buf_append_utf8(&b, s, n);
 	return b.data ? b.data : "";
 }
 
@@ -122,7 +123,7 @@ TEST(repair_maximal_subparts)
 	CHECK(bad == 1);
 	struct buf b;
 	buf_init(&b, 0);
-	utf8_repair(&b, "a\0b", 3);
+	buf_append_utf8(&b, "a\0b", 3);
 	CHECK(b.len == 3 && memcmp(b.data, "a\0b", 3) == 0);
 	buf_free(&b);
 }
