@@ -46,7 +46,7 @@ static void log_evicted(struct server *srv, const char *what)
 	srv->evicted++;
 	if (now - srv->evicted_ms < 1000)
 		return;
-	server_log(srv, "closed %d connection(s) to make room: %s", srv->evicted, what);
+	srv->act->log(srv, "closed %d connection(s) to make room: %s", srv->evicted, what);
 	srv->evicted = 0;
 	srv->evicted_ms = now;
 }
@@ -83,19 +83,14 @@ static void evict_partial(struct server *srv)
 		if (!v)
 			return;
 		log_evicted(srv, "partial frames held too much memory");
-		server_conn_close(v);
+		srv->act->close(v);
 	}
 }
 
 /* Answers c with one error frame, then closes it (reading nothing). */
 static void refuse(struct server_conn *c, int code, const char *msg)
 {
-	struct server_reply *s = server_reply_new(c);
-	if (!s)
-		return;
-	server_reply_flags(s, 0, 1);
-	server_error_frame(&s->out, NULL, code, msg);
-	server_reply_done(c, s);
+	c->srv->act->refuse(c, code, msg);
 }
 
 /* Every second: closes connections idle for IDLE_CONN_MS and those whose
@@ -108,7 +103,7 @@ void admit_expire(struct server_conn *c, uint64_t now)
 		return;
 	if (conn_idle(c) && now - c->active_ms >= IDLE_CONN_MS) {
 		srv->idle_closed++;
-		server_conn_close(c);
+		c->srv->act->close(c);
 		return;
 	}
 	if (c->partial_ms && c->reading && now - c->partial_ms >= FRAME_MS) {
@@ -145,12 +140,12 @@ int admit_new(struct server *srv, struct server_conn *c)
 	char why[160];
 
 	if (peer_uid(c, &cred, why, sizeof why) != 0) {
-		server_log(srv, "refused a connection: cannot read its credentials: %s", why);
-		server_conn_close(c);
+		srv->act->log(srv, "refused a connection: cannot read its credentials: %s", why);
+		c->srv->act->close(c);
 		return -1;
 	}
 	if (cred.uid != geteuid()) {
-		server_log(srv, "refused a connection from uid %d (pid %d): this session serves uid %d only",
+		srv->act->log(srv, "refused a connection from uid %d (pid %d): this session serves uid %d only",
 		           (int)cred.uid, (int)cred.pid, (int)geteuid());
 		snprintf(why, sizeof why,
 		         "This session serves only the user who started it (uid %d); you are uid %d",
@@ -166,12 +161,12 @@ int admit_new(struct server *srv, struct server_conn *c)
 	if (v) {
 		log_evicted(srv, v->held ? "the table was full; oldest partial frame"
 		                         : "the table was full; oldest idle connection");
-		server_conn_close(v);
+		srv->act->close(v);
 		return 0;
 	}
 	uint64_t now = uv_now(srv->loop);
 	if (now - srv->refused_ms >= 1000) {
-		server_log(srv, "refusing connections: %d are open and busy, the limit", srv->max_conns);
+		srv->act->log(srv, "refusing connections: %d are open and busy, the limit", srv->max_conns);
 		srv->refused_ms = now;
 	}
 	snprintf(why, sizeof why,
@@ -184,12 +179,12 @@ int admit_new(struct server *srv, struct server_conn *c)
 void admit_tick_done(struct server *srv)
 {
 	if (srv->idle_closed) {
-		server_log(srv, "closed %d idle connection(s) (%d s without a request)",
+		srv->act->log(srv, "closed %d idle connection(s) (%d s without a request)",
 		           srv->idle_closed, IDLE_CONN_MS / 1000);
 		srv->idle_closed = 0;
 	}
 	if (srv->frame_timeouts) {
-		server_log(srv, "closing %d connection(s) whose frame was not whole after %d s",
+		srv->act->log(srv, "closing %d connection(s) whose frame was not whole after %d s",
 		           srv->frame_timeouts, FRAME_MS / 1000);
 		srv->frame_timeouts = 0;
 	}

@@ -33,17 +33,26 @@ struct wreq {
 	size_t len;
 };
 
-void server_log(struct server *srv, const char *fmt, ...)
+static void server_log(struct server *srv, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void server_log(struct server *srv, const char *fmt, ...)
 {
 	char msg[1200];
 	va_list ap;
-	if (!srv->info.log)
+	if (!srv->info->log)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	srv->info.log(srv->info.log_ctx, msg);
+	srv->info->log(srv->info->log_ctx, msg);
 }
+
+static void server_conn_close(struct server_conn *c);
+static void server_refuse(struct server_conn *c, int code, const char *msg);
+
+static const struct server_actions actions = {
+	server_log, server_conn_close, server_refuse,
+};
 
 static void check_stopped(struct server *srv);
 static void flush(struct server_conn *c);
@@ -95,7 +104,7 @@ static void on_closed(uv_handle_t *h)
 	server_conn_unref(h->data);
 }
 
-void server_conn_close(struct server_conn *c)
+static void server_conn_close(struct server_conn *c)
 {
 	struct server *srv = c->srv;
 	if (c->closing)
@@ -597,7 +606,12 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 	if (!srv)
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	srv->loop = loop;
-	srv->info = *info;
+	if (!(srv->info = malloc(sizeof *srv->info))) {
+		free(srv);
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	}
+	*srv->info = *info;
+	srv->act = &actions;
 	srv->max_conns = admit_conn_limit();
 	srv->stopped = stopped;
 	srv->ctx = ctx;
@@ -657,10 +671,23 @@ void server_set_handler(struct server *srv, const struct server_handler *ops,
 
 const struct server_info *server_info(const struct server *srv)
 {
-	return &srv->info;
+	return srv->info;
 }
 
 void server_free(struct server *srv)
 {
+	if (srv)
+		free(srv->info);
 	free(srv);
+}
+
+/* One error frame (id null) to c, which closes once it is written. */
+static void server_refuse(struct server_conn *c, int code, const char *msg)
+{
+	struct server_reply *s = server_reply_new(c);
+	if (!s)
+		return;
+	server_reply_flags(s, 0, 1);
+	server_error_frame(&s->out, NULL, code, msg);
+	server_reply_done(c, s);
 }

@@ -13,8 +13,26 @@
 
 #include "base/buf.h"
 #include "frame.h"
-#include "server.h"
 
+struct server_info;
+struct server_handler;
+struct server;
+struct server_conn;
+
+/* What admit.c may do to connections: the transport's own actions,
+ * reached through the server so that admit never calls server.c by name
+ * (server.c calls admit; the layers stay one-way). */
+struct server_actions {
+	/* one line for the log (printf format) */
+	void (*log)(struct server *srv, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+	/* closes c now (unlinked, its waiting queries cancelled); its memory
+	 * goes with its last reference */
+	void (*close)(struct server_conn *c);
+	/* answers c with one error frame (id null), then closes it once the
+	 * frame is written */
+	void (*refuse)(struct server_conn *c, int code, const char *msg);
+};
 
 /* One request's place in its connection's response order. */
 struct server_reply {
@@ -60,10 +78,11 @@ struct server {
 	int accepted;       /* connections accepted this turn */
 	int accept_deferred; /* one waits in libuv, not accepted yet */
 	int timers_closing;
-	struct server_info info;
+	struct server_info *info;         /* owned copy */
+	const struct server_actions *act; /* for admit.c */
 	const struct server_handler *ops; /* the handler (dispatch) */
 	void *h;
-	server_stopped_fn stopped;
+	void (*stopped)(void *ctx, const char *why);
 	void *ctx;
 	struct server_conn *conns;
 	int nconns;
@@ -81,12 +100,5 @@ struct server {
 	size_t freed;       /* bytes freed since the last malloc_trim */
 	char why[128];
 };
-
-/* One line for the log (printf format). */
-void server_log(struct server *srv, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Closes c now (unlinked, its waiting queries cancelled); its memory goes
- * with its last reference. */
-void server_conn_close(struct server_conn *c);
 
 #endif

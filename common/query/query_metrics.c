@@ -58,47 +58,6 @@ static int on_carried(void *ctx, int64_t ordinal,
 }
 
 /* The text form of a rank for comparison: Python str() of the value. */
-static void rank_text(const json_t *v, char *out, size_t n)
-{
-	if (json_is_string(v))
-		snprintf(out, n, "%s", json_string_value(v));
-	else if (json_is_integer(v))
-		snprintf(out, n, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v))
-		jsonout_format_real(out, json_real_value(v));
-	else if (json_is_true(v))
-		snprintf(out, n, "True");
-	else if (json_is_false(v))
-		snprintf(out, n, "False");
-	else
-		snprintf(out, n, "None");
-}
-
-int q_keep_series(const struct qctx *q, const json_t *s)
-{
-	if (!json_is_object(s))
-		return 0;
-	if (!q_field_in(&q->workers, s, "worker") ||
-	    !q_field_in(&q->names, s, "name"))
-		return 0;
-	if (q->p->has_rank) {
-		const json_t *r = json_object_get(s, "rank");
-		char want[32];
-		snprintf(want, sizeof want, "%lld", (long long)q->p->rank);
-		if (json_is_string(r)) {
-			if (strcmp(json_string_value(r), want) != 0 ||
-			    json_string_length(r) != strlen(want))
-				return 0;
-		} else {
-			char have[64];
-			rank_text(r, have, sizeof have);
-			if (strcmp(have, want) != 0)
-				return 0;
-		}
-	}
-	return 1;
-}
-
 static int one_series(struct qctx *q, const json_t *series, size_t index,
                       struct buf *points)
 {

@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "base/err.h"
-#include "ingest/evidence.h"
+#include "base/row.h"
 #include "store/store_elem.h"
 
 /* What dsight_meta says of the collections: counts and timed counts, -1
