@@ -50,6 +50,7 @@ struct query_params {
 	const char *sql;        /* sql only: the statement */
 	int has_timeout;        /* sql only: absent = 10 s */
 	double timeout;
+	int64_t max_rows;       /* sql only: default 10000 */
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 	/* Not a parameter: the caller's stop flag (borrowed, may be NULL); a
 	 * long statement of the sql kind ends soon after it is set. */

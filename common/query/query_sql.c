@@ -398,7 +398,8 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 
 /* Steps st and writes the response; caps rows and bytes. */
 static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
-                double timeout_s, struct buf *out, struct err *e)
+                double timeout_s, int64_t max_rows, struct buf *out,
+                struct err *e)
 {
 	size_t base = out->len;
 	int ncol = sqlite3_column_count(st), truncated = 0, rc;
@@ -417,7 +418,7 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 	buf_puts(out, "],\"rows\":[");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t mark = out->len;
-		if (rows == QUERY_SQL_MAX_ROWS) {
+		if (rows == (uint64_t)max_rows) {
 			truncated = 1;
 			break;
 		}
@@ -464,8 +465,8 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 }
 
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
-                  const volatile sig_atomic_t *stop, struct buf *out,
-                  struct err *e)
+                  int64_t max_rows, const volatile sig_atomic_t *stop,
+                  struct buf *out, struct err *e)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
@@ -506,7 +507,7 @@ int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
 		             "this statement would write");
 		goto done;
 	}
-	rc = emit(db, st, &c, timeout_s, out, e);
+	rc = emit(db, st, &c, timeout_s, max_rows, out, e);
 done:
 	sqlite3_finalize(st);
 	sqlite3_close(db);
@@ -521,13 +522,18 @@ int query_sql(struct qctx *q)
 
 	if (!sql || !*sql)
 		return err_set(q->e, ERR_USAGE, "sql needs --sql STATEMENT");
+	if (strlen(sql) > QUERY_SQL_TEXT_MAX)
+		return err_set(q->e, ERR_USAGE, QUERY_SQL_TOO_LONG);
 	if (!isfinite(t) || !(t > 0) || t > QUERY_SQL_TIMEOUT_MAX)
 		return err_set(q->e, ERR_USAGE, "timeout must be > 0 and <= 30");
+	if (q->p->max_rows < 0 || q->p->max_rows > QUERY_SQL_MAX_ROWS_LIMIT)
+		return err_set(q->e, ERR_USAGE,
+		               "max_rows must be >= 0 and <= 1000000");
 	if (!dataset_has_cache(q->ds))
 		return err_set(q->e, ERR_USAGE, QUERY_SQL_NO_CACHE);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
 		return rc;
-	return query_sql_run(dataset_data_path(q->ds), sql, t, q->p->stop,
-	                     q->out, q->e);
+	return query_sql_run(dataset_data_path(q->ds), sql, t,
+	                     q->p->max_rows, q->p->stop, q->out, q->e);
 }
