@@ -17,6 +17,22 @@
 #include "sqlinput.h"
 #include "sqlout.h"
 
+/* The CLI's own flags of the sql kind (--help of dsight query and of
+ * dsight query sql). */
+#define SQL_CLI_FLAGS \
+	"  --sql-file FILE      sql: read the statement from FILE (at most 1 MiB,\n" \
+	"                       UTF-8); --sql - reads it from standard input\n" \
+	"  --format FORMAT      sql: print json (default), jsonl (a columns line,\n" \
+	"                       one array per row, a row_count line), csv or tsv\n"
+
+/* Prints a help text on stdout and frees it. */
+static void print_help(struct buf *b)
+{
+	if (!b->failed)
+		fputs(b->data, stdout);
+	buf_free(b);
+}
+
 static void print_usage(void)
 {
 	struct buf b;
@@ -33,11 +49,7 @@ static void print_usage(void)
 	"on stderr and exit status 2 (usage/validation), 1 (data/I/O), 3 (no live\n"
 	"session for --remote).\n"
 	"\n");
-	qdoc_help(&b,
-	"  --sql-file FILE      sql: read the statement from FILE (at most 1 MiB,\n"
-	"                       UTF-8); --sql - reads it from standard input\n"
-	"  --format FORMAT      sql: print json (default), jsonl (a columns line,\n"
-	"                       one array per row, a row_count line), csv or tsv\n"
+	qdoc_help(&b, SQL_CLI_FLAGS
 	"  --pretty             indent the JSON\n"
 	"  --remote ADDR        query the warm session ADDR instead of DATASET\n"
 	"  -h, --help           this text\n");
@@ -52,10 +64,42 @@ static void print_usage(void)
 	buf_puts(&b,
 	"  dsight query --remote myrun summary\n"
 	"\n"
+	"`dsight query sql --help` lists the views and their columns.\n"
 	"See dsight-query(1).\n");
-	if (!b.failed)
-		fputs(b.data, stdout);
-	buf_free(&b);
+	print_help(&b);
+}
+
+/* `dsight query sql --help`: the sql kind's flags and every view. */
+static void print_sql_usage(void)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	buf_puts(&b,
+	"usage: dsight query DATASET sql --sql STATEMENT [flags]\n"
+	"       dsight query DATASET sql --sql - [flags] < statement.sql\n"
+	"       dsight query DATASET sql --sql-file FILE [flags]\n"
+	"       dsight query --remote ADDR sql ...\n"
+	"\n"
+	"Runs one read-only SQL statement on the report's SQLite cache and prints\n"
+	"{\"columns\", \"rows\", \"row_count\", \"truncated\"} (or --format jsonl,\n"
+	"csv, tsv).  Writes, ATTACH, other pragmas and extensions are refused.\n"
+	"\n"
+	"Flags:\n");
+	qdoc_help_kind(&b, "sql", SQL_CLI_FLAGS
+	"  --pretty             indent the JSON\n"
+	"  --remote ADDR        ask the warm session ADDR instead of DATASET\n");
+	buf_putc(&b, '\n');
+	qdoc_help_views(&b);
+	buf_puts(&b,
+	"\n"
+	"Examples:\n"
+	"  dsight query ./report sql --sql \"SELECT name, count(*) AS n FROM nvtx\n"
+	"      GROUP BY name ORDER BY n DESC LIMIT 10\"\n"
+	"  dsight query ./report sql --sql-file q.sql --format csv --max-rows 100000\n"
+	"\n"
+	"See dsight-query(1) and dsight-report(5).\n");
+	print_help(&b);
 }
 
 /* The CLI names the flag where RPC and MCP name the parameter, so the
@@ -178,7 +222,10 @@ static int query_main(int argc, char **argv, struct query_params *p,
 			continue;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			print_usage();
+			if (npos && !strcmp(pos[npos - 1], "sql"))
+				print_sql_usage();
+			else
+				print_usage();
 			return 0;
 		}
 		if (!strcmp(a, "--pretty")) {

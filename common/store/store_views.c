@@ -231,6 +231,38 @@ static const char fixed_sql[] =
 	" json_extract(j, '$.role'), json_extract(j, '$.start'),"
 	" json_extract(j, '$.end') FROM " SRC_SERVER_SPANS ";";
 
+/* The columns of fixed_sql's views and what the catalog views hold (a
+ * test compares them with a built cache). */
+#define CATALOG_COLUMNS(what) \
+	"one column per key that the catalog's " what " carry with a string, " \
+	"number or boolean value"
+const struct store_view_doc store_view_docs[] = {
+	{"nvtx", "profile, worker, rank, tid, start, end, duration, name, "
+	         "source_row, ordinal"},
+	{"cpu_samples", "profile, worker, time, tid, stack, source_row"},
+	{"cpu_frames", "profile, stack, depth, symbol"},
+	{"metric_points", "series, name, worker, rank, time, value, value_text, "
+	                  "source_id, source_row"},
+	{"series", "id, name, worker, rank, unit, temporal, component, "
+	           "family_group"},
+	{"requests", "id, session, agent, conversation, start, end, first, "
+	             "ttft_ms, duration, input_tokens, output_tokens, "
+	             "cached_tokens, status, client_kind"},
+	{"request_workers", "request, worker"},
+	{"lifecycle_stages", "request, name, worker, start, end"},
+	{"server_spans", "id, request, name, worker, role, start, end"},
+	{"profiles", CATALOG_COLUMNS("profiles") " (id, worker, rank, host, "
+	             "file, event_count, ...)"},
+	{"workers", CATALOG_COLUMNS("workers") " (id, role, index, host, ...)"},
+	{"sessions", CATALOG_COLUMNS("sessions") " (id, start, end, ...)"},
+	{"iterations", CATALOG_COLUMNS("iterations") " (worker, rank, kind, "
+	               "start, end, ...)"},
+	{"sources", CATALOG_COLUMNS("sources") " (id, path, kind, bytes, "
+	            "sha256, ...)"},
+};
+const size_t store_view_doc_count =
+	sizeof store_view_docs / sizeof store_view_docs[0];
+
 /* A key usable as a column: printable, and without the characters that
  * would need escaping inside a JSON path label. */
 static int plain_key(const char *k)

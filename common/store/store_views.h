@@ -22,6 +22,16 @@
  * it). */
 #define STORE_VIEWS_MARKER "nvtx"
 
+/* A view and its columns, for help texts (`dsight query sql --help`). */
+struct store_view_doc {
+	const char *name;
+	const char *columns; /* comma-separated, or a sentence */
+};
+
+/* Every view store_views_write creates, in creation order. */
+extern const struct store_view_doc store_view_docs[];
+extern const size_t store_view_doc_count;
+
 /*
  * Creates the helper tables and the views in db (open for writing, inside
  * the build's transaction, after the v1 tables exist).  catalog is the

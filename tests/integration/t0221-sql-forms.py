@@ -164,6 +164,36 @@ t.ok(q(rep, "summary", "--format", "json").stdout == q(rep, "summary").stdout,
 usage(sqlq("--sql", "SELECT 1", "--format", "tsv", "--pretty"),
       "--pretty applies to --format json only", "--pretty with tsv")
 
+# ---- dsight query sql --help: every view and its columns ----
+import sqlite3  # noqa: E402
+h = tap.run([DS, "query", "sql", "--help"])
+t.ok(h.returncode == 0 and h.stdout.startswith("usage: dsight query DATASET sql"),
+     "dsight query sql --help", h.stderr)
+t.eq(tap.run([DS, "query", rep, "sql", "-h"]).stdout, h.stdout, "dsight query REPORT sql -h")
+t.ok("dsight query sql --help" in q("--help").stdout, "dsight query --help points to it")
+views, cur = {}, None
+section = h.stdout.split("\nViews ")[1].split("\n\n")[0].splitlines()[1:]
+for line in section:
+    if not line.startswith("   "):
+        cur = line.split()[0]
+        views[cur] = line[20:].strip()
+    else:
+        views[cur] += " " + line.strip()
+con = sqlite3.connect("file:%s?mode=ro" % os.path.join(rep, "trace-data.sqlite"), uri=True)
+built = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'view' "
+                                   "ORDER BY rowid")]
+t.eq(list(views), built, "the help lists every view of a built cache, in order")
+for v in built:
+    cols = [r[1] for r in con.execute("PRAGMA table_info(%s)" % v)]
+    if views[v].startswith("one column per key"):
+        shown = views[v].split("(")[1].split(", ...)")[0].split(", ")
+        t.ok(set(shown) <= set(cols), "help: %s shows some of its columns" % v, (shown, cols))
+    else:
+        t.eq(views[v].split(", "), cols, "help: the columns of %s" % v)
+con.close()
+for v in built:
+    t.ok(v in q("--help").stdout, "the --sql help names the view %s" % v)
+
 # ---- through a warm session ----
 path = os.path.join(t.tmp, "forms.sock")
 s = sl.Server(rep, "--path", path, "--idle-timeout", "300")
