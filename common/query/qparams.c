@@ -106,9 +106,9 @@ const struct qparam qparam_table[] = {
 	 NULL, 0, "requests nsys cpu metrics", OFF(of), -1, -1},
 	{"sql", "--sql", "STATEMENT", QP_STRING, NULL, "sql",
 	 "sql: one read-only SELECT on the report's SQLite cache and its views "
-	 "(nvtx, cpu_samples, cpu_frames, metric_points, series, requests, "
-	 "request_workers, lifecycle_stages, server_spans, profiles, workers, "
-	 "sessions, iterations, sources), at most 1 MiB; at most max_rows "
+	 "(nvtx, cpu_samples, cpu_frames, cpu_self, metric_points, series, "
+	 "requests, request_workers, lifecycle_stages, server_spans, profiles, "
+	 "workers, sessions, iterations, sources), at most 1 MiB; at most max_rows "
 	 "rows / 16 MiB (then truncated: true).",
 	 NULL, NULL, 0, NULL, OFF(sql), -1, -1},
 	{"timeout", "--timeout", "SECONDS", QP_NUMBER, "10", "sql",

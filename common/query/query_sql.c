@@ -363,6 +363,17 @@ static int timed_out(double timeout_s, struct err *e)
 	return err_set(e, ERR_DATA, "The statement ran longer than %s s", t);
 }
 
+/* Whether name (possibly "main.name") is a view this dsight writes. */
+static int known_view(const char *name)
+{
+	if (!strncasecmp(name, "main.", 5))
+		name += 5;
+	for (size_t k = 0; k < store_view_doc_count; k++)
+		if (!strcasecmp(store_view_docs[k].name, name))
+			return 1;
+	return 0;
+}
+
 /* The error of a failed prepare or step. */
 static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
                      struct err *e)
@@ -388,6 +399,13 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 		               "than sql allows (%d MiB)",
 		               (int)(QUERY_SQL_VALUE_MAX >> 20));
 	default:
+		if (!strncmp(sqlite3_errmsg(db), "no such table: ", 15) &&
+		    known_view(sqlite3_errmsg(db) + 15))
+			/* a view newer than the cache */
+			return err_set(e, ERR_USAGE, "%s (the cache was built "
+			               "by an older dsight: run dsight build "
+			               "again to add this view)",
+			               sqlite3_errmsg(db));
 		if (!strncmp(sqlite3_errmsg(db), "no such function: ", 18))
 			/* on the allow-list, newer than the linked SQLite */
 			return err_set(e, ERR_USAGE, "%s (the linked SQLite is %s)",

@@ -166,6 +166,12 @@ static const char fixed_sql[] =
 	"CREATE VIEW cpu_frames AS SELECT profile, stack, depth, symbol"
 	" FROM dsight_view_frames;"
 
+	"CREATE VIEW cpu_self AS SELECT s.profile AS profile,"
+	" s.worker AS worker, s.time AS time, s.tid AS tid, f.symbol AS symbol"
+	" FROM cpu_samples AS s"
+	" LEFT JOIN dsight_view_frames AS f ON f.profile = s.profile"
+	" AND f.stack = s.stack AND f.depth = 0;"
+
 	"CREATE VIEW metric_points AS SELECT pt.series AS series,"
 	" s.name AS name, s.worker AS worker, s.rank AS rank, pt.time AS time,"
 	" json_extract(pt.payload, '$[1]') AS value,"
@@ -241,6 +247,7 @@ const struct store_view_doc store_view_docs[] = {
 	         "source_row, ordinal"},
 	{"cpu_samples", "profile, worker, time, tid, stack, source_row"},
 	{"cpu_frames", "profile, stack, depth, symbol"},
+	{"cpu_self", "profile, worker, time, tid, symbol"},
 	{"metric_points", "series, name, worker, rank, time, value, value_text, "
 	                  "source_id, source_row"},
 	{"series", "id, name, worker, rank, unit, temporal, component, "

@@ -1,7 +1,7 @@
 /*
  * store_views: the SQL views dsight build writes into trace-data.sqlite
  * (doc/report-files.md "Views"), so the same names work in the sql query
- * kind and in any SQLite tool: nvtx, cpu_samples, cpu_frames,
+ * kind and in any SQLite tool: nvtx, cpu_samples, cpu_frames, cpu_self,
  * metric_points, series, requests, request_workers, lifecycle_stages,
  * server_spans, profiles, workers, sessions, iterations, sources.
  *

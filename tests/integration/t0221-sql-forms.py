@@ -194,6 +194,33 @@ con.close()
 for v in built:
     t.ok(v in q("--help").stdout, "the --sql help names the view %s" % v)
 
+# ---- cpu_self, and a cache from before it ----
+with open(tap.FIXTURE) as fh:
+    evd = json.load(fh)
+want = []
+for pi, pr in enumerate(evd.get("profiles", [])):
+    cpu = pr.get("cpu") or {}
+    for smp in cpu.get("samples", []):
+        stk = cpu["stacks"][smp[2]] if 0 <= smp[2] < len(cpu["stacks"]) else []
+        want.append([pi, pr["worker"], smp[0], smp[1], cpu["names"][stk[0]] if stk else None])
+got = json.loads(sqlq("--sql", "SELECT profile, worker, time, tid, symbol FROM cpu_self").stdout)
+t.ok(sorted(got["rows"], key=repr) == sorted(want, key=repr) and want, "cpu_self: one row per sample with its leaf frame (%d)"
+     % len(want), (got["rows"][:3], want[:3]))
+old = os.path.join(t.tmp, "old.sqlite")
+with open(os.path.join(rep, "trace-data.sqlite"), "rb") as src, open(old, "wb") as dst:
+    dst.write(src.read())
+c2 = sqlite3.connect(old)
+c2.execute("DROP VIEW cpu_self")
+c2.commit()
+c2.close()
+usage(q(old, "sql", "--sql", "SELECT count(*) FROM cpu_self"),
+      "no such table: cpu_self (the cache was built by an older dsight: run dsight build "
+      "again to add this view)", "a cache without cpu_self says to rebuild")
+r = q(old, "sql", "--sql", "SELECT count(*) FROM nvtx")
+t.ok(r.returncode == 0, "and answers the other views", r.stderr)
+usage(q(old, "sql", "--sql", "SELECT * FROM nope"), "no such table: nope",
+      "an unknown table keeps SQLite's message")
+
 # ---- through a warm session ----
 path = os.path.join(t.tmp, "forms.sock")
 s = sl.Server(rep, "--path", path, "--idle-timeout", "300")
