@@ -107,8 +107,9 @@ const struct qparam qparam_table[] = {
 	{"sql", "--sql", "STATEMENT", QP_STRING, NULL, "sql",
 	 "sql: one read-only SELECT on the report's SQLite cache and its views "
 	 "(nvtx, cpu_samples, cpu_frames, cpu_self, metric_points, series, "
-	 "requests, request_workers, lifecycle_stages, server_spans, profiles, "
-	 "workers, sessions, iterations, sources), at most 1 MiB; at most max_rows "
+	 "metric_series, requests, request_workers, lifecycle_stages, "
+	 "server_spans, profiles, workers, sessions, iterations, sources), at "
+	 "most 1 MiB; at most max_rows "
 	 "rows / 16 MiB (then truncated: true).",
 	 NULL, NULL, 0, NULL, OFF(sql), -1, -1},
 	{"timeout", "--timeout", "SECONDS", QP_NUMBER, "10", "sql",

@@ -144,6 +144,12 @@ static int fill_series(sqlite3 *db, const json_t *series, struct err *e)
 #define SRC_SERVER_SPANS \
 	"(SELECT json AS j FROM dsight_server_spans ORDER BY ordinal)"
 
+/* A series label as text, number or NULL (never an array or object). */
+#define SCALAR_LABEL(k) \
+	"CASE WHEN json_type(value, '$.labels.\"" k "\"') IN ('text'," \
+	" 'integer', 'real') THEN json_extract(value, '$.labels.\"" k "\"')" \
+	" END"
+
 /* The fixed views. */
 static const char fixed_sql[] =
 	"CREATE VIEW nvtx AS SELECT e.profile AS profile, p.worker AS worker,"
@@ -190,6 +196,21 @@ static const char fixed_sql[] =
 	" json_extract(value, '$.component') AS component,"
 	" json_extract(value, '$.group') AS family_group"
 	" FROM catalog, json_each(catalog.json, '$.metrics');"
+
+	"CREATE VIEW metric_series AS SELECT json_extract(value, '$.id') AS id,"
+	" json_extract(value, '$.name') AS name,"
+	" json_extract(value, '$.worker') AS worker,"
+	" json_extract(value, '$.rank') AS rank,"
+	" " SCALAR_LABEL("gpu") " AS gpu,"
+	" coalesce(" SCALAR_LABEL("host") ", " SCALAR_LABEL("hostname") ","
+	" (SELECT json_extract(w.value, '$.host')"
+	" FROM json_each(catalog.json, '$.workers') AS w"
+	" WHERE json_extract(w.value, '$.id') = json_extract(m.value, '$.worker')"
+	" AND json_type(w.value, '$.host') = 'text' LIMIT 1)) AS host,"
+	" json_extract(value, '$.unit') AS unit,"
+	" json_extract(value, '$.temporal') AS temporal,"
+	" json_extract(value, '$.group') AS family_group"
+	" FROM catalog, json_each(catalog.json, '$.metrics') AS m;"
 
 	"CREATE VIEW requests AS SELECT json_extract(j, '$.id') AS id,"
 	" json_extract(j, '$.session') AS session,"
@@ -252,6 +273,8 @@ const struct store_view_doc store_view_docs[] = {
 	                  "source_id, source_row"},
 	{"series", "id, name, worker, rank, unit, temporal, component, "
 	           "family_group"},
+	{"metric_series", "id, name, worker, rank, gpu, host, unit, temporal, "
+	                  "family_group"},
 	{"requests", "id, session, agent, conversation, start, end, first, "
 	             "ttft_ms, duration, input_tokens, output_tokens, "
 	             "cached_tokens, status, client_kind"},

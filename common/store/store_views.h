@@ -2,8 +2,9 @@
  * store_views: the SQL views dsight build writes into trace-data.sqlite
  * (doc/report-files.md "Views"), so the same names work in the sql query
  * kind and in any SQLite tool: nvtx, cpu_samples, cpu_frames, cpu_self,
- * metric_points, series, requests, request_workers, lifecycle_stages,
- * server_spans, profiles, workers, sessions, iterations, sources.
+ * metric_points, series, metric_series, requests, request_workers,
+ * lifecycle_stages, server_spans, profiles, workers, sessions, iterations,
+ * sources.
  *
  * It owns the views' definitions and the small dsight_view_* helper tables
  * they join (profile worker/rank, NVTX name dictionaries, CPU stack frames,

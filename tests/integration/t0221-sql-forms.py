@@ -206,6 +206,23 @@ for pi, pr in enumerate(evd.get("profiles", [])):
 got = json.loads(sqlq("--sql", "SELECT profile, worker, time, tid, symbol FROM cpu_self").stdout)
 t.ok(sorted(got["rows"], key=repr) == sorted(want, key=repr) and want, "cpu_self: one row per sample with its leaf frame (%d)"
      % len(want), (got["rows"][:3], want[:3]))
+
+
+def label(lab, k):
+    v = (lab or {}).get(k)
+    return v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else None
+
+
+hosts = {w["id"]: w.get("host") for w in evd.get("workers", []) if isinstance(w.get("host"), str)}
+want = [[s_.get("id"), s_.get("name"), s_.get("worker"), s_.get("rank"),
+         label(s_.get("labels"), "gpu"),
+         label(s_.get("labels"), "host") or label(s_.get("labels"), "hostname") or
+         hosts.get(s_.get("worker")),
+         s_.get("unit"), s_.get("temporal"), s_.get("group")] for s_ in evd["metrics"]]
+got = json.loads(sqlq("--sql", "SELECT * FROM metric_series").stdout)
+t.ok(got["rows"] == want and got["columns"] == ["id", "name", "worker", "rank", "gpu", "host",
+                                                "unit", "temporal", "family_group"],
+     "metric_series: one row per series with gpu and host", (got["rows"][:2], want[:2]))
 old = os.path.join(t.tmp, "old.sqlite")
 with open(os.path.join(rep, "trace-data.sqlite"), "rb") as src, open(old, "wb") as dst:
     dst.write(src.read())
