@@ -79,6 +79,7 @@ struct sqlctx {
 	const char *sql;          /* the statement (for refusal messages) */
 	char denied[ERR_MSG_MAX]; /* why the authorizer refused, if it did */
 	struct qsqlfn_clock clock; /* the time limit and the stop flag */
+	int old_nvtx;             /* the cache's nvtx lacks thread_name */
 };
 
 static void set_denied(struct sqlctx *c, const char *fmt, const char *a)
@@ -287,7 +288,8 @@ static void put_value(struct buf *out, sqlite3_stmt *st, int k)
 }
 
 /* The connection: read-only, defensive, no extensions, bounded. */
-static int connect(const char *abs_path, sqlite3 **db, struct err *e)
+static int connect(const char *abs_path, sqlite3 **db, int *old_nvtx,
+                   struct err *e)
 {
 	int rc = qtempvfs_register();
 	sqlite3_stmt *st = NULL;
@@ -319,12 +321,16 @@ static int connect(const char *abs_path, sqlite3 **db, struct err *e)
 	 * never into the report; the VFS caps them (qtempvfs.h). */
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE", NULL, NULL, NULL);
 	if (sqlite3_prepare_v2(*db,
-	                       "SELECT 1 FROM sqlite_master WHERE type = 'view'"
-	                       " AND name = '" STORE_VIEWS_MARKER "'",
+	                       "SELECT (SELECT count(*) FROM sqlite_master"
+	                       " WHERE type = 'table' AND name = '"
+	                       STORE_VIEWS_THREADS "') FROM sqlite_master"
+	                       " WHERE type = 'view' AND name = '"
+	                       STORE_VIEWS_MARKER "'",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return err_set(e, ERR_DATA, "%s is not a readable DSight SQLite "
 		               "cache: %s", abs_path, sqlite3_errmsg(*db));
 	has_views = sqlite3_step(st) == SQLITE_ROW;
+	*old_nvtx = has_views && !sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	if (!has_views)
 		return err_set(e, ERR_USAGE, QUERY_SQL_NO_CACHE);
@@ -374,6 +380,18 @@ static int known_view(const char *name)
 	return 0;
 }
 
+/* Whether SQLite's message msg is "no such column: [X.]thread_name". */
+static int new_column(const char *msg)
+{
+	const char *col;
+
+	if (strncmp(msg, "no such column: ", 16))
+		return 0;
+	col = strrchr(msg + 16, '.');
+	col = col ? col + 1 : msg + 16;
+	return !strcmp(col, "thread_name");
+}
+
 /* The error of a failed prepare or step. */
 static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
                      struct err *e)
@@ -405,6 +423,11 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 			return err_set(e, ERR_USAGE, "%s (the cache was built "
 			               "by an older dsight: run dsight build "
 			               "again to add this view)",
+			               sqlite3_errmsg(db));
+		if (c->old_nvtx && new_column(sqlite3_errmsg(db)))
+			return err_set(e, ERR_USAGE, "%s (the cache was built "
+			               "by an older dsight: run dsight build "
+			               "again to add nvtx.thread_name)",
 			               sqlite3_errmsg(db));
 		if (!strncmp(sqlite3_errmsg(db), "no such function: ", 18))
 			/* on the allow-list, newer than the linked SQLite */
@@ -493,7 +516,7 @@ int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
 	int rc;
 
 	memset(&c, 0, sizeof c);
-	if ((rc = connect(abs_path, &db, e)))
+	if ((rc = connect(abs_path, &db, &c.old_nvtx, e)))
 		goto done;
 	qsqlfn_clock_start(&c.clock, timeout_s, stop);
 	c.sql = sql;

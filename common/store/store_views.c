@@ -55,23 +55,28 @@ static const char helper_sql[] =
 	" depth INTEGER, symbol, PRIMARY KEY (profile, stack, depth))"
 	" WITHOUT ROWID;"
 	"CREATE TABLE dsight_view_series (series INTEGER PRIMARY KEY, name,"
-	" worker, rank);";
+	" worker, rank);"
+	"CREATE TABLE " STORE_VIEWS_THREADS " (profile INTEGER, tid TEXT, name,"
+	" PRIMARY KEY (profile, tid)) WITHOUT ROWID;";
 
-/* dsight_view_profiles, _names and _frames from catalog.profiles (the row
- * key is the array index, as in the events and samples tables). */
+/* dsight_view_profiles, _names, _frames and _threads from
+ * catalog.profiles (the row key is the array index, as in the events and
+ * samples tables; a thread is named when its name is a string, the first
+ * entry of a global tid winning). */
 static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 {
-	sqlite3_stmt *st[3] = {NULL, NULL, NULL};
-	static const char *const sql[3] = {
+	sqlite3_stmt *st[4] = {NULL, NULL, NULL, NULL};
+	static const char *const sql[4] = {
 		"INSERT INTO dsight_view_profiles VALUES (?1,?2,?3)",
 		"INSERT INTO dsight_view_names VALUES (?1,?2,?3)",
 		"INSERT INTO dsight_view_frames VALUES (?1,?2,?3,?4)",
+		"INSERT OR IGNORE INTO " STORE_VIEWS_THREADS " VALUES (?1,?2,?3)",
 	};
 	size_t p, k, d;
 	const json_t *pr, *v, *stack, *sym;
 	int rc = 0;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (sqlite3_prepare_v2(db, sql[i], -1, &st[i], NULL) != SQLITE_OK) {
 			rc = db_fail(db, e, "nvtx");
 			goto done;
@@ -91,6 +96,17 @@ static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 			if ((rc = step_reset(db, st[1], "nvtx", e)))
 				goto done;
 		}
+		json_array_foreach(json_object_get(pr, "threads"), k, v) {
+			const json_t *gt = json_object_get(v, "global_tid");
+			const json_t *name = json_object_get(v, "name");
+			if (!json_is_string(gt) || !json_is_string(name))
+				continue;
+			sqlite3_bind_int64(st[3], 1, (sqlite3_int64)p);
+			bind_json(st[3], 2, gt);
+			bind_json(st[3], 3, name);
+			if ((rc = step_reset(db, st[3], "nvtx", e)))
+				goto done;
+		}
 		json_array_foreach(json_object_get(cpu, "stacks"), k, stack) {
 			json_array_foreach(stack, d, v) {
 				sym = json_is_integer(v) && json_integer_value(v) >= 0
@@ -107,7 +123,7 @@ static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 		}
 	}
 done:
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		sqlite3_finalize(st[i]);
 	return rc;
 }
@@ -155,7 +171,10 @@ static const char fixed_sql[] =
 	"CREATE VIEW nvtx AS SELECT e.profile AS profile, p.worker AS worker,"
 	" p.rank AS rank, e.tid AS tid, e.start AS start, e.\"end\" AS \"end\","
 	" e.\"end\" - e.start AS duration, n.name AS name,"
-	" e.source_row AS source_row, e.ordinal AS ordinal"
+	" e.source_row AS source_row, e.ordinal AS ordinal,"
+	/* a subquery, not a join: costs nothing unless the column is read */
+	" (SELECT t.name FROM " STORE_VIEWS_THREADS " AS t"
+	" WHERE t.profile = e.profile AND t.tid = e.tid) AS thread_name"
 	" FROM events AS e"
 	" LEFT JOIN dsight_view_profiles AS p ON p.profile = e.profile"
 	" LEFT JOIN dsight_view_names AS n ON n.profile = e.profile"
@@ -265,7 +284,7 @@ static const char fixed_sql[] =
 	"number or boolean value"
 const struct store_view_doc store_view_docs[] = {
 	{"nvtx", "profile, worker, rank, tid, start, end, duration, name, "
-	         "source_row, ordinal"},
+	         "source_row, ordinal, thread_name"},
 	{"cpu_samples", "profile, worker, time, tid, stack, source_row"},
 	{"cpu_frames", "profile, stack, depth, symbol"},
 	{"cpu_self", "profile, worker, time, tid, symbol"},

@@ -22,6 +22,9 @@
 /* The view whose presence tells a cache with views (the sql kind checks
  * it). */
 #define STORE_VIEWS_MARKER "nvtx"
+/* The helper table behind nvtx.thread_name: a cache without it was built
+ * before that column (the sql kind says so). */
+#define STORE_VIEWS_THREADS "dsight_view_threads"
 
 /* A view and its columns, for help texts (`dsight query sql --help`). */
 struct store_view_doc {

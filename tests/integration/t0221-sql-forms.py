@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -223,11 +224,27 @@ got = json.loads(sqlq("--sql", "SELECT * FROM metric_series").stdout)
 t.ok(got["rows"] == want and got["columns"] == ["id", "name", "worker", "rank", "gpu", "host",
                                                 "unit", "temporal", "family_group"],
      "metric_series: one row per series with gpu and host", (got["rows"][:2], want[:2]))
+names = {}
+want = []
+for pi, pr in enumerate(evd.get("profiles", [])):
+    for th in pr.get("threads", []):
+        if isinstance(th.get("name"), str):
+            names.setdefault((pi, th["global_tid"]), th["name"])
+    for ev in pr.get("events", []):
+        want.append([pi, ev[4], ev[3], names.get((pi, ev[3]))])
+got = json.loads(sqlq("--sql", "SELECT profile, source_row, tid, thread_name FROM nvtx").stdout)
+t.ok(sorted(got["rows"], key=repr) == sorted(want, key=repr) and
+     any(w[3] for w in want) and any(w[3] is None for w in want),
+     "nvtx.thread_name: the export's thread name, NULL where it names none", got["rows"][:3])
 old = os.path.join(t.tmp, "old.sqlite")
 with open(os.path.join(rep, "trace-data.sqlite"), "rb") as src, open(old, "wb") as dst:
     dst.write(src.read())
 c2 = sqlite3.connect(old)
 c2.execute("DROP VIEW cpu_self")
+nvtx_sql = c2.execute("SELECT sql FROM sqlite_master WHERE name = 'nvtx'").fetchone()[0]
+c2.execute("DROP VIEW nvtx")
+c2.execute("DROP TABLE dsight_view_threads")
+c2.execute(re.sub(r",\s*\(SELECT t\.name .*? AS thread_name", "", nvtx_sql))
 c2.commit()
 c2.close()
 usage(q(old, "sql", "--sql", "SELECT count(*) FROM cpu_self"),
@@ -235,6 +252,9 @@ usage(q(old, "sql", "--sql", "SELECT count(*) FROM cpu_self"),
       "again to add this view)", "a cache without cpu_self says to rebuild")
 r = q(old, "sql", "--sql", "SELECT count(*) FROM nvtx")
 t.ok(r.returncode == 0, "and answers the other views", r.stderr)
+usage(q(old, "sql", "--sql", "SELECT n.thread_name FROM nvtx AS n"),
+      "no such column: n.thread_name (the cache was built by an older dsight: run dsight "
+      "build again to add nvtx.thread_name)", "a cache without nvtx.thread_name says to rebuild")
 usage(q(old, "sql", "--sql", "SELECT * FROM nope"), "no such table: nope",
       "an unknown table keeps SQLite's message")
 
