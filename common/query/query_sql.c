@@ -15,6 +15,7 @@
 #include "query/qsqlfn.h"
 #include "query/qtempvfs.h"
 #include "store/store.h"
+#include "store/store_depth.h"
 #include "store/store_views.h"
 
 /* Functions a statement may call: SQLite's core scalar, aggregate, window,
@@ -79,7 +80,8 @@ struct sqlctx {
 	const char *sql;          /* the statement (for refusal messages) */
 	char denied[ERR_MSG_MAX]; /* why the authorizer refused, if it did */
 	struct qsqlfn_clock clock; /* the time limit and the stop flag */
-	int old_nvtx;             /* the cache's nvtx lacks thread_name */
+	int lacks_threads;        /* the cache's nvtx lacks thread_name */
+	int lacks_depth;          /* the cache's nvtx lacks depth */
 };
 
 static void set_denied(struct sqlctx *c, const char *fmt, const char *a)
@@ -288,7 +290,7 @@ static void put_value(struct buf *out, sqlite3_stmt *st, int k)
 }
 
 /* The connection: read-only, defensive, no extensions, bounded. */
-static int connect(const char *abs_path, sqlite3 **db, int *old_nvtx,
+static int connect(const char *abs_path, sqlite3 **db, struct sqlctx *c,
                    struct err *e)
 {
 	int rc = qtempvfs_register();
@@ -323,14 +325,18 @@ static int connect(const char *abs_path, sqlite3 **db, int *old_nvtx,
 	if (sqlite3_prepare_v2(*db,
 	                       "SELECT (SELECT count(*) FROM sqlite_master"
 	                       " WHERE type = 'table' AND name = '"
-	                       STORE_VIEWS_THREADS "') FROM sqlite_master"
+	                       STORE_VIEWS_THREADS "'),"
+	                       " (SELECT count(*) FROM sqlite_master"
+	                       " WHERE type = 'table' AND name = '"
+	                       STORE_DEPTH_TABLE "') FROM sqlite_master"
 	                       " WHERE type = 'view' AND name = '"
 	                       STORE_VIEWS_MARKER "'",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return err_set(e, ERR_DATA, "%s is not a readable DSight SQLite "
 		               "cache: %s", abs_path, sqlite3_errmsg(*db));
 	has_views = sqlite3_step(st) == SQLITE_ROW;
-	*old_nvtx = has_views && !sqlite3_column_int(st, 0);
+	c->lacks_threads = has_views && !sqlite3_column_int(st, 0);
+	c->lacks_depth = has_views && !sqlite3_column_int(st, 1);
 	sqlite3_finalize(st);
 	if (!has_views)
 		return err_set(e, ERR_USAGE, QUERY_SQL_NO_CACHE);
@@ -380,22 +386,29 @@ static int known_view(const char *name)
 	return 0;
 }
 
-/* Whether SQLite's message msg is "no such column: [X.]thread_name". */
-static int new_column(const char *msg)
+/* The nvtx column SQLite's message msg ("no such column: [X.]name")
+ * names when the cache predates it; NULL otherwise. */
+static const char *new_column(const struct sqlctx *c, const char *msg)
 {
 	const char *col;
 
 	if (strncmp(msg, "no such column: ", 16))
-		return 0;
+		return NULL;
 	col = strrchr(msg + 16, '.');
 	col = col ? col + 1 : msg + 16;
-	return !strcmp(col, "thread_name");
+	if (c->lacks_threads && !strcmp(col, "thread_name"))
+		return "thread_name";
+	if (c->lacks_depth && !strcmp(col, "depth"))
+		return "depth";
+	return NULL;
 }
 
 /* The error of a failed prepare or step. */
 static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
                      struct err *e)
 {
+	const char *col;
+
 	if (c->clock.expired == 2)
 		return err_set(e, ERR_DATA, "The session is stopping; the "
 		               "statement was interrupted");
@@ -424,11 +437,11 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 			               "by an older dsight: run dsight build "
 			               "again to add this view)",
 			               sqlite3_errmsg(db));
-		if (c->old_nvtx && new_column(sqlite3_errmsg(db)))
+		if ((col = new_column(c, sqlite3_errmsg(db))))
 			return err_set(e, ERR_USAGE, "%s (the cache was built "
 			               "by an older dsight: run dsight build "
-			               "again to add nvtx.thread_name)",
-			               sqlite3_errmsg(db));
+			               "again to add nvtx.%s)",
+			               sqlite3_errmsg(db), col);
 		if (!strncmp(sqlite3_errmsg(db), "no such function: ", 18))
 			/* on the allow-list, newer than the linked SQLite */
 			return err_set(e, ERR_USAGE, "%s (the linked SQLite is %s)",
@@ -516,7 +529,7 @@ int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
 	int rc;
 
 	memset(&c, 0, sizeof c);
-	if ((rc = connect(abs_path, &db, &c.old_nvtx, e)))
+	if ((rc = connect(abs_path, &db, &c, e)))
 		goto done;
 	qsqlfn_clock_start(&c.clock, timeout_s, stop);
 	c.sql = sql;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "store/store_depth.h"
 
 static int db_fail(sqlite3 *db, struct err *e, const char *what)
 {
@@ -172,7 +173,9 @@ static const char fixed_sql[] =
 	" p.rank AS rank, e.tid AS tid, e.start AS start, e.\"end\" AS \"end\","
 	" e.\"end\" - e.start AS duration, n.name AS name,"
 	" e.source_row AS source_row, e.ordinal AS ordinal,"
-	/* a subquery, not a join: costs nothing unless the column is read */
+	/* subqueries, not joins: they cost nothing unless the column is read */
+	" coalesce((SELECT d.depth FROM " STORE_DEPTH_TABLE " AS d"
+	" WHERE d.profile = e.profile AND d.ordinal = e.ordinal), 0) AS depth,"
 	" (SELECT t.name FROM " STORE_VIEWS_THREADS " AS t"
 	" WHERE t.profile = e.profile AND t.tid = e.tid) AS thread_name"
 	" FROM events AS e"
@@ -284,7 +287,7 @@ static const char fixed_sql[] =
 	"number or boolean value"
 const struct store_view_doc store_view_docs[] = {
 	{"nvtx", "profile, worker, rank, tid, start, end, duration, name, "
-	         "source_row, ordinal, thread_name"},
+	         "source_row, ordinal, depth, thread_name"},
 	{"cpu_samples", "profile, worker, time, tid, stack, source_row"},
 	{"cpu_frames", "profile, stack, depth, symbol"},
 	{"cpu_self", "profile, worker, time, tid, symbol"},
@@ -442,6 +445,7 @@ int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e)
 	if (exec(db, helper_sql, "helper", e) ||
 	    fill_profiles(db, json_object_get(catalog, "profiles"), e) ||
 	    fill_series(db, json_object_get(catalog, "metrics"), e) ||
+	    store_depth_write(db, e) ||
 	    exec(db, fixed_sql, "fixed", e))
 		return e->code;
 	/* sessions and iterations live in dsight's extension tables */

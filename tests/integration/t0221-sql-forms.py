@@ -236,6 +236,35 @@ got = json.loads(sqlq("--sql", "SELECT profile, source_row, tid, thread_name FRO
 t.ok(sorted(got["rows"], key=repr) == sorted(want, key=repr) and
      any(w[3] for w in want) and any(w[3] is None for w in want),
      "nvtx.thread_name: the export's thread name, NULL where it names none", got["rows"][:3])
+# nvtx.depth against its definition, on ranges with ties, identical
+# ranges, partial overlaps and rows without a tid
+import random  # noqa: E402
+rnd = random.Random(23)
+nest = json.loads(json.dumps(evd))
+evs = []
+for k in range(600):
+    st_ = rnd.randint(0, 20) / 2
+    evs.append([st_, st_ + rnd.randint(0, 8) / 2, rnd.randint(0, 1),
+                rnd.choice(["1694498927", "1694498928", "None"]), 100 + k])
+evs.sort(key=lambda x: (x[0], -x[1]))
+nest["profiles"][0]["events"] = evs
+nest["profiles"][0]["imported_range"] = [0.0, 14.0]
+nest_doc = write("nest.json", json.dumps(nest).encode())
+nrep = sl.build_report(nest_doc, os.path.join(t.tmp, "nest"))
+r = tap.run([DS, "query", nrep, "sql", "--sql", "SELECT profile, tid, start, \"end\", "
+             "ordinal, depth FROM nvtx", "--max-rows", "100000"])
+rows_ = json.loads(r.stdout)["rows"]
+
+
+def contains(a, b):
+    return (a[0] == b[0] and a[1] == b[1] and a[2] <= b[2] and a[3] >= b[3] and a is not b and
+            not (a[2] == b[2] and a[3] == b[3] and a[4] > b[4]))
+
+
+bad = [x for x in rows_ if x[5] != sum(contains(a, x) for a in rows_)]
+t.ok(len(rows_) >= 600 and not bad and max(x[5] for x in rows_) >= 3,
+     "nvtx.depth: the containing ranges of the same thread (%d rows, deepest %d)"
+     % (len(rows_), max(x[5] for x in rows_)), bad[:3])
 old = os.path.join(t.tmp, "old.sqlite")
 with open(os.path.join(rep, "trace-data.sqlite"), "rb") as src, open(old, "wb") as dst:
     dst.write(src.read())
@@ -244,7 +273,9 @@ c2.execute("DROP VIEW cpu_self")
 nvtx_sql = c2.execute("SELECT sql FROM sqlite_master WHERE name = 'nvtx'").fetchone()[0]
 c2.execute("DROP VIEW nvtx")
 c2.execute("DROP TABLE dsight_view_threads")
-c2.execute(re.sub(r",\s*\(SELECT t\.name .*? AS thread_name", "", nvtx_sql))
+c2.execute("DROP TABLE dsight_view_depth")
+c2.execute(re.sub(r",\s*coalesce\(\(SELECT d\.depth .*? AS depth", "",
+                  re.sub(r",\s*\(SELECT t\.name .*? AS thread_name", "", nvtx_sql)))
 c2.commit()
 c2.close()
 usage(q(old, "sql", "--sql", "SELECT count(*) FROM cpu_self"),
@@ -255,6 +286,9 @@ t.ok(r.returncode == 0, "and answers the other views", r.stderr)
 usage(q(old, "sql", "--sql", "SELECT n.thread_name FROM nvtx AS n"),
       "no such column: n.thread_name (the cache was built by an older dsight: run dsight "
       "build again to add nvtx.thread_name)", "a cache without nvtx.thread_name says to rebuild")
+usage(q(old, "sql", "--sql", "SELECT depth FROM nvtx"),
+      "no such column: depth (the cache was built by an older dsight: run dsight "
+      "build again to add nvtx.depth)", "a cache without nvtx.depth says to rebuild")
 usage(q(old, "sql", "--sql", "SELECT * FROM nope"), "no such table: nope",
       "an unknown table keeps SQLite's message")
 
