@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strdict.h"
 #include "base/vec.h"
 
-/* One range of the thread being read, in containment order. */
+/* One range of the profile being read. */
 struct range {
-	double end;
+	double start, end;
 	int64_t ordinal;
+	size_t thread; /* its thread's id in the profile */
 };
 
 /* An end and the range it belongs to, for ranking the ends. */
@@ -18,16 +20,19 @@ struct ranked {
 	size_t k;
 };
 
-/* The ranges of one thread and the scratch of the count. */
-struct thread {
-	struct range *r;
-	size_t n, cap;
-	struct ranked *byend; /* the ends, sorted */
+/* The ranges of one profile and the scratch of the counts (reused). */
+struct work {
+	struct range *r, *byth; /* stored order; grouped by thread */
+	size_t n, cap, bycap;
+	size_t *start;          /* per thread: its first index in byth */
+	size_t scap;
+	struct ranked *byend;   /* one thread's ends, sorted */
 	size_t bcap;
-	size_t *rank;         /* per range: how many ends are below its end */
+	size_t *rank;           /* per range: how many ends are below its end */
 	size_t rcap;
-	int *tree;            /* Fenwick tree over the ranks */
+	int *tree;              /* Fenwick tree over the ranks */
 	size_t tcap;
+	struct strdict tids;    /* the profile's tid texts -> thread ids */
 };
 
 static int cmp_end(const void *a, const void *b)
@@ -37,54 +42,54 @@ static int cmp_end(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* t->rank[k] = the number of ranges of the thread whose end is below
- * range k's end. */
-static void rank_ends(struct thread *t)
+/* Containment order: start ascending, end descending, stored order. */
+static int cmp_range(const void *a, const void *b)
 {
-	for (size_t k = 0; k < t->n; k++) {
-		t->byend[k].end = t->r[k].end;
-		t->byend[k].k = k;
-	}
-	qsort(t->byend, t->n, sizeof *t->byend, cmp_end);
-	for (size_t i = 0, first = 0; i < t->n; i++) {
-		if (i && t->byend[i].end != t->byend[i - 1].end)
-			first = i;
-		t->rank[t->byend[i].k] = first;
-	}
+	const struct range *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return (x->ordinal > y->ordinal) - (x->ordinal < y->ordinal);
 }
 
 /*
- * Writes the depths of the thread's ranges, read in the order start
- * ascending, end descending, ordinal ascending: every range that contains
- * r comes before it, and a range before r contains it exactly when its
- * end is >= r.end.  So depth = (ranges before) - (ranges before that end
- * below r.end), counted with a Fenwick tree over the ranks of the ends.
+ * Writes the depths of one thread's n ranges r, in containment order:
+ * every range that contains r[k] comes before it, and a range before r[k]
+ * contains it exactly when its end is >= r[k].end.  So depth = k - (the
+ * ranges before that end below r[k].end), counted with a Fenwick tree over
+ * the ranks of the ends.
  */
-static int flush(struct thread *t, int64_t profile, sqlite3_stmt *ins,
-                 sqlite3 *db, struct err *e)
+static int thread_depths(struct work *w, const struct range *r, size_t n,
+                         int64_t profile, sqlite3_stmt *ins, sqlite3 *db,
+                         struct err *e)
 {
-	size_t n = t->n;
-
-	if (!n)
-		return 0;
-	if (vec_reserve(&t->byend, &t->bcap, n, sizeof *t->byend) ||
-	    vec_reserve(&t->rank, &t->rcap, n, sizeof *t->rank) ||
-	    vec_reserve(&t->tree, &t->tcap, n + 1, sizeof *t->tree))
+	if (vec_reserve(&w->byend, &w->bcap, n, sizeof *w->byend) ||
+	    vec_reserve(&w->rank, &w->rcap, n, sizeof *w->rank) ||
+	    vec_reserve(&w->tree, &w->tcap, n + 1, sizeof *w->tree))
 		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
-	rank_ends(t);
-	memset(t->tree, 0, (n + 1) * sizeof *t->tree);
 	for (size_t k = 0; k < n; k++) {
-		size_t rank = t->rank[k];
-		int64_t lower = 0;
-		for (size_t i = rank; i > 0; i -= i & -i)
-			lower += t->tree[i];
-		int64_t depth = (int64_t)k - lower;
-		for (size_t i = rank + 1; i <= n; i += i & -i)
-			t->tree[i]++;
+		w->byend[k].end = r[k].end;
+		w->byend[k].k = k;
+	}
+	qsort(w->byend, n, sizeof *w->byend, cmp_end);
+	for (size_t i = 0, first = 0; i < n; i++) {
+		if (i && w->byend[i].end != w->byend[i - 1].end)
+			first = i;
+		w->rank[w->byend[i].k] = first;
+	}
+	memset(w->tree, 0, (n + 1) * sizeof *w->tree);
+	for (size_t k = 0; k < n; k++) {
+		int64_t lower = 0, depth;
+		for (size_t i = w->rank[k]; i > 0; i -= i & -i)
+			lower += w->tree[i];
+		for (size_t i = w->rank[k] + 1; i <= n; i += i & -i)
+			w->tree[i]++;
+		depth = (int64_t)k - lower;
 		if (!depth)
 			continue;
 		sqlite3_bind_int64(ins, 1, profile);
-		sqlite3_bind_int64(ins, 2, t->r[k].ordinal);
+		sqlite3_bind_int64(ins, 2, r[k].ordinal);
 		sqlite3_bind_int64(ins, 3, depth);
 		int rc = sqlite3_step(ins);
 		sqlite3_reset(ins);
@@ -92,21 +97,79 @@ static int flush(struct thread *t, int64_t profile, sqlite3_stmt *ins,
 			return err_set(e, ERR_DATA, "cannot write nvtx.depth: %s",
 			               sqlite3_errmsg(db));
 	}
-	t->n = 0;
 	return 0;
 }
 
-/* Whether the row's profile and tid (columns 0 and 1) differ from the
- * thread being read. */
-static int new_thread(sqlite3_stmt *st, int64_t profile, const char *tid,
-                      int tid_null, int first)
+/* Groups the profile's ranges by thread (stably: the stored order, start
+ * ascending and end descending, then needs no sort), orders any thread
+ * that is not in containment order, and writes the depths. */
+static int profile_depths(struct work *w, int64_t profile, sqlite3_stmt *ins,
+                          sqlite3 *db, struct err *e)
 {
-	int null = sqlite3_column_type(st, 1) == SQLITE_NULL;
-	const char *t = (const char *)sqlite3_column_text(st, 1);
+	size_t nth = w->tids.count + 1; /* the last: rows without a tid */
+	int rc = 0;
 
-	if (first || sqlite3_column_int64(st, 0) != profile || null != tid_null)
-		return 1;
-	return !null && strcmp(t ? t : "", tid ? tid : "");
+	if (!w->n)
+		return 0;
+	if (vec_reserve(&w->byth, &w->bycap, w->n, sizeof *w->byth) ||
+	    vec_reserve(&w->start, &w->scap, nth + 1, sizeof *w->start))
+		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
+	memset(w->start, 0, (nth + 1) * sizeof *w->start);
+	for (size_t k = 0; k < w->n; k++)
+		w->start[w->r[k].thread + 1]++;
+	for (size_t t = 0; t < nth; t++)
+		w->start[t + 1] += w->start[t];
+	for (size_t k = 0; k < w->n; k++)
+		w->byth[w->start[w->r[k].thread]++] = w->r[k];
+	for (size_t t = 0, from = 0; t < nth && !rc; t++) {
+		size_t to = w->start[t], m = to - from;
+		struct range *seg = w->byth + from;
+		for (size_t k = 1; k < m; k++)
+			if (cmp_range(&seg[k - 1], &seg[k]) > 0) {
+				qsort(seg, m, sizeof *seg, cmp_range);
+				break;
+			}
+		rc = thread_depths(w, seg, m, profile, ins, db, e);
+		from = to;
+	}
+	w->n = 0;
+	strdict_free(&w->tids);
+	strdict_init(&w->tids);
+	return rc;
+}
+
+/* Adds the row of st (profile, tid, start, end, ordinal) to the profile
+ * being read. */
+static int add_range(struct work *w, sqlite3_stmt *st, struct err *e)
+{
+	struct range *r;
+	size_t thread = SIZE_MAX;
+
+	if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+		const void *tid = sqlite3_column_blob(st, 1);
+		int64_t id = strdict_intern(&w->tids, tid ? tid : "",
+		                            (size_t)sqlite3_column_bytes(st, 1),
+		                            NULL);
+		if (id < 0)
+			return err_set(e, ERR_NOMEM, "out of memory");
+		thread = (size_t)id;
+	}
+	if (vec_reserve(&w->r, &w->cap, w->n + 1, sizeof *w->r))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	r = &w->r[w->n++];
+	r->start = sqlite3_column_double(st, 2);
+	r->end = sqlite3_column_double(st, 3);
+	r->ordinal = sqlite3_column_int64(st, 4);
+	r->thread = thread;
+	return 0;
+}
+
+/* Rows without a tid were given SIZE_MAX: their thread is the last. */
+static void place_untid(struct work *w)
+{
+	for (size_t k = 0; k < w->n; k++)
+		if (w->r[k].thread == SIZE_MAX)
+			w->r[k].thread = w->tids.count;
 }
 
 int store_depth_write(sqlite3 *db, struct err *e)
@@ -116,18 +179,18 @@ int store_depth_write(sqlite3 *db, struct err *e)
 		" ordinal INTEGER, depth INTEGER, PRIMARY KEY (profile, ordinal))"
 		" WITHOUT ROWID";
 	sqlite3_stmt *st = NULL, *ins = NULL;
-	struct thread t;
-	char *tid = NULL;
+	struct work w;
 	int64_t profile = 0;
-	int rc = 0, step, first = 1, tid_null = 0;
+	int rc = 0, step;
 
-	memset(&t, 0, sizeof t);
+	memset(&w, 0, sizeof w);
+	strdict_init(&w.tids);
+	/* the primary key's order: no sort */
 	if (sqlite3_exec(db, create, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
-	                       "SELECT profile, tid, \"end\", ordinal FROM events"
-	                       " WHERE start IS NOT NULL AND \"end\" IS NOT NULL"
-	                       " ORDER BY profile, tid, start, \"end\" DESC,"
-	                       " ordinal",
+	                       "SELECT profile, tid, start, \"end\", ordinal"
+	                       " FROM events WHERE start IS NOT NULL"
+	                       " AND \"end\" IS NOT NULL ORDER BY profile, ordinal",
 	                       -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO " STORE_DEPTH_TABLE
 	                       " VALUES (?1, ?2, ?3)", -1, &ins, NULL) != SQLITE_OK) {
@@ -136,41 +199,31 @@ int store_depth_write(sqlite3 *db, struct err *e)
 		goto done;
 	}
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (new_thread(st, profile, tid, tid_null, first)) {
-			const char *s;
-			if ((rc = flush(&t, profile, ins, db, e)))
+		if (w.n && sqlite3_column_int64(st, 0) != profile) {
+			place_untid(&w);
+			if ((rc = profile_depths(&w, profile, ins, db, e)))
 				goto done;
-			free(tid);
-			tid_null = sqlite3_column_type(st, 1) == SQLITE_NULL;
-			s = (const char *)sqlite3_column_text(st, 1);
-			tid = strdup(s ? s : "");
-			if (!tid) {
-				rc = err_set(e, ERR_NOMEM, "out of memory");
-				goto done;
-			}
-			profile = sqlite3_column_int64(st, 0);
-			first = 0;
 		}
-		if (vec_reserve(&t.r, &t.cap, t.n + 1, sizeof *t.r)) {
-			rc = err_set(e, ERR_NOMEM, "out of memory");
+		profile = sqlite3_column_int64(st, 0);
+		if ((rc = add_range(&w, st, e)))
 			goto done;
-		}
-		t.r[t.n].end = sqlite3_column_double(st, 2);
-		t.r[t.n].ordinal = sqlite3_column_int64(st, 3);
-		t.n++;
 	}
-	if (step != SQLITE_DONE)
+	if (step != SQLITE_DONE) {
 		rc = err_set(e, ERR_DATA, "cannot write nvtx.depth: %s",
 		             sqlite3_errmsg(db));
-	else
-		rc = flush(&t, profile, ins, db, e);
+		goto done;
+	}
+	place_untid(&w);
+	rc = profile_depths(&w, profile, ins, db, e);
 done:
 	sqlite3_finalize(st);
 	sqlite3_finalize(ins);
-	free(tid);
-	free(t.r);
-	free(t.byend);
-	free(t.rank);
-	free(t.tree);
+	strdict_free(&w.tids);
+	free(w.r);
+	free(w.byth);
+	free(w.start);
+	free(w.byend);
+	free(w.rank);
+	free(w.tree);
 	return rc;
 }

@@ -246,14 +246,6 @@ for k in range(600):
     st_ = rnd.randint(0, 20) / 2
     evs.append([st_, st_ + rnd.randint(0, 8) / 2, rnd.randint(0, 1),
                 rnd.choice(["1694498927", "1694498928", "None"]), 100 + k])
-evs.sort(key=lambda x: (x[0], -x[1]))
-nest["profiles"][0]["events"] = evs
-nest["profiles"][0]["imported_range"] = [0.0, 14.0]
-nest_doc = write("nest.json", json.dumps(nest).encode())
-nrep = sl.build_report(nest_doc, os.path.join(t.tmp, "nest"))
-r = tap.run([DS, "query", nrep, "sql", "--sql", "SELECT profile, tid, start, \"end\", "
-             "ordinal, depth FROM nvtx", "--max-rows", "100000"])
-rows_ = json.loads(r.stdout)["rows"]
 
 
 def contains(a, b):
@@ -261,10 +253,22 @@ def contains(a, b):
             not (a[2] == b[2] and a[3] == b[3] and a[4] > b[4]))
 
 
-bad = [x for x in rows_ if x[5] != sum(contains(a, x) for a in rows_)]
-t.ok(len(rows_) >= 600 and not bad and max(x[5] for x in rows_) >= 3,
-     "nvtx.depth: the containing ranges of the same thread (%d rows, deepest %d)"
-     % (len(rows_), max(x[5] for x in rows_)), bad[:3])
+for order in ["sorted", "shuffled"]:
+    if order == "sorted":
+        evs.sort(key=lambda x: (x[0], -x[1]))
+    else:
+        rnd.shuffle(evs)  # stored order is then not containment order
+    nest["profiles"][0]["events"] = evs
+    nest["profiles"][0]["imported_range"] = [0.0, 14.0]
+    nest_doc = write("nest-%s.json" % order, json.dumps(nest).encode())
+    nrep = sl.build_report(nest_doc, os.path.join(t.tmp, "nest-" + order))
+    r = tap.run([DS, "query", nrep, "sql", "--sql", "SELECT profile, tid, start, \"end\", "
+                 "ordinal, depth FROM nvtx", "--max-rows", "100000"])
+    rows_ = json.loads(r.stdout)["rows"]
+    bad = [x for x in rows_ if x[5] != sum(contains(a, x) for a in rows_)]
+    t.ok(len(rows_) >= 600 and not bad and max(x[5] for x in rows_) >= 3,
+         "nvtx.depth, %s ranges: the containing ranges of the same thread (%d rows, "
+         "deepest %d)" % (order, len(rows_), max(x[5] for x in rows_)), bad[:3])
 old = os.path.join(t.tmp, "old.sqlite")
 with open(os.path.join(rep, "trace-data.sqlite"), "rb") as src, open(old, "wb") as dst:
     dst.write(src.read())
