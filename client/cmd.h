@@ -10,6 +10,10 @@ int cmd_query_main(int argc, char **argv);
 int cmd_ctl_main(int argc, char **argv);
 int cmd_mcp_main(int argc, char **argv);
 
+#include <stddef.h>
+
+#include "sqlout.h"
+
 /* doc/agent-guide.md, embedded at build time (scripts/embed-text): what
  * `dsight help agent` prints. */
 extern const char dsight_agent_guide[];
@@ -17,8 +21,15 @@ extern const char dsight_agent_guide[];
 struct query_params;
 /* `dsight query --remote ADDR ...`: sends the parsed parameters to the warm
  * session at addr and prints its answer exactly as a local query would
- * (pretty != 0: indented).  Returns the exit status (0, 1, 2 or 3). */
+ * (cmd_query_print).  Returns the exit status (0, 1, 2 or 3). */
 int cmd_query_remote(const char *addr, const struct query_params *p,
-                     int pretty);
+                     enum sqlout_format f, int pretty);
+
+/* Prints answer json (n bytes) on stdout in format f (sqlout.h; pretty:
+ * indented JSON); a csv or tsv answer that was truncated also gets a line
+ * saying so on stderr.  Failures print {"ok": false, ...} on stderr.
+ * Returns the exit status (0 or 1). */
+int cmd_query_print(const char *json, size_t n, enum sqlout_format f,
+                    int pretty);
 
 #endif

@@ -14,6 +14,24 @@
 #include "query/qdoc.h"
 #include "query/query.h"
 #include "query/query_sql.h"
+#include "sqlinput.h"
+#include "sqlout.h"
+
+/* The CLI's own flags of the sql kind (--help of dsight query and of
+ * dsight query sql). */
+#define SQL_CLI_FLAGS \
+	"  --sql-file FILE      sql: read the statement from FILE (at most 1 MiB,\n" \
+	"                       UTF-8); --sql - reads it from standard input\n" \
+	"  --format FORMAT      sql: print json (default), jsonl (a columns line,\n" \
+	"                       one array per row, a row_count line), csv or tsv\n"
+
+/* Prints a help text on stdout and frees it. */
+static void print_help(struct buf *b)
+{
+	if (!b->failed)
+		fputs(b->data, stdout);
+	buf_free(b);
+}
 
 static void print_usage(void)
 {
@@ -31,7 +49,7 @@ static void print_usage(void)
 	"on stderr and exit status 2 (usage/validation), 1 (data/I/O), 3 (no live\n"
 	"session for --remote).\n"
 	"\n");
-	qdoc_help(&b,
+	qdoc_help(&b, SQL_CLI_FLAGS
 	"  --pretty             indent the JSON\n"
 	"  --remote ADDR        query the warm session ADDR instead of DATASET\n"
 	"  -h, --help           this text\n");
@@ -46,10 +64,42 @@ static void print_usage(void)
 	buf_puts(&b,
 	"  dsight query --remote myrun summary\n"
 	"\n"
+	"`dsight query sql --help` lists the views and their columns.\n"
 	"See dsight-query(1).\n");
-	if (!b.failed)
-		fputs(b.data, stdout);
-	buf_free(&b);
+	print_help(&b);
+}
+
+/* `dsight query sql --help`: the sql kind's flags and every view. */
+static void print_sql_usage(void)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	buf_puts(&b,
+	"usage: dsight query DATASET sql --sql STATEMENT [flags]\n"
+	"       dsight query DATASET sql --sql - [flags] < statement.sql\n"
+	"       dsight query DATASET sql --sql-file FILE [flags]\n"
+	"       dsight query --remote ADDR sql ...\n"
+	"\n"
+	"Runs one read-only SQL statement on the report's SQLite cache and prints\n"
+	"{\"columns\", \"rows\", \"row_count\", \"truncated\"} (or --format jsonl,\n"
+	"csv, tsv).  Writes, ATTACH, other pragmas and extensions are refused.\n"
+	"\n"
+	"Flags:\n");
+	qdoc_help_kind(&b, "sql", SQL_CLI_FLAGS
+	"  --pretty             indent the JSON\n"
+	"  --remote ADDR        ask the warm session ADDR instead of DATASET\n");
+	buf_putc(&b, '\n');
+	qdoc_help_views(&b);
+	buf_puts(&b,
+	"\n"
+	"Examples:\n"
+	"  dsight query ./report sql --sql \"SELECT name, count(*) AS n FROM nvtx\n"
+	"      GROUP BY name ORDER BY n DESC LIMIT 10\"\n"
+	"  dsight query ./report sql --sql-file q.sql --format csv --max-rows 100000\n"
+	"\n"
+	"See dsight-query(1) and dsight-report(5).\n");
+	print_help(&b);
 }
 
 /* The CLI names the flag where RPC and MCP name the parameter, so the
@@ -60,6 +110,13 @@ static int bad_timeout(const struct query_params *p)
 	return p->kind && !strcmp(p->kind, "sql") && p->sql && *p->sql &&
 	       p->has_timeout &&
 	       !(p->timeout > 0 && p->timeout <= QUERY_SQL_TIMEOUT_MAX);
+}
+
+/* The CLI names --max-rows as it does --timeout (bad_timeout). */
+static int bad_max_rows(const struct query_params *p)
+{
+	return p->kind && !strcmp(p->kind, "sql") && p->sql && *p->sql &&
+	       (p->max_rows < 0 || p->max_rows > QUERY_SQL_MAX_ROWS_LIMIT);
 }
 
 /* Prints {"ok": false, "error": msg} on stderr; returns the exit status. */
@@ -88,12 +145,63 @@ static int extra_argument(const char *kind, const char *arg)
 	return fail(ERR_USAGE, msg);
 }
 
-/* Parses argv into *p (owned by the caller) and runs the query. */
-static int query_main(int argc, char **argv, struct query_params *p)
+/* The flags only the CLI has, and the statement text it read. */
+struct cli_io {
+	const char *sql_file; /* --sql-file FILE, or NULL */
+	const char *format;   /* --format FORMAT, or NULL */
+	struct buf sql_text;  /* the statement read from the file or stdin */
+};
+
+/* Checks the CLI's own flags once the kind is known and reads the
+ * statement from its file or stdin (only then is stdin read) into
+ * io->sql_text, pointing p->sql at it.  Returns 0 or the exit status after
+ * printing the error. */
+static int finish_flags(struct query_params *p, struct cli_io *io,
+                        int pretty, enum sqlout_format *fmt)
+{
+	int sql = p->kind && !strcmp(p->kind, "sql");
+	char msg[ERR_MSG_MAX];
+	struct err e;
+
+	*fmt = SQLOUT_JSON;
+	if (io->format && sqlout_parse_format(io->format, fmt))
+		return fail(ERR_USAGE, "--format must be json, jsonl, csv or "
+		                       "tsv");
+	if (*fmt != SQLOUT_JSON && !sql) {
+		snprintf(msg, sizeof msg, "--format %s applies to the sql kind "
+		         "only", io->format);
+		return fail(ERR_USAGE, msg);
+	}
+	if (*fmt != SQLOUT_JSON && pretty)
+		return fail(ERR_USAGE, "--pretty applies to --format json only");
+	if (!sql)
+		return 0;
+	if (io->sql_file && p->sql)
+		return fail(ERR_USAGE, "Give the statement once: --sql or "
+		                       "--sql-file, not both");
+	if (bad_timeout(p))
+		return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
+	if (bad_max_rows(p))
+		return fail(ERR_USAGE, "--max-rows must be >= 0 and <= 1000000");
+	if (io->sql_file || (p->sql && !strcmp(p->sql, "-"))) {
+		err_clear(&e);
+		if (sqlinput_read(io->sql_file, &io->sql_text, &e))
+			return fail(e.code, e.msg);
+		p->sql = io->sql_text.data ? io->sql_text.data : "";
+	}
+	if (p->sql && strlen(p->sql) > QUERY_SQL_TEXT_MAX)
+		return fail(ERR_USAGE, QUERY_SQL_TOO_LONG);
+	return 0;
+}
+
+/* Parses argv into *p and *io (owned by the caller) and runs the query. */
+static int query_main(int argc, char **argv, struct query_params *p,
+                      struct cli_io *io)
 {
 	const char *pos[3] = {NULL, NULL, NULL};
 	const char *remote = NULL;
-	int npos = 0, pretty = 0, only_pos = 0;
+	int npos = 0, pretty = 0, only_pos = 0, rc;
+	enum sqlout_format fmt;
 	char msg[ERR_MSG_MAX];
 	struct err pe;
 
@@ -114,7 +222,10 @@ static int query_main(int argc, char **argv, struct query_params *p)
 			continue;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			print_usage();
+			if (npos && !strcmp(pos[npos - 1], "sql"))
+				print_sql_usage();
+			else
+				print_usage();
 			return 0;
 		}
 		if (!strcmp(a, "--pretty")) {
@@ -129,6 +240,21 @@ static int query_main(int argc, char **argv, struct query_params *p)
 				remote = argv[++k];
 			} else {
 				return fail(ERR_USAGE, "--remote needs a value");
+			}
+			continue;
+		}
+		if ((nlen == 10 && !strncmp(a, "--sql-file", 10)) ||
+		    (nlen == 8 && !strncmp(a, "--format", 8))) {
+			const char **dst = nlen == 10 ? &io->sql_file
+			                              : &io->format;
+			if (a[nlen] == '=') {
+				*dst = a + nlen + 1;
+			} else if (k + 1 < argc) {
+				*dst = argv[++k];
+			} else {
+				snprintf(msg, sizeof msg, "%.*s needs a value",
+				         (int)nlen, a);
+				return fail(ERR_USAGE, msg);
 			}
 			continue;
 		}
@@ -167,9 +293,9 @@ static int query_main(int argc, char **argv, struct query_params *p)
 		if (npos > 1)
 			return extra_argument(pos[0], pos[1]);
 		p->kind = pos[0];
-		if (bad_timeout(p))
-			return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
-		return cmd_query_remote(remote, p, pretty);
+		if ((rc = finish_flags(p, io, pretty, &fmt)))
+			return rc;
+		return cmd_query_remote(remote, p, fmt, pretty);
 	}
 	if (npos == 0)
 		return fail(ERR_USAGE, "dsight query: missing DATASET (see dsight "
@@ -177,13 +303,12 @@ static int query_main(int argc, char **argv, struct query_params *p)
 	if (npos > 2)
 		return extra_argument(pos[1], pos[2]);
 	p->kind = pos[1];
-	if (bad_timeout(p))
-		return fail(ERR_USAGE, "--timeout must be > 0 and <= 30");
+	if ((rc = finish_flags(p, io, pretty, &fmt)))
+		return rc;
 	{
 		struct dataset *ds = NULL;
 		struct err e;
 		struct buf out;
-		int rc;
 
 		err_clear(&e);
 		rc = dataset_open(pos[0], &ds, &e);
@@ -196,41 +321,58 @@ static int query_main(int argc, char **argv, struct query_params *p)
 			buf_free(&out);
 			return fail(rc, e.msg);
 		}
-		if (pretty) {
-			struct buf pb;
-			buf_init(&pb, 0);
-			if (jsonout_pretty(out.data, out.len, &pb) || pb.failed) {
-				buf_free(&pb);
-				buf_free(&out);
-				return fail(ERR_DATA, "cannot pretty-print the "
-				                      "response");
-			}
-			buf_free(&out);
-			out = pb;
-		}
-		buf_putc(&out, '\n');
 		if (out.failed) {
 			buf_free(&out);
 			return fail(ERR_NOMEM, "out of memory");
 		}
-		if (fwrite(out.data, 1, out.len, stdout) != out.len ||
-		    fflush(stdout) != 0) {
-			buf_free(&out);
-			return fail(ERR_DATA, "cannot write the response");
-		}
+		rc = cmd_query_print(out.data ? out.data : "", out.len, fmt,
+		                     pretty);
 		buf_free(&out);
-		return 0;
+		return rc;
 	}
 }
+
+int cmd_query_print(const char *json, size_t n, enum sqlout_format f,
+                    int pretty)
+{
+	struct buf out;
+	struct err e;
+	int64_t rows = 0;
+	int truncated = 0, rc;
+
+	buf_init(&out, 0);
+	err_clear(&e);
+	rc = sqlout_render(json, n, f, pretty, &out, &rows, &truncated, &e);
+	if (rc) {
+		buf_free(&out);
+		return fail(rc, e.msg);
+	}
+	if (fwrite(out.data, 1, out.len, stdout) != out.len ||
+	    fflush(stdout) != 0) {
+		buf_free(&out);
+		return fail(ERR_DATA, "cannot write the response");
+	}
+	buf_free(&out);
+	if (truncated && (f == SQLOUT_CSV || f == SQLOUT_TSV))
+		fprintf(stderr, "dsight query: truncated after %lld rows: more "
+		        "exist (--max-rows, at most 1000000, and 16 MiB of "
+		        "answer bound what is printed)\n", (long long)rows);
+	return 0;
+}
+
 int cmd_query_main(int argc, char **argv)
 {
 	struct query_params p;
+	struct cli_io io;
 	int rc;
 
 	/* what sql statements may take of SQLite's heap (query_sql.h) */
 	sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 	query_params_init(&p);
-	rc = query_main(argc, argv, &p);
+	memset(&io, 0, sizeof io);
+	buf_init(&io.sql_text, 0);
+	rc = query_main(argc, argv, &p, &io);
+	buf_free(&io.sql_text);
 	query_params_free(&p);
 	return rc;
 }

@@ -26,12 +26,13 @@ static void print_error(const char *msg)
 	buf_free(&b);
 }
 
-int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
+int cmd_query_remote(const char *addr, const struct query_params *p,
+                     enum sqlout_format f, int pretty)
 {
 	struct rpc_client r;
 	struct rpc_response resp;
 	struct err e;
-	struct buf params, frames, out;
+	struct buf params, frames;
 	int not_live = 0, status = 1;
 	static const char *const keys[] = {"generation", "data"};
 	struct rpc_span spans[2];
@@ -47,10 +48,18 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 		r.timeout_ms = SQL_READ_TIMEOUT_MS;
 	buf_init(&params, FRAME_REQUEST_MAX);
 	buf_init(&frames, 0);
-	buf_init(&out, 0);
 	query_params_to_json(p, &params);
 	rpc_client_frame_hello(&r, &frames, "dsight/" DSIGHT_VERSION);
 	rpc_client_frame(&r, &frames, RPC_QUERY, params.data);
+	if (params.failed && p->kind && !strcmp(p->kind, "sql")) {
+		/* the statement may be 1 MiB; the request holds it encoded */
+		print_error("The statement is too long to send to a session: a "
+		            "request is at most 1 MiB, the statement JSON-encoded "
+		            "with the other parameters; run it on the report "
+		            "itself (dsight query REPORT sql --sql-file FILE)");
+		status = 2;
+		goto done;
+	}
 	if (params.failed) {
 		print_error("The query parameters are larger than the 1 MiB request limit");
 		status = 2;
@@ -78,24 +87,10 @@ int cmd_query_remote(const char *addr, const struct query_params *p, int pretty)
 		print_error("Malformed response from the session: no data");
 		goto done;
 	}
-	if (pretty) {
-		if (jsonout_pretty(spans[1].text, spans[1].len, &out) != 0) {
-			print_error("Malformed response from the session: invalid data");
-			goto done;
-		}
-	} else {
-		buf_append(&out, spans[1].text, spans[1].len);
-	}
-	buf_putc(&out, '\n');
-	if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
-		print_error("Cannot write the output");
-		goto done;
-	}
-	status = 0;
+	status = cmd_query_print(spans[1].text, spans[1].len, f, pretty);
 done:
 	buf_free(&params);
 	buf_free(&frames);
-	buf_free(&out);
 	rpc_client_close(&r);
 	return status;
 }

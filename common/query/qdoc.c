@@ -7,6 +7,7 @@
 #include "query/qorder.h"
 #include "query/qparams.h"
 #include "query/query.h"
+#include "store/store_views.h"
 
 #define HELP_WIDTH 79
 
@@ -38,6 +39,51 @@ static void wrap(struct buf *out, const char *text, size_t col, size_t indent)
 static const char *const type_names[] = {"string", "number", "integer",
                                          "boolean", "strings", "keys"};
 
+/* One line (wrapped) of the "Flags" section. */
+static void put_flag(struct buf *out, const struct qparam *qp)
+{
+	char line[256];
+	struct buf t;
+
+	buf_init(&t, 0);
+	buf_puts(&t, qp->help);
+	if (qp->def && qp->def[0] == '"') /* a JSON string: unquoted */
+		buf_printf(&t, " Default %.*s.", (int)strlen(qp->def) - 2,
+		           qp->def + 1);
+	else if (qp->def && qp->type != QP_BOOLEAN)
+		buf_printf(&t, " Default %s.", qp->def);
+	snprintf(line, sizeof line, "  %s%s%s", qp->flag,
+	         qp->metavar ? " " : "", qp->metavar ? qp->metavar : "");
+	if (strlen(line) >= 23) /* a long flag: the help below it */
+		buf_printf(out, "%s\n%23s", line, "");
+	else
+		buf_printf(out, "%-23s", line);
+	wrap(out, t.failed ? qp->help : t.data, 23, 23);
+	buf_free(&t);
+}
+
+void qdoc_help_kind(struct buf *out, const char *kind,
+                    const char *more_flags)
+{
+	for (size_t i = 0; i < qparam_count; i++)
+		if (qparam_table[i].flag &&
+		    qparam_used_by(&qparam_table[i], kind))
+			put_flag(out, &qparam_table[i]);
+	buf_puts(out, more_flags ? more_flags : "");
+}
+
+void qdoc_help_views(struct buf *out)
+{
+	char line[64];
+
+	buf_puts(out, "Views (the same in sqlite3 on trace-data.sqlite):\n");
+	for (size_t k = 0; k < store_view_doc_count; k++) {
+		snprintf(line, sizeof line, "  %-18s", store_view_docs[k].name);
+		buf_puts(out, line);
+		wrap(out, store_view_docs[k].columns, 20, 20);
+	}
+}
+
 void qdoc_help(struct buf *out, const char *more_flags)
 {
 	char line[256];
@@ -65,27 +111,9 @@ void qdoc_help(struct buf *out, const char *more_flags)
 		buf_free(&t);
 	}
 	buf_puts(out, "\nFlags:\n");
-	for (size_t i = 0; i < qparam_count; i++) {
-		const struct qparam *qp = &qparam_table[i];
-		struct buf t;
-		if (!qp->flag)
-			continue;
-		buf_init(&t, 0);
-		buf_puts(&t, qp->help);
-		if (qp->def && qp->def[0] == '"') /* a JSON string: unquoted */
-			buf_printf(&t, " Default %.*s.", (int)strlen(qp->def) - 2,
-			           qp->def + 1);
-		else if (qp->def && qp->type != QP_BOOLEAN)
-			buf_printf(&t, " Default %s.", qp->def);
-		snprintf(line, sizeof line, "  %s%s%s", qp->flag,
-		         qp->metavar ? " " : "", qp->metavar ? qp->metavar : "");
-		if (strlen(line) >= 23) /* a long flag: the help below it */
-			buf_printf(out, "%s\n%23s", line, "");
-		else
-			buf_printf(out, "%-23s", line);
-		wrap(out, t.failed ? qp->help : t.data, 23, 23);
-		buf_free(&t);
-	}
+	for (size_t i = 0; i < qparam_count; i++)
+		if (qparam_table[i].flag)
+			put_flag(out, &qparam_table[i]);
 	buf_puts(out, more_flags ? more_flags : "");
 	buf_puts(out, "\nSort keys (--sort):\n");
 	for (size_t k = 0; k < query_kind_count; k++) {

@@ -15,6 +15,15 @@
  * lines, or NULL) and "Sort keys" sections of `dsight query --help`. */
 void qdoc_help(struct buf *out, const char *more_flags);
 
+/* Appends the flags of one kind (the parameters whose kinds name it, in
+ * table order) as the "Flags" section does, ending with more_flags. */
+void qdoc_help_kind(struct buf *out, const char *kind,
+                    const char *more_flags);
+
+/* Appends the "Views" section of `dsight query sql --help`: every view of
+ * the cache with its columns (store_views.h). */
+void qdoc_help_views(struct buf *out);
+
 /*
  * Appends {"kinds": [{"name", "help", "params": [names]}], "params":
  * [{"name", "flag", "type", "default", "kinds": [...], "help"}]} (compact;

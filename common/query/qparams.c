@@ -127,15 +127,20 @@ const struct qparam qparam_table[] = {
 	 NULL, 0, "requests nsys cpu metrics", OFF(of), -1, -1},
 	{"sql", "--sql", "STATEMENT", QP_STRING, NULL, "sql",
 	 "sql: one read-only SELECT on the report's SQLite cache and its views "
-	 "(nvtx, cpu_samples, cpu_frames, metric_points, series, requests, "
-	 "request_workers, lifecycle_stages, server_spans, profiles, workers, "
-	 "sessions, iterations, sources); at most 10,000 rows / 16 MiB "
-	 "(then truncated: true).",
+	 "(nvtx, cpu_samples, cpu_frames, cpu_self, metric_points, series, "
+	 "metric_series, requests, request_workers, lifecycle_stages, "
+	 "server_spans, profiles, workers, sessions, iterations, sources), at "
+	 "most 1 MiB; at most max_rows "
+	 "rows / 16 MiB (then truncated: true).",
 	 NULL, NULL, 0, NULL, OFF(sql), -1, -1},
 	{"timeout", "--timeout", "SECONDS", QP_NUMBER, "10", "sql",
 	 "sql: time limit in seconds, > 0 and <= 30.",
 	 "\"exclusiveMinimum\":0,\"maximum\":30", NULL, 0, NULL, OFF(timeout),
 	 OFF(has_timeout), -1},
+	{"max_rows", "--max-rows", "N", QP_INTEGER, "10000", "sql",
+	 "sql: the most rows returned, 0..1000000 (then truncated: true).",
+	 "\"minimum\":0,\"maximum\":1000000", NULL, 0, NULL, OFF(max_rows),
+	 -1, -1},
 };
 const size_t qparam_count = sizeof qparam_table / sizeof qparam_table[0];
 

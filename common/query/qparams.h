@@ -55,6 +55,7 @@ struct query_params {
 	double min_duration, max_duration; /* seconds, inclusive */
 	int64_t max_depth;                 /* 0 = outermost ranges only */
 	int self_time;                     /* cpu --self: leaf-frame samples */
+	int64_t max_rows;       /* sql only: default 10000 */
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 	/* Not a parameter: the caller's stop flag (borrowed, may be NULL); a
 	 * long statement of the sql kind ends soon after it is set. */

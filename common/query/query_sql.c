@@ -16,6 +16,7 @@
 #include "query/qsqlfn.h"
 #include "query/qtempvfs.h"
 #include "store/store.h"
+#include "store/store_depth.h"
 #include "store/store_views.h"
 
 /* Functions a statement may call: SQLite's core scalar, aggregate, window,
@@ -80,6 +81,8 @@ struct sqlctx {
 	const char *sql;          /* the statement (for refusal messages) */
 	char denied[ERR_MSG_MAX]; /* why the authorizer refused, if it did */
 	struct qsqlfn_clock clock; /* the time limit and the stop flag */
+	int lacks_threads;        /* the cache's nvtx lacks thread_name */
+	int lacks_depth;          /* the cache's nvtx lacks depth */
 };
 
 static void set_denied(struct sqlctx *c, const char *fmt, const char *a)
@@ -288,7 +291,8 @@ static void put_value(struct buf *out, sqlite3_stmt *st, int k)
 }
 
 /* The connection: read-only, defensive, no extensions, bounded. */
-static int connect(const char *abs_path, sqlite3 **db, struct err *e)
+static int connect(const char *abs_path, sqlite3 **db, struct sqlctx *c,
+                   struct err *e)
 {
 	int rc = qtempvfs_register();
 	sqlite3_stmt *st = NULL;
@@ -320,12 +324,20 @@ static int connect(const char *abs_path, sqlite3 **db, struct err *e)
 	 * never into the report; the VFS caps them (qtempvfs.h). */
 	sqlite3_exec(*db, "PRAGMA temp_store = FILE", NULL, NULL, NULL);
 	if (sqlite3_prepare_v2(*db,
-	                       "SELECT 1 FROM sqlite_master WHERE type = 'view'"
-	                       " AND name = '" STORE_VIEWS_MARKER "'",
+	                       "SELECT (SELECT count(*) FROM sqlite_master"
+	                       " WHERE type = 'table' AND name = '"
+	                       STORE_VIEWS_THREADS "'),"
+	                       " (SELECT count(*) FROM sqlite_master"
+	                       " WHERE type = 'table' AND name = '"
+	                       STORE_DEPTH_TABLE "') FROM sqlite_master"
+	                       " WHERE type = 'view' AND name = '"
+	                       STORE_VIEWS_MARKER "'",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return err_set(e, ERR_DATA, "%s is not a readable DSight SQLite "
 		               "cache: %s", abs_path, sqlite3_errmsg(*db));
 	has_views = sqlite3_step(st) == SQLITE_ROW;
+	c->lacks_threads = has_views && !sqlite3_column_int(st, 0);
+	c->lacks_depth = has_views && !sqlite3_column_int(st, 1);
 	sqlite3_finalize(st);
 	if (!has_views)
 		return err_set(e, ERR_USAGE, QUERY_SQL_NO_CACHE);
@@ -364,10 +376,40 @@ static int timed_out(double timeout_s, struct err *e)
 	return err_set(e, ERR_DATA, "The statement ran longer than %s s", t);
 }
 
+/* Whether name (possibly "main.name") is a view this dsight writes. */
+static int known_view(const char *name)
+{
+	if (!strncasecmp(name, "main.", 5))
+		name += 5;
+	for (size_t k = 0; k < store_view_doc_count; k++)
+		if (!strcasecmp(store_view_docs[k].name, name))
+			return 1;
+	return 0;
+}
+
+/* The nvtx column SQLite's message msg ("no such column: [X.]name")
+ * names when the cache predates it; NULL otherwise. */
+static const char *new_column(const struct sqlctx *c, const char *msg)
+{
+	const char *col;
+
+	if (strncmp(msg, "no such column: ", 16))
+		return NULL;
+	col = strrchr(msg + 16, '.');
+	col = col ? col + 1 : msg + 16;
+	if (c->lacks_threads && !strcmp(col, "thread_name"))
+		return "thread_name";
+	if (c->lacks_depth && !strcmp(col, "depth"))
+		return "depth";
+	return NULL;
+}
+
 /* The error of a failed prepare or step. */
 static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
                      struct err *e)
 {
+	const char *col;
+
 	if (c->clock.expired == 2)
 		return err_set(e, ERR_DATA, "The session is stopping; the "
 		               "statement was interrupted");
@@ -389,6 +431,18 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 		               "than sql allows (%d MiB)",
 		               (int)(QUERY_SQL_VALUE_MAX >> 20));
 	default:
+		if (!strncmp(sqlite3_errmsg(db), "no such table: ", 15) &&
+		    known_view(sqlite3_errmsg(db) + 15))
+			/* a view newer than the cache */
+			return err_set(e, ERR_USAGE, "%s (the cache was built "
+			               "by an older dsight: run dsight build "
+			               "again to add this view)",
+			               sqlite3_errmsg(db));
+		if ((col = new_column(c, sqlite3_errmsg(db))))
+			return err_set(e, ERR_USAGE, "%s (the cache was built "
+			               "by an older dsight: run dsight build "
+			               "again to add nvtx.%s)",
+			               sqlite3_errmsg(db), col);
 		if (!strncmp(sqlite3_errmsg(db), "no such function: ", 18))
 			/* on the allow-list, newer than the linked SQLite */
 			return err_set(e, ERR_USAGE, "%s (the linked SQLite is %s)",
@@ -399,7 +453,8 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 
 /* Steps st and writes the response; caps rows and bytes. */
 static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
-                double timeout_s, struct buf *out, struct err *e)
+                double timeout_s, int64_t max_rows, struct buf *out,
+                struct err *e)
 {
 	size_t base = out->len;
 	int ncol = sqlite3_column_count(st), truncated = 0, rc;
@@ -418,7 +473,7 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 	buf_puts(out, "],\"rows\":[");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t mark = out->len;
-		if (rows == QUERY_SQL_MAX_ROWS) {
+		if (rows == (uint64_t)max_rows) {
 			truncated = 1;
 			break;
 		}
@@ -465,8 +520,8 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 }
 
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
-                  const volatile sig_atomic_t *stop, struct buf *out,
-                  struct err *e)
+                  int64_t max_rows, const volatile sig_atomic_t *stop,
+                  struct buf *out, struct err *e)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
@@ -475,7 +530,7 @@ int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
 	int rc;
 
 	memset(&c, 0, sizeof c);
-	if ((rc = connect(abs_path, &db, e)))
+	if ((rc = connect(abs_path, &db, &c, e)))
 		goto done;
 	qsqlfn_clock_start(&c.clock, timeout_s, stop);
 	c.sql = sql;
@@ -507,7 +562,7 @@ int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
 		             "this statement would write");
 		goto done;
 	}
-	rc = emit(db, st, &c, timeout_s, out, e);
+	rc = emit(db, st, &c, timeout_s, max_rows, out, e);
 done:
 	sqlite3_finalize(st);
 	sqlite3_close(db);
@@ -522,13 +577,18 @@ int query_sql(struct qctx *q)
 
 	if (!sql || !*sql)
 		return err_set(q->e, ERR_USAGE, "sql needs --sql STATEMENT");
+	if (strlen(sql) > QUERY_SQL_TEXT_MAX)
+		return err_set(q->e, ERR_USAGE, QUERY_SQL_TOO_LONG);
 	if (!isfinite(t) || !(t > 0) || t > QUERY_SQL_TIMEOUT_MAX)
 		return err_set(q->e, ERR_USAGE, "timeout must be > 0 and <= 30");
+	if (q->p->max_rows < 0 || q->p->max_rows > QUERY_SQL_MAX_ROWS_LIMIT)
+		return err_set(q->e, ERR_USAGE,
+		               "max_rows must be >= 0 and <= 1000000");
 	if (!dataset_has_cache(q->ds))
 		return err_set(q->e, ERR_USAGE, QUERY_SQL_NO_CACHE);
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
 		return rc;
-	return query_sql_run(dataset_data_path(q->ds), sql, t, q->p->stop,
-	                     q->out, q->e);
+	return query_sql_run(dataset_data_path(q->ds), sql, t,
+	                     q->p->max_rows, q->p->stop, q->out, q->e);
 }

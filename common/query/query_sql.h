@@ -11,18 +11,23 @@
  * ATTACH, transactions); exactly one statement; the time limit (a progress
  * handler, and bounded replacements of the functions one call of which
  * could outlive it: qsqlfn.h); the value, pattern, heap and temporary-file
- * bounds (qtempvfs.h); and the output caps (QUERY_SQL_MAX_ROWS rows,
- * QUERY_SQL_MAX_BYTES of response).
+ * bounds (qtempvfs.h); and the output caps (max_rows rows, at most
+ * QUERY_SQL_MAX_ROWS_LIMIT, and QUERY_SQL_MAX_BYTES of response).
  */
 #ifndef DSIGHT_QUERY_SQL_H
 #define DSIGHT_QUERY_SQL_H
 
 #include <signal.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 #include "base/err.h"
 
+/* The default and the largest max_rows (rows of one answer). */
 #define QUERY_SQL_MAX_ROWS 10000
+#define QUERY_SQL_MAX_ROWS_LIMIT 1000000
+/* The longest statement text (bytes), however it is given. */
+#define QUERY_SQL_TEXT_MAX ((size_t)1 << 20)
 #define QUERY_SQL_MAX_BYTES (16u << 20)
 /* The largest string or blob: room for the catalog row the views read
  * (at most 32 MiB when dsight builds it), and no more. */
@@ -35,6 +40,11 @@
 #define QUERY_SQL_TIMEOUT_DEFAULT 10.0
 #define QUERY_SQL_TIMEOUT_MAX 30.0
 
+/* The message for a statement longer than QUERY_SQL_TEXT_MAX. */
+#define QUERY_SQL_TOO_LONG \
+	"The statement is longer than 1 MiB (1048576 bytes), the most sql " \
+	"takes"
+
 /* The message for a dataset without a cache with views. */
 #define QUERY_SQL_NO_CACHE \
 	"sql needs the SQLite cache of a progressive report: run dsight " \
@@ -43,7 +53,8 @@
 /*
  * Runs statement sql (NUL-terminated) on the cache at abs_path with the
  * time limit timeout_s (already validated: 0 < t <= 30) and appends
- * {"columns","rows","row_count","truncated"} to out.  SQL errors and
+ * {"columns","rows","row_count","truncated"} to out, at most max_rows rows
+ * (already validated: 0 <= n <= QUERY_SQL_MAX_ROWS_LIMIT).  SQL errors and
  * refusals are ERR_USAGE with a message naming the cause; the time limit is
  * ERR_DATA "The statement ran longer than <t> s"; once *stop (borrowed,
  * may be NULL) is set, the statement ends within moments with ERR_DATA
@@ -51,7 +62,7 @@
  * and closed here; nothing in it changes.
  */
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
-                  const volatile sig_atomic_t *stop, struct buf *out,
-                  struct err *e);
+                  int64_t max_rows, const volatile sig_atomic_t *stop,
+                  struct buf *out, struct err *e);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "store/store_depth.h"
 
 static int db_fail(sqlite3 *db, struct err *e, const char *what)
 {
@@ -56,23 +57,28 @@ static const char helper_sql[] =
 	" depth INTEGER, symbol, PRIMARY KEY (profile, stack, depth))"
 	" WITHOUT ROWID;"
 	"CREATE TABLE dsight_view_series (series INTEGER PRIMARY KEY, name,"
-	" worker, rank);";
+	" worker, rank);"
+	"CREATE TABLE " STORE_VIEWS_THREADS " (profile INTEGER, tid TEXT, name,"
+	" PRIMARY KEY (profile, tid)) WITHOUT ROWID;";
 
-/* dsight_view_profiles, _names and _frames from catalog.profiles (the row
- * key is the array index, as in the events and samples tables). */
+/* dsight_view_profiles, _names, _frames and _threads from
+ * catalog.profiles (the row key is the array index, as in the events and
+ * samples tables; a thread is named when its name is a string, the first
+ * entry of a global tid winning). */
 static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 {
-	sqlite3_stmt *st[3] = {NULL, NULL, NULL};
-	static const char *const sql[3] = {
+	sqlite3_stmt *st[4] = {NULL, NULL, NULL, NULL};
+	static const char *const sql[4] = {
 		"INSERT INTO dsight_view_profiles VALUES (?1,?2,?3)",
 		"INSERT INTO dsight_view_names VALUES (?1,?2,?3)",
 		"INSERT INTO dsight_view_frames VALUES (?1,?2,?3,?4)",
+		"INSERT OR IGNORE INTO " STORE_VIEWS_THREADS " VALUES (?1,?2,?3)",
 	};
 	size_t p, k, d;
 	const json_t *pr, *v, *stack, *sym;
 	int rc = 0;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (sqlite3_prepare_v2(db, sql[i], -1, &st[i], NULL) != SQLITE_OK) {
 			rc = db_fail(db, e, "nvtx");
 			goto done;
@@ -92,6 +98,17 @@ static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 			if ((rc = step_reset(db, st[1], "nvtx", e)))
 				goto done;
 		}
+		json_array_foreach(json_object_get(pr, "threads"), k, v) {
+			const json_t *gt = json_object_get(v, "global_tid");
+			const json_t *name = json_object_get(v, "name");
+			if (!json_is_string(gt) || !json_is_string(name))
+				continue;
+			sqlite3_bind_int64(st[3], 1, (sqlite3_int64)p);
+			bind_json(st[3], 2, gt);
+			bind_json(st[3], 3, name);
+			if ((rc = step_reset(db, st[3], "nvtx", e)))
+				goto done;
+		}
 		json_array_foreach(json_object_get(cpu, "stacks"), k, stack) {
 			json_array_foreach(stack, d, v) {
 				sym = json_is_integer(v) && json_integer_value(v) >= 0
@@ -108,7 +125,7 @@ static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 		}
 	}
 done:
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		sqlite3_finalize(st[i]);
 	return rc;
 }
@@ -145,12 +162,23 @@ static int fill_series(sqlite3 *db, const json_t *series, struct err *e)
 #define SRC_SERVER_SPANS \
 	"(SELECT json AS j FROM " STORE_EXT_SERVER_SPANS " ORDER BY ordinal)"
 
+/* A series label as text, number or NULL (never an array or object). */
+#define SCALAR_LABEL(k) \
+	"CASE WHEN json_type(value, '$.labels.\"" k "\"') IN ('text'," \
+	" 'integer', 'real') THEN json_extract(value, '$.labels.\"" k "\"')" \
+	" END"
+
 /* The fixed views. */
 static const char fixed_sql[] =
 	"CREATE VIEW nvtx AS SELECT e.profile AS profile, p.worker AS worker,"
 	" p.rank AS rank, e.tid AS tid, e.start AS start, e.\"end\" AS \"end\","
 	" e.\"end\" - e.start AS duration, n.name AS name,"
-	" e.source_row AS source_row, e.ordinal AS ordinal"
+	" e.source_row AS source_row, e.ordinal AS ordinal,"
+	/* subqueries, not joins: they cost nothing unless the column is read */
+	" coalesce((SELECT d.depth FROM " STORE_DEPTH_TABLE " AS d"
+	" WHERE d.profile = e.profile AND d.ordinal = e.ordinal), 0) AS depth,"
+	" (SELECT t.name FROM " STORE_VIEWS_THREADS " AS t"
+	" WHERE t.profile = e.profile AND t.tid = e.tid) AS thread_name"
 	" FROM events AS e"
 	" LEFT JOIN dsight_view_profiles AS p ON p.profile = e.profile"
 	" LEFT JOIN dsight_view_names AS n ON n.profile = e.profile"
@@ -166,6 +194,12 @@ static const char fixed_sql[] =
 
 	"CREATE VIEW cpu_frames AS SELECT profile, stack, depth, symbol"
 	" FROM dsight_view_frames;"
+
+	"CREATE VIEW cpu_self AS SELECT s.profile AS profile,"
+	" s.worker AS worker, s.time AS time, s.tid AS tid, f.symbol AS symbol"
+	" FROM cpu_samples AS s"
+	" LEFT JOIN dsight_view_frames AS f ON f.profile = s.profile"
+	" AND f.stack = s.stack AND f.depth = 0;"
 
 	"CREATE VIEW metric_points AS SELECT pt.series AS series,"
 	" s.name AS name, s.worker AS worker, s.rank AS rank, pt.time AS time,"
@@ -185,6 +219,21 @@ static const char fixed_sql[] =
 	" json_extract(value, '$.component') AS component,"
 	" json_extract(value, '$.group') AS family_group"
 	" FROM catalog, json_each(catalog.json, '$.metrics');"
+
+	"CREATE VIEW metric_series AS SELECT json_extract(value, '$.id') AS id,"
+	" json_extract(value, '$.name') AS name,"
+	" json_extract(value, '$.worker') AS worker,"
+	" json_extract(value, '$.rank') AS rank,"
+	" " SCALAR_LABEL("gpu") " AS gpu,"
+	" coalesce(" SCALAR_LABEL("host") ", " SCALAR_LABEL("hostname") ","
+	" (SELECT json_extract(w.value, '$.host')"
+	" FROM json_each(catalog.json, '$.workers') AS w"
+	" WHERE json_extract(w.value, '$.id') = json_extract(m.value, '$.worker')"
+	" AND json_type(w.value, '$.host') = 'text' LIMIT 1)) AS host,"
+	" json_extract(value, '$.unit') AS unit,"
+	" json_extract(value, '$.temporal') AS temporal,"
+	" json_extract(value, '$.group') AS family_group"
+	" FROM catalog, json_each(catalog.json, '$.metrics') AS m;"
 
 	"CREATE VIEW requests AS SELECT json_extract(j, '$.id') AS id,"
 	" json_extract(j, '$.session') AS session,"
@@ -231,6 +280,41 @@ static const char fixed_sql[] =
 	" json_extract(j, '$.name'), json_extract(j, '$.worker'),"
 	" json_extract(j, '$.role'), json_extract(j, '$.start'),"
 	" json_extract(j, '$.end') FROM " SRC_SERVER_SPANS ";";
+
+/* The columns of fixed_sql's views and what the catalog views hold (a
+ * test compares them with a built cache). */
+#define CATALOG_COLUMNS(what) \
+	"one column per key that the catalog's " what " carry with a string, " \
+	"number or boolean value"
+const struct store_view_doc store_view_docs[] = {
+	{"nvtx", "profile, worker, rank, tid, start, end, duration, name, "
+	         "source_row, ordinal, depth, thread_name"},
+	{"cpu_samples", "profile, worker, time, tid, stack, source_row"},
+	{"cpu_frames", "profile, stack, depth, symbol"},
+	{"cpu_self", "profile, worker, time, tid, symbol"},
+	{"metric_points", "series, name, worker, rank, time, value, value_text, "
+	                  "source_id, source_row"},
+	{"series", "id, name, worker, rank, unit, temporal, component, "
+	           "family_group"},
+	{"metric_series", "id, name, worker, rank, gpu, host, unit, temporal, "
+	                  "family_group"},
+	{"requests", "id, session, agent, conversation, start, end, first, "
+	             "ttft_ms, duration, input_tokens, output_tokens, "
+	             "cached_tokens, status, client_kind"},
+	{"request_workers", "request, worker"},
+	{"lifecycle_stages", "request, name, worker, start, end"},
+	{"server_spans", "id, request, name, worker, role, start, end"},
+	{"profiles", CATALOG_COLUMNS("profiles") " (id, worker, rank, host, "
+	             "file, event_count, ...)"},
+	{"workers", CATALOG_COLUMNS("workers") " (id, role, index, host, ...)"},
+	{"sessions", CATALOG_COLUMNS("sessions") " (id, start, end, ...)"},
+	{"iterations", CATALOG_COLUMNS("iterations") " (worker, rank, kind, "
+	               "start, end, ...)"},
+	{"sources", CATALOG_COLUMNS("sources") " (id, path, kind, bytes, "
+	            "sha256, ...)"},
+};
+const size_t store_view_doc_count =
+	sizeof store_view_docs / sizeof store_view_docs[0];
 
 /* A key usable as a column: printable, and without the characters that
  * would need escaping inside a JSON path label. */
@@ -362,6 +446,7 @@ int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e)
 	if (exec(db, helper_sql, "helper", e) ||
 	    fill_profiles(db, json_object_get(catalog, "profiles"), e) ||
 	    fill_series(db, json_object_get(catalog, "metrics"), e) ||
+	    store_depth_write(db, e) ||
 	    exec(db, fixed_sql, "fixed", e))
 		return e->code;
 	/* sessions and iterations live in dsight's extension tables */

@@ -1,9 +1,10 @@
 /*
  * store_views: the SQL views dsight build writes into trace-data.sqlite
  * (doc/report-files.md "Views"), so the same names work in the sql query
- * kind and in any SQLite tool: nvtx, cpu_samples, cpu_frames,
- * metric_points, series, requests, request_workers, lifecycle_stages,
- * server_spans, profiles, workers, sessions, iterations, sources.
+ * kind and in any SQLite tool: nvtx, cpu_samples, cpu_frames, cpu_self,
+ * metric_points, series, metric_series, requests, request_workers,
+ * lifecycle_stages, server_spans, profiles, workers, sessions, iterations,
+ * sources.
  *
  * It owns the views' definitions and the small dsight_view_* helper tables
  * they join (profile worker/rank, NVTX name dictionaries, CPU stack frames,
@@ -21,6 +22,19 @@
 /* The view whose presence tells a cache with views (the sql kind checks
  * it). */
 #define STORE_VIEWS_MARKER "nvtx"
+/* The helper table behind nvtx.thread_name: a cache without it was built
+ * before that column (the sql kind says so). */
+#define STORE_VIEWS_THREADS "dsight_view_threads"
+
+/* A view and its columns, for help texts (`dsight query sql --help`). */
+struct store_view_doc {
+	const char *name;
+	const char *columns; /* comma-separated, or a sentence */
+};
+
+/* Every view store_views_write creates, in creation order. */
+extern const struct store_view_doc store_view_docs[];
+extern const size_t store_view_doc_count;
 
 /*
  * Creates the helper tables and the views in db (open for writing, inside

@@ -3,7 +3,8 @@
  *
  * The input is a list of arguments separated by NUL bytes, given after
  * `dsight query <example document>`; --remote is left out (it would
- * connect to sessions).  Properties: no crash or leak, an exit status of
+ * connect to sessions), and so are --sql-file and the value "-" (--sql -:
+ * they would read files and stdin).  Properties: no crash or leak, an exit status of
  * 0, 1 or 2, and (checked by the sanitizers) no read past an argument.
  * Output goes to stdout/stderr: run with -close_fd_mask=3. */
 #include "fuzzlib.h"
@@ -25,7 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc++] = DSIGHT_TOP "/tests/fixtures/example.trace.json";
 	for (char *p = copy; p <= copy + size && argc < MAX_ARGS + 2;) {
 		size_t n = strlen(p);
-		if (!strncmp(p, "--remote", 8) && (p[8] == '\0' || p[8] == '=')) {
+		if ((!strncmp(p, "--remote", 8) && (p[8] == '\0' || p[8] == '=')) ||
+		    !strncmp(p, "--sql-file", 10) || !strcmp(p, "-") ||
+		    !strcmp(p, "--sql=-")) {
 			free(copy);
 			return 0;
 		}

@@ -158,7 +158,8 @@ def check_report(label, src_doc, out, r):
          "%s: exactly the five tables and three indexes (besides dsight_ tables and views)"
          % label)
     views = {r_[0] for r_ in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'")}
-    t.eq(views, {"nvtx", "cpu_samples", "cpu_frames", "metric_points", "series", "requests",
+    t.eq(views, {"nvtx", "cpu_samples", "cpu_frames", "cpu_self", "metric_points", "series", "metric_series",
+                 "requests",
                  "request_workers", "lifecycle_stages", "server_spans", "profiles", "workers",
                  "sessions", "iterations", "sources"}, "%s: the sql views" % label)
     ext = {r_[0] for r_ in db.execute(

@@ -48,7 +48,7 @@ for v in ["nvtx", "cpu_samples", "cpu_frames", "metric_points", "series", "reque
     cols[v] = [d[0] for d in cur.description]
     cur.fetchall()
 t.eq(cols["nvtx"], ["profile", "worker", "rank", "tid", "start", "end", "duration", "name",
-                    "source_row", "ordinal"], "nvtx columns")
+                    "source_row", "ordinal", "depth", "thread_name"], "nvtx columns")
 t.eq(cols["metric_points"], ["series", "name", "worker", "rank", "time", "value", "value_text",
                              "source_id", "source_row"], "metric_points columns")
 t.eq(cols["requests"], ["id", "session", "agent", "conversation", "start", "end", "first",
@@ -111,7 +111,7 @@ j = json.loads(r.stdout) if r.returncode == 0 else {}
 t.ok(j.get("columns") == ["name", "n"] and j.get("row_count") == 2 and not j.get("truncated"),
      "sql: one statement followed by comments", r.stderr)
 r = q(rep, "sql", "--sql", "SELECT * FROM pragma_table_info('nvtx')")
-t.ok(r.returncode == 0 and json.loads(r.stdout)["row_count"] == 10,
+t.ok(r.returncode == 0 and json.loads(r.stdout)["row_count"] == 12,
      "sql: a read-only pragma function describes a view", r.stderr)
 
 
