@@ -21,15 +21,8 @@ extern const char dsight_agent_guide[];
 struct query_params;
 /* `dsight query --remote ADDR ...`: sends the parsed parameters to the warm
  * session at addr and prints its answer exactly as a local query would
- * (cmd_query_print).  Returns the exit status (0, 1, 2 or 3). */
+ * (sqlout_print).  Returns the exit status (0, 1, 2 or 3). */
 int cmd_query_remote(const char *addr, const struct query_params *p,
                      enum sqlout_format f, int pretty);
-
-/* Prints answer json (n bytes) on stdout in format f (sqlout.h; pretty:
- * indented JSON); a csv or tsv answer that was truncated also gets a line
- * saying so on stderr.  Failures print {"ok": false, ...} on stderr.
- * Returns the exit status (0 or 1). */
-int cmd_query_print(const char *json, size_t n, enum sqlout_format f,
-                    int pretty);
 
 #endif

@@ -133,6 +133,18 @@ static int fail(int code, const char *msg)
 	return err_exit_status(code);
 }
 
+/* Prints an answer (sqlout_print); a failure as {"ok": false, ...}. */
+static int print_answer(const char *json, size_t n, enum sqlout_format f,
+                        int pretty)
+{
+	struct err e;
+	int rc;
+
+	err_clear(&e);
+	rc = sqlout_print(json, n, f, pretty, &e);
+	return rc ? fail(rc, e.msg) : 0;
+}
+
 /* A positional argument after the kind: the message says the fix. */
 static int extra_argument(const char *kind, const char *arg)
 {
@@ -325,39 +337,11 @@ static int query_main(int argc, char **argv, struct query_params *p,
 			buf_free(&out);
 			return fail(ERR_NOMEM, "out of memory");
 		}
-		rc = cmd_query_print(out.data ? out.data : "", out.len, fmt,
+		rc = print_answer(out.data ? out.data : "", out.len, fmt,
 		                     pretty);
 		buf_free(&out);
 		return rc;
 	}
-}
-
-int cmd_query_print(const char *json, size_t n, enum sqlout_format f,
-                    int pretty)
-{
-	struct buf out;
-	struct err e;
-	int64_t rows = 0;
-	int truncated = 0, rc;
-
-	buf_init(&out, 0);
-	err_clear(&e);
-	rc = sqlout_render(json, n, f, pretty, &out, &rows, &truncated, &e);
-	if (rc) {
-		buf_free(&out);
-		return fail(rc, e.msg);
-	}
-	if (fwrite(out.data, 1, out.len, stdout) != out.len ||
-	    fflush(stdout) != 0) {
-		buf_free(&out);
-		return fail(ERR_DATA, "cannot write the response");
-	}
-	buf_free(&out);
-	if (truncated && (f == SQLOUT_CSV || f == SQLOUT_TSV))
-		fprintf(stderr, "dsight query: truncated after %lld rows: more "
-		        "exist (--max-rows, at most 1000000, and 16 MiB of "
-		        "answer bound what is printed)\n", (long long)rows);
-	return 0;
 }
 
 int cmd_query_main(int argc, char **argv)

@@ -87,7 +87,11 @@ int cmd_query_remote(const char *addr, const struct query_params *p,
 		print_error("Malformed response from the session: no data");
 		goto done;
 	}
-	status = cmd_query_print(spans[1].text, spans[1].len, f, pretty);
+	status = sqlout_print(spans[1].text, spans[1].len, f, pretty, &e);
+	if (status) {
+		print_error(e.msg);
+		status = err_exit_status(status);
+	}
 done:
 	buf_free(&params);
 	buf_free(&frames);

@@ -1,6 +1,7 @@
 /* sqlout: printing an answer as json, jsonl, csv or tsv (see sqlout.h). */
 #include "sqlout.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -259,5 +260,25 @@ int sqlout_render(const char *json, size_t n, enum sqlout_format f,
 		*rows = r.row_count;
 	if (truncated)
 		*truncated = r.truncated;
+	return rc;
+}
+
+int sqlout_print(const char *json, size_t n, enum sqlout_format f,
+                 int pretty, struct err *e)
+{
+	struct buf out;
+	int64_t rows = 0;
+	int truncated = 0, rc;
+
+	buf_init(&out, 0);
+	rc = sqlout_render(json, n, f, pretty, &out, &rows, &truncated, e);
+	if (!rc && (fwrite(out.data, 1, out.len, stdout) != out.len ||
+	            fflush(stdout) != 0))
+		rc = err_set(e, ERR_DATA, "cannot write the response");
+	buf_free(&out);
+	if (!rc && truncated && (f == SQLOUT_CSV || f == SQLOUT_TSV))
+		fprintf(stderr, "dsight query: truncated after %lld rows: more "
+		        "exist (--max-rows, at most 1000000, and 16 MiB of "
+		        "answer bound what is printed)\n", (long long)rows);
 	return rc;
 }

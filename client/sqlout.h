@@ -35,4 +35,10 @@ int sqlout_render(const char *json, size_t n, enum sqlout_format f,
                   int pretty, struct buf *out, int64_t *rows,
                   int *truncated, struct err *e);
 
+/* Renders answer json (as sqlout_render) and writes it to stdout; a csv or
+ * tsv answer that was truncated also gets a line saying so on stderr.
+ * Returns 0 or the error code (message in e); the caller prints it. */
+int sqlout_print(const char *json, size_t n, enum sqlout_format f,
+                 int pretty, struct err *e);
+
 #endif
