@@ -179,6 +179,32 @@ const DSAnalysis = (() => {
     return { id: req, phase: phase || 'whole' };
   }
 
+  /* A worker's role as the engine reads it (qjoin.c role_of): the
+   * catalog's workers[].role, else a lifecycle stage or activity naming
+   * the worker with role prefill or decode; null when unknown. */
+  function roleOf(cat, r, w) {
+    for (const x of cat.workers || []) {
+      if (x && x.id === w && typeof x.role === 'string' && x.role.length) return x.role;
+    }
+    const lc = r.lifecycle || {};
+    for (const list of [lc.stages, lc.activities]) {
+      for (const x of Array.isArray(list) ? list : []) {
+        if (!x || x.worker !== w) continue;
+        if (x.role === 'prefill') return 'prefill';
+        if (x.role === 'decode') return 'decode';
+      }
+    }
+    return null;
+  }
+
+  /* --phase prefill|decode keeps the workers of that role (agg serves
+   * both) when some role is known, as the engine does. */
+  function phaseWorkers(cat, r, workers, phase) {
+    const roles = workers.map((w) => roleOf(cat, r, w));
+    if (!roles.some((x) => x !== null)) return workers;
+    return workers.filter((w, k) => roles[k] === phase || roles[k] === 'agg');
+  }
+
   /* Resolves a checked join against the requests: sets v.from/v.to and
    * v.workers; returns the response's `request` object. */
   function resolveJoin(cat, j, v, findRequest) {
@@ -199,6 +225,7 @@ const DSAnalysis = (() => {
     const D = cat.meta.duration, clamp = (t) => (t < 0 ? 0 : t > D ? D : t);
     v.from = clamp(a); v.to = clamp(b);
     v.workers = (r.workers || []).filter((w) => typeof w === 'string');
+    if (j.phase !== 'whole') v.workers = phaseWorkers(cat, r, v.workers, j.phase);
     return { id: j.id, phase: j.phase, window: [v.from, v.to], workers: v.workers.slice() };
   }
 

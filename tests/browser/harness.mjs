@@ -56,11 +56,26 @@ export function run(bin, args, opts) {
   return { code: r.status, stdout: r.stdout || '', stderr: r.stderr || '', error: r.error };
 }
 
+/* The CLI answer as browser API 3.2 gives it: the round-2 additions that
+ * API 3.3 brings to the browser (depth on nsys rows, the notes of a
+ * phase's roles and of an unavailable lifecycle) are not in 3.2. */
+function api32(kind, a) {
+  if (kind === 'nsys' && a && Array.isArray(a.items)) {
+    for (const it of a.items) if (it && typeof it === 'object') delete it.depth;
+  }
+  if (a && Array.isArray(a.notes)) {
+    a.notes = a.notes.filter((n) => !/^No (role is known for the workers|worker of request) /.test(n));
+    if (!a.notes.length) delete a.notes;
+  }
+  if (kind === 'lifecycle' && a && typeof a === 'object') delete a.notes;
+  return a;
+}
+
 /* dsight query: {ok: value} or {error: message, code}. */
 export function dquery(report, kind, params) {
   const flags = { from: '--from', to: '--to', profile: '--profile', name: '--name', offset: '--offset', limit: '--limit',
     worker: '--worker', rank: '--rank', session: '--session', agent: '--agent', search: '--search', minTTFT: '--min-ttft-ms', request: '--request',
-    sort: '--sort', groupBy: '--group-by', bucket: '--bucket', of: '--of', phase: '--phase' };
+    sort: '--sort', fields: '--fields', groupBy: '--group-by', bucket: '--bucket', of: '--of', phase: '--phase' };
   const args = ['query', report, kind];
   for (const [k, v] of Object.entries(params || {})) {
     if (v === undefined || v === null) continue;
@@ -69,7 +84,7 @@ export function dquery(report, kind, params) {
     else args.push(flags[k], Array.isArray(v) ? v.join(',') : String(v));
   }
   const r = run('dsight', args);
-  if (r.code === 0) return { ok: JSON.parse(r.stdout) };
+  if (r.code === 0) return { ok: api32(kind, JSON.parse(r.stdout)) };
   let msg = r.stderr.trim();
   try { msg = JSON.parse(msg.split('\n').pop()).error; } catch (e) { /* keep raw */ }
   return { error: msg, code: r.code };

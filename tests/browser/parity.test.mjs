@@ -149,7 +149,13 @@ async function main() {
   tap.ok(!sameAnswer(one.r, cliR), 'getRequest equals dsight query request', sameAnswer(one.r, cliR));
   tap.ok(!sameAnswer(one.l, cliL), 'getLifecycle equals dsight query lifecycle', sameAnswer(one.l, cliL));
   const cliP = (dquery(rep, 'profiles', { limit: 1000 }).ok || {}).items, cliF = (dquery(rep, 'families', { limit: 1000 }).ok || {}).items;
-  tap.ok(!sameAnswer(one.profiles, cliP) && cliP.length > 0, 'listProfiles equals the profiles items', sameAnswer(one.profiles, cliP));
+  /* API 3.2's listProfiles keeps each profile's name_definitions, which the
+   * CLI gives only under --fields name_definitions (the lean default) */
+  const cliD = (dquery(rep, 'profiles', { limit: 1000, fields: 'name_definitions' }).ok || {}).items || [];
+  const lean = one.profiles.map((x) => { const y = Object.assign({}, x); delete y.name_definitions; return y; });
+  tap.ok(!sameAnswer(lean, cliP) && cliP.length > 0, 'listProfiles equals the profiles items', sameAnswer(lean, cliP));
+  tap.ok(!sameAnswer(one.profiles.map((x) => ({ name_definitions: x.name_definitions })), cliD),
+    'listProfiles name_definitions equal profiles --fields name_definitions', sameAnswer(one.profiles.map((x) => ({ name_definitions: x.name_definitions })), cliD));
   tap.ok(!sameAnswer(one.families, cliF) && cliF.length > 0, 'listMetricFamilies equals the families items', sameAnswer(one.families, cliF));
 
   /* validation messages equal the CLI's */

@@ -19,6 +19,7 @@ import os
 import select
 import shlex
 import signal
+import sys
 import socket
 import struct
 import subprocess
@@ -389,3 +390,17 @@ def build_report(src, out):
     if r.returncode != 0:
         raise RuntimeError("dsight build failed: " + r.stderr)
     return out
+
+
+def python_with_dsight(code, *args, timeout=120):
+    """Runs Python code (with args in sys.argv[1:]) in a new interpreter that
+    imports the dsight package of this tree with the library of the build
+    under test (the sanitizer build's with its runtime preloaded, leak
+    checks off: Python's own allocations are not ours)."""
+    env = dict(os.environ, DSIGHT_LIBRARY=os.path.join(tap.BUILD, "lib", "libdsight.so"),
+               PYTHONPATH=os.path.join(tap.TOP, "client", "python"))
+    if "asan" in os.path.basename(tap.BUILD):
+        lib = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+        env.update(LD_PRELOAD=lib, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    return tap.run([sys.executable, "-c", code, *args], env=env, timeout=timeout)

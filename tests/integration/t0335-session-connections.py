@@ -167,16 +167,14 @@ try:
     t.ok(r.returncode == 1 and "Too many connections" in r.stderr and "uid" not in r.stderr
          and "user" not in r.stderr,
          "with every slot busy the CLI says: too many connections", r.stderr)
-    if not ASAN:
-        sys.path.insert(0, os.path.join(tap.TOP, "client", "python"))
-        os.environ["DSIGHT_LIBRARY"] = os.path.join(tap.BUILD, "lib", "libdsight.so")
-        import dsight  # noqa: E402
-        try:
-            dsight.connect(path2)
-            msg = "connected"
-        except dsight.DataError as exc:
-            msg = str(exc)
-        t.ok(msg.startswith("Too many connections"), "Python says it too", msg)
+    r = sl.python_with_dsight(
+        "import sys, dsight\n"
+        "try:\n"
+        "    dsight.connect(sys.argv[1])\n"
+        "    print('connected')\n"
+        "except dsight.DataError as exc:\n"
+        "    print(exc)\n", path2)
+    t.ok(r.stdout.startswith("Too many connections"), "Python says it too", r.stdout + r.stderr)
     for c in busy:
         c.close()
     # their queued statements are cancelled: room within moments, not
@@ -216,21 +214,19 @@ try:
     t.ok(r.returncode == 1 and "Timed out after 1 s" in r.stderr, "no answer in time: the CLI says it timed out",
          r.stderr)
 
-    # --- Python: a connection closed as idle is replaced ---
-    if ASAN:
-        t.skip("the Python client replaces a closed connection",
-               "plain build only: libdsight.so needs the ASan runtime preloaded")
-    else:
-        ses = dsight.connect(path4)
-        first = ses.query("summary")
-        # as the session does after 60 s idle: every connection closed
-        st = sl.Conn(path4).call("status")["result"]
-        for c in list(ses._s._conns):
-            c.sock.shutdown(socket.SHUT_RDWR)
-        again = ses.query("summary")
-        t.ok(first == again and st["connections"] >= 1,
-             "the Python client replaces a connection found closed and answers")
-        ses.close()
+    # --- Python: a connection closed as idle is replaced (a new
+    # interpreter: the sanitizer build's library needs its runtime) ---
+    r = sl.python_with_dsight(
+        "import json, socket, sys, dsight\n"
+        "ses = dsight.connect(sys.argv[1])\n"
+        "first = ses.query('summary')\n"
+        "for c in list(ses._s._conns):\n"
+        "    c.sock.shutdown(socket.SHUT_RDWR)\n"
+        "again = ses.query('summary')\n"
+        "print('same' if first == again else 'differ')\n"
+        "ses.close()\n", path4)
+    t.ok(r.returncode == 0 and r.stdout.strip() == "same",
+         "the Python client replaces a connection found closed and answers", r.stdout + r.stderr)
     s4.check(t)
 finally:
     sl.cleanup(t)

@@ -125,22 +125,18 @@ try:
          "dsight mcp: 25,000 workers are a tool error naming the limit", replies[:1])
     t.ok(len(replies) == 2 and replies[1]["result"]["isError"] is False, "the next call is answered")
 
-    # --- Python, in process ---
-    if ASAN:
-        t.skip("Python: 25,000 workers are a QueryError",
-               "plain build only: libdsight.so needs the ASan runtime preloaded")
-    else:
-        sys.path.insert(0, os.path.join(tap.TOP, "client", "python"))
-        os.environ["DSIGHT_LIBRARY"] = os.path.join(tap.BUILD, "lib", "libdsight.so")
-        import dsight  # noqa: E402
-        ds = dsight.open(report)
-        try:
-            ds.query("requests", worker=["a"] * 25000)
-            msg = "answered"
-        except dsight.QueryError as exc:
-            msg = str(exc)
-        t.eq(msg, "worker takes at most 1000 values", "Python: 25,000 workers are a QueryError")
-        ds.close()
+    # --- Python, in process (a new interpreter: the sanitizer build's
+    # library needs its runtime preloaded) ---
+    r = sl.python_with_dsight(
+        "import sys, dsight\n"
+        "ds = dsight.open(sys.argv[1])\n"
+        "try:\n"
+        "    ds.query('requests', worker=['a'] * 25000)\n"
+        "    print('answered')\n"
+        "except dsight.QueryError as exc:\n"
+        "    print(exc)\n"
+        "ds.close()\n", report)
+    t.eq(r.stdout.strip(), "worker takes at most 1000 values", "Python: 25,000 workers are a QueryError")
 finally:
     sl.cleanup(t)
 sys.exit(t.done())
