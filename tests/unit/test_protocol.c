@@ -182,7 +182,7 @@ TEST(address_resolution_order)
 	chmod(tmpl, 0700);
 	setenv("XDG_RUNTIME_DIR", tmpl, 1);
 	CHECK(address_resolve("host:8080", 0, &a, &e) == ERR_USAGE && a.kind == ADDRESS_TCP);
-	CHECK(strstr(e.msg, "not served yet") != NULL);
+	CHECK(strstr(e.msg, "HTTP address") != NULL);
 	CHECK_EQ(address_resolve("tcp://x", 0, &a, &e), ERR_USAGE);
 	CHECK(address_resolve("/abs/s", 0, &a, &e) == 0 && !a.by_name);
 	CHECK_STR(a.path, "/abs/s");
