@@ -226,11 +226,12 @@ static void on_tick(uv_timer_t *t)
 	if (h->done && (h->inflight == 0 || now - h->finish_ms >= STOP_DRAIN_MS)) {
 		void (*done)(void *) = h->done;
 		h->done = NULL;
-		/* libmicrohttpd closes what is left and runs its completion callbacks */
-		MHD_stop_daemon(h->mhd);
-		h->mhd = NULL;
+		/* the watch on its epoll descriptor goes first; then libmicrohttpd
+		 * closes what is left and runs its completion callbacks */
 		uv_poll_stop(&h->poll);
 		uv_close((uv_handle_t *)&h->poll, NULL);
+		MHD_stop_daemon(h->mhd);
+		h->mhd = NULL;
 		uv_close((uv_handle_t *)&h->timer, NULL);
 		uv_close((uv_handle_t *)&h->tick, NULL);
 		uv_close((uv_handle_t *)&h->again, NULL);
