@@ -20,7 +20,7 @@
 #define IDLE_S 60                /* a connection idle this long is closed */
 #define FIRST_HEADER_MS 10000    /* the first request's headers, from the connection */
 #define NEXT_HEADER_MS 60000     /* a later request's headers, from the previous answer */
-#define POOL_BYTES (72 * 1024)   /* per connection: about 64 KiB of headers */
+#define POOL_BYTES (64 * 1024)   /* per connection: at most 64 KiB of headers */
 #define STOP_DRAIN_MS 5000       /* the last responses of a stop */
 #define TICK_MS 1000
 
