@@ -134,6 +134,7 @@ try:
     stc, _, b = c.request("POST", "/rpc", b'{"jsonrpc":"2.0","id":1,"method":"shutdown"}')
     t.ok(stc == 200 and json.loads(b)["result"]["stopping"] is True, "shutdown over HTTP answers", b)
     t.ok(hs.wait_port_closed(url) and sl.wait_gone(sock), "the port closes and the socket goes")
+    sl.wait_exit(s.proc, 20)
     s.check(t)
     t.ok(hs.files_gone(sock), "socket, lock and token file removed")
     c.close()

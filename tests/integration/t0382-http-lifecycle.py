@@ -130,6 +130,7 @@ try:
     gone = sl.wait_gone(sock, 15)
     t.ok(gone and time.time() - t1 < 6, "an idle keep-alive HTTP connection does not keep it alive "
                                          "(reaped %.1f s after the last request)" % (time.time() - t1))
+    sl.wait_exit(s.proc, 20)
     err = s.check(t)
     t.ok("idle for 2s" in err and hs.files_gone(sock), "idle exit: reason given, files removed", err[-300:])
     idle.close()
