@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BACKLOG 128
+#define BACKLOG 512 /* a burst of connections waits for accept, not for a SYN retry */
 
 /* Splits spec into host (default 127.0.0.1) and port. */
 static int split(const char *spec, char *host, size_t n, long *port, struct err *e)

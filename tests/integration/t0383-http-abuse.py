@@ -4,7 +4,9 @@
 pipelined requests (answered in order), a client that never reads, and
 300 connections (the ones beyond 256 get 503), while a normal client's
 summary over HTTP keeps its latency (max < 1 s) and the unix socket
-keeps answering; the daemon is clean afterwards (ASan build: no leak)."""
+keeps answering; the daemon is clean afterwards (ASan build: no leak).
+The latency bound is the plain build's; the sanitizer build, about three
+times slower per request, gets 3 s."""
 import json
 import os
 import socket
@@ -16,6 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import httpsess as hs  # noqa: E402
 import sessionlib as sl  # noqa: E402
 import tap  # noqa: E402
+
+ASAN = "asan" in os.path.basename(tap.BUILD)
+MAX_LATENCY = 3.0 if ASAN else 1.0
 
 
 def post(host, token, rid, method="query", params=None):
@@ -178,8 +183,8 @@ try:
     mx = max(normal.lat) if normal.lat else 99
     top = sorted(zip(normal.lat, normal.when), reverse=True)[:5]
     print("# slowest: " + ", ".join("%.3f s at +%.1f s" % (lat, w - normal.when[0]) for lat, w in top))
-    t.ok(not normal.errors and len(normal.lat) > 20 and mx < 1.0,
-         "the normal client: %d queries, no error, max latency %.3f s (< 1 s)" % (len(normal.lat), mx),
+    t.ok(not normal.errors and len(normal.lat) > 20 and mx < MAX_LATENCY,
+         "the normal client: %d queries, no error, max latency %.3f s (< %g s)" % (len(normal.lat), mx, MAX_LATENCY),
          normal.errors[:3])
     normal.c.close()
     st, _, _ = hs.Client(url, token).request("GET", "/")
