@@ -46,7 +46,6 @@ struct hreq {
 	char rel[200];
 	int gzip_ok;
 	struct buf body;
-	int too_big;
 	int suspended;
 	int waiting_fresh;   /* dispatch_fresh will call back */
 	int abandoned;       /* the connection went away while waiting */
@@ -505,16 +504,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (r->route == R_RPC) {
 		if (*upload_size) {
-			if (!r->too_big && r->body.len + *upload_size > FRAME_REQUEST_MAX)
-				r->too_big = 1;
-			if (!r->too_big)
-				buf_append(&r->body, upload, *upload_size);
+			/* a body without Content-Length (chunked) that grows too
+			 * large: answered at once, the rest is not read */
+			if (r->body.len + *upload_size > FRAME_REQUEST_MAX)
+				return reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+				                   "The request body is larger than the 1 MiB limit", 1);
+			buf_append(&r->body, upload, *upload_size);
 			*upload_size = 0;
 			return MHD_YES;
 		}
-		if (r->too_big)
-			return reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE,
-			                   "The request body is larger than the 1 MiB limit", 1);
 		if (r->body.failed)
 			return reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "Out of memory", 1);
 		err_clear(&e);
@@ -526,7 +524,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		MHD_suspend_connection(conn);
 		return MHD_YES;
 	}
-	/* a viewer file: from the current generation, reloaded if need be */
+	/* a viewer file: from the current generation, reloaded if need be
+	 * (a body sent with a GET is read and dropped) */
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
 	if (h->stopping)
 		return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "The session is stopping", 1);
 	if (!r->waiting_fresh && !r->fresh_msg[0] && !r->fresh_rc) {

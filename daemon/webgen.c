@@ -91,19 +91,23 @@ static json_t *read_manifest(int dirfd)
 /* Finds the end of "<head>" (or "<head ...>") in the first bytes. */
 static uint64_t find_marker(int fd, uint64_t size)
 {
-	char buf[HEAD_SCAN + 1];
-	ssize_t n = pread(fd, buf, size < HEAD_SCAN ? (size_t)size : HEAD_SCAN, 0);
-	if (n <= 0)
+	char *buf = malloc(HEAD_SCAN + 1);
+	uint64_t at = 0;
+	ssize_t n = buf ? pread(fd, buf, size < HEAD_SCAN ? (size_t)size : HEAD_SCAN, 0) : -1;
+	if (n <= 0) {
+		free(buf);
 		return 0;
+	}
 	buf[n] = 0;
-	for (char *p = buf; (p = strstr(p, "<head")) != NULL; p += 5) {
+	for (char *p = buf; !at && (p = strstr(p, "<head")) != NULL; p += 5) {
 		if (p[5] == '>' || p[5] == ' ') {
 			char *gt = memchr(p, '>', (size_t)(buf + n - p));
 			if (gt)
-				return (uint64_t)(gt + 1 - buf);
+				at = (uint64_t)(gt + 1 - buf);
 		}
 	}
-	return 0;
+	free(buf);
+	return at;
 }
 
 static int load_files(struct webgen *w, const json_t *files)
