@@ -58,6 +58,13 @@ deb.libuv     := libuv1-dev
 deb.sqlite3   := libsqlite3-dev
 deb.zlib      := zlib1g-dev
 deb.libcrypto := libssl-dev
+# HTTP (doc/sessions-protocol.md "HTTP"): dsightd links libmicrohttpd;
+# dsight loads libcurl at run time, only when an HTTP address is used (the
+# unix-socket one-shot keeps its start-up cost), so it needs libcurl's
+# header here, not its library.
+HTTP_PKGS := libmicrohttpd libcurl
+deb.libmicrohttpd := libmicrohttpd-dev
+deb.libcurl       := libcurl4-openssl-dev
 
 # Link choice, the same on every machine.  LINK=static (the default) links
 # libcrypto, libunistring and libsqlite3 from their static archives (shipped
@@ -75,14 +82,15 @@ ifneq ($(NEED_DEPS),)
 ifeq ($(shell command -v pkg-config),)
 $(error pkg-config is missing (Debian: pkg-config); run scripts/install-deps)
 endif
-MISSING_PKGS := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo ok),,$(p))))
+MISSING_PKGS := $(strip $(foreach p,$(PKGS) $(HTTP_PKGS),$(if $(shell pkg-config --exists $(p) && echo ok),,$(p))))
 ifneq ($(MISSING_PKGS),)
 $(error Missing libraries: $(foreach p,$(MISSING_PKGS),$(p) (Debian: $(deb.$(p)))); run scripts/install-deps)
 endif
 ifeq ($(shell printf '\043include <unistr.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo ok),)
 $(error Missing library: libunistring (Debian: libunistring-dev); run scripts/install-deps)
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(HTTP_PKGS))
+DAEMON_LIBS := $(shell pkg-config --libs libmicrohttpd)
 SHLIB_LIBS := $(shell pkg-config --libs $(PKGS)) -lunistring -lm -lpthread
 ifeq ($(LINK),static)
 MISSING_ARCHIVES := $(strip $(foreach l,$(STATIC_LIBS),$(if $(wildcard $(shell $(CC) -print-file-name=lib$(l).a)),,$(l))))
@@ -167,12 +175,12 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 # other only from functions that run after the page has loaded, so their
 # order is free; it is the file-name order the pages have always had.  A
 # file of web/ missing here stops the build.
-WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/main.js \
+WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/live.css web/live.js web/main.js \
                 web/query-analysis.js web/query-timeline.js web/query.js web/style.css \
                 web/ui-axis.js web/ui-export.js web/ui-flame.js web/ui-header.js \
                 web/ui-legend.js web/ui-metrics.js web/ui-nav.js web/ui-nsight.js \
                 web/ui-panes.js web/ui-ranges.js web/ui-reqtable.js web/ui-requests.js \
-                web/ui-sessions.js web/ui-summary.js
+                web/ui-sessions.js web/ui-sql.js web/ui-summary.js
 WEB_UNLISTED := $(filter-out $(WEB_FILES),$(wildcard web/*.html web/*.css web/*.js))
 ifneq ($(WEB_UNLISTED),)
 $(error $(WEB_UNLISTED): not in the Makefile's WEB_FILES; add it where the page needs it)
@@ -289,7 +297,7 @@ $(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ) $(LIBPROTO) $(LIBDSIGHT)
 $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(call link,$(call obj,$(DAEMON_SRC)))
+	$(call link,$(call obj,$(DAEMON_SRC))) $(DAEMON_LIBS)
 
 $(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
