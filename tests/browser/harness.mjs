@@ -215,11 +215,13 @@ export async function runTest(tap, name, main) {
 }
 
 /* A medium-preset report served from localhost and open in a fresh
- * browser: {rep, cat, D, server, v, page}, or null (failures reported). */
+ * browser: {rep, cat, D, server, v, page}, or null (failures reported).
+ * opts: {plain: no Content-Encoding header, scale: gen-capture --scale}. */
 export async function mediumViewer(tap, tag, opts) {
   const dir = tmpdir(tag);
   const ev = path.join(dir, 'medium.json');
-  if (!tap.ok(run('gen-capture', ['--preset', 'medium', '-o', ev]).code === 0, 'gen-capture --preset medium')) return null;
+  const scale = opts && opts.scale ? ['--scale', String(opts.scale)] : [];
+  if (!tap.ok(run('gen-capture', ['--preset', 'medium', ...scale, '-o', ev]).code === 0, `gen-capture --preset medium ${scale.join(' ')}`)) return null;
   const rep = path.join(dir, 'report');
   const b = run('dsight', ['build', ev, '-o', rep]);
   if (!tap.ok(b.code === 0, 'dsight build', b.stderr)) return null;
