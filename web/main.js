@@ -7,7 +7,7 @@
 const DSApp = (() => {
   const { el, toast } = DSUI;
   const TABS = ['requests', 'metrics', 'nsight'];
-  const API_VERSION = '3.2';
+  const API_VERSION = '3.3';
 
   class App {
     constructor(cat, store) {

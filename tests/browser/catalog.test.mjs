@@ -52,7 +52,7 @@ await runTest(tap, 'catalog', async () => {
   if (!tap.ok(v.readyAt !== null, `viewer ready (${v.readyAt && v.readyAt.toFixed(0)} ms)`, v.errors)) return;
   const api = await v.page.evaluate(() => ({ version: window.traceExplorer.version, d: window.traceExplorer.describe(),
     promise: window.traceExplorer.queryRequests({ limit: 1 }) instanceof Promise }));
-  tap.ok(api.version === '3.2' && api.d.version === '3.2', 'API version 3.2');
+  tap.ok(api.version === '3.3' && api.d.version === '3.3', 'API version 3.3');
   tap.ok(api.promise, 'queryRequests returns a Promise when the collections are sharded');
   tap.ok(api.d.counts.requests === N && api.d.counts.sessions === ix.counts.sessions, 'describe() counts come from the index', api.d.counts);
 
