@@ -241,7 +241,7 @@ int rpc_client_send(struct rpc_client *r, const char *method, const char *params
 	buf_init(&b, FRAME_REQUEST_MAX + FRAME_HEADER);
 	*id = rpc_client_frame(r, &b, method, params_json);
 	if (b.failed)
-		rc = err_set(e, ERR_USAGE, "The request is larger than the 1 MiB limit");
+		rc = err_set(e, ERR_USAGE, "The request is larger than the 8 MiB limit");
 	else
 		rc = rpc_client_send_raw(r, &b, e);
 	buf_free(&b);
