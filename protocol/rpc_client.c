@@ -3,6 +3,7 @@
 #include "base/vec.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -57,7 +58,10 @@ static int wait_fd(int fd, short events, int64_t deadline)
 /* Leaves r closable with nothing connected. */
 static void client_init(struct rpc_client *r, const char *path)
 {
-	memset(r, 0, sizeof *r);
+	/* every member but the 64 KiB input buffer (filled before it is
+	 * read): zeroing it cost a one-shot client 16 page faults */
+	memset(r, 0, offsetof(struct rpc_client, in));
+	r->in_pos = r->in_len = 0;
 	r->fd = -1;
 	snprintf(r->path, sizeof r->path, "%s", path);
 	r->timeout_ms = timeout_from_env();
