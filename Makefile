@@ -58,6 +58,13 @@ deb.libuv     := libuv1-dev
 deb.sqlite3   := libsqlite3-dev
 deb.zlib      := zlib1g-dev
 deb.libcrypto := libssl-dev
+# HTTP (doc/sessions-protocol.md "HTTP"): dsightd links libmicrohttpd;
+# dsight loads libcurl at run time, only when an HTTP address is used (the
+# unix-socket one-shot keeps its start-up cost), so it needs libcurl's
+# header here, not its library.
+HTTP_PKGS := libmicrohttpd libcurl
+deb.libmicrohttpd := libmicrohttpd-dev
+deb.libcurl       := libcurl4-openssl-dev
 
 # Link choice, the same on every machine.  LINK=static (the default) links
 # libcrypto, libunistring, libsqlite3, jansson, yajl and zlib from their
@@ -80,14 +87,15 @@ ifneq ($(NEED_DEPS),)
 ifeq ($(shell command -v pkg-config),)
 $(error pkg-config is missing (Debian: pkg-config); run scripts/install-deps)
 endif
-MISSING_PKGS := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo ok),,$(p))))
+MISSING_PKGS := $(strip $(foreach p,$(PKGS) $(HTTP_PKGS),$(if $(shell pkg-config --exists $(p) && echo ok),,$(p))))
 ifneq ($(MISSING_PKGS),)
 $(error Missing libraries: $(foreach p,$(MISSING_PKGS),$(p) (Debian: $(deb.$(p)))); run scripts/install-deps)
 endif
 ifeq ($(shell printf '\043include <unistr.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo ok),)
 $(error Missing library: libunistring (Debian: libunistring-dev); run scripts/install-deps)
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(HTTP_PKGS))
+DAEMON_LIBS := $(shell pkg-config --libs libmicrohttpd)
 SHLIB_LIBS := $(shell pkg-config --libs $(PKGS)) -lunistring -lm -lpthread
 ifeq ($(LINK),static)
 MISSING_ARCHIVES := $(strip $(foreach l,$(STATIC_LIBS),$(if $(wildcard $(shell $(CC) -print-file-name=lib$(l).a)),,$(l))))
@@ -179,12 +187,12 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 # other only from functions that run after the page has loaded, so their
 # order is free; it is the file-name order the pages have always had.  A
 # file of web/ missing here stops the build.
-WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/main.js \
+WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/live.css web/live.js web/main.js \
                 web/query-analysis.js web/query-timeline.js web/query.js web/style.css \
                 web/ui-axis.js web/ui-export.js web/ui-flame.js web/ui-header.js \
                 web/ui-legend.js web/ui-metrics.js web/ui-nav.js web/ui-nsight.js \
                 web/ui-panes.js web/ui-ranges.js web/ui-reqtable.js web/ui-requests.js \
-                web/ui-sessions.js web/ui-summary.js
+                web/ui-sessions.js web/ui-sql.js web/ui-summary.js
 WEB_UNLISTED := $(filter-out $(WEB_FILES),$(wildcard web/*.html web/*.css web/*.js))
 ifneq ($(WEB_UNLISTED),)
 $(error $(WEB_UNLISTED): not in the Makefile's WEB_FILES; add it where the page needs it)
@@ -309,19 +317,21 @@ $(LIBCLIENT): $(call obj,$(filter-out client/main.c,$(CLIENT_SRC)))
 	$(Q)ar rcs $@ $^
 
 # -static glibc warns that getaddrinfo and dlopen (used by parts of
-# libcrypto this program never calls) need the shared libraries at run time.
+# libcrypto, and by httpc's libcurl loader, that this program never calls:
+# it hands HTTP addresses to the full program) need the shared libraries
+# at run time.
 $(B)/bin/dsight: $(call obj,$(ENTRY_SRC)) $(LIBCLIENT) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@) && rm -f $@
 	$(Q)$(CC) $(ALL_LDFLAGS) $(CLIENT_LDFLAGS) -o $@ $(call obj,$(ENTRY_SRC)) $(LIBCLIENT) \
 		$(LIBPROTO) $(LIBDSIGHT) $(or $(ENTRY_LIBS),$(PKG_LIBS)) 2>&1 | \
-		{ grep -v 'statically linked applications requires at runtime\|in function .\(dlfcn_\|BIO_\|DSO_\)' >&2 || true; }; \
+		{ grep -v 'statically linked applications requires at runtime\|in function .\(dlfcn_\|BIO_\|DSO_\)\|(httpc\.o): in function' >&2 || true; }; \
 		test -x $@
 
 $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(call link,$(call obj,$(DAEMON_SRC)))
+	$(call link,$(call obj,$(DAEMON_SRC))) $(DAEMON_LIBS)
 
 $(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)

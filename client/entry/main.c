@@ -6,8 +6,9 @@
  * program answers it itself, linked without the dynamic loader's work
  * (LINK=static: a static executable, so no library is mapped or relocated
  * at start; doc/performance.md "Warm sessions").  Everything else (build,
- * ctl, mcp, help, local queries, and any ADDR that is a URL, scheme://,
- * whose client may load further libraries at first use) is handed, argv
+ * ctl, mcp, help, local queries, and any ADDR that names an HTTP
+ * listener, HOST:PORT or scheme://, whose client loads libcurl at first
+ * use, which a static program cannot) is handed, argv
  * unchanged, to the full program: execv of ../libexec/dsight/dsight beside
  * this executable (the build tree and `make install` both lay it out so).
  */
@@ -19,11 +20,12 @@
 #include <unistd.h>
 
 #include "../cmd.h"
+#include "httpc.h"
 
 #define FULL_REL "/../libexec/dsight/dsight"
 
 /* 1 when argv is a query this program answers: `query` with --remote ADDR
- * where ADDR is no URL. */
+ * where ADDR is no HTTP address (httpc_is_addr). */
 static int lean_query(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "query"))
@@ -37,7 +39,7 @@ static int lean_query(int argc, char **argv)
 		else if (!strncmp(a, "--remote=", 9))
 			v = a + 9;
 		if (v)
-			return strstr(v, "://") == NULL;
+			return !httpc_is_addr(v);
 	}
 	return 0;
 }
