@@ -324,6 +324,9 @@ static int query_main(int argc, char **argv, struct query_params *p,
 		struct err e;
 		struct buf out;
 
+		/* what sql statements may take of SQLite's heap (query_sql.h);
+		 * set here, not at start: a --remote query never starts SQLite */
+		sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 		err_clear(&e);
 		rc = dataset_open(pos[0], &ds, &e);
 		if (rc)
@@ -352,8 +355,6 @@ int cmd_query_main(int argc, char **argv)
 	struct cli_io io;
 	int rc;
 
-	/* what sql statements may take of SQLite's heap (query_sql.h) */
-	sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 	query_params_init(&p);
 	memset(&io, 0, sizeof io);
 	buf_init(&io.sql_text, 0);

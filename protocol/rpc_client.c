@@ -3,6 +3,7 @@
 #include "base/vec.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -57,7 +58,9 @@ static int wait_fd(int fd, short events, int64_t deadline)
 /* Leaves r closable with nothing connected. */
 static void client_init(struct rpc_client *r, const char *path)
 {
-	memset(r, 0, sizeof *r);
+	/* every member but the 64 KiB input buffer, the last (filled before
+	 * it is read): zeroing it cost a one-shot client 16 page faults */
+	memset(r, 0, offsetof(struct rpc_client, in));
 	r->fd = -1;
 	snprintf(r->path, sizeof r->path, "%s", path);
 	r->timeout_ms = timeout_from_env();
@@ -241,7 +244,7 @@ int rpc_client_send(struct rpc_client *r, const char *method, const char *params
 	buf_init(&b, FRAME_REQUEST_MAX + FRAME_HEADER);
 	*id = rpc_client_frame(r, &b, method, params_json);
 	if (b.failed)
-		rc = err_set(e, ERR_USAGE, "The request is larger than the 1 MiB limit");
+		rc = err_set(e, ERR_USAGE, "The request is larger than the 8 MiB limit");
 	else
 		rc = rpc_client_send_raw(r, &b, e);
 	buf_free(&b);

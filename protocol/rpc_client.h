@@ -31,7 +31,6 @@ struct rpc_client {
 	char path[ADDRESS_PATH_MAX];
 	char *last;        /* the last response frame (owned) */
 	size_t last_len;
-	char in[65536];    /* bytes received, not yet decoded */
 	size_t in_pos, in_len;
 	/* an HTTP address (httpc.h): each request is one POST /rpc, whose
 	 * answers wait here until received */
@@ -41,6 +40,8 @@ struct rpc_client {
 		size_t len;
 	} *answers;
 	size_t nanswers, next_answer, cap_answers;
+	/* last: client_init zeroes every member before it, not these 64 KiB */
+	char in[65536];    /* bytes received, not yet decoded */
 };
 
 /*

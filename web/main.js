@@ -7,7 +7,7 @@
 const DSApp = (() => {
   const { el, toast } = DSUI;
   const TABS = ['requests', 'metrics', 'nsight'];
-  const API_VERSION = '3.2';
+  const API_VERSION = '3.3';
 
   class App {
     constructor(cat, store) {
@@ -296,7 +296,7 @@ const DSApp = (() => {
       queryNsys: async (p) => Q.queryNsys(cat, store, p),
       queryCpu: async (p) => Q.queryCpu(cat, store, p),
       queryMetrics: async (p) => Q.queryMetrics(cat, store, p),
-      queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p),
+      queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p, undefined, C.sharded ? C : null),
       inspectNsys: async (p) => {
         const o = p || {};
         Q.validate(cat, { from: o.from, to: o.to });
