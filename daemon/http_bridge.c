@@ -121,7 +121,7 @@ int http_bridge_call(uv_loop_t *loop, struct server *srv, const char *body,
 	int sv[2];
 
 	if (len > FRAME_REQUEST_MAX)
-		return err_set(e, ERR_LIMIT, "The request is larger than the 1 MiB limit");
+		return err_set(e, ERR_LIMIT, "The request is larger than the session's request limit");
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
 		return err_sys(e, ERR_DATA, "Cannot open a connection to the session");
 	if (!(b = calloc(1, sizeof *b)) || !(b->req = malloc(len + FRAME_HEADER))) {

@@ -63,7 +63,7 @@ static int gen_open(const char *report, int web, struct session_gen **out,
 			*out = g;
 			return 0;
 		}
-		rc = webgen_load(report, g->id, &g->web, e);
+		rc = webgen_load(report, g->data_path, g->ident.dev, g->ident.ino, &g->web, e);
 		if (rc == ERR_DATA && tries >= WEB_TRIES)
 			rc = webgen_none("The report is being rebuilt; reload in a moment", &g->web, e);
 		if (rc == 0) {

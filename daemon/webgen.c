@@ -129,8 +129,8 @@ static int load_files(struct webgen *w, const json_t *files)
 	return 0;
 }
 
-int webgen_load(const char *report, const char *generation,
-                struct webgen **out, struct err *e)
+int webgen_load(const char *report, const char *data_path, uint64_t dev,
+                uint64_t ino, struct webgen **out, struct err *e)
 {
 	struct webgen *w = calloc(1, sizeof *w);
 	struct stat st;
@@ -152,8 +152,10 @@ int webgen_load(const char *report, const char *generation,
 		                  "rebuild it with dsight build", report);
 		goto done;
 	}
-	const char *mg = json_string_value(json_object_get(m, "generation"));
-	if (!mg || strcmp(mg, generation) != 0) {
+	/* the directory's data file must be the one the generation opened */
+	const char *base = strrchr(data_path, '/');
+	if (fstatat(w->dirfd, base ? base + 1 : data_path, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
 		rc = err_set(e, ERR_DATA, "%s changed while its generation was being opened", report);
 		goto done;
 	}

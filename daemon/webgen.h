@@ -4,8 +4,9 @@
  *
  * Loaded with the generation (off the loop): the report directory is
  * opened (a descriptor, so a later swap of the directory does not change
- * what this generation serves), its manifest.json is read and must name
- * the generation being loaded, index.html is opened and the place of its
+ * what this generation serves), its data file must be the one the
+ * generation opened (same device and inode), manifest.json is read,
+ * index.html is opened and the place of its
  * live marker (just after <head>) found, and the manifest's servable files
  * (detail/<name>, parts.json, part-NNN.html) are kept in a sorted list.
  * A report that is a file (a cache, an evidence document) or a directory
@@ -22,13 +23,14 @@
 
 struct webgen;
 
-/* Loads the viewer files of report (an absolute path) for generation
- * (the id of the dataset just opened).  Never fails for a report without
- * a viewer (*out then has a reason); ERR_DATA when the directory moved on
- * to another generation meanwhile (the caller may retry); ERR_NOMEM.
- * *out owned by the caller (webgen_free). */
-int webgen_load(const char *report, const char *generation,
-                struct webgen **out, struct err *e);
+/* Loads the viewer files of report (an absolute path) for the dataset
+ * just opened from data_path (its data file, with that device and
+ * inode).  Never fails for a report without a viewer (*out then has a
+ * reason); ERR_DATA when the directory moved on to another generation
+ * meanwhile (the caller may retry); ERR_NOMEM.  *out owned by the caller
+ * (webgen_free). */
+int webgen_load(const char *report, const char *data_path, uint64_t dev,
+                uint64_t ino, struct webgen **out, struct err *e);
 /* A generation without a viewer, for reason (copied). */
 int webgen_none(const char *reason, struct webgen **out, struct err *e);
 void webgen_free(struct webgen *w);

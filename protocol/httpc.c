@@ -23,6 +23,7 @@
 /* The libcurl functions used, looked up at the first use. */
 struct curl_api {
 	void *lib;
+	CURLcode (*global_init)(long);
 	CURL *(*easy_init)(void);
 	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
 	CURLcode (*easy_perform)(CURL *);
@@ -241,6 +242,7 @@ static int load_curl(struct curl_api *c, struct err *e)
 		               "Sessions over HTTP need libcurl (%s), which is not installed "
 		               "(Debian: apt install libcurl4)", LIBCURL);
 	/* dlsym's object pointer converted to the functions' types */
+	*(void **)&c->global_init = dlsym(c->lib, "curl_global_init");
 	*(void **)&c->easy_init = dlsym(c->lib, "curl_easy_init");
 	*(void **)&c->easy_setopt = dlsym(c->lib, "curl_easy_setopt");
 	*(void **)&c->easy_perform = dlsym(c->lib, "curl_easy_perform");
@@ -249,11 +251,17 @@ static int load_curl(struct curl_api *c, struct err *e)
 	*(void **)&c->easy_strerror = dlsym(c->lib, "curl_easy_strerror");
 	*(void **)&c->slist_append = dlsym(c->lib, "curl_slist_append");
 	*(void **)&c->slist_free_all = dlsym(c->lib, "curl_slist_free_all");
-	if (!c->easy_init || !c->easy_setopt || !c->easy_perform || !c->easy_getinfo ||
+	if (!c->global_init || !c->easy_init || !c->easy_setopt || !c->easy_perform || !c->easy_getinfo ||
 	    !c->easy_cleanup || !c->easy_strerror || !c->slist_append || !c->slist_free_all) {
 		dlclose(c->lib);
 		c->lib = NULL;
 		return err_set(e, ERR_DATA, "%s lacks the functions dsight needs", LIBCURL);
+	}
+	/* plain http only: no TLS library to initialise (most of its cost) */
+	if (c->global_init(CURL_GLOBAL_NOTHING) != CURLE_OK) {
+		dlclose(c->lib);
+		c->lib = NULL;
+		return err_set(e, ERR_DATA, "Cannot initialise %s", LIBCURL);
 	}
 	return 0;
 }

@@ -66,14 +66,11 @@ class Client:
                 if attempt:
                     raise
 
+    request_object = sl.Conn.request  # the same ids and shape as the socket's
+
     def rpc_raw(self, method, params=None, rid=None):
         """The raw JSON-RPC response body of one call."""
-        if rid is None:
-            rid = self.next_id
-            self.next_id += 1
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = params
+        msg = self.request_object(method, params, rid)
         st, _, body = self.request("POST", "/rpc", json.dumps(msg).encode())
         if st != 200:
             raise RuntimeError("HTTP %d: %r" % (st, body[:300]))

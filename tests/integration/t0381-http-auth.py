@@ -141,6 +141,20 @@ try:
     st, _, _ = c3.request("GET", "/detail/" + name)
     t.eq(st, 404, "... and has no shards")
     s2.check(t)
+
+    # --- a single-file report: its page, marked; parts.json only with parts ---
+    sf = os.path.join(t.tmp, "single")
+    r = tap.run([sl.DSIGHT, "build", tap.FIXTURE, "--single-file", "-o", sf], timeout=120)
+    sock3 = os.path.join(t.tmp, "sf.sock")
+    s3, url3, tok3 = hs.start(sf, sock3)
+    c4 = hs.Client(url3, tok3)
+    gen3 = c4.rpc("hello")["result"]["generation"]
+    st, _, page = c4.request("GET", "/")
+    t.ok(r.returncode == 0 and st == 200 and ('<meta name="dsight-live" content="%s">' % gen3).encode() in page[:3000],
+         "a single-file report: its viewer, with the live marker", (st, page[:300]))
+    st, _, _ = c4.request("GET", "/parts.json")
+    t.eq(st, 404, "a single-file report without parts: /parts.json 404")
+    s3.check(t)
 except Exception as exc:  # noqa: BLE001
     import traceback
     t.ok(False, "unexpected exception", traceback.format_exc())

@@ -15,12 +15,11 @@ import socket
 import stat
 
 from . import _native
-from ._errors import DataError, NoSession, QueryError
+from ._errors import DataError, NoSession, QueryError, rpc_result
 
 PROTOCOL = 1
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 60.0
-_INVALID_PARAMS = -32602
 _LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
 _ADDR = re.compile(r"^(?:http://)?(\[[0-9A-Fa-f:.]+\]|[^/:?\[\]]+):(\d+)/?"
                    r"(?:\?token=([0-9A-Fa-f]+))?$", re.I)
@@ -172,13 +171,7 @@ class HttpConn:
         if not isinstance(msg, dict) or msg.get("id") not in (rid, None):
             raise DataError("Malformed response from the session")
         self.answered += 1
-        if "error" in msg:
-            err = msg["error"] or {}
-            text = str(err.get("message", "error"))
-            if err.get("code") == _INVALID_PARAMS:
-                raise QueryError(text)
-            raise DataError(text)
-        return msg.get("result")
+        return rpc_result(msg)
 
     def close(self):
         if self._c is not None:

@@ -12,14 +12,13 @@ import struct
 import threading
 
 from . import _http, _native
-from ._errors import DataError, NoSession, QueryError
+from ._errors import DataError, NoSession, rpc_result
 
 PROTOCOL = 1
 FRAME_MAX = 64 << 20 | 1 << 16   # the largest reply (64 MiB) plus the envelope
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 60.0              # above the longest sql time limit (30 s)
 
-_INVALID_PARAMS = -32602
 
 
 class _Closed(DataError):
@@ -102,13 +101,7 @@ class _Conn:
                 msg.get("id") is None and "error" in msg)):
             raise DataError("Malformed response from the session")
         self.answered += 1
-        if "error" in msg:
-            err = msg["error"] or {}
-            text = str(err.get("message", "error"))
-            if err.get("code") == _INVALID_PARAMS:
-                raise QueryError(text)
-            raise DataError(text)
-        return msg.get("result")
+        return rpc_result(msg)
 
     def close(self):
         try:
