@@ -55,11 +55,11 @@ TEST(frame_limit_checked_before_allocation)
 	size_t olen;
 	frame_reader_init(&r, FRAME_REQUEST_MAX);
 	CHECK_EQ(frame_reader_feed(&r, &p, &n, &out, &olen, &e), ERR_LIMIT);
-	CHECK(strstr(e.msg, "4294967295") && strstr(e.msg, "1 MiB"));
+	CHECK(strstr(e.msg, "4294967295") && strstr(e.msg, "8 MiB"));
 	CHECK_EQ(r.body.cap, 0); /* nothing allocated for the claimed body */
 	frame_reader_free(&r);
 	/* exactly the limit is fine, one more is not */
-	unsigned char ok[4] = {0x00, 0x10, 0x00, 0x00}, bad[4] = {0x00, 0x10, 0x00, 0x01};
+	unsigned char ok[4] = {0x00, 0x80, 0x00, 0x00}, bad[4] = {0x00, 0x80, 0x00, 0x01};
 	frame_reader_init(&r, FRAME_REQUEST_MAX);
 	p = (const char *)ok;
 	n = 4;
