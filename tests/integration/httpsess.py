@@ -115,5 +115,13 @@ def wait_port_closed(url, timeout=15):
     return False
 
 
-def files_gone(sock):
-    return not any(os.path.exists(sock + sfx) for sfx in ("", ".lock", ".http"))
+def files_gone(sock, timeout=15):
+    """The session's socket, lock and token file are gone, waiting up to
+    timeout seconds (a loaded machine may lag the exit path)."""
+    deadline = time.time() + timeout
+    while True:
+        if not any(os.path.exists(sock + sfx) for sfx in ("", ".lock", ".http")):
+            return True
+        if time.time() >= deadline:
+            return False
+        time.sleep(0.05)

@@ -106,7 +106,7 @@ try:
     r = sl.dsight("ctl", "kill-server", url, env=sl.env_with(DSIGHT_TOKEN=token))
     t.ok(r.returncode == 0 and re.match(r"Stopped session \S+ \(pid \d+\)", r.stdout),
          "ctl kill-server HOST:PORT: Stopped session NAME (pid N)", r.stdout + r.stderr)
-    t.ok(hs.files_gone(sock) and hs.wait_port_closed(url, 2),
+    t.ok(hs.files_gone(sock) and hs.wait_port_closed(url),
          "after kill-server: port closed; socket, lock, token file gone")
     sl.wait_exit(s.proc, 20)
     err = s.check(t)
@@ -183,7 +183,7 @@ try:
     t.ok(results and isinstance(results[0], dict), "SIGTERM: the HTTP request in flight gets an answer",
          results[:1])
     err = s.check(t)
-    t.ok("signal TERM" in err and hs.files_gone(sock) and hs.wait_port_closed(url, 2),
+    t.ok("signal TERM" in err and hs.files_gone(sock) and hs.wait_port_closed(url),
          "SIGTERM: exit 0, files removed, port closed", err[-300:])
 except Exception:  # noqa: BLE001
     import traceback
