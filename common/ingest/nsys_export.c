@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,6 +149,30 @@ static char *dup_printf(const char *fmt, ...)
 		s = NULL;
 	va_end(ap);
 	return s;
+}
+
+int nsys_export_seconds(const struct nsys_export *x, int64_t origin_ns,
+                        int64_t rel, double *out, struct err *e)
+{
+	int64_t abs, d;
+	if (__builtin_add_overflow(x->epoch_ns, rel, &abs) ||
+	    __builtin_sub_overflow(abs, origin_ns, &d))
+		return err_set(e, ERR_DATA, "%s: timestamp %" PRId64
+		               " is out of the 64-bit nanosecond range",
+		               x->display, rel);
+	*out = (double)d / 1e9;
+	return 0;
+}
+
+int nsys_export_has_table(const struct nsys_export *x, const char *t, int *rc)
+{
+	return table_exists(x->db, t, rc);
+}
+
+int nsys_export_has_column(const struct nsys_export *x, const char *t,
+                           const char *c, int *rc)
+{
+	return has_column(x->db, t, c, rc);
 }
 
 void nsys_export_close(struct nsys_export *x)

@@ -44,6 +44,19 @@ int nsys_export_open(const char *path, const char *display,
 
 void nsys_export_close(struct nsys_export *x);
 
+/* The run time in seconds of a session-relative timestamp rel of x:
+ * (epoch + rel - origin_ns) / 1e9, the difference in 64-bit integers;
+ * ERR_DATA naming the export when it overflows. */
+int nsys_export_seconds(const struct nsys_export *x, int64_t origin_ns,
+                        int64_t rel, double *out, struct err *e);
+
+/* 1 when x has table t (0 when not); 1 when its table t has column c,
+ * matched case-insensitively as SQLite does.  <0 on an SQLite failure
+ * (its code in *rc). */
+int nsys_export_has_table(const struct nsys_export *x, const char *t, int *rc);
+int nsys_export_has_column(const struct nsys_export *x, const char *t,
+                           const char *c, int *rc);
+
 /* Converts an SQLite failure on x into ERR_DATA naming the file. */
 int nsys_export_sqlerr(const struct nsys_export *x, int rc, const char *what,
                        struct err *e);

@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/strdict.h"
+#include "ingest/nsys_gpu.h"
 #include "ingest/nsys_name.h"
 #include "base/vec.h"
 
@@ -47,6 +48,7 @@ struct pstate {
 	struct strdict text_ids; /* textId (8 bytes) -> name index */
 	struct strdict threads;  /* gtid text -> order */
 	sqlite3_stmt *string_by_id;
+	struct nsys_gpu *gpu;    /* the projection follows the ranges */
 };
 
 static int sqlerr(struct pstate *ps, int rc, const char *what, struct err *e)
@@ -66,14 +68,7 @@ static size_t gtid_text(sqlite3_stmt *st, int c, char out[32])
 static int to_seconds(struct pstate *ps, int64_t rel, double *out,
                       struct err *e)
 {
-	int64_t abs, d;
-	if (__builtin_add_overflow(ps->in->x->epoch_ns, rel, &abs) ||
-	    __builtin_sub_overflow(abs, ps->in->origin_ns, &d))
-		return err_set(e, ERR_DATA, "%s: timestamp %" PRId64
-		               " is out of the 64-bit nanosecond range",
-		               ps->in->x->display, rel);
-	*out = (double)d / 1e9;
-	return 0;
+	return nsys_export_seconds(ps->in->x, ps->in->origin_ns, rel, out, e);
 }
 
 /* Name index of the current range row (text, else textId, else ""). */
@@ -175,6 +170,10 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 		if ((rc = to_seconds(ps, s, &ev.start, e)) != 0 ||
 		    (rc = to_seconds(ps, en, &ev.end, e)) != 0 ||
 		    (rc = range_name(ps, st, &ev.name, e)) != 0)
+			goto out;
+		if ((rc = nsys_gpu_range(ps->gpu, s, en,
+		                         sqlite3_column_type(st, 5) == SQLITE_INTEGER,
+		                         sqlite3_column_int64(st, 5), kept, e)) != 0)
 			goto out;
 		ev.tid_len = gtid_text(st, 5, tid);
 		ev.tid = tid;
@@ -469,7 +468,7 @@ static json_t *pair(double a, double b)
 /* Assembles the profile object once both passes are done. */
 static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
                          const double range[2], struct cpu *cpu,
-                         struct err *e)
+                         json_t *gpu, json_t *gpu_names, struct err *e)
 {
 	const struct nsys_profile_in *in = ps->in;
 	const struct nsys_export *x = in->x;
@@ -519,7 +518,9 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	    set(p, "cuda", json_boolean(x->cuda)) ||
 	    set(p, "attribution", json_string(ATTRIBUTION)) ||
 	    set(p, "clock", json_string(CLOCK)) ||
-	    set(p, "cpu", cpu && cpu->count ? cpu_object(cpu, &out->invalid_text) : json_null())) {
+	    set(p, "cpu", cpu && cpu->count ? cpu_object(cpu, &out->invalid_text) : json_null()) ||
+	    (gpu && json_object_set(p, "gpu", gpu) != 0) ||
+	    (gpu && json_object_set(p, "gpu_names", gpu_names) != 0)) {
 		json_decref(p);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
@@ -532,9 +533,11 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 {
 	struct pstate ps;
 	struct cpu cpu;
+	struct nsys_gpu_out gout;
 	double range[2] = {0, 0};
 	int rc;
 
+	memset(&gout, 0, sizeof gout);
 	memset(out, 0, sizeof *out);
 	memset(&ps, 0, sizeof ps);
 	memset(&cpu, 0, sizeof cpu);
@@ -553,13 +556,32 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 		rc = sqlerr(&ps, rc, "reading StringIds", e);
 		goto out;
 	}
-	if ((rc = stream_ranges(&ps, out, range, e)) != 0)
+	if ((rc = nsys_gpu_open(in->x, in->file, in->origin_ns, &ps.gpu, e)) != 0 ||
+	    (rc = stream_ranges(&ps, out, range, e)) != 0)
 		goto out;
 	if (in->x->has_samples && (rc = stream_samples(&ps, &cpu, e)) != 0)
 		goto out;
 	out->samples = cpu.count;
-	rc = build_profile(&ps, out, range, in->x->has_samples ? &cpu : NULL, e);
+	if ((rc = nsys_gpu_stream(ps.gpu, in->sink, in->profile_id,
+	                          in->max_events, &gout, e)) != 0)
+		goto out;
+	out->gpu_rows = gout.rows;
+	out->gpu_invalid = gout.invalid;
+	out->gpu_truncated = gout.truncated;
+	out->invalid_text += gout.invalid_text;
+	out->gpu_warnings = gout.warnings;
+	gout.warnings = NULL;
+	rc = build_profile(&ps, out, range, in->x->has_samples ? &cpu : NULL,
+	                   gout.gpu, gout.names, e);
 out:
+	json_decref(gout.gpu);
+	json_decref(gout.names);
+	json_decref(gout.warnings);
+	nsys_gpu_close(ps.gpu);
+	if (rc) {
+		json_decref(out->gpu_warnings);
+		out->gpu_warnings = NULL;
+	}
 	sqlite3_finalize(ps.string_by_id);
 	strdict_free(&ps.names);
 	strdict_free(&ps.text_ids);

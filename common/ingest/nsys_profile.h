@@ -35,11 +35,18 @@ struct nsys_profile_out {
 	uint64_t without_end, invalid, scanned;
 	uint64_t invalid_text;  /* invalid UTF-8 sequences replaced by U+FFFD */
 	int truncated;
+	/* GPU activity (nsys_gpu.h): rows imported, rows without a valid
+	 * time, row cap reached, warnings (new reference, an array). */
+	uint64_t gpu_rows, gpu_invalid;
+	int gpu_truncated;
+	json_t *gpu_warnings;
 };
 
-/* Streams the export's ranges and samples to in->sink and builds the
- * profile object (events: [] + event_count; cpu.samples: [] +
- * sample_count).  On success out->profile is owned by the caller. */
+/* Streams the export's ranges, samples and GPU rows (in->max_events caps
+ * ranges and GPU rows separately) to in->sink and builds the profile
+ * object (events: [] + event_count; cpu.samples: [] + sample_count; `gpu`
+ * when GPU rows were imported).  On success out->profile and
+ * out->gpu_warnings are owned by the caller. */
 int nsys_profile_import(const struct nsys_profile_in *in,
                         struct nsys_profile_out *out, struct err *e);
 

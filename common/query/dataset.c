@@ -454,6 +454,18 @@ int dataset_select(struct dataset *ds, enum evidence_collection c,
 	return store_coll_select(ds->coll, c, sel, total, unaligned, fn, ctx, e);
 }
 
+int dataset_gpu_rows(struct dataset *ds, int64_t profile,
+                     const struct dataset_window *w, double max_duration,
+                     int with_nvtx_name, store_gpu_fn fn, void *ctx,
+                     struct err *e)
+{
+	if (!ds->store)
+		return 0;
+	return store_gpu_rows(store_db(ds->store), profile, w != NULL,
+	                      w ? w->start : 0, w ? w->end : 0, max_duration,
+	                      with_nvtx_name, fn, ctx, e);
+}
+
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e)

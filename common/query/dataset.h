@@ -19,6 +19,7 @@
 #include "base/row.h"
 #include "base/fileid.h"
 #include "store/store_coll.h"
+#include "store/store_gpu.h"
 #include "store/store_sumbins.h"
 
 struct dataset;
@@ -74,6 +75,13 @@ int dataset_check_generation(struct dataset *ds, struct err *e);
  * in no particular order; w == NULL: every event in ordinal order.  The
  * SQLite backend uses the durations lower-bound scan of
  * doc/query-semantics.md "nsys". */
+/* GPU rows of one profile (store_gpu.h: ordinal order; w: overlapping
+ * it; max_duration the profile's gpu.max_duration).  The in-memory backend
+ * has none. */
+int dataset_gpu_rows(struct dataset *ds, int64_t profile,
+                     const struct dataset_window *w, double max_duration,
+                     int with_nvtx_name, store_gpu_fn fn, void *ctx,
+                     struct err *e);
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e);

@@ -1,0 +1,251 @@
+/* store_gpu: GPU activity tables and views (see store_gpu.h). */
+#include "store/store_gpu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char store_gpu_schema_sql[] =
+	"CREATE TABLE " STORE_GPU_TABLE " (profile INTEGER, ordinal INTEGER,"
+	" kind INTEGER, start REAL, \"end\" REAL, device INTEGER,"
+	" stream INTEGER, correlation INTEGER, bytes INTEGER, grid_x INTEGER,"
+	" grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER,"
+	" block_z INTEGER, registers INTEGER, static_smem INTEGER,"
+	" dynamic_smem INTEGER, graph_node INTEGER, name INTEGER,"
+	" short_name INTEGER, launch_tid TEXT, launch_start REAL,"
+	" launch_name INTEGER, nvtx INTEGER, source_row INTEGER,"
+	" PRIMARY KEY (profile, ordinal)) WITHOUT ROWID;"
+	"CREATE TABLE " STORE_GPU_NAMES " (profile INTEGER, id INTEGER,"
+	" name TEXT, PRIMARY KEY (profile, id)) WITHOUT ROWID;";
+
+const char store_gpu_index_sql[] =
+	"CREATE INDEX dsight_gpu_window ON " STORE_GPU_TABLE
+	" (profile, start);"
+	"CREATE INDEX dsight_gpu_launch ON " STORE_GPU_TABLE
+	" (profile, launch_tid, launch_start) WHERE launch_tid IS NOT NULL;";
+
+/* kind as the views and answers spell it */
+#define KIND_TEXT(col) \
+	"CASE " col " WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy'" \
+	" WHEN 2 THEN 'memset' END"
+
+static const char views_sql[] =
+	"CREATE VIEW gpu AS SELECT g.profile AS profile, p.worker AS worker,"
+	" g.ordinal AS ordinal, " KIND_TEXT("g.kind") " AS kind,"
+	" g.start AS start, g.\"end\" AS \"end\","
+	" g.\"end\" - g.start AS duration, g.device AS device,"
+	" g.stream AS stream, n.name AS name,"
+	" (SELECT s.name FROM " STORE_GPU_NAMES " AS s WHERE s.profile ="
+	" g.profile AND s.id = g.short_name) AS short_name,"
+	" g.correlation AS correlation, g.bytes AS bytes,"
+	" g.grid_x AS grid_x, g.grid_y AS grid_y, g.grid_z AS grid_z,"
+	" g.block_x AS block_x, g.block_y AS block_y, g.block_z AS block_z,"
+	" g.registers AS registers, g.static_smem AS static_smem,"
+	" g.dynamic_smem AS dynamic_smem, g.graph_node AS graph_node,"
+	" g.launch_tid AS launch_tid, g.launch_start AS launch_start,"
+	" (SELECT s.name FROM " STORE_GPU_NAMES " AS s WHERE s.profile ="
+	" g.profile AND s.id = g.launch_name) AS launch_name,"
+	" g.start - g.launch_start AS queue_delay,"
+	" g.nvtx AS nvtx_ordinal,"
+	" (SELECT v.name FROM events AS e JOIN dsight_view_names AS v"
+	" ON v.profile = e.profile AND v.id = e.name WHERE e.profile ="
+	" g.profile AND e.ordinal = g.nvtx) AS nvtx_name,"
+	" g.source_row AS source_row"
+	" FROM " STORE_GPU_TABLE " AS g"
+	" LEFT JOIN dsight_view_profiles AS p ON p.profile = g.profile"
+	" LEFT JOIN " STORE_GPU_NAMES " AS n ON n.profile = g.profile"
+	" AND n.id = g.name;"
+	"CREATE VIEW gpu_launches AS SELECT g.profile AS profile,"
+	" p.worker AS worker, g.launch_tid AS tid,"
+	" g.launch_start AS start, n.name AS name,"
+	" g.correlation AS correlation, min(g.nvtx) AS nvtx_ordinal,"
+	" count(*) AS gpu_rows, sum(g.kind = 0) AS kernels,"
+	" min(g.start) AS gpu_start, max(g.\"end\") AS gpu_end,"
+	" min(g.start) - g.launch_start AS queue_delay"
+	" FROM " STORE_GPU_TABLE " AS g"
+	" LEFT JOIN dsight_view_profiles AS p ON p.profile = g.profile"
+	" LEFT JOIN " STORE_GPU_NAMES " AS n ON n.profile = g.profile"
+	" AND n.id = g.launch_name"
+	" WHERE g.launch_tid IS NOT NULL"
+	" GROUP BY g.profile, g.launch_tid, g.launch_start, g.correlation;";
+
+void store_gpu_copy(struct store_gpu_rec *rec, int64_t profile,
+                    int64_t ordinal, const struct row_gpu *row,
+                    struct buf *text)
+{
+	rec->profile = profile;
+	rec->ordinal = ordinal;
+	rec->row = *row;
+	rec->tid_off = text->len;
+	if (row->launch_tid)
+		buf_append(text, row->launch_tid, row->launch_tid_len);
+}
+
+int store_gpu_prepare(sqlite3 *db, sqlite3_stmt **st, struct err *e)
+{
+	if (sqlite3_prepare_v2(db, "INSERT INTO " STORE_GPU_TABLE " VALUES"
+	                       " (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+	                       "?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,"
+	                       "?25,?26)", -1, st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot prepare the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}
+
+static void bind_index(sqlite3_stmt *st, int k, int64_t v)
+{
+	if (v >= 0)
+		sqlite3_bind_int64(st, k, v);
+	else
+		sqlite3_bind_null(st, k);
+}
+
+int store_gpu_insert(sqlite3 *db, sqlite3_stmt *st, const char *text,
+                     const struct store_gpu_rec *rec, struct err *e)
+{
+	/* the order of ROW_GPU_* is the order of the table's columns from
+	 * device to graph_node */
+	const struct row_gpu *r = &rec->row;
+	sqlite3_bind_int64(st, 1, rec->profile);
+	sqlite3_bind_int64(st, 2, rec->ordinal);
+	sqlite3_bind_int(st, 3, r->kind);
+	sqlite3_bind_double(st, 4, r->start);
+	sqlite3_bind_double(st, 5, r->end);
+	for (int i = 0; i < ROW_GPU_NINT; i++) {
+		if (r->nulls & (1u << i))
+			sqlite3_bind_null(st, 6 + i);
+		else
+			sqlite3_bind_int64(st, 6 + i, r->v[i]);
+	}
+	int k = 6 + ROW_GPU_NINT;
+	sqlite3_bind_int64(st, k, r->name);
+	bind_index(st, k + 1, r->short_name);
+	if (r->launch_tid) {
+		sqlite3_bind_text(st, k + 2, text + rec->tid_off,
+		                  (int)r->launch_tid_len, SQLITE_STATIC);
+		sqlite3_bind_double(st, k + 3, r->launch_start);
+	} else {
+		sqlite3_bind_null(st, k + 2);
+		sqlite3_bind_null(st, k + 3);
+	}
+	bind_index(st, k + 4, r->launch_name);
+	bind_index(st, k + 5, r->nvtx);
+	sqlite3_bind_int64(st, k + 6, r->source_row);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return err_set(e, ERR_DATA, "cannot write the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}
+
+int store_gpu_finish(sqlite3 *db, const json_t *catalog, struct err *e)
+{
+	sqlite3_stmt *st;
+	const json_t *profiles = json_object_get(catalog, "profiles");
+	size_t p;
+	const json_t *pr;
+	int rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO " STORE_GPU_NAMES
+	                       " VALUES (?1,?2,?3)", -1, &st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot write the GPU names: %s",
+		               sqlite3_errmsg(db));
+	json_array_foreach(profiles, p, pr) {
+		const json_t *names = json_object_get(pr, "gpu_names");
+		size_t k;
+		const json_t *n;
+		json_array_foreach(names, k, n) {
+			sqlite3_bind_int64(st, 1, (sqlite3_int64)p);
+			sqlite3_bind_int64(st, 2, (sqlite3_int64)k);
+			sqlite3_bind_text(st, 3, json_string_value(n),
+			                  (int)json_string_length(n), SQLITE_STATIC);
+			rc = sqlite3_step(st);
+			sqlite3_reset(st);
+			if (rc != SQLITE_DONE)
+				break;
+		}
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE ||
+	    sqlite3_exec(db, views_sql, NULL, NULL, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot write the GPU names and views:"
+		               " %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+int store_gpu_rows(sqlite3 *db, int64_t profile, int has_window, double ws,
+                   double we, double max_duration, int with_nvtx_name,
+                   store_gpu_fn fn, void *ctx, struct err *e)
+{
+	char sql[640];
+	sqlite3_stmt *st;
+	int r, rc = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = '"
+	                       STORE_GPU_TABLE "'", -1, &st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW)
+		return 0;
+	snprintf(sql, sizeof sql, "SELECT ordinal, kind, start, \"end\", device,"
+	         " stream, correlation, bytes, grid_x, grid_y, grid_z, block_x,"
+	         " block_y, block_z, registers, static_smem, dynamic_smem,"
+	         " graph_node, name, short_name, launch_tid, launch_start,"
+	         " launch_name, nvtx, source_row, %s FROM " STORE_GPU_TABLE
+	         " AS g WHERE profile = ?1%s ORDER BY ordinal",
+	         with_nvtx_name ? "(SELECT e.name FROM events AS e WHERE"
+	                          " e.profile = g.profile AND e.ordinal ="
+	                          " g.nvtx)" : "NULL",
+	         has_window ? " AND start <= ?3 AND start >= ?2 - ?4 AND"
+	                      " \"end\" >= ?2" : "");
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	sqlite3_bind_int64(st, 1, profile);
+	if (has_window) {
+		sqlite3_bind_double(st, 2, ws);
+		sqlite3_bind_double(st, 3, we);
+		/* a margin so that rounding never drops an overlapping row */
+		sqlite3_bind_double(st, 4, max_duration * (1 + 1e-9) + 1e-9);
+	}
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct row_gpu g;
+		memset(&g, 0, sizeof g);
+		g.kind = sqlite3_column_int(st, 1);
+		g.start = sqlite3_column_double(st, 2);
+		g.end = sqlite3_column_double(st, 3);
+		for (int i = 0; i < ROW_GPU_NINT; i++) {
+			if (sqlite3_column_type(st, 4 + i) == SQLITE_NULL)
+				g.nulls |= 1u << i;
+			else
+				g.v[i] = sqlite3_column_int64(st, 4 + i);
+		}
+		int k = 4 + ROW_GPU_NINT;
+		g.name = sqlite3_column_int64(st, k);
+		g.short_name = sqlite3_column_type(st, k + 1) == SQLITE_NULL ? -1 :
+		               sqlite3_column_int64(st, k + 1);
+		if (sqlite3_column_type(st, k + 2) != SQLITE_NULL) {
+			g.launch_tid = (const char *)sqlite3_column_text(st, k + 2);
+			g.launch_tid_len = (size_t)sqlite3_column_bytes(st, k + 2);
+			g.launch_start = sqlite3_column_double(st, k + 3);
+		}
+		g.launch_name = sqlite3_column_type(st, k + 4) == SQLITE_NULL ? -1 :
+		                sqlite3_column_int64(st, k + 4);
+		g.nvtx = sqlite3_column_type(st, k + 5) == SQLITE_NULL ? -1 :
+		         sqlite3_column_int64(st, k + 5);
+		g.source_row = sqlite3_column_int64(st, k + 6);
+		int64_t nn = sqlite3_column_type(st, k + 7) == SQLITE_NULL ? -1 :
+		             sqlite3_column_int64(st, k + 7);
+		if ((rc = fn(ctx, sqlite3_column_int64(st, 0), &g, nn)) != 0)
+			break;
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
+		             sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc;
+}
