@@ -79,7 +79,7 @@ static int warn(json_t *warnings, struct err *e, const char *fmt, ...)
 	vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	buf_puts(&b, tmp);
-	json_t *s = b.failed ? NULL : nsys_json_string(b.data, b.len);
+	json_t *s = b.failed ? NULL : nsys_export_string(b.data, b.len);
 	buf_free(&b);
 	if (!s || json_array_append_new(warnings, s) != 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -411,7 +411,7 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 	snprintf(mt, sizeof mt, "%" PRId64, mtime);
 	json_t *src = json_pack("{s:I,s:o,s:s,s:I,s:s,s:s}", "id",
 	                        (json_int_t)in.source_id, "path",
-	                        nsys_json_string(abs, strlen(abs)), "kind",
+	                        nsys_export_string(abs, strlen(abs)), "kind",
 	                        "nsight_sqlite", "bytes", (json_int_t)bytes,
 	                        "modified_ns", mt, "sha256", sha);
 	if (!src || json_array_append_new(sources, src) != 0 ||

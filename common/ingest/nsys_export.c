@@ -14,6 +14,7 @@
 
 #include "base/buf.h"
 #include "base/hash.h"
+#include "base/utf8.h"
 
 int nsys_export_sqlerr(const struct nsys_export *x, int rc, const char *what,
                        struct err *e)
@@ -149,6 +150,25 @@ static char *dup_printf(const char *fmt, ...)
 		s = NULL;
 	va_end(ap);
 	return s;
+}
+
+json_t *nsys_export_text(const char *s, size_t n, uint64_t *invalid)
+{
+	if (utf8_valid(s, n))
+		return json_stringn(s, n);
+	struct buf b;
+	buf_init(&b, 0);
+	size_t bad = buf_append_utf8(&b, s, n);
+	if (invalid)
+		*invalid += bad;
+	json_t *j = b.failed ? NULL : json_stringn(b.data ? b.data : "", b.len);
+	buf_free(&b);
+	return j;
+}
+
+json_t *nsys_export_string(const char *s, size_t n)
+{
+	return nsys_export_text(s, n, NULL);
 }
 
 int nsys_export_seconds(const struct nsys_export *x, int64_t origin_ns,

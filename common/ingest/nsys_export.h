@@ -14,6 +14,9 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include <jansson.h>
+#include <stddef.h>
+
 #include "base/err.h"
 
 struct nsys_export {
@@ -67,5 +70,13 @@ int nsys_export_file_facts(const char *path, const char *display,
                            int64_t *bytes, int64_t *mtime_ns,
                            char sha256_hex[65],
                            const volatile sig_atomic_t *cancel, struct err *e);
+
+/* A JSON string of n bytes of text from an export; invalid UTF-8
+ * sequences become U+FFFD (each adds 1 to *invalid when invalid is not
+ * NULL) and NUL stays U+0000.  New reference, NULL only when out of
+ * memory. */
+json_t *nsys_export_text(const char *s, size_t n, uint64_t *invalid);
+/* nsys_export_text without counting. */
+json_t *nsys_export_string(const char *s, size_t n);
 
 #endif

@@ -10,7 +10,6 @@
 #include "base/buf.h"
 #include "base/strdict.h"
 #include "base/vec.h"
-#include "ingest/nsys_profile.h"
 
 enum { T_KERNEL, T_MEMCPY, T_MEMSET, T_RUNTIME, NTABLES };
 
@@ -115,7 +114,7 @@ static int warnf(struct nsys_gpu *g, struct err *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = vasprintf(&t, fmt, ap);
 	va_end(ap);
-	json_t *s = n < 0 ? NULL : nsys_json_string(t, (size_t)n);
+	json_t *s = n < 0 ? NULL : nsys_export_string(t, (size_t)n);
 	if (n >= 0)
 		free(t);
 	if (!s || json_array_append_new(g->warnings, s) != 0)
@@ -548,7 +547,7 @@ static json_t *devices_json(struct gstream *gs, uint64_t *invalid)
 			sqlite3_reset(q);
 			sqlite3_bind_int64(q, 1, gs->devices[i]);
 			if (sqlite3_step(q) == SQLITE_ROW)
-				name = nsys_json_text(
+				name = nsys_export_text(
 					(const char *)sqlite3_column_text(q, 0),
 					(size_t)sqlite3_column_bytes(q, 0), invalid);
 		}
@@ -567,7 +566,7 @@ static json_t *gpu_json(struct gstream *gs, struct nsys_gpu_out *out)
 {
 	json_t *names = json_array();
 	for (size_t i = 0; names && i < gs->names.count; i++) {
-		json_t *s = nsys_json_text(gs->names.entries[i].key,
+		json_t *s = nsys_export_text(gs->names.entries[i].key,
 		                           gs->names.entries[i].len,
 		                           &out->invalid_text);
 		if (!s || json_array_append_new(names, s) != 0) {

@@ -22,25 +22,6 @@
 #define CPU_EVIDENCE "COMPOSITE_EVENTS.id -> SAMPLING_CALLCHAINS.id -> " \
                      "StringIds.id"
 
-json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid)
-{
-	if (utf8_valid(s, n))
-		return json_stringn(s, n);
-	struct buf b;
-	buf_init(&b, 0);
-	size_t bad = buf_append_utf8(&b, s, n);
-	if (invalid)
-		*invalid += bad;
-	json_t *j = b.failed ? NULL : json_stringn(b.data ? b.data : "", b.len);
-	buf_free(&b);
-	return j;
-}
-
-json_t *nsys_json_string(const char *s, size_t n)
-{
-	return nsys_json_text(s, n, NULL);
-}
-
 /* State shared by the range and sample passes. */
 struct pstate {
 	const struct nsys_profile_in *in;
@@ -333,7 +314,7 @@ static json_t *dict_strings(const struct strdict *d, uint64_t *invalid)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < d->count; i++)
-		if (add(a, nsys_json_text(d->entries[i].key,
+		if (add(a, nsys_export_text(d->entries[i].key,
 		                          d->entries[i].len, invalid)) != 0) {
 			json_decref(a);
 			return NULL;
@@ -401,7 +382,7 @@ static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
 		if (!failed)
 			failed |= set(o, "name",
 				strdict_get(&byid, t->key, t->len, &k) ?
-				nsys_json_text(tnames.entries[k].key,
+				nsys_export_text(tnames.entries[k].key,
 				               tnames.entries[k].len, invalid) :
 				json_null());
 		if (failed) {
@@ -489,15 +470,15 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	p = json_object();
 	if (!p ||
 	    set(p, "id", json_integer(in->profile_id)) ||
-	    set(p, "worker", nsys_json_string(nm.worker, strlen(nm.worker))) ||
+	    set(p, "worker", nsys_export_string(nm.worker, strlen(nm.worker))) ||
 	    set(p, "rank", nm.has_rank ? json_integer(nm.rank) : json_null()) ||
 	    set(p, "engine", nm.has_engine ? json_integer(nm.engine)
 	                                   : json_null()) ||
 	    set(p, "gpus", nm.gpus[0] ? json_string(nm.gpus) : json_null()) ||
-	    set(p, "host", host ? nsys_json_text(host, strlen(host), &out->invalid_text)
+	    set(p, "host", host ? nsys_export_text(host, strlen(host), &out->invalid_text)
 	                        : json_null()) ||
 	    set(p, "host_source", json_string(host_source)) ||
-	    set(p, "file", nsys_json_string(in->file, strlen(in->file))) ||
+	    set(p, "file", nsys_export_string(in->file, strlen(in->file))) ||
 	    set(p, "evidence_source", json_integer(in->source_id)) ||
 	    set(p, "epoch_ns", i64_string(x->epoch_ns)) ||
 	    set(p, "system_clock_ns", x->has_sysclock ?

@@ -50,12 +50,4 @@ struct nsys_profile_out {
 int nsys_profile_import(const struct nsys_profile_in *in,
                         struct nsys_profile_out *out, struct err *e);
 
-/* A JSON string of n bytes of text from an export; invalid UTF-8
- * sequences become U+FFFD (each adds 1 to *invalid when invalid is not
- * NULL) and NUL stays U+0000.  New reference, NULL only when out of
- * memory. */
-json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid);
-/* nsys_json_text without counting. */
-json_t *nsys_json_string(const char *s, size_t n);
-
 #endif

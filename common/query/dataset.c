@@ -466,6 +466,18 @@ int dataset_gpu_rows(struct dataset *ds, int64_t profile,
 	                      with_nvtx_name, fn, ctx, e);
 }
 
+int dataset_gpu_projected(struct dataset *ds, int64_t profile,
+                          const char *tid, size_t tid_len, double start,
+                          double end, struct store_gpu_span *out,
+                          struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	if (!ds->store)
+		return 0;
+	return store_gpu_projected(store_db(ds->store), profile, tid, tid_len,
+	                           start, end, out, e);
+}
+
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e)

@@ -82,6 +82,12 @@ int dataset_gpu_rows(struct dataset *ds, int64_t profile,
                      const struct dataset_window *w, double max_duration,
                      int with_nvtx_name, store_gpu_fn fn, void *ctx,
                      struct err *e);
+/* The kernels projected onto an NVTX range (store_gpu_projected); none
+ * for the in-memory backend. */
+int dataset_gpu_projected(struct dataset *ds, int64_t profile,
+                          const char *tid, size_t tid_len, double start,
+                          double end, struct store_gpu_span *out,
+                          struct err *e);
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e);

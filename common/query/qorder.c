@@ -24,7 +24,7 @@ static const char *const sessions_keys[] = {"start", "end", "duration", "id",
 static const char *const timeline_keys[] = {
 	"start", "arrivals", "completions", "first_tokens", "in_flight",
 	"ttft_ms_mean", "overlapping", "active", "samples", "min", "max",
-	"mean", "series", "sum_of_means", NULL};
+	"mean", "series", "sum_of_means", "kernels", "busy", NULL};
 
 static const struct {
 	const char *kind;

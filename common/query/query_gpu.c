@@ -196,7 +196,8 @@ static int on_group(void *ctx, int64_t ordinal, const struct row_gpu *row,
 	s->total++;
 	int64_t g = group_of(s, s->q->p->group_by, row, nvtx_name);
 	struct q_nvtx_groups *gs = s->gs;
-	if (g < 0 || vec_reserve(&gs->g, &gs->cap, (size_t)g + 1, sizeof *gs->g)) {
+	if (g < 0 || vec_reserve_zero(&gs->g, &gs->cap, (size_t)g + 1,
+	                            sizeof *gs->g)) {
 		s->oom = 1;
 		return 1;
 	}

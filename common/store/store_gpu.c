@@ -249,3 +249,51 @@ int store_gpu_rows(sqlite3 *db, int64_t profile, int has_window, double ws,
 	sqlite3_finalize(st);
 	return rc;
 }
+
+int store_gpu_projected(sqlite3 *db, int64_t profile, const char *tid,
+                        size_t tid_len, double start, double end,
+                        struct store_gpu_span *out, struct err *e)
+{
+	sqlite3_stmt *st;
+	int r;
+	double cs = 0, ce = 0;
+
+	memset(out, 0, sizeof *out);
+	if (sqlite3_prepare_v2(db, "SELECT start, \"end\" FROM " STORE_GPU_TABLE
+	                       " WHERE profile = ?1 AND launch_tid = ?2 AND"
+	                       " launch_tid IS NOT NULL AND launch_start"
+	                       " BETWEEN ?3 AND ?4 AND kind = 0 ORDER BY start",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	sqlite3_bind_int64(st, 1, profile);
+	sqlite3_bind_text(st, 2, tid, (int)tid_len, SQLITE_STATIC);
+	sqlite3_bind_double(st, 3, start);
+	sqlite3_bind_double(st, 4, end);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		double s = sqlite3_column_double(st, 0);
+		double en = sqlite3_column_double(st, 1);
+		if (!out->count) {
+			out->start = s;
+			out->end = en;
+			cs = s;
+			ce = en;
+		} else if (s > ce) {
+			out->busy += ce - cs;
+			cs = s;
+			ce = en;
+		} else if (en > ce) {
+			ce = en;
+		}
+		if (en > out->end)
+			out->end = en;
+		out->count++;
+	}
+	if (out->count)
+		out->busy += ce - cs;
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE)
+		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}

@@ -71,4 +71,16 @@ typedef int (*store_gpu_fn)(void *ctx, int64_t ordinal,
 int store_gpu_rows(sqlite3 *db, int64_t profile, int has_window, double ws,
                    double we, double max_duration, int with_nvtx_name,
                    store_gpu_fn fn, void *ctx, struct err *e);
+
+/* The kernels launched on thread tid (global tid text) of profile while a
+ * range [start, end] was open (launch_start within it): *count, their
+ * earliest start, latest end and the length of the union of their
+ * intervals (*busy); *count = 0 and the rest 0 when none. */
+struct store_gpu_span {
+	int64_t count;
+	double start, end, busy;
+};
+int store_gpu_projected(sqlite3 *db, int64_t profile, const char *tid,
+                        size_t tid_len, double start, double end,
+                        struct store_gpu_span *out, struct err *e);
 #endif
