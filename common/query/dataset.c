@@ -582,6 +582,19 @@ int dataset_run_events(struct dataset *ds, int64_t profile, int *have,
 	return store_summary_events(ds->sum, profile, have, count, e);
 }
 
+int dataset_gpu_sum_names(struct dataset *ds, int64_t profile,
+                          double duration, int *have, store_gpu_sum_fn fn,
+                          void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_gpu_sum_names(store_db(ds->store), profile, duration, have,
+	                           fn, ctx, e);
+}
+
 int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
                         int64_t *total, dataset_stack_fn fn, void *ctx,
                         struct err *e)

@@ -88,6 +88,11 @@ int dataset_gpu_projected(struct dataset *ds, int64_t profile,
                           const char *tid, size_t tid_len, double start,
                           double end, struct store_gpu_span *out,
                           struct err *e);
+/* The whole-run GPU summary of profile by name (store_gpu_sum_names);
+ * *have 0 without summaries (in memory, disabled, absent). */
+int dataset_gpu_sum_names(struct dataset *ds, int64_t profile,
+                          double duration, int *have, store_gpu_sum_fn fn,
+                          void *ctx, struct err *e);
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e);

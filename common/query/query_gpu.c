@@ -385,6 +385,104 @@ static void tail(struct qctx *q, int partial)
 	buf_puts(q->out, partial ? "true" : "false");
 }
 
+/* A summary row of the current profile into its group. */
+static int on_sum(void *ctx, int64_t name, int64_t count, const double *parts,
+                  size_t nparts, double max)
+{
+	struct gscan *s = ctx;
+	struct qnvtx part;
+	const json_t *v = json_array_get(s->names, (size_t)name);
+	struct qkeys *k = &s->gs->keys;
+	int64_t g = json_is_string(v) ? qkeys_str(k, json_string_value(v),
+	                                          json_string_length(v))
+	                              : qkeys_null(k);
+	struct q_nvtx_groups *gs = s->gs;
+	if (g < 0 || vec_reserve_zero(&gs->g, &gs->cap, (size_t)g + 1,
+	                              sizeof *gs->g))
+		return ERR_NOMEM;
+	if ((size_t)g >= gs->n)
+		gs->n = (size_t)g + 1;
+	qnvtx_init(&part);
+	part.count = count;
+	part.max = max;
+	for (size_t i = 0; i < nparts; i++) {
+		qsum_add(&part.duration, parts[i]);
+		qsum_add(&part.clipped, parts[i]);
+	}
+	qnvtx_merge(&gs->g[g], &part);
+	qnvtx_free(&part);
+	s->total += (size_t)count;
+	return 0;
+}
+
+/* The rows the summary leaves out (not inside [0, duration]) that overlap
+ * the run: those around 0, then those around the end starting at or after
+ * 0 (so none twice). */
+static int on_boundary(void *ctx, int64_t ordinal, const struct row_gpu *r,
+                       int64_t nvtx_name)
+{
+	struct gscan *s = ctx;
+	if (r->start >= 0 && r->end <= s->q->duration)
+		return 0;
+	if (s->want == 1 && r->start < 0)
+		return 0;
+	return on_group(ctx, ordinal, r, nvtx_name);
+}
+
+/* gpu --group-by name over the whole run from the build-time summary;
+ * *done 0 when it does not apply (a filter, a window, no summary). */
+static int grouped_from_summary(struct qctx *q, struct gscan *s, int *partial,
+                                int *done)
+{
+	const json_t *profiles = q_array(q->cat, "profiles");
+	size_t *idx = NULL, n = 0;
+	int rc = 0;
+
+	*done = 0;
+	if (!q_whole_run(q) || strcmp(q->p->group_by, "name") != 0 ||
+	    q->p->has_device || q->p->has_stream || q->p->gpu_kind ||
+	    (q->names.on && !(q->names.n == 1 && !*q->names.v[0])))
+		return 0;
+	if ((rc = q_select_profiles(q, &idx, &n)) != 0)
+		return rc;
+	s->kind = -1;
+	for (size_t k = 0; k < n && !rc; k++) {
+		const json_t *pr = json_array_get(profiles, idx[k]);
+		const json_t *gpu = json_object_get(pr, "gpu");
+		int have = 0;
+		if (!json_is_object(gpu))
+			continue;
+		if (json_is_true(json_object_get(gpu, "truncated")))
+			*partial = 1;
+		s->pr = pr;
+		s->names = json_object_get(pr, "gpu_names");
+		s->nvtx_names = json_object_get(pr, "names");
+		rc = dataset_gpu_sum_names(q->ds, (int64_t)idx[k], q->duration,
+		                           &have, on_sum, s, q->e);
+		if (rc == ERR_NOMEM)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		if (rc || !have)
+			break;
+		for (int side = 0; side < 2 && !rc; side++) {
+			double at = side ? q->duration : 0;
+			struct dataset_window w = {at, at, 0};
+			s->want = side;
+			rc = dataset_gpu_rows(q->ds, (int64_t)idx[k], &w,
+			                      json_number_value(json_object_get(
+			                              gpu, "max_duration")),
+			                      0, on_boundary, s, q->e);
+		}
+		if (!rc && s->oom)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		if (!rc && k + 1 == n)
+			*done = 1;
+	}
+	if (n == 0)
+		*done = 1;
+	free(idx);
+	return rc;
+}
+
 static int gpu_grouped(struct qctx *q)
 {
 	struct q_nvtx_groups gs;
@@ -398,8 +496,17 @@ static int gpu_grouped(struct qctx *q)
 	qkeys_init(&gs.keys);
 	s.q = q;
 	s.gs = &gs;
-	int rc = scan(q, &s, on_group, !strcmp(q->p->group_by, "nvtx"),
-	              &partial);
+	int done = 0;
+	int rc = grouped_from_summary(q, &s, &partial, &done);
+	if (!rc && !done) { /* start again from nothing */
+		q_nvtx_groups_free(&gs);
+		memset(&gs, 0, sizeof gs);
+		qkeys_init(&gs.keys);
+		s.total = 0;
+		partial = 0;
+		rc = scan(q, &s, on_group, !strcmp(q->p->group_by, "nvtx"),
+		          &partial);
+	}
 	gs.partial = partial;
 	if (!rc)
 		rc = q_nvtx_groups_order(q, &gs, 1, &order, &vals);

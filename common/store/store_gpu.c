@@ -2,7 +2,13 @@
 #include "store/store_gpu.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/qsum.h"
+#include "base/strdict.h"
+#include "base/vec.h"
+#include "store/store_sumio.h"
 
 const char store_gpu_schema_sql[] =
 	"CREATE TABLE " STORE_GPU_TABLE " (profile INTEGER, ordinal INTEGER,"
@@ -296,4 +302,133 @@ int store_gpu_projected(sqlite3 *db, int64_t profile, const char *tid,
 		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
 		               sqlite3_errmsg(db));
 	return 0;
+}
+
+/* One (profile, name) of the whole-run summary. */
+struct sum_name {
+	int64_t profile, name, count;
+	struct qsum duration;
+	double max;
+};
+
+static int write_summary(sqlite3 *db, double duration, struct sum_name *v,
+                         size_t n, struct err *e)
+{
+	sqlite3_stmt *st;
+	unsigned char *blob = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	char sql[160];
+
+	snprintf(sql, sizeof sql, "INSERT INTO " STORE_GPU_SUM_NAMES
+	         " VALUES (?1,?2,?3,?4,?5,?6)");
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return store_sumio_fail(db, e);
+	for (size_t k = 0; k < n && !rc; k++) {
+		if (qsum_failed(&v[k].duration)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
+		}
+		sqlite3_bind_int64(st, 1, v[k].profile);
+		sqlite3_bind_int64(st, 2, v[k].name);
+		sqlite3_bind_int64(st, 3, v[k].count);
+		if (store_sumio_bind_parts(st, 4, &v[k].duration, &blob, &cap)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
+		}
+		sqlite3_bind_double(st, 5, v[k].max);
+		sqlite3_bind_double(st, 6, duration);
+		rc = store_sumio_step(db, st, e);
+	}
+	sqlite3_finalize(st);
+	free(blob);
+	return rc;
+}
+
+int store_gpu_summarize(sqlite3 *db, double duration, struct err *e)
+{
+	sqlite3_stmt *st;
+	struct strdict keys;
+	struct sum_name *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc = 0;
+
+	if (sqlite3_exec(db, "CREATE TABLE " STORE_GPU_SUM_NAMES " (profile"
+	                 " INTEGER, name INTEGER, count INTEGER, duration BLOB,"
+	                 " max REAL, run REAL, PRIMARY KEY (profile, name))"
+	                 " WITHOUT ROWID", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT profile, name, start, \"end\" FROM "
+	                       STORE_GPU_TABLE, -1, &st, NULL) != SQLITE_OK)
+		return store_sumio_fail(db, e);
+	strdict_init(&keys);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t key[2] = {sqlite3_column_int64(st, 0),
+		                  sqlite3_column_int64(st, 1)};
+		double s = sqlite3_column_double(st, 2);
+		double en = sqlite3_column_double(st, 3);
+		int added = 0;
+		if (!(s >= 0 && en <= duration))
+			continue; /* a boundary row: the query scans those */
+		int64_t k = strdict_intern(&keys, key, sizeof key, &added);
+		if (k < 0 || (added && vec_reserve_zero(&v, &cap, n + 1,
+		                                        sizeof *v))) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
+		}
+		if (added) {
+			v[n].profile = key[0];
+			v[n].name = key[1];
+			n++;
+		}
+		struct sum_name *g = &v[k];
+		if (!g->count || en - s > g->max)
+			g->max = en - s;
+		g->count++;
+		qsum_add(&g->duration, en - s);
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = store_sumio_fail(db, e);
+	sqlite3_finalize(st);
+	if (!rc)
+		rc = write_summary(db, duration, v, n, e);
+	for (size_t k = 0; k < cap; k++)
+		qsum_free(&v[k].duration);
+	free(v);
+	strdict_free(&keys);
+	return rc;
+}
+
+int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
+                        int *have, store_gpu_sum_fn fn, void *ctx,
+                        struct err *e)
+{
+	sqlite3_stmt *st;
+	double *parts = NULL;
+	size_t cap = 0;
+	int r, rc = 0;
+
+	*have = 0;
+	if (sqlite3_prepare_v2(db, "SELECT name, count, duration, max, run FROM "
+	                       STORE_GPU_SUM_NAMES " WHERE profile = ?1", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return 0; /* a cache without the summary */
+	sqlite3_bind_int64(st, 1, profile);
+	*have = 1;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		long np = store_sumio_parts(st, 2, &parts, &cap, 0);
+		if (np < 0 || sqlite3_column_double(st, 4) != duration) {
+			*have = 0; /* malformed, or for another duration */
+			break;
+		}
+		if ((rc = fn(ctx, sqlite3_column_int64(st, 0),
+		             sqlite3_column_int64(st, 1), parts, (size_t)np,
+		             sqlite3_column_double(st, 3))) != 0)
+			break;
+	}
+	if (!rc && *have && r != SQLITE_DONE)
+		rc = err_set(e, ERR_DATA, "cannot read the GPU summary: %s",
+		             sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	free(parts);
+	return rc;
 }

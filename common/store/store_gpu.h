@@ -83,4 +83,20 @@ struct store_gpu_span {
 int store_gpu_projected(sqlite3 *db, int64_t profile, const char *tid,
                         size_t tid_len, double start, double end,
                         struct store_gpu_span *out, struct err *e);
+
+/* After the load (the rows committed): the whole-run summary per
+ * (profile, GPU name) of the rows inside [0, duration] (count, exact sum of
+ * durations, maximum) in STORE_GPU_SUM_NAMES, one pass in table order. */
+#define STORE_GPU_SUM_NAMES "dsight_gpu_sum_names"
+int store_gpu_summarize(sqlite3 *db, double duration, struct err *e);
+
+/* The summary rows of profile: fn(ctx, name, count, parts, nparts, max)
+ * with the exact sum's parts; *have 0 when the cache has no summary (fn
+ * not called).  fn's non-zero return stops and is returned. */
+typedef int (*store_gpu_sum_fn)(void *ctx, int64_t name, int64_t count,
+                                const double *parts, size_t nparts,
+                                double max);
+int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
+                        int *have, store_gpu_sum_fn fn, void *ctx,
+                        struct err *e);
 #endif

@@ -734,6 +734,9 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	    write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
 	    store_views_write(w->db, catalog, e) ||
 	    store_gpu_finish(w->db, catalog, e) ||
+	    store_gpu_summarize(w->db, json_number_value(json_object_get(
+	                        json_object_get(catalog, "meta"), "duration")),
+	                        e) ||
 	    store_summary_write(w->sum, w->db, catalog, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
 	    exec(w, "COMMIT", "commit", e) ||
