@@ -93,6 +93,11 @@ int dataset_gpu_projected(struct dataset *ds, int64_t profile,
 int dataset_gpu_sum_names(struct dataset *ds, int64_t profile,
                           double duration, int *have, store_gpu_sum_fn fn,
                           void *ctx, struct err *e);
+/* The whole-run per-second GPU bins of profile below bin `below`
+ * (store_gpu_sum_bins); *have 0 without summaries. */
+int dataset_gpu_sum_bins(struct dataset *ds, int64_t profile,
+                         double duration, int64_t below, int *have,
+                         store_gpu_bin_fn fn, void *ctx, struct err *e);
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e);

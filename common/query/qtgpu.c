@@ -24,15 +24,18 @@ struct tscan {
 	const unsigned char *name_ok;
 	size_t nnames;
 	const struct query_params *p;
+	size_t from; /* buckets before it came from the build-time bins */
 };
 
 /* Adds the pending union piece of l to its buckets. */
-static void flush(const struct qbucket *bk, struct lane *l)
+static void flush(const struct qbucket *bk, struct lane *l, size_t from)
 {
 	if (!l->open)
 		return;
 	for (size_t j = qbucket_first_overlap(bk, l->cs, l->ce);
 	     j < bk->n && bk->b[j] <= l->ce; j++) {
+		if (j < from)
+			continue;
 		double lo = l->cs > bk->b[j] ? l->cs : bk->b[j];
 		double hi = l->ce < bk->b[j + 1] ? l->ce : bk->b[j + 1];
 		qsum_add(&l->busy[j], hi - lo);
@@ -63,17 +66,62 @@ static int on_kernel(void *ctx, int64_t ordinal, const struct row_gpu *r,
 		return 0;
 	for (size_t j = qbucket_first_overlap(bk, r->start, r->end);
 	     j < bk->n && bk->b[j] <= r->end; j++)
-		l->kernels[j]++;
+		if (j >= s->from)
+			l->kernels[j]++;
 	if (l->open && r->start <= l->ce) {
 		if (r->end > l->ce)
 			l->ce = r->end;
 		return 0;
 	}
-	flush(bk, l);
+	flush(bk, l, s->from);
 	l->open = 1;
 	l->cs = r->start;
 	l->ce = r->end;
 	return 0;
+}
+
+/* A build-time bin into its lane's bucket. */
+static int on_bin(void *ctx, int64_t device, int64_t bin, int64_t kernels,
+                  const double *parts, size_t nparts)
+{
+	struct tscan *s = ctx;
+	if (bin < 0 || (size_t)bin >= s->from)
+		return 0;
+	for (size_t k = 0; k < s->nlanes; k++)
+		if (s->lanes[k].device == device) {
+			s->lanes[k].kernels[bin] = kernels;
+			for (size_t i = 0; i < nparts; i++)
+				qsum_add(&s->lanes[k].busy[bin], parts[i]);
+		}
+	return 0;
+}
+
+/* Whole run at 1-s buckets without kernel filters: every bucket but the
+ * last comes from the build-time bins (s->from set to the last bucket);
+ * s->from stays 0 when that does not apply. */
+static int from_bins(struct qctx *q, struct tscan *s, int64_t profile)
+{
+	int have = 0, rc;
+	s->from = 0;
+	if (!q_whole_run(q) || q->p->bucket != 1.0 || q->p->has_stream ||
+	    (q->names.on && !(q->names.n == 1 && !*q->names.v[0])) ||
+	    s->bk->n < 2)
+		return 0;
+	s->from = s->bk->n - 1;
+	rc = dataset_gpu_sum_bins(q->ds, profile, q->duration,
+	                          (int64_t)s->from, &have, on_bin, s, q->e);
+	if (rc || !have) {
+		for (size_t k = 0; k < s->nlanes; k++) {
+			memset(s->lanes[k].kernels, 0,
+			       s->bk->n * sizeof *s->lanes[k].kernels);
+			qtline_free_sums(s->lanes[k].busy, s->bk->n);
+			s->lanes[k].busy = qtline_new_sums(s->bk->n);
+			if (!s->lanes[k].busy && !rc)
+				rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		}
+		s->from = 0;
+	}
+	return rc;
 }
 
 static void lanes_free(struct tscan *s)
@@ -167,13 +215,17 @@ int qtgpu_series(struct qctx *q, const struct qbucket *bk, size_t *total)
 		s.nnames = json_array_size(names);
 		double maxd = json_number_value(json_object_get(
 			json_object_get(pr, "gpu"), "max_duration"));
+		struct dataset_window wi = w;
+		if (!rc && s.nlanes && (rc = from_bins(q, &s, (int64_t)idx[i])) ==
+		    0 && s.from)
+			wi.start = bk->b[s.from];
 		if (!rc && s.nlanes)
-			rc = dataset_gpu_rows(q->ds, (int64_t)idx[i], &w, maxd, 0,
+			rc = dataset_gpu_rows(q->ds, (int64_t)idx[i], &wi, maxd, 0,
 			                      on_kernel, &s, q->e);
 		for (size_t k = 0; !rc && k < s.nlanes; k++, pos++) {
 			struct lane *l = &s.lanes[k];
 			struct qitem it;
-			flush(bk, l);
+			flush(bk, l, s.from);
 			if (pos < from || pos >= to)
 				continue;
 			if (qtline_sums_failed(l->busy, bk->n)) {

@@ -345,6 +345,9 @@ static int write_summary(sqlite3 *db, double duration, struct sum_name *v,
 	return rc;
 }
 
+static int store_gpu_summarize_bins(sqlite3 *db, double duration,
+                                    struct err *e);
+
 int store_gpu_summarize(sqlite3 *db, double duration, struct err *e)
 {
 	sqlite3_stmt *st;
@@ -391,6 +394,8 @@ int store_gpu_summarize(sqlite3 *db, double duration, struct err *e)
 	sqlite3_finalize(st);
 	if (!rc)
 		rc = write_summary(db, duration, v, n, e);
+	if (!rc)
+		rc = store_gpu_summarize_bins(db, duration, e);
 	for (size_t k = 0; k < cap; k++)
 		qsum_free(&v[k].duration);
 	free(v);
@@ -423,6 +428,201 @@ int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
 		if ((rc = fn(ctx, sqlite3_column_int64(st, 0),
 		             sqlite3_column_int64(st, 1), parts, (size_t)np,
 		             sqlite3_column_double(st, 3))) != 0)
+			break;
+	}
+	if (!rc && *have && r != SQLITE_DONE)
+		rc = err_set(e, ERR_DATA, "cannot read the GPU summary: %s",
+		             sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	free(parts);
+	return rc;
+}
+
+/* The per-second bins of one (profile, device) being built. */
+struct bin_lane {
+	int64_t profile, device;
+	int64_t *kernels;
+	struct qsum *busy;
+	size_t cap;
+	int open;
+	double cs, ce;
+};
+
+static int lane_grow(struct bin_lane *l, int64_t bin)
+{
+	size_t need = (size_t)bin + 1, c1 = l->cap, c2 = l->cap;
+	if (need <= l->cap)
+		return 0;
+	if (vec_reserve_zero(&l->kernels, &c1, need, sizeof *l->kernels) ||
+	    vec_reserve_zero(&l->busy, &c2, need, sizeof *l->busy))
+		return -1;
+	l->cap = c1 < c2 ? c1 : c2;
+	return 0;
+}
+
+/* Adds [a, z] (a piece of the union, or a kernel when count) to the bins
+ * it overlaps (j <= z and j + 1 >= a, inside [0, duration]). */
+static int lane_add(struct bin_lane *l, double a, double z, double duration,
+                    int count)
+{
+	if (z < 0 || a > duration)
+		return 0;
+	int64_t j = a > 1 ? (int64_t)a - 1 : 0;
+	while ((double)(j + 1) < a)
+		j++;
+	for (; (double)j <= z && (double)j <= duration; j++) {
+		if (lane_grow(l, j))
+			return -1;
+		if (count) {
+			l->kernels[j]++;
+		} else {
+			double lo = a > (double)j ? a : (double)j;
+			double hi = z < (double)(j + 1) ? z : (double)(j + 1);
+			qsum_add(&l->busy[j], hi - lo);
+		}
+	}
+	return 0;
+}
+
+static int lane_flush(struct bin_lane *l, double duration)
+{
+	if (!l->open)
+		return 0;
+	l->open = 0;
+	return lane_add(l, l->cs, l->ce, duration, 0);
+}
+
+static int write_bins(sqlite3 *db, struct bin_lane *v, size_t n,
+                      double duration, struct err *e)
+{
+	sqlite3_stmt *st;
+	unsigned char *blob = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO " STORE_GPU_SUM_BINS " VALUES"
+	                       " (?1,?2,?3,?4,?5,?6)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return store_sumio_fail(db, e);
+	for (size_t k = 0; k < n && !rc; k++)
+		for (size_t j = 0; j < v[k].cap && !rc; j++) {
+			if (!v[k].kernels[j])
+				continue;
+			if (qsum_failed(&v[k].busy[j]) ||
+			    store_sumio_bind_parts(st, 5, &v[k].busy[j], &blob,
+			                           &cap)) {
+				rc = err_set(e, ERR_NOMEM, "out of memory");
+				break;
+			}
+			sqlite3_bind_int64(st, 1, v[k].profile);
+			sqlite3_bind_int64(st, 2, v[k].device);
+			sqlite3_bind_int64(st, 3, (int64_t)j);
+			sqlite3_bind_int64(st, 4, v[k].kernels[j]);
+			sqlite3_bind_double(st, 6, duration);
+			rc = store_sumio_step(db, st, e);
+		}
+	sqlite3_finalize(st);
+	free(blob);
+	return rc;
+}
+
+static int store_gpu_summarize_bins(sqlite3 *db, double duration,
+                                    struct err *e)
+{
+	sqlite3_stmt *st;
+	struct bin_lane *v = NULL;
+	size_t n = 0, cap = 0;
+	int r, rc = 0;
+
+	if (sqlite3_exec(db, "CREATE TABLE " STORE_GPU_SUM_BINS " (profile"
+	                 " INTEGER, device INTEGER, bin INTEGER, kernels INTEGER,"
+	                 " busy BLOB, run REAL, PRIMARY KEY (profile, device,"
+	                 " bin)) WITHOUT ROWID", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT profile, device, start, \"end\" FROM "
+	                       STORE_GPU_TABLE " WHERE kind = 0 AND device IS NOT"
+	                       " NULL ORDER BY profile, ordinal", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return store_sumio_fail(db, e);
+	while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t p = sqlite3_column_int64(st, 0);
+		int64_t d = sqlite3_column_int64(st, 1);
+		double s = sqlite3_column_double(st, 2);
+		double en = sqlite3_column_double(st, 3);
+		struct bin_lane *l = NULL;
+		for (size_t k = n; k > 0 && !l; k--)
+			if (v[k - 1].profile == p && v[k - 1].device == d)
+				l = &v[k - 1];
+		if (!l) {
+			if (vec_reserve_zero(&v, &cap, n + 1, sizeof *v)) {
+				rc = err_set(e, ERR_NOMEM, "out of memory");
+				break;
+			}
+			l = &v[n++];
+			l->profile = p;
+			l->device = d;
+		}
+		if (lane_add(l, s, en, duration, 1)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
+		}
+		if (l->open && s <= l->ce) {
+			if (en > l->ce)
+				l->ce = en;
+			continue;
+		}
+		if (lane_flush(l, duration)) {
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+			break;
+		}
+		l->open = 1;
+		l->cs = s;
+		l->ce = en;
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = store_sumio_fail(db, e);
+	sqlite3_finalize(st);
+	for (size_t k = 0; k < n && !rc; k++)
+		if (lane_flush(&v[k], duration))
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+	if (!rc)
+		rc = write_bins(db, v, n, duration, e);
+	for (size_t k = 0; k < n; k++) {
+		for (size_t j = 0; j < v[k].cap; j++)
+			qsum_free(&v[k].busy[j]);
+		free(v[k].busy);
+		free(v[k].kernels);
+	}
+	free(v);
+	return rc;
+}
+
+int store_gpu_sum_bins(sqlite3 *db, int64_t profile, double duration,
+                       int64_t below, int *have, store_gpu_bin_fn fn,
+                       void *ctx, struct err *e)
+{
+	sqlite3_stmt *st;
+	double *parts = NULL;
+	size_t cap = 0;
+	int r, rc = 0;
+
+	*have = 0;
+	if (sqlite3_prepare_v2(db, "SELECT device, bin, kernels, busy, run FROM "
+	                       STORE_GPU_SUM_BINS " WHERE profile = ?1 AND bin <"
+	                       " ?2 ORDER BY device, bin", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, profile);
+	sqlite3_bind_int64(st, 2, below);
+	*have = 1;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		long np = store_sumio_parts(st, 3, &parts, &cap, 0);
+		if (np < 0 || sqlite3_column_double(st, 4) != duration) {
+			*have = 0;
+			break;
+		}
+		if ((rc = fn(ctx, sqlite3_column_int64(st, 0),
+		             sqlite3_column_int64(st, 1),
+		             sqlite3_column_int64(st, 2), parts, (size_t)np)) != 0)
 			break;
 	}
 	if (!rc && *have && r != SQLITE_DONE)

@@ -99,4 +99,18 @@ typedef int (*store_gpu_sum_fn)(void *ctx, int64_t name, int64_t count,
 int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
                         int *have, store_gpu_sum_fn fn, void *ctx,
                         struct err *e);
+
+/* The whole-run per-second bins of each profile's kernels per device
+ * (bin j = [j, j + 1], closed as the timeline's overlap): kernels
+ * overlapping it and the exact length of the device's kernel union inside
+ * it, written with the name summary (non-empty bins only). */
+#define STORE_GPU_SUM_BINS "dsight_gpu_sum_bins"
+typedef int (*store_gpu_bin_fn)(void *ctx, int64_t device, int64_t bin,
+                                int64_t kernels, const double *parts,
+                                size_t nparts);
+/* The bins of profile with bin < below, in (device, bin) order; *have as
+ * store_gpu_sum_names. */
+int store_gpu_sum_bins(sqlite3 *db, int64_t profile, double duration,
+                       int64_t below, int *have, store_gpu_bin_fn fn,
+                       void *ctx, struct err *e);
 #endif
