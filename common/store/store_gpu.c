@@ -202,7 +202,7 @@ int store_gpu_rows(sqlite3 *db, int64_t profile, int has_window, double ws,
 	         " block_y, block_z, registers, static_smem, dynamic_smem,"
 	         " graph_node, name, short_name, launch_tid, launch_start,"
 	         " launch_name, nvtx, source_row, %s FROM " STORE_GPU_TABLE
-	         " AS g WHERE profile = ?1%s ORDER BY ordinal",
+	         " AS g WHERE profile = ?1%s ORDER BY start, ordinal",
 	         with_nvtx_name ? "(SELECT e.name FROM events AS e WHERE"
 	                          " e.profile = g.profile AND e.ordinal ="
 	                          " g.nvtx)" : "NULL",

@@ -62,7 +62,8 @@ typedef int (*store_gpu_fn)(void *ctx, int64_t ordinal,
                             const struct row_gpu *row, int64_t nvtx_name);
 
 /*
- * The GPU rows of profile in ordinal (= start) order; with has_window only
+ * The GPU rows of profile in ordinal order (= start order: the rows are
+ * stored so, and the scan reads the (profile, start) index); with has_window only
  * those overlapping [ws, we] (start <= we and end >= ws; max_duration, the
  * profile's longest row, bounds the index scan).  A cache without the
  * table has no rows.  fn's non-zero return stops the scan and is
