@@ -67,6 +67,33 @@ struct row_point {
 	int64_t source_row;
 };
 
+/* A GPU activity row of an Nsight profile (doc/nsight-import.md "GPU
+ * activity"): a kernel, memcpy or memset with its launch link and the NVTX
+ * range it is projected onto.  Integers in v[] are null when their bit in
+ * nulls is set. */
+enum row_gpu_kind { ROW_GPU_KERNEL, ROW_GPU_MEMCPY, ROW_GPU_MEMSET };
+enum row_gpu_int {
+	ROW_GPU_DEVICE, ROW_GPU_STREAM, ROW_GPU_CORRELATION,
+	ROW_GPU_BYTES, ROW_GPU_GRID_X, ROW_GPU_GRID_Y, ROW_GPU_GRID_Z,
+	ROW_GPU_BLOCK_X, ROW_GPU_BLOCK_Y, ROW_GPU_BLOCK_Z, ROW_GPU_REGISTERS,
+	ROW_GPU_STATIC_SMEM, ROW_GPU_DYNAMIC_SMEM, ROW_GPU_GRAPH_NODE,
+	ROW_GPU_NINT
+};
+struct row_gpu {
+	int kind;            /* enum row_gpu_kind */
+	double start, end;
+	int64_t name;        /* index in the profile's gpu.names */
+	int64_t short_name;  /* index in gpu.names, -1 null */
+	int64_t v[ROW_GPU_NINT];
+	uint32_t nulls;      /* bit i: v[i] is null */
+	const char *launch_tid; /* NULL: no launch link; else global tid text */
+	size_t launch_tid_len;
+	double launch_start;
+	int64_t launch_name; /* index in gpu.names, -1 null */
+	int64_t nvtx;        /* projected range's ordinal, -1 null */
+	int64_t source_row;  /* rowid in its CUPTI table */
+};
+
 /*
  * Where streamed rows go.  Every callback may be NULL.  Rows arrive in
  * document order; `ordinal` is the zero-based index in the row's array and
@@ -97,6 +124,9 @@ struct row_sink {
 	 * empty array.  When NULL the elements stay in the catalog. */
 	int (*element)(void *ctx, enum evidence_collection c, int64_t ordinal,
 	               const json_t *elem, struct err *e);
+	/* GPU rows of profile `profile` in (start, end, kind, source) order. */
+	int (*gpu)(void *ctx, int64_t profile, int64_t ordinal,
+	           const struct row_gpu *row, struct err *e);
 };
 
 /* A query backend's row callback (one profile or series at a time):

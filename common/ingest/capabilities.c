@@ -30,6 +30,7 @@ json_t *capabilities_compute(const json_t *catalog,
 	const json_t *v;
 	int breakdown = 0, spans = nonempty(catalog, "server_spans");
 	int any_points = 0, worker = 0, hardware = 0, nvtx = 0, cpu = 0;
+	int gpu = 0;
 	size_t i;
 
 	json_array_foreach(reqs, i, v) {
@@ -54,8 +55,10 @@ json_t *capabilities_compute(const json_t *catalog,
 			nvtx = 1;
 		if (count_of(json_object_get(v, "cpu"), "sample_count"))
 			cpu = 1;
+		if (count_of(json_object_get(v, "gpu"), "rows"))
+			gpu = 1;
 	}
-	return json_pack("{sbsbsbsbsbsbsbsbsbsb}",
+	json_t *caps = json_pack("{sbsbsbsbsbsbsbsbsbsb}",
 	                 "requests", json_is_array(reqs) && json_array_size(reqs) > 0,
 	                 "request_breakdown", breakdown,
 	                 "server_activity", spans,
@@ -66,5 +69,12 @@ json_t *capabilities_compute(const json_t *catalog,
 	                 "cpu_samples", cpu,
 	                 "nsight", nvtx || cpu,
 	                 "iterations", nonempty(catalog, "iterations"));
+	/* only when true: documents and reports without GPU rows keep the
+	 * capabilities of the evidence format exactly */
+	if (caps && gpu && json_object_set_new(caps, "gpu", json_true()) != 0) {
+		json_decref(caps);
+		caps = NULL;
+	}
+	return caps;
 }
 

@@ -79,7 +79,7 @@ static int warn(json_t *warnings, struct err *e, const char *fmt, ...)
 	vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	buf_puts(&b, tmp);
-	json_t *s = b.failed ? NULL : nsys_json_string(b.data, b.len);
+	json_t *s = b.failed ? NULL : nsys_export_string(b.data, b.len);
 	buf_free(&b);
 	if (!s || json_array_append_new(warnings, s) != 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -401,11 +401,17 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 	nsys_export_close(&x);
 	if (rc)
 		return rc;
+	rc = json_array_extend(warnings, out.gpu_warnings);
+	json_decref(out.gpu_warnings);
+	if (rc) {
+		json_decref(out.profile);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
 	char mt[32];
 	snprintf(mt, sizeof mt, "%" PRId64, mtime);
 	json_t *src = json_pack("{s:I,s:o,s:s,s:I,s:s,s:s}", "id",
 	                        (json_int_t)in.source_id, "path",
-	                        nsys_json_string(abs, strlen(abs)), "kind",
+	                        nsys_export_string(abs, strlen(abs)), "kind",
 	                        "nsight_sqlite", "bytes", (json_int_t)bytes,
 	                        "modified_ns", mt, "sha256", sha);
 	if (!src || json_array_append_new(sources, src) != 0 ||
@@ -417,11 +423,20 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 	    audit_add(audit, "nvtx_invalid_or_boundary", out.invalid) != 0 ||
 	    (out.invalid_text &&
 	     audit_add(audit, "nsight_invalid_text", out.invalid_text) != 0) ||
+	    (out.gpu_rows &&
+	     audit_add(audit, "nsight_gpu_rows", out.gpu_rows) != 0) ||
+	    (out.gpu_invalid &&
+	     audit_add(audit, "nsight_gpu_invalid", out.gpu_invalid) != 0) ||
 	    stats_add(stats, in.profile_id, out.events, out.samples,
 	              (uint64_t)bytes) != 0)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	if (out.truncated)
-		return warn(warnings, e, "%s: NVTX event limit reached (%" PRId64
+	if (out.truncated &&
+	    (rc = warn(warnings, e, "%s: NVTX event limit reached (%" PRId64
+	               "); query coverage is partial.", it->file,
+	               opt->max_events)) != 0)
+		return rc;
+	if (out.gpu_truncated)
+		return warn(warnings, e, "%s: GPU row limit reached (%" PRId64
 		            "); query coverage is partial.", it->file,
 		            opt->max_events);
 	return 0;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "base/buf.h"
 #include "base/hash.h"
+#include "base/utf8.h"
 
 int nsys_export_sqlerr(const struct nsys_export *x, int rc, const char *what,
                        struct err *e)
@@ -148,6 +150,49 @@ static char *dup_printf(const char *fmt, ...)
 		s = NULL;
 	va_end(ap);
 	return s;
+}
+
+json_t *nsys_export_text(const char *s, size_t n, uint64_t *invalid)
+{
+	if (utf8_valid(s, n))
+		return json_stringn(s, n);
+	struct buf b;
+	buf_init(&b, 0);
+	size_t bad = buf_append_utf8(&b, s, n);
+	if (invalid)
+		*invalid += bad;
+	json_t *j = b.failed ? NULL : json_stringn(b.data ? b.data : "", b.len);
+	buf_free(&b);
+	return j;
+}
+
+json_t *nsys_export_string(const char *s, size_t n)
+{
+	return nsys_export_text(s, n, NULL);
+}
+
+int nsys_export_seconds(const struct nsys_export *x, int64_t origin_ns,
+                        int64_t rel, double *out, struct err *e)
+{
+	int64_t abs, d;
+	if (__builtin_add_overflow(x->epoch_ns, rel, &abs) ||
+	    __builtin_sub_overflow(abs, origin_ns, &d))
+		return err_set(e, ERR_DATA, "%s: timestamp %" PRId64
+		               " is out of the 64-bit nanosecond range",
+		               x->display, rel);
+	*out = (double)d / 1e9;
+	return 0;
+}
+
+int nsys_export_has_table(const struct nsys_export *x, const char *t, int *rc)
+{
+	return table_exists(x->db, t, rc);
+}
+
+int nsys_export_has_column(const struct nsys_export *x, const char *t,
+                           const char *c, int *rc)
+{
+	return has_column(x->db, t, c, rc);
 }
 
 void nsys_export_close(struct nsys_export *x)

@@ -14,6 +14,9 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include <jansson.h>
+#include <stddef.h>
+
 #include "base/err.h"
 
 struct nsys_export {
@@ -44,6 +47,19 @@ int nsys_export_open(const char *path, const char *display,
 
 void nsys_export_close(struct nsys_export *x);
 
+/* The run time in seconds of a session-relative timestamp rel of x:
+ * (epoch + rel - origin_ns) / 1e9, the difference in 64-bit integers;
+ * ERR_DATA naming the export when it overflows. */
+int nsys_export_seconds(const struct nsys_export *x, int64_t origin_ns,
+                        int64_t rel, double *out, struct err *e);
+
+/* 1 when x has table t (0 when not); 1 when its table t has column c,
+ * matched case-insensitively as SQLite does.  <0 on an SQLite failure
+ * (its code in *rc). */
+int nsys_export_has_table(const struct nsys_export *x, const char *t, int *rc);
+int nsys_export_has_column(const struct nsys_export *x, const char *t,
+                           const char *c, int *rc);
+
 /* Converts an SQLite failure on x into ERR_DATA naming the file. */
 int nsys_export_sqlerr(const struct nsys_export *x, int rc, const char *what,
                        struct err *e);
@@ -54,5 +70,13 @@ int nsys_export_file_facts(const char *path, const char *display,
                            int64_t *bytes, int64_t *mtime_ns,
                            char sha256_hex[65],
                            const volatile sig_atomic_t *cancel, struct err *e);
+
+/* A JSON string of n bytes of text from an export; invalid UTF-8
+ * sequences become U+FFFD (each adds 1 to *invalid when invalid is not
+ * NULL) and NUL stays U+0000.  New reference, NULL only when out of
+ * memory. */
+json_t *nsys_export_text(const char *s, size_t n, uint64_t *invalid);
+/* nsys_export_text without counting. */
+json_t *nsys_export_string(const char *s, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/strdict.h"
+#include "ingest/nsys_gpu.h"
 #include "ingest/nsys_name.h"
 #include "base/vec.h"
 
@@ -21,25 +22,6 @@
 #define CPU_EVIDENCE "COMPOSITE_EVENTS.id -> SAMPLING_CALLCHAINS.id -> " \
                      "StringIds.id"
 
-json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid)
-{
-	if (utf8_valid(s, n))
-		return json_stringn(s, n);
-	struct buf b;
-	buf_init(&b, 0);
-	size_t bad = buf_append_utf8(&b, s, n);
-	if (invalid)
-		*invalid += bad;
-	json_t *j = b.failed ? NULL : json_stringn(b.data ? b.data : "", b.len);
-	buf_free(&b);
-	return j;
-}
-
-json_t *nsys_json_string(const char *s, size_t n)
-{
-	return nsys_json_text(s, n, NULL);
-}
-
 /* State shared by the range and sample passes. */
 struct pstate {
 	const struct nsys_profile_in *in;
@@ -47,6 +29,7 @@ struct pstate {
 	struct strdict text_ids; /* textId (8 bytes) -> name index */
 	struct strdict threads;  /* gtid text -> order */
 	sqlite3_stmt *string_by_id;
+	struct nsys_gpu *gpu;    /* the projection follows the ranges */
 };
 
 static int sqlerr(struct pstate *ps, int rc, const char *what, struct err *e)
@@ -66,14 +49,7 @@ static size_t gtid_text(sqlite3_stmt *st, int c, char out[32])
 static int to_seconds(struct pstate *ps, int64_t rel, double *out,
                       struct err *e)
 {
-	int64_t abs, d;
-	if (__builtin_add_overflow(ps->in->x->epoch_ns, rel, &abs) ||
-	    __builtin_sub_overflow(abs, ps->in->origin_ns, &d))
-		return err_set(e, ERR_DATA, "%s: timestamp %" PRId64
-		               " is out of the 64-bit nanosecond range",
-		               ps->in->x->display, rel);
-	*out = (double)d / 1e9;
-	return 0;
+	return nsys_export_seconds(ps->in->x, ps->in->origin_ns, rel, out, e);
 }
 
 /* Name index of the current range row (text, else textId, else ""). */
@@ -175,6 +151,10 @@ static int stream_ranges(struct pstate *ps, struct nsys_profile_out *out,
 		if ((rc = to_seconds(ps, s, &ev.start, e)) != 0 ||
 		    (rc = to_seconds(ps, en, &ev.end, e)) != 0 ||
 		    (rc = range_name(ps, st, &ev.name, e)) != 0)
+			goto out;
+		if ((rc = nsys_gpu_range(ps->gpu, s, en,
+		                         sqlite3_column_type(st, 5) == SQLITE_INTEGER,
+		                         sqlite3_column_int64(st, 5), kept, e)) != 0)
 			goto out;
 		ev.tid_len = gtid_text(st, 5, tid);
 		ev.tid = tid;
@@ -334,7 +314,7 @@ static json_t *dict_strings(const struct strdict *d, uint64_t *invalid)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < d->count; i++)
-		if (add(a, nsys_json_text(d->entries[i].key,
+		if (add(a, nsys_export_text(d->entries[i].key,
 		                          d->entries[i].len, invalid)) != 0) {
 			json_decref(a);
 			return NULL;
@@ -402,7 +382,7 @@ static int build_threads(struct pstate *ps, json_t **out, uint64_t *invalid,
 		if (!failed)
 			failed |= set(o, "name",
 				strdict_get(&byid, t->key, t->len, &k) ?
-				nsys_json_text(tnames.entries[k].key,
+				nsys_export_text(tnames.entries[k].key,
 				               tnames.entries[k].len, invalid) :
 				json_null());
 		if (failed) {
@@ -469,7 +449,7 @@ static json_t *pair(double a, double b)
 /* Assembles the profile object once both passes are done. */
 static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
                          const double range[2], struct cpu *cpu,
-                         struct err *e)
+                         json_t *gpu, json_t *gpu_names, struct err *e)
 {
 	const struct nsys_profile_in *in = ps->in;
 	const struct nsys_export *x = in->x;
@@ -490,15 +470,15 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	p = json_object();
 	if (!p ||
 	    set(p, "id", json_integer(in->profile_id)) ||
-	    set(p, "worker", nsys_json_string(nm.worker, strlen(nm.worker))) ||
+	    set(p, "worker", nsys_export_string(nm.worker, strlen(nm.worker))) ||
 	    set(p, "rank", nm.has_rank ? json_integer(nm.rank) : json_null()) ||
 	    set(p, "engine", nm.has_engine ? json_integer(nm.engine)
 	                                   : json_null()) ||
 	    set(p, "gpus", nm.gpus[0] ? json_string(nm.gpus) : json_null()) ||
-	    set(p, "host", host ? nsys_json_text(host, strlen(host), &out->invalid_text)
+	    set(p, "host", host ? nsys_export_text(host, strlen(host), &out->invalid_text)
 	                        : json_null()) ||
 	    set(p, "host_source", json_string(host_source)) ||
-	    set(p, "file", nsys_json_string(in->file, strlen(in->file))) ||
+	    set(p, "file", nsys_export_string(in->file, strlen(in->file))) ||
 	    set(p, "evidence_source", json_integer(in->source_id)) ||
 	    set(p, "epoch_ns", i64_string(x->epoch_ns)) ||
 	    set(p, "system_clock_ns", x->has_sysclock ?
@@ -519,7 +499,9 @@ static int build_profile(struct pstate *ps, struct nsys_profile_out *out,
 	    set(p, "cuda", json_boolean(x->cuda)) ||
 	    set(p, "attribution", json_string(ATTRIBUTION)) ||
 	    set(p, "clock", json_string(CLOCK)) ||
-	    set(p, "cpu", cpu && cpu->count ? cpu_object(cpu, &out->invalid_text) : json_null())) {
+	    set(p, "cpu", cpu && cpu->count ? cpu_object(cpu, &out->invalid_text) : json_null()) ||
+	    (gpu && json_object_set(p, "gpu", gpu) != 0) ||
+	    (gpu && json_object_set(p, "gpu_names", gpu_names) != 0)) {
 		json_decref(p);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
@@ -532,9 +514,11 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 {
 	struct pstate ps;
 	struct cpu cpu;
+	struct nsys_gpu_out gout;
 	double range[2] = {0, 0};
 	int rc;
 
+	memset(&gout, 0, sizeof gout);
 	memset(out, 0, sizeof *out);
 	memset(&ps, 0, sizeof ps);
 	memset(&cpu, 0, sizeof cpu);
@@ -553,13 +537,32 @@ int nsys_profile_import(const struct nsys_profile_in *in,
 		rc = sqlerr(&ps, rc, "reading StringIds", e);
 		goto out;
 	}
-	if ((rc = stream_ranges(&ps, out, range, e)) != 0)
+	if ((rc = nsys_gpu_open(in->x, in->file, in->origin_ns, &ps.gpu, e)) != 0 ||
+	    (rc = stream_ranges(&ps, out, range, e)) != 0)
 		goto out;
 	if (in->x->has_samples && (rc = stream_samples(&ps, &cpu, e)) != 0)
 		goto out;
 	out->samples = cpu.count;
-	rc = build_profile(&ps, out, range, in->x->has_samples ? &cpu : NULL, e);
+	if ((rc = nsys_gpu_stream(ps.gpu, in->sink, in->profile_id,
+	                          in->max_events, &gout, e)) != 0)
+		goto out;
+	out->gpu_rows = gout.rows;
+	out->gpu_invalid = gout.invalid;
+	out->gpu_truncated = gout.truncated;
+	out->invalid_text += gout.invalid_text;
+	out->gpu_warnings = gout.warnings;
+	gout.warnings = NULL;
+	rc = build_profile(&ps, out, range, in->x->has_samples ? &cpu : NULL,
+	                   gout.gpu, gout.names, e);
 out:
+	json_decref(gout.gpu);
+	json_decref(gout.names);
+	json_decref(gout.warnings);
+	nsys_gpu_close(ps.gpu);
+	if (rc) {
+		json_decref(out->gpu_warnings);
+		out->gpu_warnings = NULL;
+	}
 	sqlite3_finalize(ps.string_by_id);
 	strdict_free(&ps.names);
 	strdict_free(&ps.text_ids);

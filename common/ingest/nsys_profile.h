@@ -35,20 +35,19 @@ struct nsys_profile_out {
 	uint64_t without_end, invalid, scanned;
 	uint64_t invalid_text;  /* invalid UTF-8 sequences replaced by U+FFFD */
 	int truncated;
+	/* GPU activity (nsys_gpu.h): rows imported, rows without a valid
+	 * time, row cap reached, warnings (new reference, an array). */
+	uint64_t gpu_rows, gpu_invalid;
+	int gpu_truncated;
+	json_t *gpu_warnings;
 };
 
-/* Streams the export's ranges and samples to in->sink and builds the
- * profile object (events: [] + event_count; cpu.samples: [] +
- * sample_count).  On success out->profile is owned by the caller. */
+/* Streams the export's ranges, samples and GPU rows (in->max_events caps
+ * ranges and GPU rows separately) to in->sink and builds the profile
+ * object (events: [] + event_count; cpu.samples: [] + sample_count; `gpu`
+ * when GPU rows were imported).  On success out->profile and
+ * out->gpu_warnings are owned by the caller. */
 int nsys_profile_import(const struct nsys_profile_in *in,
                         struct nsys_profile_out *out, struct err *e);
-
-/* A JSON string of n bytes of text from an export; invalid UTF-8
- * sequences become U+FFFD (each adds 1 to *invalid when invalid is not
- * NULL) and NUL stays U+0000.  New reference, NULL only when out of
- * memory. */
-json_t *nsys_json_text(const char *s, size_t n, uint64_t *invalid);
-/* nsys_json_text without counting. */
-json_t *nsys_json_string(const char *s, size_t n);
 
 #endif

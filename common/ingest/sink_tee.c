@@ -55,6 +55,19 @@ static int tee_point(void *ctx, int64_t series, int64_t ordinal,
 	return 0;
 }
 
+static int tee_gpu(void *ctx, int64_t profile, int64_t ordinal,
+                   const struct row_gpu *row, struct err *e)
+{
+	struct sink_tee *t = ctx;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct row_sink *s = &t->sinks[i];
+		int rc = s->gpu ? s->gpu(s->ctx, profile, ordinal, row, e) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int tee_element(void *ctx, enum evidence_collection c, int64_t ordinal,
                        const json_t *elem, struct err *e)
 {
@@ -83,6 +96,7 @@ void sink_tee_sink(struct sink_tee *t, struct row_sink *out)
 	out->event = tee_event;
 	out->sample = tee_sample;
 	out->point = tee_point;
+	out->gpu = tee_gpu;
 	out->progress = tee_progress;
 	for (size_t i = 0; i < t->n && !out->cancel; i++)
 		out->cancel = t->sinks[i].cancel;

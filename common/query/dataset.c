@@ -454,6 +454,30 @@ int dataset_select(struct dataset *ds, enum evidence_collection c,
 	return store_coll_select(ds->coll, c, sel, total, unaligned, fn, ctx, e);
 }
 
+int dataset_gpu_rows(struct dataset *ds, int64_t profile,
+                     const struct dataset_window *w, double max_duration,
+                     int with_nvtx_name, store_gpu_fn fn, void *ctx,
+                     struct err *e)
+{
+	if (!ds->store)
+		return 0;
+	return store_gpu_rows(store_db(ds->store), profile, w != NULL,
+	                      w ? w->start : 0, w ? w->end : 0, max_duration,
+	                      with_nvtx_name, fn, ctx, e);
+}
+
+int dataset_gpu_projected(struct dataset *ds, int64_t profile,
+                          const char *tid, size_t tid_len, double start,
+                          double end, struct store_gpu_span *out,
+                          struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	if (!ds->store)
+		return 0;
+	return store_gpu_projected(store_db(ds->store), profile, tid, tid_len,
+	                           start, end, out, e);
+}
+
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e)
@@ -556,6 +580,32 @@ int dataset_run_events(struct dataset *ds, int64_t profile, int *have,
 	if (!sum_ready(ds, e, &rc))
 		return rc;
 	return store_summary_events(ds->sum, profile, have, count, e);
+}
+
+int dataset_gpu_sum_names(struct dataset *ds, int64_t profile,
+                          double duration, int *have, store_gpu_sum_fn fn,
+                          void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_gpu_sum_names(store_db(ds->store), profile, duration, have,
+	                           fn, ctx, e);
+}
+
+int dataset_gpu_sum_bins(struct dataset *ds, int64_t profile,
+                         double duration, int64_t below, int *have,
+                         store_gpu_bin_fn fn, void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_gpu_sum_bins(store_db(ds->store), profile, duration, below,
+	                          have, fn, ctx, e);
 }
 
 int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,

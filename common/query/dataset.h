@@ -19,6 +19,7 @@
 #include "base/row.h"
 #include "base/fileid.h"
 #include "store/store_coll.h"
+#include "store/store_gpu.h"
 #include "store/store_sumbins.h"
 
 struct dataset;
@@ -74,6 +75,29 @@ int dataset_check_generation(struct dataset *ds, struct err *e);
  * in no particular order; w == NULL: every event in ordinal order.  The
  * SQLite backend uses the durations lower-bound scan of
  * doc/query-semantics.md "nsys". */
+/* GPU rows of one profile (store_gpu.h: ordinal order; w: overlapping
+ * it; max_duration the profile's gpu.max_duration).  The in-memory backend
+ * has none. */
+int dataset_gpu_rows(struct dataset *ds, int64_t profile,
+                     const struct dataset_window *w, double max_duration,
+                     int with_nvtx_name, store_gpu_fn fn, void *ctx,
+                     struct err *e);
+/* The kernels projected onto an NVTX range (store_gpu_projected); none
+ * for the in-memory backend. */
+int dataset_gpu_projected(struct dataset *ds, int64_t profile,
+                          const char *tid, size_t tid_len, double start,
+                          double end, struct store_gpu_span *out,
+                          struct err *e);
+/* The whole-run GPU summary of profile by name (store_gpu_sum_names);
+ * *have 0 without summaries (in memory, disabled, absent). */
+int dataset_gpu_sum_names(struct dataset *ds, int64_t profile,
+                          double duration, int *have, store_gpu_sum_fn fn,
+                          void *ctx, struct err *e);
+/* The whole-run per-second GPU bins of profile below bin `below`
+ * (store_gpu_sum_bins); *have 0 without summaries. */
+int dataset_gpu_sum_bins(struct dataset *ds, int64_t profile,
+                         double duration, int64_t below, int *have,
+                         store_gpu_bin_fn fn, void *ctx, struct err *e);
 int dataset_events(struct dataset *ds, int64_t profile,
                    const struct dataset_window *w, row_event_fn fn,
                    void *ctx, struct err *e);

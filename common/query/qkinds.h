@@ -20,6 +20,7 @@ int query_families(struct qctx *q);
 int query_iterations(struct qctx *q);
 int query_profiles(struct qctx *q);
 int query_nsys(struct qctx *q);
+int query_gpu(struct qctx *q);
 int query_cpu(struct qctx *q);
 int query_metrics(struct qctx *q);
 int query_timeline(struct qctx *q);

@@ -10,6 +10,8 @@ static const char *const requests_keys[] = {
 	"span_count", NULL};
 static const char *const nsys_keys[] = {"start", "end", "duration", "name",
                                         "profile", NULL};
+static const char *const gpu_keys[] = {"start", "duration", "name",
+                                       "queue_delay", NULL};
 static const char *const spans_keys[] = {"start", "end", "duration", "name",
                                          NULL};
 static const char *const iterations_keys[] = {"start", "end", "duration",
@@ -22,7 +24,7 @@ static const char *const sessions_keys[] = {"start", "end", "duration", "id",
 static const char *const timeline_keys[] = {
 	"start", "arrivals", "completions", "first_tokens", "in_flight",
 	"ttft_ms_mean", "overlapping", "active", "samples", "min", "max",
-	"mean", "series", "sum_of_means", NULL};
+	"mean", "series", "sum_of_means", "kernels", "busy", NULL};
 
 static const struct {
 	const char *kind;
@@ -31,6 +33,7 @@ static const struct {
 	{"requests", requests_keys},     {"nsys", nsys_keys},
 	{"server_spans", spans_keys},    {"iterations", iterations_keys},
 	{"sessions", sessions_keys},     {"timeline", timeline_keys},
+	{"gpu", gpu_keys},
 };
 
 const char *const *qorder_keys(const char *kind)

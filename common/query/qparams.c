@@ -11,13 +11,15 @@
 
 #define OFF(m) offsetof(struct query_params, m)
 #define WINDOWED \
-	"requests metrics nsys cpu iterations server_spans sessions timeline"
+	"requests metrics nsys gpu cpu iterations server_spans sessions " \
+	"timeline"
 #define LISTS                                                              \
-	"requests metrics profiles nsys cpu iterations sources server_spans " \
-	"sessions workers families timeline"
+	"requests metrics profiles nsys gpu cpu iterations sources " \
+	"server_spans sessions workers families timeline"
 
-#define SORTED "requests nsys server_spans iterations sessions timeline"
-#define JOINED "nsys metrics iterations cpu timeline"
+#define SORTED \
+	"requests nsys gpu server_spans iterations sessions timeline"
+#define JOINED "nsys gpu metrics iterations cpu timeline"
 #define RANGES "nsys timeline"
 
 /* name, flag, metavar, type, default, kinds, help, schema, web, flags,
@@ -33,8 +35,8 @@ const struct qparam qparam_table[] = {
 	 QP_COMMON, NULL, OFF(end), OFF(has_end), -1},
 	{"request_id", "--request", "ID", QP_STRING, NULL,
 	 "request lifecycle " JOINED,
-	 "Request id: required by request and lifecycle; on nsys, metrics, "
-	 "iterations, cpu and timeline it sets the window and the workers "
+	 "Request id: required by request and lifecycle; on nsys, gpu, "
+	 "metrics, iterations, cpu and timeline it sets the window and the workers "
 	 "(see --phase).",
 	 NULL, NULL, 0, NULL, OFF(request_id), -1, -1},
 	{"phase", "--phase", "PHASE", QP_STRING, "\"whole\"", JOINED,
@@ -48,7 +50,7 @@ const struct qparam qparam_table[] = {
 	 "requests sessions timeline", "Exact agent; repeat (or a JSON array) for any of several.", NULL,
 	 "agent", 0, NULL, OFF(agent), -1, OFF(agent_list)},
 	{"worker", "--worker", "ID", QP_STRINGS, NULL,
-	 "requests metrics profiles nsys cpu iterations workers timeline",
+	 "requests metrics profiles nsys gpu cpu iterations workers timeline",
 	 "Exact worker id (e.g. decode-0); one empty value means no filter; "
 	 "repeat (or a JSON array) for any of several.",
 	 NULL, "worker", 0, NULL, OFF(worker), -1, OFF(worker_list)},
@@ -57,13 +59,22 @@ const struct qparam qparam_table[] = {
 	 "Rank filter; 0 is a real filter.", NULL, "rank", 0, NULL, OFF(rank),
 	 OFF(has_rank), -1},
 	{"profile", "--profile", "N", QP_INTEGER, NULL,
-	 "profiles nsys cpu timeline",
+	 "profiles nsys gpu cpu timeline",
 	 "Profile id; 0 is a real filter.", NULL, "profile", 0, NULL,
 	 OFF(profile), OFF(has_profile), -1},
+	{"device", "--device", "N", QP_INTEGER, NULL, "gpu timeline",
+	 "gpu, timeline of gpu: CUDA device id; 0 is a real filter.", NULL, NULL, 0, NULL,
+	 OFF(device), OFF(has_device), -1},
+	{"stream", "--stream", "N", QP_INTEGER, NULL, "gpu timeline",
+	 "gpu, timeline of gpu: CUDA stream id.", NULL, NULL, 0, NULL, OFF(stream),
+	 OFF(has_stream), -1},
+	{"gpu_kind", "--gpu-kind", "KIND", QP_STRING, NULL, "gpu",
+	 "gpu: only kernels, memory copies or memsets.", NULL, NULL, 0,
+	 "kernel memcpy memset", OFF(gpu_kind), -1, -1},
 	{"name", "--name", "TEXT", QP_STRINGS, NULL,
-	 "metrics nsys families timeline",
-	 "metrics: exact series name; nsys: case-insensitive substring of the "
-	 "range name; families: substring; repeat (or a JSON array) for any "
+	 "metrics nsys gpu families timeline",
+	 "metrics: exact series name; nsys, gpu: case-insensitive substring of "
+	 "the range or kernel name; families: substring; repeat (or a JSON array) for any "
 	 "of several.",
 	 NULL, "name", 0, NULL, OFF(name), -1, OFF(name_list)},
 	{"search", "--search", "TEXT", QP_STRING, NULL,
@@ -109,22 +120,23 @@ const struct qparam qparam_table[] = {
 	 "of for every frame of its stack.",
 	 NULL, NULL, 0, NULL, OFF(self_time), -1, -1},
 	{"group_by", "--group-by", "FIELD", QP_STRING, NULL,
-	 "nsys requests metrics timeline",
-	 "Group the matches: nsys by name, worker, profile or tid; requests by "
+	 "nsys gpu requests metrics timeline",
+	 "Group the matches: nsys by name, worker, profile or tid; gpu by "
+	 "name, device, stream, gpu_kind or nvtx; requests by "
 	 "session, agent, worker, status or client_kind; metrics by name, "
 	 "worker, group, gpu or host (roll-ups across series); timeline of "
 	 "nsys by name, of metrics as metrics.",
 	 NULL, NULL, 0,
-	 "name worker profile tid session agent status client_kind group gpu "
-	 "host",
+	 "name worker profile tid device stream gpu_kind nvtx session agent "
+	 "status client_kind group gpu host",
 	 OFF(group_by), -1, -1},
 	{"bucket", "--bucket", "SECONDS", QP_NUMBER, NULL, "timeline",
 	 "timeline: bucket width in seconds (> 0; at most 10000 buckets).",
 	 "\"exclusiveMinimum\":0", NULL, 0, NULL, OFF(bucket),
 	 OFF(has_bucket), -1},
 	{"of", "--of", "SOURCE", QP_STRING, "\"requests\"", "timeline",
-	 "timeline: what to bucket: requests, nsys, cpu or metrics.", NULL,
-	 NULL, 0, "requests nsys cpu metrics", OFF(of), -1, -1},
+	 "timeline: what to bucket: requests, nsys, cpu, metrics or gpu.",
+	 NULL, NULL, 0, "requests nsys cpu metrics gpu", OFF(of), -1, -1},
 	{"sql", "--sql", "STATEMENT", QP_STRING, NULL, "sql",
 	 "sql: one read-only SELECT on the report's SQLite cache and its views "
 	 "(nvtx, cpu_samples, cpu_frames, cpu_self, metric_points, series, "

@@ -37,6 +37,10 @@ struct query_params {
 	struct qlist session_list, agent_list, worker_list, name_list;
 	int has_rank, has_profile;
 	int64_t rank, profile;
+	/* gpu only */
+	int has_device, has_stream;
+	int64_t device, stream;
+	const char *gpu_kind;   /* kernel, memcpy, memset; NULL = any */
 	double min_ttft_ms;     /* default 0 */
 	int64_t offset, limit;  /* defaults 0 and 100 */
 	int points;             /* metrics only */

@@ -168,6 +168,12 @@ void q_nvtx_groups_free(struct q_nvtx_groups *g);
 int q_nvtx_groups_order(struct qctx *q, const struct q_nvtx_groups *gs,
                         int with_sort, size_t **order, struct num **vals);
 
+/* The items order[from..to) of the groups (vals from
+ * q_nvtx_groups_order), comma-separated. */
+void q_nvtx_groups_emit(struct qctx *q, const struct q_nvtx_groups *gs,
+                        const size_t *order, const struct num *vals,
+                        size_t from, size_t to);
+
 /* The group-by fields of kind, and the sort keys of its groups (NULL-ended
  * lists in message order), or NULL when kind does not group. */
 const char *const *query_group_fields(const char *kind);

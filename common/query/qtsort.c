@@ -15,6 +15,7 @@ static const char *const requests_keys[] = {
 static const char *const nsys_keys[] = {"start", "overlapping", "active",
                                         NULL};
 static const char *const cpu_keys[] = {"start", "samples", NULL};
+static const char *const gpu_keys[] = {"start", "kernels", "busy", NULL};
 static const char *const metrics_keys[] = {"start", "samples", "min", "max",
                                            "mean", NULL};
 static const char *const metric_group_keys[] = {
@@ -29,6 +30,8 @@ const char *const *qtsort_keys(const char *of, int grouped)
 		return nsys_keys;
 	if (!strcmp(of, "cpu"))
 		return cpu_keys;
+	if (!strcmp(of, "gpu"))
+		return gpu_keys;
 	return grouped ? metric_group_keys : metrics_keys;
 }
 

@@ -49,6 +49,9 @@ const struct qkind query_kind_table[] = {
 	 "profiles --worker decode-0"},
 	{"nsys", run_nsys, "NVTX ranges overlapping the window", "queryNsys",
 	 "nsys --request req-0001 --phase prefill --fields name,start,end"},
+	{"gpu", query_gpu,
+	 "GPU kernels, copies and memsets overlapping the window", NULL,
+	 "gpu --gpu-kind kernel --group-by name --limit 10"},
 	{"cpu", query_cpu, "inclusive CPU hotspots", "queryCpu",
 	 "cpu --worker frontend --limit 20"},
 	{"iterations", query_iterations, "batch observations",
@@ -164,6 +167,16 @@ static int check_phase(struct qctx *q)
 	               ph);
 }
 
+static int check_gpu_kind(struct qctx *q)
+{
+	const char *k = q->p->gpu_kind;
+	if (!k || strcmp(q->kind, "gpu") != 0 || !strcmp(k, "kernel") ||
+	    !strcmp(k, "memcpy") || !strcmp(k, "memset"))
+		return 0;
+	return err_set(q->e, ERR_USAGE, "Unknown gpu_kind '%s'; choose from "
+	               "kernel, memcpy, memset", k);
+}
+
 static int check_join(struct qctx *q)
 {
 	const struct query_params *p = q->p;
@@ -200,7 +213,8 @@ static int check_timeline(struct qctx *q)
 /* The checks after the types, in order; the first failure wins. */
 static int (*const checks[])(struct qctx *) = {
 	check_window, check_page,  check_ttft, check_kind, check_timeline,
-	check_phase,  check_join,  check_sort, q_group_check, qrange_check,
+	check_phase,  check_gpu_kind, check_join, check_sort, q_group_check,
+	qrange_check,
 };
 
 /* A filter from one value or a list (empty_is_none: one "" is none). */

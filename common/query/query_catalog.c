@@ -775,9 +775,9 @@ int query_profiles(struct qctx *q)
 	/* the name dictionary only when --fields asks for it */
 	static const char *const lean[] = {"events", "names", "cpu",
 	                                   "event_count", "name_definitions",
-	                                   NULL};
+	                                   "gpu_names", NULL};
 	static const char *const full[] = {"events", "names", "cpu",
-	                                   "event_count", NULL};
+	                                   "event_count", "gpu_names", NULL};
 	const json_t *profiles = q_array(q->cat, "profiles");
 	size_t *idx, n, from, to;
 	int rc = q_select_profiles(q, &idx, &n);

@@ -18,6 +18,8 @@ static const char *const nsys_fields[] = {"name", "worker", "profile", "tid",
 static const char *const requests_fields[] = {"session", "agent", "worker",
                                               "status", "client_kind", NULL};
 static const char *const timeline_fields[] = {"name", NULL};
+static const char *const gpu_fields[] = {"name", "device", "stream",
+                                         "gpu_kind", "nvtx", NULL};
 static const char *const metrics_fields[] = {"name", "worker", "group", "gpu",
                                              "host", NULL};
 
@@ -42,6 +44,8 @@ const char *const *query_group_fields(const char *kind)
 {
 	if (!strcmp(kind, "nsys"))
 		return nsys_fields;
+	if (!strcmp(kind, "gpu"))
+		return gpu_fields;
 	if (!strcmp(kind, "requests"))
 		return requests_fields;
 	if (!strcmp(kind, "timeline"))
@@ -53,7 +57,7 @@ const char *const *query_group_fields(const char *kind)
 
 const char *const *query_group_sort_keys(const char *kind)
 {
-	if (!strcmp(kind, "nsys"))
+	if (!strcmp(kind, "nsys") || !strcmp(kind, "gpu"))
 		return nsys_keys;
 	if (!strcmp(kind, "requests"))
 		return requests_keys;
@@ -489,6 +493,32 @@ int q_nvtx_groups_order(struct qctx *q, const struct q_nvtx_groups *gs,
 	return rc;
 }
 
+void q_nvtx_groups_emit(struct qctx *q, const struct q_nvtx_groups *gs,
+                        const size_t *order, const struct num *vals,
+                        size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++) {
+		const struct num *v = &vals[order[k] * NV_N];
+		struct qitem it;
+		if (k > from)
+			buf_putc(q->out, ',');
+		qi_begin(&it, q);
+		if (qi_key(&it, "key"))
+			qkey_emit(q->out, &gs->keys.keys[order[k]]);
+		if (qi_key(&it, "count"))
+			jsonout_int(q->out, v[NV_COUNT].i);
+		if (qi_key(&it, "duration_total"))
+			jsonout_real(q->out, v[NV_TOTAL].d);
+		if (qi_key(&it, "duration_max"))
+			jsonout_real(q->out, v[NV_MAX].d);
+		if (qi_key(&it, "duration_mean"))
+			jsonout_real(q->out, v[NV_MEAN].d);
+		if (qi_key(&it, "clipped_total"))
+			jsonout_real(q->out, v[NV_CLIPPED].d);
+		qi_end(&it);
+	}
+}
+
 int query_nsys_grouped(struct qctx *q)
 {
 	struct q_nvtx_groups gs;
@@ -508,26 +538,7 @@ int query_nsys_grouped(struct qctx *q)
 		total += gs.g[k].count;
 	q_page(q, gs.n, &from, &to);
 	q_groups_head(q, (size_t)total, gs.n);
-	for (size_t k = from; k < to; k++) {
-		const struct num *v = &vals[order[k] * NV_N];
-		struct qitem it;
-		if (k > from)
-			buf_putc(q->out, ',');
-		qi_begin(&it, q);
-		if (qi_key(&it, "key"))
-			qkey_emit(q->out, &gs.keys.keys[order[k]]);
-		if (qi_key(&it, "count"))
-			jsonout_int(q->out, v[NV_COUNT].i);
-		if (qi_key(&it, "duration_total"))
-			jsonout_real(q->out, v[NV_TOTAL].d);
-		if (qi_key(&it, "duration_max"))
-			jsonout_real(q->out, v[NV_MAX].d);
-		if (qi_key(&it, "duration_mean"))
-			jsonout_real(q->out, v[NV_MEAN].d);
-		if (qi_key(&it, "clipped_total"))
-			jsonout_real(q->out, v[NV_CLIPPED].d);
-		qi_end(&it);
-	}
+	q_nvtx_groups_emit(q, &gs, order, vals, from, to);
 	q_list_tail(q);
 	group_by_member(q);
 	buf_puts(q->out, ",\"attribution\":\"Shared worker/rank activity; "

@@ -215,6 +215,7 @@ static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
 struct emit {
 	struct qctx *q;
 	const json_t *pr;
+	int64_t pindex;
 	int64_t profile;
 	int64_t depth; /* qrange_depths' */
 	int done;
@@ -253,6 +254,46 @@ static void put_member(struct buf *b, const json_t *obj, const char *key)
 {
 	const json_t *v = json_object_get(obj, key);
 	jsonout_tree(b, v ? v : json_null(), 0);
+}
+
+/* A range's projected GPU work (doc/nsight-import.md "GPU activity"),
+ * on profiles that have GPU rows. */
+static int put_gpu(struct emit *em, struct qitem *it,
+                   const struct row_event *row)
+{
+	struct buf *b = em->q->out;
+	struct store_gpu_span sp;
+	int want = 0;
+	for (size_t k = 0; k < em->q->p->fields.n; k++)
+		if (!strncmp(em->q->p->fields.v[k], "gpu_", 4) ||
+		    !strcmp(em->q->p->fields.v[k], "kernels"))
+			want = 1;
+	memset(&sp, 0, sizeof sp);
+	if ((want || !em->q->p->fields.n) &&
+	    dataset_gpu_projected(em->q->ds, em->pindex, row->tid, row->tid_len,
+	                          row->start, row->end, &sp, em->q->e) != 0)
+		return -1;
+	if (qi_key(it, "gpu_start")) {
+		if (sp.count)
+			jsonout_real(b, sp.start);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(it, "gpu_end")) {
+		if (sp.count)
+			jsonout_real(b, sp.end);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(it, "gpu_busy")) {
+		if (sp.count)
+			jsonout_real(b, sp.busy);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(it, "kernels"))
+		jsonout_int(b, sp.count);
+	return 0;
 }
 
 static int emit_event(void *ctx, int64_t ordinal,
@@ -308,6 +349,9 @@ static int emit_event(void *ctx, int64_t ordinal,
 		jsonout_int(b, row->source_row);
 	if (qi_key(&it, "evidence_source"))
 		put_member(b, em->pr, "evidence_source");
+	if (json_is_object(json_object_get(em->pr, "gpu")) &&
+	    put_gpu(em, &it, row) != 0)
+		return -1;
 	qi_end(&it);
 	em->done = 1;
 	return 0;
@@ -492,12 +536,14 @@ int query_nsys(struct qctx *q)
 	q_list_head(q, s.total);
 	for (size_t k = from; k < to && !rc; k++) {
 		struct emit em = {q, json_array_get(profiles, s.heap[k].pindex),
-		                  s.heap[k].profile, rows ? rows[k - from].depth : 0,
+		                  (int64_t)s.heap[k].pindex, s.heap[k].profile, rows ? rows[k - from].depth : 0,
 		                  0};
 		if (k > from)
 			buf_putc(q->out, ',');
 		rc = dataset_event_at(q->ds, (int64_t)s.heap[k].pindex,
 		                      s.heap[k].ordinal, emit_event, &em, q->e);
+		if (rc == -1 && q->e->code)
+			rc = q->e->code;
 		if (!rc && !em.done)
 			rc = err_set(q->e, ERR_DATA,
 			             "Event %lld of profile %lld vanished while "

@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "query/qbucket.h"
 #include "query/qstat.h"
+#include "query/qtgpu.h"
 #include "query/qjoin.h"
 #include "query/qkinds.h"
 #include "query/qmgroup.h"
@@ -18,7 +19,7 @@
 #include "query/qtsort.h"
 
 static const char *const sources[] = {"requests", "nsys", "cpu", "metrics",
-                                      NULL};
+                                      "gpu", NULL};
 
 int q_timeline_check(struct qctx *q)
 {
@@ -38,7 +39,7 @@ int q_timeline_check(struct qctx *q)
 	if (!known)
 		return err_set(q->e, ERR_USAGE,
 		               "Unknown timeline source '%s'; choose from "
-		               "requests, nsys, cpu, metrics",
+		               "requests, nsys, cpu, metrics, gpu",
 		               of);
 	return 0;
 }
@@ -630,6 +631,8 @@ static int timeline_plain(struct qctx *q)
 			rc = nsys_by_profile(q, &bk, &total);
 	} else if (!strcmp(of, "cpu")) {
 		rc = cpu_series(q, &bk, &total);
+	} else if (!strcmp(of, "gpu")) {
+		rc = qtgpu_series(q, &bk, &total);
 	} else if (q->p->group_by) {
 		rc = qmgroup_timeline(q, &bk, &total);
 	} else {

@@ -125,6 +125,15 @@ static int cancel_point(void *ctx, int64_t p, int64_t k,
 	return check_cancel(ctx, e);
 }
 
+static int cancel_gpu(void *ctx, int64_t p, int64_t k,
+                      const struct row_gpu *row, struct err *e)
+{
+	(void)p;
+	(void)k;
+	(void)row;
+	return check_cancel(ctx, e);
+}
+
 static int cancel_element(void *ctx, enum evidence_collection c, int64_t k,
                           const json_t *el, struct err *e)
 {
@@ -170,6 +179,7 @@ static int open_row_writers(struct build_state *s, struct err *e)
 		sink.event = cancel_event;
 		sink.sample = cancel_sample;
 		sink.point = cancel_point;
+		sink.gpu = cancel_gpu;
 		sink.element = cancel_element;
 	}
 	sink_tee_add(&s->tee, &sink);

@@ -324,6 +324,15 @@ const struct store_view_doc store_view_docs[] = {
 	               "start, end, ...)"},
 	{"sources", CATALOG_COLUMNS("sources") " (id, path, kind, bytes, "
 	            "sha256, ...)"},
+	/* written by store_gpu */
+	{"gpu", "profile, worker, ordinal, kind, start, end, duration, device, "
+	        "stream, name, short_name, correlation, bytes, grid_x, grid_y, "
+	        "grid_z, block_x, block_y, block_z, registers, static_smem, "
+	        "dynamic_smem, graph_node, launch_tid, launch_start, "
+	        "launch_name, queue_delay, nvtx_ordinal, nvtx_name, source_row"},
+	{"gpu_launches", "profile, worker, tid, start, name, correlation, "
+	                 "nvtx_ordinal, gpu_rows, kernels, gpu_start, gpu_end, "
+	                 "queue_delay"},
 };
 const size_t store_view_doc_count =
 	sizeof store_view_docs / sizeof store_view_docs[0];

@@ -20,12 +20,14 @@
 #include "store/store_typed.h"
 #include "store/store_views.h"
 #include "store/store_ext.h"
+#include "store/store_gpu.h"
 
 #define BATCH_ROWS 16384
 #define BATCH_TEXT (2u << 20)
 #define QUEUE_MAX 4 /* full batches waiting for the writer thread */
 #define MULTI_ROWS 32 /* rows per multi-row INSERT */
 #define BATCH_ELEMS 1024 /* catalog elements per batch */
+#define BATCH_GPU 8192 /* GPU rows per batch */
 
 static const char schema_sql[] =
 	"CREATE TABLE catalog   (json TEXT NOT NULL, generation TEXT NOT NULL);"
@@ -63,6 +65,8 @@ struct batch {
 	size_t n;
 	struct ext_rec *elems; /* catalog collection elements */
 	size_t nelems;
+	struct store_gpu_rec *gpus; /* GPU rows (allocated on first use) */
+	size_t ngpus;
 	struct buf text;
 	struct batch *next;
 };
@@ -73,6 +77,7 @@ struct store_writer {
 	sqlite3_stmt *ins[3];   /* one row, by rec_kind */
 	sqlite3_stmt *multi[3]; /* MULTI_ROWS rows, by rec_kind */
 	struct store_ext ext;   /* the extension tables' inserts */
+	sqlite3_stmt *gpu_ins;  /* STORE_GPU_TABLE's insert */
 	struct store_typed typed; /* the typed tables' inserts */
 
 	/* touched by the writer thread only until it is joined */
@@ -293,6 +298,10 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 	for (size_t k = 0; k < b->nelems; k++)
 		if (store_ext_insert(&w->ext, b->text.data, &b->elems[k], e))
 			return e->code;
+	for (size_t k = 0; k < b->ngpus; k++)
+		if (store_gpu_insert(w->db, w->gpu_ins, b->text.data, &b->gpus[k],
+		                     e))
+			return e->code;
 	return 0;
 }
 
@@ -327,6 +336,7 @@ static void *writer_thread(void *arg)
 		}
 		b->n = 0;
 		b->nelems = 0;
+		b->ngpus = 0;
 		buf_reset(&b->text);
 		b->next = w->free_list;
 		w->free_list = b;
@@ -361,6 +371,7 @@ static void batch_free(struct batch *b)
 		return;
 	free(b->recs);
 	free(b->elems);
+	free(b->gpus);
 	buf_free(&b->text);
 	free(b);
 }
@@ -502,6 +513,24 @@ static int on_element(void *ctx, enum evidence_collection c, int64_t ordinal,
 	return 0;
 }
 
+static int on_gpu(void *ctx, int64_t profile, int64_t ordinal,
+                  const struct row_gpu *row, struct err *e)
+{
+	struct store_writer *w = ctx;
+	struct batch *b = w->cur;
+
+	if (!b)
+		return err_set(e, ERR_NOMEM, "out of memory buffering rows");
+	if ((b->ngpus >= BATCH_GPU || b->text.len >= BATCH_TEXT) &&
+	    push_batch(w, e))
+		return e->code;
+	b = w->cur;
+	if (!b->gpus && !(b->gpus = malloc(BATCH_GPU * sizeof *b->gpus)))
+		return err_set(e, ERR_NOMEM, "out of memory buffering rows");
+	store_gpu_copy(&b->gpus[b->ngpus++], profile, ordinal, row, &b->text);
+	return 0;
+}
+
 void store_write_sink(struct store_writer *w, struct row_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
@@ -510,6 +539,7 @@ void store_write_sink(struct store_writer *w, struct row_sink *sink)
 	sink->sample = on_sample;
 	sink->point = on_point;
 	sink->element = on_element;
+	sink->gpu = on_gpu;
 }
 
 void store_write_get_stats(const struct store_writer *w,
@@ -594,6 +624,8 @@ int store_write_open(const char *path, struct store_writer **out,
 	            " PRAGMA threads=1;",
 	         "settings", e) ||
 	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e) ||
+	    exec(w, store_gpu_schema_sql, "GPU tables", e) ||
+	    store_gpu_prepare(w->db, &w->gpu_ins, e) ||
 	    store_ext_create(w->db, &w->ext, e) ||
 	    store_typed_create(w->db, &w->typed, MULTI_ROWS, e))
 		goto fail;
@@ -720,7 +752,8 @@ void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *can
 int store_write_finish(struct store_writer *w, const json_t *catalog,
                        const char *generation, struct err *e)
 {
-	if (w->cur && (w->cur->n || w->cur->nelems) && push_batch(w, e)) {
+	if (w->cur && (w->cur->n || w->cur->nelems || w->cur->ngpus) &&
+	    push_batch(w, e)) {
 		stop_thread(w, NULL);
 		return e->code;
 	}
@@ -732,17 +765,24 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 		w->ins[i] = w->multi[i] = NULL;
 	}
 	store_ext_close(&w->ext);
+	sqlite3_finalize(w->gpu_ins);
+	w->gpu_ins = NULL;
 	store_typed_close(&w->typed);
 	if (store_ext_finish(&w->ext, catalog, generation, w->elements,
 	                     w->irregular, e) ||
 	    write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
 	    store_views_write(w->db, catalog, e) ||
+	    store_gpu_finish(w->db, catalog, e) ||
+	    store_gpu_summarize(w->db, json_number_value(json_object_get(
+	                        json_object_get(catalog, "meta"), "duration")),
+	                        e) ||
 	    store_summary_write(w->sum, w->db, catalog, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
 	    exec(w, "COMMIT", "commit", e) ||
 	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||
 	    exec(w, index_sql, "indexes", e) ||
 	    exec(w, store_ext_index_sql, "extension indexes", e) ||
+	    exec(w, store_gpu_index_sql, "GPU indexes", e) ||
 	    store_typed_finish(w->db, e) ||
 	    exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
 	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
@@ -773,6 +813,7 @@ void store_write_close(struct store_writer *w)
 		sqlite3_finalize(w->multi[i]);
 	}
 	store_ext_close(&w->ext);
+	sqlite3_finalize(w->gpu_ins);
 	store_typed_close(&w->typed);
 	if (w->db)
 		sqlite3_close(w->db);

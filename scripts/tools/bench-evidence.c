@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	}
 	for (int r = 0; r < repeat; r++) {
 		struct count c = { 0, 0 };
-		struct row_sink sink = { &c, on_event, on_sample, on_point, NULL, NULL, NULL };
+		struct row_sink sink = { &c, on_event, on_sample, on_point, NULL, NULL, NULL, NULL };
 		struct evstats st;
 		json_t *cat = NULL;
 		struct err e;

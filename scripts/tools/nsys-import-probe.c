@@ -15,8 +15,19 @@
 #include "ingest/nsys.h"
 
 struct counts {
-	uint64_t events, samples;
+	uint64_t events, samples, gpu;
 };
+
+static int on_gpu(void *ctx, int64_t p, int64_t o, const struct row_gpu *r,
+                  struct err *e)
+{
+	(void)p;
+	(void)o;
+	(void)r;
+	(void)e;
+	((struct counts *)ctx)->gpu++;
+	return 0;
+}
 
 static int on_event(void *ctx, int64_t p, int64_t o,
                     const struct row_event *r, struct err *e)
@@ -42,9 +53,9 @@ static int on_sample(void *ctx, int64_t p, int64_t o,
 
 int main(int argc, char **argv)
 {
-	struct counts c = {0, 0};
+	struct counts c = {0, 0, 0};
 	struct row_sink sink = {.ctx = &c, .event = on_event,
-	                             .sample = on_sample};
+	                             .sample = on_sample, .gpu = on_gpu};
 	struct nsys_options o = {.max_events = -1, .job = "probe"};
 	struct timespec a, b;
 	struct err e;
@@ -79,6 +90,8 @@ int main(int argc, char **argv)
 	jsonout_int(&out, (int64_t)c.events);
 	buf_puts(&out, ",\"samples\":");
 	jsonout_int(&out, (int64_t)c.samples);
+	buf_puts(&out, ",\"gpu_rows\":");
+	jsonout_int(&out, (int64_t)c.gpu);
 	buf_puts(&out, ",\"seconds\":");
 	jsonout_real(&out, s);
 	buf_puts(&out, ",\"ranges_per_second\":");

@@ -161,7 +161,7 @@ def check_report(label, src_doc, out, r):
     t.eq(views, {"nvtx", "cpu_samples", "cpu_frames", "cpu_self", "metric_points", "series", "metric_series",
                  "requests",
                  "request_workers", "lifecycle_stages", "server_spans", "profiles", "workers",
-                 "sessions", "iterations", "sources"}, "%s: the sql views" % label)
+                 "sessions", "iterations", "sources", "gpu", "gpu_launches"}, "%s: the sql views" % label)
     ext = {r_[0] for r_ in db.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'dsight_%'")}
     t.ok({"dsight_meta", "dsight_core", "dsight_requests", "dsight_sessions",

@@ -86,7 +86,7 @@ usage_error([FIX, "nope", "--limit", "1001", "--min-ttft-ms", "-1"],
 usage_error([FIX, "--offset", "-1"], "Require integer offset >= 0 and 0 <= limit <= 1000", "offset -1")
 usage_error([FIX, "nope", "--min-ttft-ms", "-1"], "min_ttft_ms must be finite and nonnegative", "min_ttft_ms -1")
 usage_error([FIX, "nope"], "Unknown query kind 'nope'; choose from summary, requests, request, "
-            "lifecycle, metrics, profiles, nsys, cpu, iterations, sources, server_spans, "
+            "lifecycle, metrics, profiles, nsys, gpu, cpu, iterations, sources, server_spans, "
             "sessions, workers, families, timeline, sql", "unknown kind")
 usage_error([FIX, "request", "--request", "zzz"], "Unknown client request: zzz", "unknown request")
 usage_error([FIX, "request"], "request requires a request id (--request ID)", "missing request id")

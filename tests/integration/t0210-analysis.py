@@ -349,7 +349,7 @@ t.ok(r.returncode == 0 and len(json.loads(r.stdout)["buckets"]) == 10000,
 usage_error([FIX, "timeline", "--bucket", "0", "--of", "nope"], "timeline needs --bucket SECONDS > 0",
             "the bucket is checked before the source")
 usage_error([FIX, "timeline", "--bucket", "1", "--of", "nope"],
-            "Unknown timeline source 'nope'; choose from requests, nsys, cpu, metrics", "unknown of")
+            "Unknown timeline source 'nope'; choose from requests, nsys, cpu, metrics, gpu", "unknown of")
 usage_error([FIX, "timeline", "--bucket", "x"], "--bucket must be a number", "--bucket x")
 usage_error([FIX, "nsys", "--group-by", "session"],
             "Unknown group-by field 'session' for nsys; choose from name, worker, profile, tid",

@@ -89,8 +89,9 @@ t.eq(schema["required"], ["dataset"], "dataset is required")
 t.eq((props["kind"]["default"], props["limit"]["default"], props["offset"]["default"],
       props["points"]["default"]), ("summary", 100, 0, False), "schema defaults")
 t.eq((props["bucket"]["type"], props["bucket"]["exclusiveMinimum"], props["of"]["enum"]),
-     ("number", 0, ["requests", "nsys", "cpu", "metrics"]), "timeline parameters typed, of closed")
-t.eq(props["group_by"]["enum"], ["name", "worker", "profile", "tid", "session", "agent", "status",
+     ("number", 0, ["requests", "nsys", "cpu", "metrics", "gpu"]), "timeline parameters typed, of closed")
+t.eq(props["group_by"]["enum"], ["name", "worker", "profile", "tid", "device", "stream",
+                                 "gpu_kind", "nvtx", "session", "agent", "status",
                                  "client_kind", "group", "gpu", "host"], "group_by fields are an enum")
 t.eq((props["max_depth"]["type"], props["max_depth"]["minimum"], props["min_duration"]["type"],
       props["self_time"]["type"]), ("integer", 0, "number", "boolean"),

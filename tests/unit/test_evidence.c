@@ -90,7 +90,7 @@ static void rec_progress(void *ctx, uint64_t done, uint64_t total)
 
 static struct row_sink rec_sink(struct rec *r)
 {
-	struct row_sink s = { r, rec_event, rec_sample, rec_point, rec_progress, NULL, NULL };
+	struct row_sink s = { r, rec_event, rec_sample, rec_point, rec_progress, NULL, NULL, NULL };
 	memset(r, 0, sizeof *r);
 	buf_init(&r->log, 0);
 	return s;

@@ -1,0 +1,734 @@
+/* nsys_gpu: GPU activity of one export (see nsys_gpu.h). */
+#include "ingest/nsys_gpu.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/strdict.h"
+#include "base/vec.h"
+
+enum { T_KERNEL, T_MEMCPY, T_MEMSET, T_RUNTIME, NTABLES };
+
+static const char *const table_names[NTABLES] = {
+	"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+	"CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME"};
+
+/* The unified row: one output column per entry, in this order; each table
+ * reads the column named here or NULL. */
+enum {
+	C_START, C_END, C_DEVICE, C_STREAM, C_CORR, C_PID, C_NAME, C_SHORT,
+	C_BYTES, C_COPYKIND, C_GX, C_GY, C_GZ, C_BX, C_BY, C_BZ, C_REGS,
+	C_SSMEM, C_DSMEM, C_GRAPH, NCOLS
+};
+
+static const char *const col_names[NCOLS] = {
+	"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
+	"demangledName", "shortName", "bytes", "copyKind", "gridX", "gridY",
+	"gridZ", "blockX", "blockY", "blockZ", "registersPerThread",
+	"staticSharedMemory", "dynamicSharedMemory", "graphNodeId"};
+
+/* Which columns each GPU table is read for. */
+static int reads(int t, int c)
+{
+	switch (c) {
+	case C_NAME: case C_SHORT: case C_GX: case C_GY: case C_GZ:
+	case C_BX: case C_BY: case C_BZ: case C_REGS: case C_SSMEM:
+	case C_DSMEM:
+		return t == T_KERNEL;
+	case C_BYTES:
+		return t != T_KERNEL;
+	case C_COPYKIND:
+		return t == T_MEMCPY;
+	default:
+		return 1;
+	}
+}
+
+/* row_gpu.v[] slot of a unified column, -1 none. */
+static int int_slot(int c)
+{
+	switch (c) {
+	case C_DEVICE: return ROW_GPU_DEVICE;
+	case C_STREAM: return ROW_GPU_STREAM;
+	case C_CORR: return ROW_GPU_CORRELATION;
+	case C_BYTES: return ROW_GPU_BYTES;
+	case C_GX: return ROW_GPU_GRID_X;
+	case C_GY: return ROW_GPU_GRID_Y;
+	case C_GZ: return ROW_GPU_GRID_Z;
+	case C_BX: return ROW_GPU_BLOCK_X;
+	case C_BY: return ROW_GPU_BLOCK_Y;
+	case C_BZ: return ROW_GPU_BLOCK_Z;
+	case C_REGS: return ROW_GPU_REGISTERS;
+	case C_SSMEM: return ROW_GPU_STATIC_SMEM;
+	case C_DSMEM: return ROW_GPU_DYNAMIC_SMEM;
+	case C_GRAPH: return ROW_GPU_GRAPH_NODE;
+	default: return -1;
+	}
+}
+
+/* The CUPTI memcpy kinds, for exports without ENUM_CUDA_MEMCPY_OPER. */
+static const char *const copy_kinds[] = {
+	"UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA",
+	"DTOD", "HTOH", "PTOP"};
+
+struct open_range {
+	int64_t end, ordinal;
+};
+
+struct stack {
+	struct open_range *v;
+	size_t n, cap;
+};
+
+struct nsys_gpu {
+	const struct nsys_export *x;
+	const char *file;
+	int64_t origin_ns;
+	int table[NTABLES];     /* present and importable */
+	int col[NTABLES][NCOLS];
+	int rt_cols[4];         /* runtime: start, globalTid, correlationId, nameId */
+	int linking;            /* the launch table is being filled */
+	sqlite3_stmt *rt, *ins;
+	int rt_row;             /* rt holds an unconsumed row */
+	struct strdict tids;    /* gtid (8 bytes) -> index in stacks */
+	struct stack *stacks;
+	size_t nstacks, cap;
+	json_t *warnings;
+};
+
+static int sqlerr(struct nsys_gpu *g, int rc, const char *what, struct err *e)
+{
+	return nsys_export_sqlerr(g->x, rc, what, e);
+}
+
+static int warnf(struct nsys_gpu *g, struct err *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int warnf(struct nsys_gpu *g, struct err *e, const char *fmt, ...)
+{
+	char *t = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&t, fmt, ap);
+	va_end(ap);
+	json_t *s = n < 0 ? NULL : nsys_export_string(t, (size_t)n);
+	if (n >= 0)
+		free(t);
+	if (!s || json_array_append_new(g->warnings, s) != 0)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+/* Finds the tables and columns; warns about missing columns. */
+static int survey(struct nsys_gpu *g, struct err *e)
+{
+	static const char *const rt_names[4] = {
+		"start", "globalTid", "correlationId", "nameId"};
+	int rc = 0;
+	for (int t = 0; t < NTABLES; t++) {
+		int r = nsys_export_has_table(g->x, table_names[t], &rc);
+		if (r < 0)
+			return sqlerr(g, rc, "listing its tables", e);
+		if (!r)
+			continue;
+		g->table[t] = 1;
+		int n = t == T_RUNTIME ? 4 : NCOLS;
+		for (int c = 0; c < n; c++) {
+			const char *name = t == T_RUNTIME ? rt_names[c]
+			                                  : col_names[c];
+			if (t != T_RUNTIME && !reads(t, c))
+				continue;
+			r = nsys_export_has_column(g->x, table_names[t], name,
+			                           &rc);
+			if (r < 0)
+				return sqlerr(g, rc, "listing its columns", e);
+			if (t == T_RUNTIME)
+				g->rt_cols[c] = r;
+			else
+				g->col[t][c] = r;
+			if (!r && (rc = warnf(g, e, "%s: %s has no column %s; "
+			                      "it is null", g->file,
+			                      table_names[t], name)) != 0)
+				return rc;
+		}
+		if (t != T_RUNTIME && (!g->col[t][C_START] || !g->col[t][C_END])) {
+			g->table[t] = 0;
+			if ((rc = warnf(g, e, "%s: %s is not imported without "
+			                "start and end", g->file,
+			                table_names[t])) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int nsys_gpu_open(const struct nsys_export *x, const char *file,
+                  int64_t origin_ns, struct nsys_gpu **out, struct err *e)
+{
+	struct nsys_gpu *g = calloc(1, sizeof *g);
+	int rc;
+	*out = NULL;
+	if (!g || !(g->warnings = json_array())) {
+		free(g);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	g->x = x;
+	g->file = file;
+	g->origin_ns = origin_ns;
+	strdict_init(&g->tids);
+	*out = g;
+	if ((rc = survey(g, e)) != 0)
+		return rc;
+	if (!(g->table[T_KERNEL] || g->table[T_MEMCPY] || g->table[T_MEMSET]) ||
+	    !g->table[T_RUNTIME] || !g->rt_cols[0] || !g->rt_cols[1] ||
+	    !g->rt_cols[2])
+		return 0;
+	char sql[512];
+	rc = sqlite3_exec(x->db, "CREATE TEMP TABLE IF NOT EXISTS dsight_launch "
+	                  "(pid INTEGER, corr INTEGER, tid INTEGER, start "
+	                  "INTEGER, name INTEGER, nvtx INTEGER, PRIMARY KEY "
+	                  "(pid, corr)) WITHOUT ROWID; DELETE FROM "
+	                  "temp.dsight_launch;", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlerr(g, rc, "creating a temporary table", e);
+	rc = sqlite3_prepare_v2(x->db, "INSERT OR IGNORE INTO temp.dsight_launch "
+	                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &g->ins,
+	                        NULL);
+	if (rc != SQLITE_OK)
+		return sqlerr(g, rc, "creating a temporary table", e);
+	snprintf(sql, sizeof sql, "SELECT start, globalTid, correlationId, %s "
+	         "FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE typeof(start) = "
+	         "'integer' AND typeof(globalTid) = 'integer' AND "
+	         "typeof(correlationId) = 'integer' ORDER BY start, rowid",
+	         g->rt_cols[3] ? "nameId" : "NULL");
+	rc = sqlite3_prepare_v2(x->db, sql, -1, &g->rt, NULL);
+	if (rc != SQLITE_OK)
+		return sqlerr(g, rc, "reading CUPTI_ACTIVITY_KIND_RUNTIME", e);
+	g->linking = 1;
+	return 0;
+}
+
+/* The stack of open ranges of thread gtid (created empty), NULL when out
+ * of memory. */
+static struct stack *stack_of(struct nsys_gpu *g, int64_t gtid, int create)
+{
+	int64_t k;
+	if (strdict_get(&g->tids, &gtid, sizeof gtid, &k))
+		return &g->stacks[k];
+	if (!create)
+		return NULL;
+	if (vec_reserve_zero(&g->stacks, &g->cap, g->nstacks + 1,
+	                     sizeof *g->stacks) ||
+	    strdict_put(&g->tids, &gtid, sizeof gtid, (int64_t)g->nstacks))
+		return NULL;
+	return &g->stacks[g->nstacks++];
+}
+
+/* Files the current runtime call with the range open on its thread. */
+static int resolve(struct nsys_gpu *g, struct err *e)
+{
+	sqlite3_stmt *r = g->rt;
+	int64_t t = sqlite3_column_int64(r, 0), tid = sqlite3_column_int64(r, 1);
+	struct stack *s = stack_of(g, tid, 0);
+	int64_t nvtx = -1;
+	while (s && s->n && s->v[s->n - 1].end < t)
+		s->n--;
+	if (s && s->n)
+		nvtx = s->v[s->n - 1].ordinal;
+	sqlite3_stmt *in = g->ins;
+	sqlite3_reset(in);
+	sqlite3_bind_int64(in, 1, (tid >> 24) & 0xFFFFFF);
+	sqlite3_bind_int64(in, 2, sqlite3_column_int64(r, 2));
+	sqlite3_bind_int64(in, 3, tid);
+	sqlite3_bind_int64(in, 4, t);
+	if (sqlite3_column_type(r, 3) == SQLITE_INTEGER)
+		sqlite3_bind_int64(in, 5, sqlite3_column_int64(r, 3));
+	else
+		sqlite3_bind_null(in, 5);
+	if (nvtx >= 0)
+		sqlite3_bind_int64(in, 6, nvtx);
+	else
+		sqlite3_bind_null(in, 6);
+	int rc = sqlite3_step(in);
+	if (rc != SQLITE_DONE)
+		return sqlerr(g, rc, "linking GPU launches", e);
+	return 0;
+}
+
+/* Files every runtime call that starts before `before` (all when
+ * all != 0). */
+static int advance(struct nsys_gpu *g, int64_t before, int all, struct err *e)
+{
+	for (;;) {
+		if (!g->rt_row) {
+			int r = sqlite3_step(g->rt);
+			if (r == SQLITE_DONE) {
+				g->linking = 0;
+				return 0;
+			}
+			if (r != SQLITE_ROW)
+				return sqlerr(g, r, "reading "
+				              "CUPTI_ACTIVITY_KIND_RUNTIME", e);
+			g->rt_row = 1;
+		}
+		if (!all && sqlite3_column_int64(g->rt, 0) >= before)
+			return 0;
+		int rc = resolve(g, e);
+		if (rc)
+			return rc;
+		g->rt_row = 0;
+	}
+}
+
+int nsys_gpu_range(struct nsys_gpu *g, int64_t start, int64_t end,
+                   int has_tid, int64_t gtid, int64_t ordinal,
+                   struct err *e)
+{
+	if (!g || !g->linking)
+		return 0;
+	int rc = advance(g, start, 0, e);
+	if (rc || !has_tid || !g->linking)
+		return rc;
+	struct stack *s = stack_of(g, gtid, 1);
+	if (!s)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	while (s->n && s->v[s->n - 1].end < start)
+		s->n--;
+	if (vec_reserve(&s->v, &s->cap, s->n + 1, sizeof *s->v))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	s->v[s->n++] = (struct open_range){end, ordinal};
+	return 0;
+}
+
+/* Streaming state of the GPU rows. */
+struct gstream {
+	struct nsys_gpu *g;
+	struct strdict names;   /* the profile's gpu.names */
+	struct strdict cache;   /* tag + id -> name index */
+	sqlite3_stmt *string_by_id, *copy_kind;
+	int64_t devices[64];
+	size_t ndevices;
+	uint64_t kinds[3], linked, projected;
+	double max_duration;
+};
+
+/* Name index of text s[0..n) (interned). */
+static int64_t intern(struct gstream *gs, const char *s, size_t n)
+{
+	return strdict_intern(&gs->names, s ? s : "", s ? n : 0, NULL);
+}
+
+/* The value of StringIds id, or NULL; *n its length. */
+static int string_of(struct gstream *gs, sqlite3_stmt *q, int64_t id,
+                     const char **s, size_t *n, struct err *e)
+{
+	sqlite3_reset(q);
+	sqlite3_bind_int64(q, 1, id);
+	int r = sqlite3_step(q);
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		return sqlerr(gs->g, r, "reading StringIds", e);
+	*s = r == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
+	*n = *s ? (size_t)sqlite3_column_bytes(q, 0) : 0;
+	return 0;
+}
+
+/* The runtime function's name without its _v<digits> suffix. */
+static size_t strip_version(const char *s, size_t n)
+{
+	size_t k = n;
+	while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9')
+		k--;
+	if (k < n && k >= 2 && s[k - 1] == 'v' && s[k - 2] == '_')
+		return k - 2;
+	return n;
+}
+
+/* "Memcpy HtoD" from the enum name CUDA_MEMCPY_KIND_HTOD. */
+static int64_t copy_name(struct gstream *gs, const char *kind, size_t n)
+{
+	static const char prefix[] = "CUDA_MEMCPY_KIND_";
+	struct buf b;
+	buf_init(&b, 0);
+	buf_puts(&b, "Memcpy ");
+	if (n >= sizeof prefix - 1 && !memcmp(kind, prefix, sizeof prefix - 1)) {
+		kind += sizeof prefix - 1;
+		n -= sizeof prefix - 1;
+	}
+	const char *to = NULL;
+	for (size_t i = 1; i + 2 < n + 1 && !to; i++)
+		if (kind[i] == 'T' && kind[i + 1] == 'O' && i + 2 < n)
+			to = kind + i;
+	if (to) {
+		buf_append(&b, kind, (size_t)(to - kind));
+		buf_puts(&b, "to");
+		buf_append(&b, to + 2, n - (size_t)(to - kind) - 2);
+	} else if (n == 0 || (n == 7 && !memcmp(kind, "UNKNOWN", 7))) {
+		buf_puts(&b, "Unknown");
+	} else {
+		buf_append(&b, kind, n);
+	}
+	int64_t k = b.failed ? -1 : intern(gs, b.data, b.len);
+	buf_free(&b);
+	return k;
+}
+
+/* Cached lookup of a name index: tag says which kind of id it is. */
+static int name_of(struct gstream *gs, char tag, int64_t id, int64_t *out,
+                   struct err *e)
+{
+	char key[9];
+	key[0] = tag;
+	memcpy(key + 1, &id, sizeof id);
+	if (strdict_get(&gs->cache, key, sizeof key, out))
+		return 0;
+	const char *s = NULL;
+	size_t n = 0;
+	int rc;
+	if (tag == 'c') {
+		if (gs->copy_kind &&
+		    (rc = string_of(gs, gs->copy_kind, id, &s, &n, e)) != 0)
+			return rc;
+		if (!s && id >= 0 &&
+		    id < (int64_t)(sizeof copy_kinds / sizeof *copy_kinds)) {
+			s = copy_kinds[id];
+			n = strlen(s);
+		}
+		*out = copy_name(gs, s ? s : "", s ? n : 0);
+	} else {
+		if ((rc = string_of(gs, gs->string_by_id, id, &s, &n, e)) != 0)
+			return rc;
+		if (tag == 'r' && !s)
+			*out = -2;
+		else
+			*out = intern(gs, s, tag == 'r' ? strip_version(s, n) : n);
+	}
+	if (*out == -1 || strdict_put(&gs->cache, key, sizeof key, *out))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+/* The UNION of the present GPU tables joined to their launches. */
+static int gpu_query(struct nsys_gpu *g, struct buf *q)
+{
+	int first = 1;
+	buf_puts(q, "SELECT g.*, l.tid, l.start, l.name, l.nvtx FROM (");
+	for (int t = T_KERNEL; t <= T_MEMSET; t++) {
+		if (!g->table[t])
+			continue;
+		buf_printf(q, "%sSELECT %d AS kind, rowid AS rid", first ? "" :
+		           " UNION ALL ", t);
+		first = 0;
+		for (int c = 0; c < NCOLS; c++) {
+			const char *n = col_names[c];
+			if (!reads(t, c) || !g->col[t][c])
+				buf_printf(q, ", NULL AS c%d", c);
+			else if (c == C_PID)
+				buf_printf(q, ", (\"%s\" >> 24) & 16777215 AS c%d",
+				           n, c);
+			else
+				buf_printf(q, ", \"%s\" AS c%d", n, c);
+		}
+		buf_printf(q, " FROM %s", table_names[t]);
+	}
+	buf_puts(q, ") g LEFT JOIN temp.dsight_launch l ON l.pid = g.c5 AND "
+	         "l.corr = g.c4 ORDER BY g.c0, g.c1, g.kind, g.rid");
+	return q->failed ? -1 : 0;
+}
+
+/* One selected GPU row -> row_gpu (names resolved). */
+static int fill_row(struct gstream *gs, sqlite3_stmt *st, struct row_gpu *r,
+                    char tid[32], struct err *e)
+{
+	struct nsys_gpu *g = gs->g;
+	int rc;
+	memset(r, 0, sizeof *r);
+	r->kind = sqlite3_column_int(st, 0);
+	r->source_row = sqlite3_column_int64(st, 1);
+	if ((rc = nsys_export_seconds(g->x, g->origin_ns,
+	                              sqlite3_column_int64(st, 2 + C_START),
+	                              &r->start, e)) != 0 ||
+	    (rc = nsys_export_seconds(g->x, g->origin_ns,
+	                              sqlite3_column_int64(st, 2 + C_END),
+	                              &r->end, e)) != 0)
+		return rc;
+	for (int c = 0; c < NCOLS; c++) {
+		int slot = int_slot(c);
+		if (slot < 0)
+			continue;
+		if (sqlite3_column_type(st, 2 + c) == SQLITE_INTEGER)
+			r->v[slot] = sqlite3_column_int64(st, 2 + c);
+		else
+			r->nulls |= 1u << slot;
+	}
+	r->short_name = -1;
+	if (r->kind == ROW_GPU_KERNEL) {
+		int has_n = sqlite3_column_type(st, 2 + C_NAME) == SQLITE_INTEGER;
+		int has_s = sqlite3_column_type(st, 2 + C_SHORT) == SQLITE_INTEGER;
+		if (has_s && (rc = name_of(gs, 'k', sqlite3_column_int64(
+		                  st, 2 + C_SHORT), &r->short_name, e)) != 0)
+			return rc;
+		if (has_n) {
+			if ((rc = name_of(gs, 'k', sqlite3_column_int64(
+			                  st, 2 + C_NAME), &r->name, e)) != 0)
+				return rc;
+		} else if (has_s) {
+			r->name = r->short_name;
+		} else if ((r->name = intern(gs, "", 0)) < 0) {
+			return err_set(e, ERR_NOMEM, "out of memory");
+		}
+	} else if (r->kind == ROW_GPU_MEMCPY) {
+		int64_t k = sqlite3_column_type(st, 2 + C_COPYKIND) ==
+		            SQLITE_INTEGER ? sqlite3_column_int64(st, 2 + C_COPYKIND)
+		                           : -1;
+		if ((rc = name_of(gs, 'c', k, &r->name, e)) != 0)
+			return rc;
+	} else if ((r->name = intern(gs, "Memset", 6)) < 0) {
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	r->launch_name = -1;
+	r->nvtx = -1;
+	const int L = 2 + NCOLS;
+	if (sqlite3_column_type(st, L) == SQLITE_INTEGER) {
+		r->launch_tid_len = (size_t)snprintf(tid, 32, "%" PRId64,
+			(int64_t)sqlite3_column_int64(st, L));
+		r->launch_tid = tid;
+		if ((rc = nsys_export_seconds(g->x, g->origin_ns,
+		                              sqlite3_column_int64(st, L + 1),
+		                              &r->launch_start, e)) != 0)
+			return rc;
+		if (sqlite3_column_type(st, L + 2) == SQLITE_INTEGER) {
+			if ((rc = name_of(gs, 'r', sqlite3_column_int64(st, L + 2),
+			                  &r->launch_name, e)) != 0)
+				return rc;
+			if (r->launch_name == -2)
+				r->launch_name = -1;
+		}
+		if (sqlite3_column_type(st, L + 3) == SQLITE_INTEGER)
+			r->nvtx = sqlite3_column_int64(st, L + 3);
+	}
+	return 0;
+}
+
+/* Notes device d in the sorted device list (at most 64 kept). */
+static void note_device(struct gstream *gs, const struct row_gpu *r)
+{
+	if (r->nulls & (1u << ROW_GPU_DEVICE))
+		return;
+	int64_t d = r->v[ROW_GPU_DEVICE];
+	size_t i = 0;
+	while (i < gs->ndevices && gs->devices[i] < d)
+		i++;
+	if ((i < gs->ndevices && gs->devices[i] == d) || gs->ndevices >= 64)
+		return;
+	memmove(gs->devices + i + 1, gs->devices + i,
+	        (gs->ndevices - i) * sizeof *gs->devices);
+	gs->devices[i] = d;
+	gs->ndevices++;
+}
+
+/* The devices with their TARGET_INFO_GPU names. */
+static json_t *devices_json(struct gstream *gs, uint64_t *invalid)
+{
+	sqlite3_stmt *q = NULL;
+	int rc;
+	json_t *a = json_array();
+	if (nsys_export_has_table(gs->g->x, "TARGET_INFO_GPU", &rc) == 1 &&
+	    nsys_export_has_column(gs->g->x, "TARGET_INFO_GPU", "id", &rc) == 1 &&
+	    nsys_export_has_column(gs->g->x, "TARGET_INFO_GPU", "name", &rc) == 1)
+		sqlite3_prepare_v2(gs->g->x->db, "SELECT name FROM TARGET_INFO_GPU "
+		                   "WHERE id = ?1 AND typeof(name) = 'text' "
+		                   "ORDER BY rowid LIMIT 1", -1, &q, NULL);
+	for (size_t i = 0; a && i < gs->ndevices; i++) {
+		json_t *name = NULL;
+		if (q) {
+			sqlite3_reset(q);
+			sqlite3_bind_int64(q, 1, gs->devices[i]);
+			if (sqlite3_step(q) == SQLITE_ROW)
+				name = nsys_export_text(
+					(const char *)sqlite3_column_text(q, 0),
+					(size_t)sqlite3_column_bytes(q, 0), invalid);
+		}
+		json_t *o = json_pack("{s:I,s:o}", "id", (json_int_t)gs->devices[i],
+		                      "name", name ? name : json_null());
+		if (!o || json_array_append_new(a, o) != 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	sqlite3_finalize(q);
+	return a;
+}
+
+static json_t *gpu_json(struct gstream *gs, struct nsys_gpu_out *out)
+{
+	json_t *names = json_array();
+	for (size_t i = 0; names && i < gs->names.count; i++) {
+		json_t *s = nsys_export_text(gs->names.entries[i].key,
+		                           gs->names.entries[i].len,
+		                           &out->invalid_text);
+		if (!s || json_array_append_new(names, s) != 0) {
+			json_decref(names);
+			names = NULL;
+		}
+	}
+	json_t *dev = devices_json(gs, &out->invalid_text);
+	if (!names || !dev) {
+		json_decref(names);
+		json_decref(dev);
+		return NULL;
+	}
+	out->names = names;
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:f,s:o}",
+	                 "rows", (json_int_t)out->rows,
+	                 "kernels", (json_int_t)gs->kinds[0],
+	                 "memcpys", (json_int_t)gs->kinds[1],
+	                 "memsets", (json_int_t)gs->kinds[2],
+	                 "launch_linked", (json_int_t)gs->linked,
+	                 "nvtx_projected", (json_int_t)gs->projected,
+	                 "invalid", (json_int_t)out->invalid,
+	                 "truncated", out->truncated,
+	                 "max_duration", gs->max_duration, "devices", dev);
+}
+
+static int stream_rows(struct gstream *gs, const struct row_sink *sink,
+                       int64_t profile_id, int64_t max_rows,
+                       struct nsys_gpu_out *out, struct err *e)
+{
+	struct nsys_gpu *g = gs->g;
+	struct buf q;
+	sqlite3_stmt *st = NULL;
+	int rc, r;
+	buf_init(&q, 0);
+	if (gpu_query(g, &q) != 0) {
+		buf_free(&q);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	rc = sqlite3_prepare_v2(g->x->db, q.data, -1, &st, NULL);
+	buf_free(&q);
+	if (rc != SQLITE_OK)
+		return sqlerr(g, rc, "reading GPU activity", e);
+	int64_t kept = 0;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 2 + C_START) != SQLITE_INTEGER ||
+		    sqlite3_column_type(st, 2 + C_END) != SQLITE_INTEGER ||
+		    sqlite3_column_int64(st, 2 + C_END) <
+		    sqlite3_column_int64(st, 2 + C_START)) {
+			out->invalid++;
+			continue;
+		}
+		if (max_rows >= 0 && kept >= max_rows) {
+			out->truncated = 1;
+			continue;
+		}
+		struct row_gpu row;
+		char tid[32];
+		if ((rc = fill_row(gs, st, &row, tid, e)) != 0)
+			goto out;
+		note_device(gs, &row);
+		if (row.end - row.start > gs->max_duration)
+			gs->max_duration = row.end - row.start;
+		gs->kinds[row.kind]++;
+		gs->linked += row.launch_tid != NULL;
+		gs->projected += row.nvtx >= 0;
+		if (sink && sink->gpu &&
+		    (rc = sink->gpu(sink->ctx, profile_id, kept, &row, e)) != 0)
+			goto out;
+		kept++;
+	}
+	if (r != SQLITE_DONE) {
+		rc = sqlerr(g, r, "reading GPU activity", e);
+		goto out;
+	}
+	out->rows = (uint64_t)kept;
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int nsys_gpu_stream(struct nsys_gpu *g, const struct row_sink *sink,
+                    int64_t profile_id, int64_t max_rows,
+                    struct nsys_gpu_out *out, struct err *e)
+{
+	struct gstream gs;
+	int rc = 0;
+	memset(out, 0, sizeof *out);
+	memset(&gs, 0, sizeof gs);
+	gs.g = g;
+	strdict_init(&gs.names);
+	strdict_init(&gs.cache);
+	if (g->linking && (rc = advance(g, 0, 1, e)) != 0)
+		goto out;
+	if (!(g->table[T_KERNEL] || g->table[T_MEMCPY] || g->table[T_MEMSET]))
+		goto done;
+	if (!g->rt) {
+		/* no launch table: create it empty so the join has one */
+		rc = sqlite3_exec(g->x->db, "CREATE TEMP TABLE IF NOT EXISTS "
+		                  "dsight_launch (pid INTEGER, corr INTEGER, tid "
+		                  "INTEGER, start INTEGER, name INTEGER, nvtx "
+		                  "INTEGER, PRIMARY KEY (pid, corr)) WITHOUT ROWID",
+		                  NULL, NULL, NULL);
+		if (rc != SQLITE_OK) {
+			rc = sqlerr(g, rc, "creating a temporary table", e);
+			goto out;
+		}
+	}
+	rc = sqlite3_prepare_v2(g->x->db, "SELECT value FROM StringIds WHERE "
+	                        "id = ?1", -1, &gs.string_by_id, NULL);
+	if (rc != SQLITE_OK) {
+		rc = sqlerr(g, rc, "reading StringIds", e);
+		goto out;
+	}
+	int have = 0;
+	if (nsys_export_has_table(g->x, "ENUM_CUDA_MEMCPY_OPER", &rc) == 1 &&
+	    nsys_export_has_column(g->x, "ENUM_CUDA_MEMCPY_OPER", "id", &rc) == 1 &&
+	    nsys_export_has_column(g->x, "ENUM_CUDA_MEMCPY_OPER", "name", &rc) == 1)
+		have = sqlite3_prepare_v2(g->x->db, "SELECT name FROM "
+		                          "ENUM_CUDA_MEMCPY_OPER WHERE id = ?1 AND "
+		                          "typeof(name) = 'text'", -1,
+		                          &gs.copy_kind, NULL) == SQLITE_OK;
+	if (!have) {
+		sqlite3_finalize(gs.copy_kind);
+		gs.copy_kind = NULL;
+	}
+	if ((rc = stream_rows(&gs, sink, profile_id, max_rows, out, e)) != 0)
+		goto out;
+done:
+	if (out->rows && !(out->gpu = gpu_json(&gs, out))) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	out->warnings = json_incref(g->warnings);
+	rc = 0;
+out:
+	sqlite3_finalize(gs.string_by_id);
+	sqlite3_finalize(gs.copy_kind);
+	strdict_free(&gs.names);
+	strdict_free(&gs.cache);
+	if (rc) {
+		json_decref(out->gpu);
+		json_decref(out->names);
+		out->gpu = out->names = NULL;
+	}
+	return rc;
+}
+
+void nsys_gpu_close(struct nsys_gpu *g)
+{
+	if (!g)
+		return;
+	sqlite3_finalize(g->rt);
+	sqlite3_finalize(g->ins);
+	if (g->x && g->x->db)
+		sqlite3_exec(g->x->db, "DROP TABLE IF EXISTS temp.dsight_launch",
+		             NULL, NULL, NULL);
+	for (size_t i = 0; i < g->nstacks; i++)
+		free(g->stacks[i].v);
+	free(g->stacks);
+	strdict_free(&g->tids);
+	json_decref(g->warnings);
+	free(g);
+}

@@ -1,0 +1,582 @@
+/* query_gpu: the `gpu` kind, GPU rows of Nsight profiles overlapping the
+ * window, listed (sorted, paged) or grouped (doc/query-semantics.md
+ * "gpu"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonout.h"
+#include "base/vec.h"
+#include "query/qgroup.h"
+#include "query/qkinds.h"
+
+static const char *const kind_names[3] = {"kernel", "memcpy", "memset"};
+
+/* One match; the page's rows are re-read from the scan in a second pass
+ * only when shown, so a hit stays small. */
+struct hit {
+	double start, end, queue; /* queue: NAN when no launch */
+	size_t pindex;
+	int64_t profile, ordinal;
+	const json_t *name;
+};
+
+static void hit_value(const struct hit *h, const char *key, struct qval *v)
+{
+	if (!strcmp(key, "start"))
+		qval_number(h->start, v);
+	else if (!strcmp(key, "duration"))
+		qval_number(h->end - h->start, v);
+	else if (!strcmp(key, "queue_delay")) {
+		if (isnan(h->queue))
+			qval_of_json(NULL, v);
+		else
+			qval_number(h->queue, v);
+	} else
+		qval_of_json(h->name, v);
+}
+
+static int hit_cmp(const struct hit *a, const struct hit *b,
+                   const struct qorder *o)
+{
+	for (size_t k = 0; o && k < o->n; k++) {
+		struct qval x, y;
+		int c;
+		hit_value(a, o->keys[k].name, &x);
+		hit_value(b, o->keys[k].name, &y);
+		if ((c = qval_cmp(&x, &y, o->keys[k].desc)) != 0)
+			return c;
+	}
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->profile != b->profile)
+		return a->profile < b->profile ? -1 : 1;
+	if (a->pindex != b->pindex)
+		return a->pindex < b->pindex ? -1 : 1;
+	return a->ordinal < b->ordinal ? -1 : a->ordinal > b->ordinal;
+}
+
+static int hit_qsort(const void *a, const void *b, void *o)
+{
+	return hit_cmp(a, b, o);
+}
+
+/* The scan of one query over the selected profiles. */
+struct gscan {
+	struct qctx *q;
+	const json_t *pr, *names, *nvtx_names;
+	size_t pindex;
+	int64_t profile;
+	unsigned char *name_ok;
+	size_t nnames;
+	int kind; /* -1 any */
+	/* list: the keep smallest hits, a max-heap while filling */
+	struct hit *heap;
+	size_t n, cap, keep;
+	size_t total;
+	/* grouped */
+	struct q_nvtx_groups *gs;
+	/* emit: the ordinal wanted and whether it was written */
+	int64_t want;
+	int done, oom;
+};
+
+static void sift_down(struct hit *h, size_t n, size_t i,
+                      const struct qorder *o)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && hit_cmp(&h[l], &h[m], o) > 0)
+			m = l;
+		if (r < n && hit_cmp(&h[r], &h[m], o) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct hit t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void sift_up(struct hit *h, size_t i, const struct qorder *o)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (hit_cmp(&h[i], &h[parent], o) <= 0)
+			return;
+		struct hit t = h[i];
+		h[i] = h[parent];
+		h[parent] = t;
+		i = parent;
+	}
+}
+
+/* Whether row passes the filters beyond the window and the profile. */
+static int row_ok(const struct gscan *s, const struct row_gpu *row)
+{
+	const struct query_params *p = s->q->p;
+	if (s->kind >= 0 && row->kind != s->kind)
+		return 0;
+	if (p->has_device && ((row->nulls & (1u << ROW_GPU_DEVICE)) ||
+	                      row->v[ROW_GPU_DEVICE] != p->device))
+		return 0;
+	if (p->has_stream && ((row->nulls & (1u << ROW_GPU_STREAM)) ||
+	                      row->v[ROW_GPU_STREAM] != p->stream))
+		return 0;
+	if (s->name_ok && (row->name < 0 || (uint64_t)row->name >= s->nnames ||
+	                   !s->name_ok[row->name]))
+		return 0;
+	return 1;
+}
+
+static int on_list(void *ctx, int64_t ordinal, const struct row_gpu *row,
+                   int64_t nvtx_name)
+{
+	struct gscan *s = ctx;
+	struct hit h;
+	(void)nvtx_name;
+	if (!row_ok(s, row))
+		return 0;
+	s->total++;
+	if (!s->keep)
+		return 0;
+	h.start = row->start;
+	h.end = row->end;
+	h.queue = row->launch_tid ? row->start - row->launch_start : NAN;
+	h.pindex = s->pindex;
+	h.profile = s->profile;
+	h.ordinal = ordinal;
+	h.name = json_array_get(s->names, (size_t)row->name);
+	if (s->n < s->keep) {
+		if (vec_reserve(&s->heap, &s->cap, s->n + 1, sizeof *s->heap)) {
+			s->oom = 1;
+			return 1;
+		}
+		s->heap[s->n] = h;
+		sift_up(s->heap, s->n++, &s->q->order);
+	} else if (hit_cmp(&h, &s->heap[0], &s->q->order) < 0) {
+		s->heap[0] = h;
+		sift_down(s->heap, s->n, 0, &s->q->order);
+	}
+	return 0;
+}
+
+/* The group of a row for field f; -1 out of memory. */
+static int64_t group_of(struct gscan *s, const char *f,
+                        const struct row_gpu *row, int64_t nvtx_name)
+{
+	struct qkeys *k = &s->gs->keys;
+	const json_t *v = NULL;
+	if (!strcmp(f, "device") || !strcmp(f, "stream")) {
+		int slot = f[0] == 'd' ? ROW_GPU_DEVICE : ROW_GPU_STREAM;
+		return row->nulls & (1u << slot) ? qkeys_null(k)
+		                                 : qkeys_int(k, row->v[slot]);
+	}
+	if (!strcmp(f, "gpu_kind"))
+		return qkeys_str(k, kind_names[row->kind],
+		                 strlen(kind_names[row->kind]));
+	if (!strcmp(f, "nvtx"))
+		v = nvtx_name >= 0 ? json_array_get(s->nvtx_names,
+		                                    (size_t)nvtx_name) : NULL;
+	else
+		v = json_array_get(s->names, (size_t)row->name);
+	if (!json_is_string(v))
+		return qkeys_null(k);
+	return qkeys_str(k, json_string_value(v), json_string_length(v));
+}
+
+static int on_group(void *ctx, int64_t ordinal, const struct row_gpu *row,
+                    int64_t nvtx_name)
+{
+	struct gscan *s = ctx;
+	(void)ordinal;
+	if (!row_ok(s, row))
+		return 0;
+	s->total++;
+	int64_t g = group_of(s, s->q->p->group_by, row, nvtx_name);
+	struct q_nvtx_groups *gs = s->gs;
+	if (g < 0 || vec_reserve_zero(&gs->g, &gs->cap, (size_t)g + 1,
+	                            sizeof *gs->g)) {
+		s->oom = 1;
+		return 1;
+	}
+	while (gs->n <= (size_t)g)
+		qnvtx_init(&gs->g[gs->n++]);
+	qnvtx_add(&gs->g[g], row->start, row->end, s->q->start, s->q->end);
+	return 0;
+}
+
+static void put_int(struct buf *b, const struct row_gpu *r, int slot)
+{
+	if (r->nulls & (1u << slot))
+		buf_puts(b, "null");
+	else
+		jsonout_int(b, r->v[slot]);
+}
+
+static void put_triple(struct buf *b, const struct row_gpu *r, int slot)
+{
+	buf_putc(b, '[');
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			buf_putc(b, ',');
+		put_int(b, r, slot + i);
+	}
+	buf_putc(b, ']');
+}
+
+static void put_name(struct buf *b, const json_t *names, int64_t k)
+{
+	const json_t *v = k >= 0 ? json_array_get(names, (size_t)k) : NULL;
+	jsonout_tree(b, v ? v : json_null(), 0);
+}
+
+static int on_emit(void *ctx, int64_t ordinal, const struct row_gpu *r,
+                   int64_t nvtx_name)
+{
+	struct gscan *s = ctx;
+	struct buf *b = s->q->out;
+	struct qitem it;
+	if (ordinal != s->want)
+		return 0;
+	qi_begin(&it, s->q);
+	if (qi_key(&it, "profile"))
+		jsonout_int(b, s->profile);
+	if (qi_key(&it, "worker")) {
+		const json_t *w = json_object_get(s->pr, "worker");
+		jsonout_tree(b, w ? w : json_null(), 0);
+	}
+	if (qi_key(&it, "gpu_kind"))
+		jsonout_cstr(b, kind_names[r->kind]);
+	if (qi_key(&it, "start"))
+		jsonout_real(b, r->start);
+	if (qi_key(&it, "end"))
+		jsonout_real(b, r->end);
+	if (qi_key(&it, "duration"))
+		jsonout_real(b, r->end - r->start);
+	if (qi_key(&it, "device"))
+		put_int(b, r, ROW_GPU_DEVICE);
+	if (qi_key(&it, "stream"))
+		put_int(b, r, ROW_GPU_STREAM);
+	if (qi_key(&it, "name"))
+		put_name(b, s->names, r->name);
+	if (qi_key(&it, "short_name"))
+		put_name(b, s->names, r->short_name);
+	if (qi_key(&it, "correlation"))
+		put_int(b, r, ROW_GPU_CORRELATION);
+	if (qi_key(&it, "bytes"))
+		put_int(b, r, ROW_GPU_BYTES);
+	if (qi_key(&it, "grid"))
+		put_triple(b, r, ROW_GPU_GRID_X);
+	if (qi_key(&it, "block"))
+		put_triple(b, r, ROW_GPU_BLOCK_X);
+	if (qi_key(&it, "registers"))
+		put_int(b, r, ROW_GPU_REGISTERS);
+	if (qi_key(&it, "static_smem"))
+		put_int(b, r, ROW_GPU_STATIC_SMEM);
+	if (qi_key(&it, "dynamic_smem"))
+		put_int(b, r, ROW_GPU_DYNAMIC_SMEM);
+	if (qi_key(&it, "graph_node"))
+		put_int(b, r, ROW_GPU_GRAPH_NODE);
+	if (qi_key(&it, "launch_tid")) {
+		if (r->launch_tid)
+			jsonout_str(b, r->launch_tid, r->launch_tid_len);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "launch_start")) {
+		if (r->launch_tid)
+			jsonout_real(b, r->launch_start);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "launch_name"))
+		put_name(b, s->names, r->launch_name);
+	if (qi_key(&it, "queue_delay")) {
+		if (r->launch_tid)
+			jsonout_real(b, r->start - r->launch_start);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "nvtx_ordinal")) {
+		if (r->nvtx >= 0)
+			jsonout_int(b, r->nvtx);
+		else
+			buf_puts(b, "null");
+	}
+	if (qi_key(&it, "nvtx_name"))
+		put_name(b, s->nvtx_names, nvtx_name);
+	if (qi_key(&it, "rowid"))
+		jsonout_int(b, r->source_row);
+	qi_end(&it);
+	s->done = 1;
+	return 1;
+}
+
+/* Points s at profile idx (its names, name filter). */
+static int set_profile(struct gscan *s, const struct q_needle *nd, size_t nn,
+                       size_t idx)
+{
+	const json_t *profiles = q_array(s->q->cat, "profiles");
+	s->pr = json_array_get(profiles, idx);
+	s->names = json_object_get(s->pr, "gpu_names");
+	s->nvtx_names = json_object_get(s->pr, "names");
+	s->pindex = idx;
+	s->profile = q_id(s->pr, idx);
+	free(s->name_ok);
+	s->name_ok = NULL;
+	if (nd) {
+		s->name_ok = q_match_names(s->names, nd, nn);
+		s->nnames = json_array_size(s->names);
+		if (!s->name_ok)
+			return err_set(s->q->e, ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static double max_duration(const json_t *pr)
+{
+	return json_number_value(json_object_get(json_object_get(pr, "gpu"),
+	                                         "max_duration"));
+}
+
+/* Runs fn over the matching rows of every selected profile; *partial when
+ * one of them was truncated. */
+static int scan(struct qctx *q, struct gscan *s, store_gpu_fn fn,
+                int with_nvtx, int *partial)
+{
+	struct dataset_window w = {q->start, q->end, 0};
+	struct q_needle *nd = NULL;
+	size_t nn = 0, *idx = NULL, n;
+	int rc = q_select_profiles(q, &idx, &n);
+	if (!rc)
+		rc = q_name_needles(q, &nd, &nn);
+	s->kind = -1;
+	for (int k = 0; k < 3 && q->p->gpu_kind; k++)
+		if (!strcmp(q->p->gpu_kind, kind_names[k]))
+			s->kind = k;
+	for (size_t k = 0; k < n && !rc; k++) {
+		const json_t *gpu = json_object_get(
+			json_array_get(q_array(q->cat, "profiles"), idx[k]), "gpu");
+		if (!json_is_object(gpu))
+			continue;
+		if (json_is_true(json_object_get(gpu, "truncated")))
+			*partial = 1;
+		if ((rc = set_profile(s, nd, nn, idx[k])) != 0)
+			break;
+		rc = dataset_gpu_rows(q->ds, (int64_t)idx[k], &w,
+		                      max_duration(s->pr), with_nvtx, fn, s, q->e);
+		if (s->oom)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	}
+	free(s->name_ok);
+	s->name_ok = NULL;
+	q_name_needles_free(nd, nn);
+	free(idx);
+	return rc;
+}
+
+static void tail(struct qctx *q, int partial)
+{
+	buf_puts(q->out, ",\"attribution\":\"GPU activity of the whole "
+	                 "process; overlap does not establish request "
+	                 "ownership.\",\"partial\":");
+	buf_puts(q->out, partial ? "true" : "false");
+}
+
+/* A summary row of the current profile into its group. */
+static int on_sum(void *ctx, int64_t name, int64_t count, const double *parts,
+                  size_t nparts, double max)
+{
+	struct gscan *s = ctx;
+	struct qnvtx part;
+	const json_t *v = json_array_get(s->names, (size_t)name);
+	struct qkeys *k = &s->gs->keys;
+	int64_t g = json_is_string(v) ? qkeys_str(k, json_string_value(v),
+	                                          json_string_length(v))
+	                              : qkeys_null(k);
+	struct q_nvtx_groups *gs = s->gs;
+	if (g < 0 || vec_reserve_zero(&gs->g, &gs->cap, (size_t)g + 1,
+	                              sizeof *gs->g))
+		return ERR_NOMEM;
+	if ((size_t)g >= gs->n)
+		gs->n = (size_t)g + 1;
+	qnvtx_init(&part);
+	part.count = count;
+	part.max = max;
+	for (size_t i = 0; i < nparts; i++) {
+		qsum_add(&part.duration, parts[i]);
+		qsum_add(&part.clipped, parts[i]);
+	}
+	qnvtx_merge(&gs->g[g], &part);
+	qnvtx_free(&part);
+	s->total += (size_t)count;
+	return 0;
+}
+
+/* The rows the summary leaves out (not inside [0, duration]) that overlap
+ * the run: those around 0, then those around the end starting at or after
+ * 0 (so none twice). */
+static int on_boundary(void *ctx, int64_t ordinal, const struct row_gpu *r,
+                       int64_t nvtx_name)
+{
+	struct gscan *s = ctx;
+	if (r->start >= 0 && r->end <= s->q->duration)
+		return 0;
+	if (s->want == 1 && r->start < 0)
+		return 0;
+	return on_group(ctx, ordinal, r, nvtx_name);
+}
+
+/* gpu --group-by name over the whole run from the build-time summary;
+ * *done 0 when it does not apply (a filter, a window, no summary). */
+static int grouped_from_summary(struct qctx *q, struct gscan *s, int *partial,
+                                int *done)
+{
+	const json_t *profiles = q_array(q->cat, "profiles");
+	size_t *idx = NULL, n = 0;
+	int rc = 0;
+
+	*done = 0;
+	if (!q_whole_run(q) || strcmp(q->p->group_by, "name") != 0 ||
+	    q->p->has_device || q->p->has_stream || q->p->gpu_kind ||
+	    (q->names.on && !(q->names.n == 1 && !*q->names.v[0])))
+		return 0;
+	if ((rc = q_select_profiles(q, &idx, &n)) != 0)
+		return rc;
+	s->kind = -1;
+	for (size_t k = 0; k < n && !rc; k++) {
+		const json_t *pr = json_array_get(profiles, idx[k]);
+		const json_t *gpu = json_object_get(pr, "gpu");
+		int have = 0;
+		if (!json_is_object(gpu))
+			continue;
+		if (json_is_true(json_object_get(gpu, "truncated")))
+			*partial = 1;
+		s->pr = pr;
+		s->names = json_object_get(pr, "gpu_names");
+		s->nvtx_names = json_object_get(pr, "names");
+		rc = dataset_gpu_sum_names(q->ds, (int64_t)idx[k], q->duration,
+		                           &have, on_sum, s, q->e);
+		if (rc == ERR_NOMEM)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		if (rc || !have)
+			break;
+		for (int side = 0; side < 2 && !rc; side++) {
+			double at = side ? q->duration : 0;
+			struct dataset_window w = {at, at, 0};
+			s->want = side;
+			rc = dataset_gpu_rows(q->ds, (int64_t)idx[k], &w,
+			                      json_number_value(json_object_get(
+			                              gpu, "max_duration")),
+			                      0, on_boundary, s, q->e);
+		}
+		if (!rc && s->oom)
+			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		if (!rc && k + 1 == n)
+			*done = 1;
+	}
+	if (n == 0)
+		*done = 1;
+	free(idx);
+	return rc;
+}
+
+static int gpu_grouped(struct qctx *q)
+{
+	struct q_nvtx_groups gs;
+	struct gscan s;
+	struct num *vals = NULL;
+	size_t *order = NULL, from, to;
+	int partial = 0;
+
+	memset(&gs, 0, sizeof gs);
+	memset(&s, 0, sizeof s);
+	qkeys_init(&gs.keys);
+	s.q = q;
+	s.gs = &gs;
+	int done = 0;
+	int rc = grouped_from_summary(q, &s, &partial, &done);
+	if (!rc && !done) { /* start again from nothing */
+		q_nvtx_groups_free(&gs);
+		memset(&gs, 0, sizeof gs);
+		qkeys_init(&gs.keys);
+		s.total = 0;
+		partial = 0;
+		rc = scan(q, &s, on_group, !strcmp(q->p->group_by, "nvtx"),
+		          &partial);
+	}
+	gs.partial = partial;
+	if (!rc)
+		rc = q_nvtx_groups_order(q, &gs, 1, &order, &vals);
+	if (rc) {
+		q_nvtx_groups_free(&gs);
+		return rc;
+	}
+	q_page(q, gs.n, &from, &to);
+	q_groups_head(q, s.total, gs.n);
+	q_nvtx_groups_emit(q, &gs, order, vals, from, to);
+	q_list_tail(q);
+	buf_puts(q->out, ",\"group_by\":");
+	jsonout_cstr(q->out, q->p->group_by);
+	tail(q, partial);
+	q_list_close(q, s.total);
+	free(vals);
+	free(order);
+	q_nvtx_groups_free(&gs);
+	return 0;
+}
+
+int query_gpu(struct qctx *q)
+{
+	struct gscan s;
+	size_t from, to;
+	int partial = 0, rc;
+
+	if ((rc = dataset_check_generation(q->ds, q->e)) != 0)
+		return rc;
+	if (q->p->group_by)
+		return gpu_grouped(q);
+	memset(&s, 0, sizeof s);
+	s.q = q;
+	s.keep = q->p->limit ? (size_t)q->p->offset + (size_t)q->p->limit : 0;
+	if ((rc = scan(q, &s, on_list, 0, &partial)) != 0) {
+		free(s.heap);
+		return rc;
+	}
+	if (s.n > 1)
+		qsort_r(s.heap, s.n, sizeof *s.heap, hit_qsort, (void *)&q->order);
+	q_page(q, s.total, &from, &to);
+	if (to > s.n)
+		to = s.n;
+	q_list_head(q, s.total);
+	const json_t *profiles = q_array(q->cat, "profiles");
+	for (size_t k = from; k < to && !rc; k++) {
+		const struct hit *h = &s.heap[k];
+		struct dataset_window w = {h->start, h->start, 0};
+		if (k > from)
+			buf_putc(q->out, ',');
+		s.pr = json_array_get(profiles, h->pindex);
+		s.names = json_object_get(s.pr, "gpu_names");
+		s.nvtx_names = json_object_get(s.pr, "names");
+		s.profile = h->profile;
+		s.want = h->ordinal;
+		s.done = 0;
+		rc = dataset_gpu_rows(q->ds, (int64_t)h->pindex, &w,
+		                      max_duration(s.pr), 1, on_emit, &s, q->e);
+		if (rc == 1)
+			rc = 0;
+		if (!rc && !s.done)
+			rc = err_set(q->e, ERR_DATA, "GPU row %lld of profile %lld "
+			             "vanished while reading", (long long)h->ordinal,
+			             (long long)h->profile);
+	}
+	free(s.heap);
+	if (rc)
+		return rc;
+	q_list_tail(q);
+	tail(q, partial);
+	q_list_close(q, s.total);
+	return 0;
+}

@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+"""t0135-gpu: GPU activity imported from Nsight exports.
+
+Every expected answer is computed here straight from the export with
+sqlite3 (brute force, never from dsight's tables): the GPU rows and their
+order, the launch link by correlationId within one process, the NVTX
+projection (the latest-stored range open on the launching thread at the
+launch call's start), the per-range projected kernels and busy unions on
+`nsys` rows, `gpu` pages over random windows and filters, `gpu
+--group-by`, the views; on a small export and a graph-heavy one; and
+exports of older layouts (a missing column, missing tables) import with a
+warning naming the export, table and column.
+"""
+import bisect
+import json
+import math
+import os
+import random
+import shutil
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap  # noqa: E402
+
+t = tap.T()
+DSIGHT = tap.binpath("dsight")
+GEN = os.path.join(tap.TOP, "scripts", "gen-nsys-export")
+TMP = t.tmp
+KINDS = ["kernel", "memcpy", "memset"]
+TABLES = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+          "CUPTI_ACTIVITY_KIND_MEMSET"]
+COPY = ["UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA",
+        "DTOD", "HTOH", "PTOP"]
+
+
+def gen(name, *args):
+    path = os.path.join(TMP, name + ".sqlite")
+    r = tap.run([sys.executable, GEN, path] + list(args))
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def build(export, name):
+    out = os.path.join(TMP, name)
+    shutil.rmtree(out, ignore_errors=True)
+    r = tap.run([DSIGHT, "build", "--nsys-sqlite", export, "-o", out])
+    assert r.returncode == 0, r.stderr
+    return out, r.stderr
+
+
+def query(report, *args):
+    r = tap.run([DSIGHT, "query", report] + list(args))
+    assert r.returncode == 0, (args, r.stderr, r.stdout)
+    return json.loads(r.stdout)
+
+
+def sec(ns):
+    return ns / 1e9  # origin = capture start = session start here
+
+
+def cols(db, table):
+    return {r[1] for r in db.execute("PRAGMA table_info(%s)" % table)}
+
+
+def reference(path):
+    """The expected import, from the export alone."""
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    strings = dict(db.execute("SELECT id, value FROM StringIds"))
+    dur = db.execute("SELECT stopTime - startTime FROM ANALYSIS_DETAILS") \
+        .fetchone()[0]
+    ranges = [r for r in db.execute(
+        "SELECT rowid, start, end, globalTid, text, textId FROM NVTX_EVENTS "
+        "WHERE end IS NOT NULL ORDER BY start, end DESC, rowid")
+        if r[2] >= r[1] and r[1] >= 0 and r[2] <= dur]
+    names, name_of = [], {}
+    rng = []
+    for k, (rowid, s, e, tid, text, tid_) in enumerate(ranges):
+        n = text if text is not None else strings.get(tid_, "")
+        if n not in name_of:
+            name_of[n] = len(names)
+            names.append(n)
+        rng.append((s, e, tid, n))
+    by_tid = {}
+    for k, (s, e, tid, n) in enumerate(rng):
+        by_tid.setdefault(tid, []).append(k)
+    # launches: first call per (pid, correlationId) in (start, rowid) order
+    launch = {}
+    for s, tid, corr, nid in db.execute(
+            "SELECT start, globalTid, correlationId, nameId FROM "
+            "CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start, rowid"):
+        if s is None or tid is None or corr is None:
+            continue
+        key = ((tid >> 24) & 0xFFFFFF, corr)
+        if key in launch:
+            continue
+        # projection: the latest-stored imported range open at s
+        nv = None
+        for k in reversed(by_tid.get(tid, [])):
+            if rng[k][0] <= s <= rng[k][1]:
+                nv = k
+                break
+        nm = strings.get(nid)
+        if nm is not None:
+            base = nm.rstrip("0123456789")
+            if base != nm and base.endswith("_v"):
+                nm = base[:-2]
+        launch[key] = (tid, s, nm, nv)
+    enum = {}
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = "
+                  "'ENUM_CUDA_MEMCPY_OPER'").fetchone():
+        enum = dict(db.execute("SELECT id, name FROM ENUM_CUDA_MEMCPY_OPER"))
+    rows = []
+    for kind, table in enumerate(TABLES):
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
+                          (table,)).fetchone():
+            continue
+        have = cols(db, table)
+
+        def c(n):
+            return n if n in have else "NULL"
+        for r in db.execute(
+                "SELECT rowid, start, end, %s, %s, %s, %s, %s, %s, %s, %s "
+                "FROM %s" % (c("deviceId"), c("streamId"),
+                             c("correlationId"), c("globalPid"),
+                             c("demangledName") if kind == 0 else "NULL",
+                             c("shortName") if kind == 0 else "NULL",
+                             c("copyKind") if kind == 1 else "NULL",
+                             c("graphNodeId"), table)):
+            rowid, s, e, dev, stream, corr, gpid, dn, sn, ck, gn = r
+            if s is None or e is None or e < s:
+                continue
+            if kind == 0:
+                name = strings.get(dn, "") if dn is not None else \
+                    strings.get(sn, "")
+            elif kind == 1:
+                k = enum.get(ck) if ck is not None else None
+                if k is None and ck is not None and 0 <= ck < len(COPY):
+                    k = COPY[ck]
+                k = (k or "UNKNOWN").replace("CUDA_MEMCPY_KIND_", "")
+                if "TO" in k[1:-1]:
+                    i = k.index("TO", 1)
+                    k = k[:i] + "to" + k[i + 2:]
+                elif k == "UNKNOWN":
+                    k = "Unknown"
+                name = "Memcpy " + k
+            else:
+                name = "Memset"
+            ln = None
+            if gpid is not None and corr is not None:
+                ln = launch.get(((gpid >> 24) & 0xFFFFFF, corr))
+            rows.append(dict(
+                key=(s, e, kind, rowid), kind=KINDS[kind], start=sec(s),
+                end=sec(e), device=dev, stream=stream, name=name,
+                correlation=corr, graph_node=gn,
+                launch_tid=str(ln[0]) if ln else None,
+                launch_start=sec(ln[1]) if ln else None,
+                launch_name=ln[2] if ln else None,
+                nvtx_ordinal=ln[3] if ln else None,
+                nvtx_name=rng[ln[3]][3] if ln and ln[3] is not None
+                else None,
+                launch_ns=(ln[0], ln[1]) if ln else None,
+                start_ns=s, end_ns=e, rowid=rowid))
+    rows.sort(key=lambda r: r["key"])
+    db.close()
+    return rows, rng
+
+
+def overlaps(r, ws, we):
+    return r["start"] <= we and r["end"] >= ws
+
+
+def expected_page(rows, ws, we, flt, sort=None, limit=50):
+    sel = [r for r in rows if overlaps(r, ws, we) and flt(r)]
+    if sort == "-duration":
+        sel.sort(key=lambda r: -(r["end"] - r["start"]))
+    elif sort == "queue_delay":
+        sel.sort(key=lambda r: (r["launch_start"] is None,
+                                r["start"] - r["launch_start"]
+                                if r["launch_start"] is not None else 0))
+    return len(sel), sel[:limit]
+
+
+def projected(rows, rng, k):
+    """Kernels launched on range k's thread while it was open."""
+    s, e, tid, _ = rng[k]
+    ks = [r for r in rows if r["kind"] == "kernel" and r["launch_ns"] and
+          r["launch_ns"][0] == tid and s <= r["launch_ns"][1] <= e]
+    if not ks:
+        return None, None, None, 0
+    ks.sort(key=lambda r: r["start"])
+    busy, cs, ce = 0.0, ks[0]["start"], ks[0]["end"]
+    for r in ks[1:]:
+        if r["start"] > ce:
+            busy += ce - cs
+            cs, ce = r["start"], r["end"]
+        elif r["end"] > ce:
+            ce = r["end"]
+    busy += ce - cs
+    return (min(r["start"] for r in ks), max(r["end"] for r in ks), busy,
+            len(ks))
+
+
+FIELDS = ["gpu_kind", "start", "end", "device", "stream", "name",
+          "correlation", "graph_node", "launch_tid", "launch_start",
+          "launch_name", "nvtx_ordinal", "nvtx_name", "rowid"]
+
+
+def check_export(label, path, seed):
+    rows, rng = reference(path)
+    report, _ = build(path, label)
+    rnd = random.Random(seed)
+    dur = query(report, "summary")["meta"]["duration"]
+    t.ok(len(rows) > 0 and query(report, "summary")["capabilities"]["gpu"],
+         "%s: capabilities.gpu with %d GPU rows" % (label, len(rows)))
+    got = query(report, "gpu", "--limit", "0")["total"]
+    t.eq(got, sum(overlaps(r, 0, dur) for r in rows),
+         "%s: every GPU row overlapping the run" % label)
+    linked = sum(r["launch_tid"] is not None for r in rows)
+    proj = sum(r["nvtx_ordinal"] is not None for r in rows)
+    pr = query(report, "profiles")["items"][0]["gpu"]
+    t.eq((pr["rows"], pr["launch_linked"], pr["nvtx_projected"]),
+         (len(rows), linked, proj),
+         "%s: profiles says rows, linked and projected" % label)
+    # pages over random windows and filters
+    bad = []
+    for i in range(14):
+        a, b = sorted(rnd.uniform(0, dur) for _ in range(2))
+        args, flt = [], (lambda r: True)
+        pick = i % 7
+        if pick == 1:
+            args, flt = ["--gpu-kind", "memcpy"], \
+                (lambda r: r["kind"] == "memcpy")
+        elif pick == 2:
+            args, flt = ["--device", "1"], (lambda r: r["device"] == 1)
+        elif pick == 3:
+            args, flt = ["--stream", "13", "--device", "0"], \
+                (lambda r: r["stream"] == 13 and r["device"] == 0)
+        elif pick == 4:
+            args, flt = ["--name", "GEMM"], \
+                (lambda r: "gemm" in r["name"].lower())
+        sort = {5: "-duration", 6: "queue_delay"}.get(pick)
+        if sort:
+            args += ["--sort", sort]
+        total, exp = expected_page(rows, a, b, flt, sort)
+        ans = query(report, "gpu", "--from", repr(a), "--to", repr(b),
+                    "--limit", "50", "--fields", ",".join(FIELDS), *args)
+        want = [{k: (r["kind"] if k == "gpu_kind" else r[k])
+                 for k in FIELDS} for r in exp]
+        if ans["total"] != total or (not sort and ans["items"] != want) or \
+                (sort and [x["rowid"] for x in ans["items"]] !=
+                 [r["rowid"] for r in exp]):
+            bad.append((a, b, args, ans["total"], total))
+    t.eq(bad, [], "%s: gpu pages equal the brute-force reference" % label)
+    # group-by name and nvtx, whole run and a window
+    for field in ("name", "nvtx", "device", "gpu_kind"):
+        a, b = (0.0, dur) if field != "nvtx" else (dur / 4, dur / 2)
+        groups = {}
+        for r in rows:
+            if not overlaps(r, a, b):
+                continue
+            key = {"name": r["name"], "nvtx": r["nvtx_name"],
+                   "device": r["device"], "gpu_kind": r["kind"]}[field]
+            groups.setdefault(key, []).append(r)
+        exp = []
+        for key, rs in groups.items():
+            exp.append({"key": key, "count": len(rs),
+                        "duration_total": math.fsum(
+                            r["end"] - r["start"] for r in rs),
+                        "duration_max": max(r["end"] - r["start"]
+                                            for r in rs),
+                        "clipped_total": math.fsum(
+                            min(r["end"], b) - max(r["start"], a)
+                            for r in rs)})
+        exp.sort(key=lambda g: (-g["clipped_total"], -g["count"],
+                                (g["key"] is None, str(g["key"]))
+                                if not isinstance(g["key"], int)
+                                else (False, g["key"])))
+        ans = query(report, "gpu", "--group-by", field, "--from", repr(a),
+                    "--to", repr(b), "--limit", "1000")
+        got = [{k: g[k] for k in ("key", "count", "duration_total",
+                                  "duration_max", "clipped_total")}
+               for g in ans["items"]]
+        t.eq(got, exp, "%s: gpu --group-by %s equals the reference"
+             % (label, field))
+    # projection onto nsys rows: every range with kernels, plus some without
+    ks = [k for k in range(len(rng)) if projected(rows, rng, k)[3]]
+    sample = ks[:40] + rnd.sample(range(len(rng)), min(20, len(rng)))
+    bad = []
+    nsys = query(report, "nsys", "--limit", "1000", "--fields",
+                 "rowid,start,end,gpu_start,gpu_end,gpu_busy,kernels")
+    allr = query(report, "sql", "--sql", "SELECT ordinal FROM nvtx ORDER BY "
+                 "start, profile, source_row", "--max-rows", "1000000")
+    ords = [x[0] if isinstance(x, list) else x["ordinal"]
+            for x in allr["rows"]]
+    by_ord = {}
+    for pos, o in enumerate(ords[:len(nsys["items"])]):
+        by_ord[o] = nsys["items"][pos]
+    for k in sample:
+        if k not in by_ord:
+            continue
+        item = by_ord[k]
+        gs, ge, busy, n = projected(rows, rng, k)
+        if (item["gpu_start"], item["gpu_end"], item["gpu_busy"],
+                item["kernels"]) != (gs, ge, busy, n):
+            bad.append((k, item, (gs, ge, busy, n)))
+    t.eq(bad, [], "%s: nsys gpu_start/gpu_end/gpu_busy/kernels (%d ranges "
+         "with kernels)" % (label, len(ks)))
+    # the views
+    v = query(report, "sql", "--sql", "SELECT count(*), sum(kind = 'kernel'),"
+              " count(launch_tid), count(nvtx_ordinal) FROM gpu")
+    row = v["rows"][0]
+    row = list(row.values()) if isinstance(row, dict) else row
+    t.eq(row, [len(rows), sum(r["kind"] == "kernel" for r in rows), linked,
+               proj], "%s: the gpu view" % label)
+    launches = {(r["launch_tid"], r["launch_start"], r["correlation"])
+                for r in rows if r["launch_tid"]}
+    v = query(report, "sql", "--sql", "SELECT count(*), max(gpu_rows) FROM "
+              "gpu_launches")
+    row = v["rows"][0]
+    row = list(row.values()) if isinstance(row, dict) else row
+    t.eq(row[0], len(launches), "%s: gpu_launches, one per launch (largest "
+         "%s GPU rows)" % (label, row[1]))
+    # timeline --of gpu: kernels overlapping and busy union per device
+    bad = []
+    for i in range(4):
+        a, b = sorted(rnd.uniform(0, dur) for _ in range(2))
+        if i == 0:
+            a, b = 0.0, dur
+        width = (b - a) / rnd.choice([1, 3, 7, 20]) * 1.0000001
+        ans = query(report, "timeline", "--of", "gpu", "--bucket",
+                    repr(width), "--from", repr(a), "--to", repr(b))
+        exp = timeline_ref(rows, a, b, width, ans["buckets"])
+        got = {(s_["key"]["profile"], s_["key"]["device"]):
+               (s_["values"]["kernels"], s_["values"]["busy"])
+               for s_ in ans["series"]}
+        if got != exp:
+            bad.append((a, b, width))
+    t.eq(bad, [], "%s: timeline --of gpu equals the reference" % label)
+    return rows
+
+
+def edges(a, b, w):
+    n = 1
+    while a + n * w < b:
+        n += 1
+    starts = [a + i * w for i in range(n)]
+    return starts, starts[1:] + [b]
+
+
+def timeline_ref(rows, a, b, w, buckets):
+    starts, ends = edges(a, b, w)
+    assert starts == buckets, (starts[:3], buckets[:3])
+    out = {}
+    for dev in sorted({r["device"] for r in rows}):
+        ks = [r for r in rows if r["kind"] == "kernel" and
+              r["device"] == dev and overlaps(r, a, b)]
+        count = [0] * len(starts)
+        pieces = [[] for _ in starts]
+        for r in ks:
+            for j in range(len(starts)):
+                if r["start"] <= ends[j] and r["end"] >= starts[j]:
+                    count[j] += 1
+        ks.sort(key=lambda r: r["key"])
+        merged = []
+        for r in ks:
+            if merged and r["start"] <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], r["end"])
+            else:
+                merged.append([r["start"], r["end"]])
+        for cs, ce in merged:
+            for j in range(len(starts)):
+                if cs <= ends[j] and ce >= starts[j]:
+                    pieces[j].append(min(ce, ends[j]) - max(cs, starts[j]))
+        out[(0, dev)] = (count, [math.fsum(p) for p in pieces])
+    return out
+
+
+small = gen("small", "--ranges", "1500", "--kernels", "2500",
+            "--duration-s", "6", "--threads", "3")
+# rows across the run's bounds: before 0, across the end, after it
+db = sqlite3.connect(small)
+for s, e in ((-2_000_000, 1_000_000), (-5_000_000, -1_000_000),
+             (5_999_000_000, 6_400_000_000), (6_100_000_000, 6_200_000_000)):
+    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT ?, ?, "
+               "deviceId, contextId, greenContextId, streamId, NULL, "
+               "globalPid, demangledName, shortName, mangledName, launchType, "
+               "cacheConfig, registersPerThread, gridX, gridY, gridZ, blockX, "
+               "blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
+               "localMemoryPerThread, localMemoryTotal, gridId, "
+               "sharedMemoryExecuted, graphNodeId, sharedMemoryLimitConfig "
+               "FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = 5", (s, e))
+db.commit()
+db.close()
+check_export("small", small, 1)
+rep = os.path.join(TMP, "small")
+for args in (["gpu", "--group-by", "name"],
+             ["timeline", "--of", "gpu", "--bucket", "1"]):
+    a_ = tap.run([DSIGHT, "query", rep] + args)
+    b_ = tap.run([DSIGHT, "query", rep] + args,
+                 env=dict(os.environ, DSIGHT_NO_SUMMARIES="1"))
+    t.ok(a_.returncode == 0 and a_.stdout == b_.stdout,
+         "whole-run %s: the same bytes with and without summaries"
+         % " ".join(args))
+graph = gen("graph", "--ranges", "800", "--kernels", "4000", "--graph-size",
+            "64", "--duration-s", "4", "--devices", "3", "--streams", "2")
+rows = check_export("graph-heavy", graph, 2)
+by_corr = {}
+for r in rows:
+    if r["launch_name"] == "cudaGraphLaunch":
+        by_corr.setdefault((r["launch_tid"], r["correlation"]), 0)
+        by_corr[(r["launch_tid"], r["correlation"])] += 1
+t.ok(by_corr and max(by_corr.values()) >= 48,
+     "graph-heavy: one cudaGraphLaunch launches up to %d kernels"
+     % max(by_corr.values() or [0]))
+
+# older layouts: a missing column, missing tables
+old = gen("old", "--ranges", "300", "--kernels", "400", "--omit-column",
+          "CUPTI_ACTIVITY_KIND_KERNEL.graphNodeId", "--omit-column",
+          "CUPTI_ACTIVITY_KIND_MEMCPY.copyKind", "--omit-table",
+          "CUPTI_ACTIVITY_KIND_MEMSET", "--omit-table",
+          "ENUM_CUDA_MEMCPY_OPER")
+rows, _ = reference(old)
+report, err = build(old, "old")
+t.ok("old.sqlite: CUPTI_ACTIVITY_KIND_KERNEL has no column graphNodeId"
+     in err and "old.sqlite: CUPTI_ACTIVITY_KIND_MEMCPY has no column "
+     "copyKind" in err, "older layout: warnings name export, table, column")
+ans = query(report, "gpu", "--group-by", "name", "--limit", "1000")
+t.eq(query(report, "profiles")["items"][0]["gpu"]["rows"], len(rows),
+     "older layout: the rest imported")
+t.ok(any(g["key"] == "Memcpy Unknown" for g in ans["items"]) and
+     not any(g["key"] == "Memset" for g in ans["items"]),
+     "older layout: copies without copyKind, no memsets")
+norun = gen("noruntime", "--ranges", "200", "--kernels", "300",
+            "--omit-table", "CUPTI_ACTIVITY_KIND_RUNTIME")
+report, _ = build(norun, "noruntime")
+ans = query(report, "gpu", "--limit", "1", "--fields", "launch_name,"
+            "nvtx_ordinal,queue_delay")
+t.eq((ans["total"], ans["items"][0]),
+     (300, {"launch_name": None, "nvtx_ordinal": None, "queue_delay": None}),
+     "without runtime calls: rows kept, launch fields null")
+
+# without GPU rows nothing changes: no gpu key, no GPU columns on nsys
+plain = gen("plain", "--ranges", "200")
+report, _ = build(plain, "plain")
+item = query(report, "nsys", "--limit", "1")["items"][0]
+t.ok("kernels" not in item and "gpu" not in
+     query(report, "profiles")["items"][0] and
+     "gpu" not in query(report, "summary")["capabilities"],
+     "an export without GPU rows: answers as before, no capabilities.gpu")
+t.eq(query(report, "gpu")["total"], 0, "gpu on a report without GPU rows")
+r = tap.run([DSIGHT, "query", report, "gpu", "--gpu-kind", "kernels"])
+t.ok(r.returncode != 0 and "Unknown gpu_kind 'kernels'" in r.stdout + r.stderr,
+     "an unknown --gpu-kind is a usage error")
+
+# --max-profile-events counts GPU rows separately
+out = os.path.join(TMP, "capped")
+shutil.rmtree(out, ignore_errors=True)
+r = tap.run([DSIGHT, "build", "--nsys-sqlite", small, "-o", out,
+             "--max-profile-events", "1000"])
+t.ok(r.returncode == 0 and "GPU row limit reached (1000)" in r.stderr,
+     "--max-profile-events caps GPU rows with a warning")
+ans = query(out, "gpu", "--limit", "0")
+t.eq((query(out, "profiles")["items"][0]["gpu"]["rows"], ans["partial"]),
+     (1000, True), "a capped profile: 1000 GPU rows, partial")
+t.done()
