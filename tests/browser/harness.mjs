@@ -213,12 +213,18 @@ export async function runTest(tap, name, main) {
 
 /* A medium-preset report served from localhost and open in a fresh
  * browser: {rep, cat, D, server, v, page}, or null (failures reported).
- * opts: {plain: no Content-Encoding header, scale: gen-capture --scale}. */
+ * opts: {plain: no Content-Encoding header, scale: gen-capture --scale,
+ * edit(doc): changes the evidence document before the build}. */
 export async function mediumViewer(tap, tag, opts) {
   const dir = tmpdir(tag);
   const ev = path.join(dir, 'medium.json');
   const scale = opts && opts.scale ? ['--scale', String(opts.scale)] : [];
   if (!tap.ok(run('gen-capture', ['--preset', 'medium', ...scale, '-o', ev]).code === 0, `gen-capture --preset medium ${scale.join(' ')}`)) return null;
+  if (opts && opts.edit) {
+    const doc = JSON.parse(fs.readFileSync(ev, 'utf8'));
+    opts.edit(doc);
+    fs.writeFileSync(ev, JSON.stringify(doc));
+  }
   const rep = path.join(dir, 'report');
   const b = run('dsight', ['build', ev, '-o', rep]);
   if (!tap.ok(b.code === 0, 'dsight build', b.stderr)) return null;
