@@ -222,7 +222,9 @@ const DSApp = (() => {
         if (!v.load) continue;
         const p = v.load(this, sig).catch((e) => {
           if (e && e.name === 'AbortError') return;
-          this.showError(e && e.message ? e.message : String(e), e && e.name === 'ShardError');
+          /* a shard error: one message per shard, the store's (naming what it holds) */
+          if (e && e.name === 'ShardError' && e.desc) this.store.report(e);
+          else this.showError(e && e.message ? e.message : String(e), e && e.name === 'ShardError');
         });
         if (v.ready) this.pending[v.ready] = p;
       }

@@ -152,14 +152,20 @@ export async function serve(root, opts) {
 }
 
 /* ---- browser ---- */
+/* A hostname that resolves to 127.0.0.1 in the browser: a page served
+ * there is not a secure context (no crypto.subtle). */
+export const INSECURE_HOST = 'dsight-insecure.test';
+export const INSECURE_ARGS = [`--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`];
 export const CHROME_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
 
-/* A fresh Chromium (new user-data-dir) per viewer session. */
+/* A fresh Chromium (new user-data-dir) per viewer session; opts.args:
+ * more Chromium flags, opts.viewport, opts.permissions. */
 export async function launch(opts) {
   const { chromium } = await playwright();
   const userDir = tmpdir('chromium');
   const ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM, headless: true, args: CHROME_FLAGS, viewport: { width: 1280, height: 800 },
+    executablePath: CHROMIUM, headless: true, args: CHROME_FLAGS.concat((opts && opts.args) || []),
+    viewport: (opts && opts.viewport) || { width: 1280, height: 800 },
     permissions: (opts && opts.permissions) || [],
   });
   onCleanup(() => ctx.close());

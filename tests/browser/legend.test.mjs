@@ -85,7 +85,7 @@ async function main() {
   }
 
   /* the 47-series family pinned at a 60-s window: counter tracks */
-  await page.evaluate((d) => window.traceExplorer.setState({ pinnedMetrics: [], from: d / 2 - 30, to: d / 2 + 30 }), D);
+  await page.evaluate((d) => { window.traceExplorer.setState({ pinnedMetrics: [], from: d / 2 - 30, to: d / 2 + 30 }); return Promise.all([window.traceExplorer.whenMetricsReady(), window.traceExplorer.whenDetailsReady()]); }, D);
   const t0 = Date.now();
   await page.evaluate((f) => { window.traceExplorer.setState({ pinnedMetrics: [f] }); return window.traceExplorer.whenMetricsReady(); }, BIG);
   const pinMs = Date.now() - t0;
