@@ -302,6 +302,7 @@ const DSNsight = (() => {
       })());
     }
     const cpu = app.state.tab === 'nsight' ? loadCpu(app, signal) : null;
+    if (app.state.tab === 'nsight' && app.state.filter) DSRanges.countMatches(app, signal).catch(() => {});
     const byName = app.state.tab === 'nsight' ? DSRanges.loadByName(app, signal) : null;
     const flame = app.state.tab === 'nsight' ? DSFlame.load(app, shown(app), signal) : null;
     if (flame) jobs.push(flame);
