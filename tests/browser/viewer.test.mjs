@@ -114,6 +114,14 @@ async function main() {
   await v.page.press('#in-to', 'Enter');
   const typed = await v.page.evaluate(() => window.traceExplorer.getState());
   tap.ok(typed.from === 1.5 && typed.to === 3.25, 'typed from/to + Enter selects the range', typed);
+  /* Enter returns the keyboard to the timeline: 0 shows the whole run, Backspace steps back */
+  const focus = await v.page.evaluate(() => document.activeElement && document.activeElement.id);
+  await v.page.keyboard.press('0');
+  const whole = await v.page.evaluate(() => window.traceExplorer.getState());
+  await v.page.keyboard.press('Backspace');
+  const again = await v.page.evaluate(() => window.traceExplorer.getState());
+  tap.ok(focus === 'tracks' && whole.from === 0 && whole.to === D && again.from === 1.5 && again.to === 3.25,
+    'after Enter the focus is on the timeline: 0 and Backspace act at once', { focus, whole, again });
 
   /* drag-select on the time axis */
   const ax = await v.page.locator('#axis').boundingBox();
