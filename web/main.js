@@ -257,7 +257,10 @@ const DSApp = (() => {
     const cat = app.cat, store = app.store, Q = DSQuery, C = app.catalog;
     const api = {
       version: API_VERSION,
-      describe: () => ({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(app), capabilities: cat.capabilities }),
+      describe: () => Object.assign({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(app), capabilities: cat.capabilities },
+        DSLive.describe()),
+      /* any query kind, answered by the live session (live.js) */
+      query: (kind, params) => DSLive.query(kind, params),
       getState: () => app.getState(),
       setState: (partial) => app.update(partial),
       selectRange: (from, to) => app.selectRange(from, to),

@@ -3,6 +3,7 @@
 #include "base/buf.h"
 #include "base/cancel.h"
 #include "base/jsonout.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -104,73 +105,172 @@ static int emit(struct shard_writer *w, struct buf *row, size_t id, double d,
 	return 0;
 }
 
-int seriessum_build(struct seriessum **out, struct shard_writer *w,
-                    const char *sqlite_path, const json_t *catalog,
-                    const volatile sig_atomic_t *cancel, struct err *e)
+/* Bins kept for a read-ahead scan: the non-empty ones of each series. */
+struct kept {
+	size_t bin;
+	struct bin b;
+};
+
+struct seriessum_scan {
+	struct seriessum *s;
+	struct order *ord; /* the summarised series, in row order */
+	size_t k;
+	size_t ahead;      /* ord[0, ahead) are binned in kept */
+	struct kept *kept; /* their non-empty bins, series after series */
+	size_t *nkept;     /* per series of ord[0, ahead): its bins in kept */
+	size_t nk, capk;
+	struct bin *bins;  /* SERIESSUM_BINS of scratch */
+	sqlite3 *db;
+	sqlite3_stmt *st;
+};
+
+void seriessum_scan_free(struct seriessum_scan *sc)
+{
+	if (!sc)
+		return;
+	sqlite3_finalize(sc->st);
+	sqlite3_close(sc->db);
+	seriessum_free(sc->s);
+	free(sc->ord);
+	free(sc->kept);
+	free(sc->nkept);
+	free(sc->bins);
+	free(sc);
+}
+
+/* Keeps the non-empty bins of series ord[sc->ahead]; 1 when over the
+ * read-ahead bound (nothing kept), -1 out of memory. */
+static int keep_bins(struct seriessum_scan *sc)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < SERIESSUM_BINS; i++)
+		n += sc->bins[i].rows > 0;
+	if ((sc->nk + n) * sizeof *sc->kept > SERIESSUM_AHEAD_BYTES)
+		return 1;
+	if (n && vec_reserve(&sc->kept, &sc->capk, sc->nk + n, sizeof *sc->kept))
+		return -1;
+	for (size_t i = 0; i < SERIESSUM_BINS; i++)
+		if (sc->bins[i].rows) {
+			sc->kept[sc->nk].bin = i;
+			sc->kept[sc->nk++].b = sc->bins[i];
+		}
+	sc->nkept[sc->ahead++] = n;
+	return 0;
+}
+
+int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
+                       const json_t *catalog, const volatile sig_atomic_t *cancel,
+                       struct err *e)
 {
 	const json_t *metrics = json_object_get(catalog, "metrics");
 	double d = json_number_value(json_object_get(json_object_get(catalog, "meta"), "duration"));
+	struct seriessum_scan *sc = calloc(1, sizeof *sc);
 	struct seriessum *s = calloc(1, sizeof *s);
-	struct order *ord = NULL;
-	struct bin *bins = NULL;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	struct buf row;
-	uint64_t nrows = 0;
 	size_t n = json_array_size(metrics), k = 0;
 	int rc = 0;
 
 	*out = NULL;
-	buf_init(&row, 0);
-	if (!s || !(s->first = calloc(n ? n : 1, sizeof *s->first)) ||
+	if (sc)
+		sc->s = s;
+	if (!sc || !s || !(s->first = calloc(n ? n : 1, sizeof *s->first)) ||
 	    !(s->end = calloc(n ? n : 1, sizeof *s->end)) ||
-	    !(ord = calloc(n ? n : 1, sizeof *ord)) ||
-	    !(bins = calloc(SERIESSUM_BINS, sizeof *bins))) {
-		rc = err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
-		goto out;
+	    !(sc->ord = calloc(n ? n : 1, sizeof *sc->ord)) ||
+	    !(sc->nkept = calloc(n ? n : 1, sizeof *sc->nkept)) ||
+	    !(sc->bins = calloc(SERIESSUM_BINS, sizeof *sc->bins))) {
+		if (!sc)
+			free(s);
+		seriessum_scan_free(sc);
+		return err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
 	}
 	s->n = n;
 	s->duration = d;
+	*out = sc;
 	if (!(d > 0) || !isfinite(d) || n == 0)
-		goto out; /* nothing to bin */
+		return 0; /* nothing to bin */
 	for (size_t i = 0; i < n; i++) {
 		const json_t *m = json_array_get(metrics, i);
 		const char *name = json_string_value(json_object_get(m, "name"));
 		const char *tmp = json_string_value(json_object_get(m, "temporal"));
 		if (!name || (tmp && !strcmp(tmp, "setting")))
 			continue; /* settings are drawn as steps from their points */
-		ord[k].name = name;
-		ord[k++].id = i;
+		sc->ord[k].name = name;
+		sc->ord[k++].id = i;
 	}
-	qsort(ord, k, sizeof *ord, cmp_order);
-	if (sqlite3_open_v2(sqlite_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT time, json_extract(payload, '$[1]') FROM points"
-	                       " WHERE series = ? ORDER BY ordinal", -1, &st, NULL) != SQLITE_OK) {
+	sc->k = k;
+	qsort(sc->ord, k, sizeof *sc->ord, cmp_order);
+	if (sqlite3_open_v2(sqlite_path, &sc->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sc->db, "SELECT time, json_extract(payload, '$[1]') FROM points"
+	                       " WHERE series = ? ORDER BY ordinal", -1, &sc->st, NULL) != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "Cannot read points for metric summaries: %s",
-		             db ? sqlite3_errmsg(db) : "out of memory");
-		goto out;
+		             sc->db ? sqlite3_errmsg(sc->db) : "out of memory");
+		goto fail;
 	}
-	cancel_sqlite(db, cancel);
-	for (size_t i = 0; i < k && !rc; i++) {
-		memset(bins, 0, SERIESSUM_BINS * sizeof *bins);
-		s->first[ord[i].id] = nrows;
-		if (!(rc = bin_series(st, ord[i].id, d, bins, e)))
-			rc = emit(w, &row, ord[i].id, d, bins, &nrows, e);
-		s->end[ord[i].id] = nrows;
+	cancel_sqlite(sc->db, cancel);
+	while (sc->ahead < k) {
+		memset(sc->bins, 0, SERIESSUM_BINS * sizeof *sc->bins);
+		if ((rc = bin_series(sc->st, sc->ord[sc->ahead].id, d, sc->bins, e)))
+			goto fail;
+		int kr = keep_bins(sc);
+		if (kr < 0) {
+			rc = err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
+			goto fail;
+		}
+		if (kr > 0)
+			break; /* the rest is binned while the rows are written */
 	}
-	s->any = nrows > 0;
-out:
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	return 0;
+fail:
+	seriessum_scan_free(sc);
+	*out = NULL;
+	return rc;
+}
+
+int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
+                          struct shard_writer *w, struct err *e)
+{
+	struct seriessum *s = sc->s;
+	double d = s->duration;
+	struct buf row;
+	uint64_t nrows = 0;
+	size_t from = 0;
+	int rc = 0;
+
+	*out = NULL;
+	buf_init(&row, 0);
+	for (size_t i = 0; i < sc->k && !rc; i++) {
+		memset(sc->bins, 0, SERIESSUM_BINS * sizeof *sc->bins);
+		if (i < sc->ahead) {
+			for (size_t j = from; j < from + sc->nkept[i]; j++)
+				sc->bins[sc->kept[j].bin] = sc->kept[j].b;
+			from += sc->nkept[i];
+		} else if ((rc = bin_series(sc->st, sc->ord[i].id, d, sc->bins, e))) {
+			break;
+		}
+		s->first[sc->ord[i].id] = nrows;
+		rc = emit(w, &row, sc->ord[i].id, d, sc->bins, &nrows, e);
+		s->end[sc->ord[i].id] = nrows;
+	}
 	buf_free(&row);
-	free(ord);
-	free(bins);
 	if (rc) {
-		seriessum_free(s);
+		seriessum_scan_free(sc);
 		return rc;
 	}
+	s->any = nrows > 0;
+	sc->s = NULL;
+	seriessum_scan_free(sc);
 	*out = s;
 	return 0;
+}
+
+int seriessum_build(struct seriessum **out, struct shard_writer *w,
+                    const char *sqlite_path, const json_t *catalog,
+                    const volatile sig_atomic_t *cancel, struct err *e)
+{
+	struct seriessum_scan *sc;
+	int rc = seriessum_scan_new(&sc, sqlite_path, catalog, cancel, e);
+
+	*out = NULL;
+	return rc ? rc : seriessum_scan_finish(out, sc, w, e);
 }
 
 int seriessum_annotate(const struct seriessum *s, const struct shard_writer *w,

@@ -6,7 +6,8 @@
  * as detail shards of kind SHARD_SERIESSUM, rows ordered by family name then
  * series, so a family's rows are a few consecutive shards.
  *
- * Memory: one series' bins at a time.
+ * Memory: one series' bins at a time, plus the non-empty bins a read-ahead
+ * scan keeps (at most SERIESSUM_AHEAD_BYTES).
  */
 #ifndef DSIGHT_SERIESSUM_H
 #define DSIGHT_SERIESSUM_H
@@ -40,5 +41,27 @@ int seriessum_annotate(const struct seriessum *s, const struct shard_writer *w,
                        json_t *core);
 
 void seriessum_free(struct seriessum *s);
+
+/*
+ * The same in two steps, so the reading can run on another thread while
+ * the caller's thread writes other rows into w: seriessum_scan_new opens
+ * the cache and bins the series in row order, keeping their non-empty bins
+ * in memory up to SERIESSUM_AHEAD_BYTES (it touches no shard writer and
+ * only reads catalog, which must not change until seriessum_scan_finish);
+ * seriessum_scan_finish (on the thread that owns w) adds the rows to w,
+ * binning the series the read-ahead left, and frees sc whatever it
+ * returns.  The rows are the same bytes in the same order as
+ * seriessum_build's.  seriessum_scan_free frees an unfinished scan.
+ */
+#ifndef SERIESSUM_AHEAD_BYTES /* (tests build a small one) */
+#define SERIESSUM_AHEAD_BYTES ((size_t)64 << 20)
+#endif
+struct seriessum_scan;
+int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
+                       const json_t *catalog, const volatile sig_atomic_t *cancel,
+                       struct err *e);
+int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
+                          struct shard_writer *w, struct err *e);
+void seriessum_scan_free(struct seriessum_scan *sc);
 
 #endif

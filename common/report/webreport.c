@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,9 +85,26 @@ void webreport_sink(struct webreport *wr, struct row_sink *sink)
 }
 
 /* Every profile's bins, nprofiles x SHARD_DENSITY_BINS (caller frees). */
-static int density(struct webreport *wr, const json_t *catalog,
-                   const char *sqlite_path, size_t nprofiles, uint64_t **out,
-                   struct err *e)
+/* The density bins the shard writer counted as the events passed. */
+static int density_live(struct webreport *wr, size_t nprofiles, uint64_t **out,
+                        struct err *e)
+{
+	uint64_t *bins = calloc(nprofiles ? nprofiles : 1,
+	                        SHARD_DENSITY_BINS * sizeof *bins);
+
+	*out = bins;
+	if (!bins)
+		return err_set(e, ERR_NOMEM, "Out of memory for density bins");
+	for (size_t i = 0; i < nprofiles; i++)
+		shard_writer_density(wr->w, (int64_t)i, bins + i * SHARD_DENSITY_BINS);
+	return 0;
+}
+
+/* The density bins counted from the staged cache (the duration was not
+ * known before the first event); touches no shard writer. */
+static int density_from_db(const json_t *catalog, const char *sqlite_path,
+                           size_t nprofiles, const volatile sig_atomic_t *cancel,
+                           uint64_t **out, struct err *e)
 {
 	uint64_t *bins = calloc(nprofiles ? nprofiles : 1,
 	                        SHARD_DENSITY_BINS * sizeof *bins);
@@ -97,12 +115,6 @@ static int density(struct webreport *wr, const json_t *catalog,
 	*out = NULL;
 	if (!bins)
 		return err_set(e, ERR_NOMEM, "Out of memory for density bins");
-	if (shard_writer_has_density(wr->w)) {
-		for (size_t i = 0; i < nprofiles; i++)
-			shard_writer_density(wr->w, (int64_t)i, bins + i * SHARD_DENSITY_BINS);
-		*out = bins;
-		return 0;
-	}
 	duration = json_number_value(json_object_get(json_object_get(catalog, "meta"),
 	                                             "duration"));
 	if (!(duration > 0)) {
@@ -116,7 +128,7 @@ static int density(struct webreport *wr, const json_t *catalog,
 		free(bins);
 		return ERR_DATA;
 	}
-	cancel_sqlite(db, wr->cancel);
+	cancel_sqlite(db, cancel);
 	rc = shard_density_from_db(db, duration, nprofiles, bins, e);
 	sqlite3_close(db);
 	if (rc) {
@@ -125,6 +137,39 @@ static int density(struct webreport *wr, const json_t *catalog,
 	}
 	*out = bins;
 	return 0;
+}
+
+/*
+ * The reading that needs no shard writer, run on a second thread while the
+ * NVTX summaries are written (both read the staged cache, each with its own
+ * connection): the metric summaries' read-ahead and, when the shard writer
+ * could not count it live, the density.  Errors are kept apart so that
+ * webreport_finish reports them in the order of a sequential build.
+ */
+struct ahead {
+	const char *sqlite_path;
+	const json_t *catalog; /* read only until joined */
+	const volatile sig_atomic_t *cancel;
+	size_t nprofiles;
+	int want_density;
+	struct seriessum_scan *scan; /* results, owned by the caller once joined */
+	uint64_t *bins;
+	int scan_rc, density_rc;
+	struct err scan_err, density_err;
+};
+
+static void *ahead_main(void *arg)
+{
+	struct ahead *a = arg;
+
+	err_clear(&a->scan_err);
+	err_clear(&a->density_err);
+	a->scan_rc = seriessum_scan_new(&a->scan, a->sqlite_path, a->catalog,
+	                                a->cancel, &a->scan_err);
+	if (!a->scan_rc && a->want_density)
+		a->density_rc = density_from_db(a->catalog, a->sqlite_path, a->nprofiles,
+		                                a->cancel, &a->bins, &a->density_err);
+	return NULL;
 }
 
 /* Removes the flat scratch directory of single-file mode. */
@@ -246,13 +291,48 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	char *page = NULL;
 	int rc, sharded = 0;
 
+	struct ahead a;
+	pthread_t th;
+	int threaded;
+
 	memset(st, 0, sizeof *st);
-	if ((rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
+	memset(&a, 0, sizeof a);
+	a.sqlite_path = sqlite_path;
+	a.catalog = catalog;
+	a.cancel = wr->cancel;
+	a.nprofiles = nprofiles;
+	a.want_density = !shard_writer_has_density(wr->w);
+	threaded = pthread_create(&th, NULL, ahead_main, &a) == 0;
+	rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
 	             json_object_get(json_object_get(catalog, "meta"), "duration")),
-	             nprofiles, wr->cancel, e)) ||
-	    (rc = seriessum_build(&ssum, wr->w, sqlite_path, catalog, wr->cancel, e)) ||
-	    (rc = shard_writer_finish(wr->w, e)) ||
-	    (rc = density(wr, catalog, sqlite_path, nprofiles, &bins, e)))
+	             nprofiles, wr->cancel, e);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (!rc)
+		ahead_main(&a);
+	if (!rc && a.scan_rc) {
+		*e = a.scan_err;
+		rc = a.scan_rc;
+	}
+	if (!rc) {
+		rc = seriessum_scan_finish(&ssum, a.scan, wr->w, e);
+		a.scan = NULL;
+	}
+	if (!rc)
+		rc = shard_writer_finish(wr->w, e);
+	if (!rc && a.want_density && a.density_rc) {
+		*e = a.density_err;
+		rc = a.density_rc;
+	}
+	if (!rc && a.want_density) {
+		bins = a.bins;
+		a.bins = NULL;
+	} else if (!rc) {
+		rc = density_live(wr, nprofiles, &bins, e);
+	}
+	seriessum_scan_free(a.scan);
+	free(a.bins);
+	if (rc)
 		goto out;
 	if (cancel_requested(wr->cancel)) {
 		rc = err_set(e, ERR_DATA, "interrupted");

@@ -295,15 +295,20 @@ class Conn:
         self.buf = b""
         self.next_id = 1
 
-    def send(self, method, params=None, rid=None):
+    def request(self, method, params=None, rid=None):
+        """A JSON-RPC request object with the next id (or rid)."""
         if rid is None:
             rid = self.next_id
             self.next_id += 1
         msg = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = params
+        return msg
+
+    def send(self, method, params=None, rid=None):
+        msg = self.request(method, params, rid)
         self.s.sendall(frame(msg))
-        return rid
+        return msg["id"]
 
     def raw(self, data):
         self.s.sendall(data)

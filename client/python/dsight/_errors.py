@@ -18,3 +18,18 @@ class DataError(Error, OSError):
 class NoSession(Error, ConnectionError):
     """No warm session listens at the address (`dsight query --remote` exit
     status 3).  The message names the resolved socket and how to start one."""
+
+
+_INVALID_PARAMS = -32602
+
+
+def rpc_result(msg):
+    """The result of a JSON-RPC response object; its error raised as
+    QueryError (-32602: usage and validation) or DataError."""
+    if "error" in msg:
+        err = msg["error"] or {}
+        text = str(err.get("message", "error"))
+        if err.get("code") == _INVALID_PARAMS:
+            raise QueryError(text)
+        raise DataError(text)
+    return msg.get("result")

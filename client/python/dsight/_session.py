@@ -11,15 +11,14 @@ import socket
 import struct
 import threading
 
-from . import _native
-from ._errors import DataError, NoSession, QueryError
+from . import _http, _native
+from ._errors import DataError, NoSession, rpc_result
 
 PROTOCOL = 1
 FRAME_MAX = 64 << 20 | 1 << 16   # the largest reply (64 MiB) plus the envelope
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 60.0              # above the longest sql time limit (30 s)
 
-_INVALID_PARAMS = -32602
 
 
 class _Closed(DataError):
@@ -102,13 +101,7 @@ class _Conn:
                 msg.get("id") is None and "error" in msg)):
             raise DataError("Malformed response from the session")
         self.answered += 1
-        if "error" in msg:
-            err = msg["error"] or {}
-            text = str(err.get("message", "error"))
-            if err.get("code") == _INVALID_PARAMS:
-                raise QueryError(text)
-            raise DataError(text)
-        return msg.get("result")
+        return rpc_result(msg)
 
     def close(self):
         try:
@@ -127,7 +120,11 @@ class Session:
 
     def __init__(self, address):
         self.address = address
-        self.path, self._shown = _native.resolve(address)
+        if _http.is_http(address):
+            # HOST:PORT or http://HOST:PORT/: the session's HTTP listener
+            self.path, self._shown = None, _http.parse(address)[2]
+        else:
+            self.path, self._shown = _native.resolve(address)
         self._local = threading.local()
         self._conns = []
         self._lock = threading.Lock()
@@ -136,7 +133,8 @@ class Session:
     def _conn(self):
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = _Conn(self.path, self._shown)
+            c = (_http.HttpConn(self.address) if self.path is None
+                 else _Conn(self.path, self._shown))
             self._local.conn = c
             with self._lock:
                 self._conns.append(c)
