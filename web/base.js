@@ -46,6 +46,34 @@ const DSUI = (() => {
     return nf(digits === undefined ? 4 : digits).format(x);
   }
 
+  /* A value with its unit, formatted once for the chart axes, the hover
+   * readout and the tables: bytes in B/KiB/MiB/GiB/TiB, times (s, ms, us,
+   * ns) in the largest of s/ms/µs/ns under the value, other units after
+   * the number; digits: significant digits of scaled values (default 4). */
+  const BYTES = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  const TIME = { s: 1, sec: 1, seconds: 1, ms: 1e-3, milliseconds: 1e-3, us: 1e-6, 'µs': 1e-6, microseconds: 1e-6, ns: 1e-9, nanoseconds: 1e-9 };
+  function fmtValue(x, unit, digits) {
+    if (typeof x !== 'number' || !Number.isFinite(x) || !unit) return fmtNum(x, digits);
+    const u = String(unit).toLowerCase(), a = Math.abs(x), d = digits === undefined ? 4 : digits;
+    const short = (v) => String(Number(v.toPrecision(Math.max(1, d))));
+    if (u === 'bytes' || u === 'byte' || u === 'b') {
+      let k = 0, v = x;
+      while (Math.abs(v) >= 1024 && k < BYTES.length - 1) { v /= 1024; k++; }
+      return `${k ? short(v) : fmtNum(v, 0)} ${BYTES[k]}`;
+    }
+    if (TIME[u] !== undefined) {
+      const sec = x * TIME[u], as = Math.abs(sec);
+      if (as === 0) return '0 s';
+      if (as >= 1) return `${group(short(sec))} s`;
+      if (as >= 1e-3) return `${short(sec * 1e3)} ms`;
+      if (as >= 1e-6) return `${short(sec * 1e6)} µs`;
+      return `${short(sec * 1e9)} ns`;
+    }
+    if (u === 'percent' || u === '%') return `${fmtNum(x, a >= 100 ? 1 : 2)} %`;
+    if (u === 'fraction' || u === 'ratio') return fmtNum(x, 4);
+    return `${fmtNum(x, digits)} ${unit}`;
+  }
+
   /* Seconds with a precision suited to the visible span. */
   function fmtTime(t, span) {
     const s = span || 1;
@@ -205,6 +233,6 @@ const DSUI = (() => {
     return dl;
   }
 
-  return { GUTTER, RPAD, PALETTE, setWidth, trackWidth, stickyHeight, el, fmtNum, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
+  return { GUTTER, RPAD, PALETTE, setWidth, trackWidth, stickyHeight, el, fmtNum, fmtValue, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
     attachDrag, toast, kv };
 })();

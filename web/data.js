@@ -1,6 +1,7 @@
 /* data.js: the report's data in the browser.  Owns decoding the embedded
  * core catalog, fetching and verifying detail shards (gzip or not, sizes,
- * row count, SHA-256 in secure contexts), the one shared LRU cache of
+ * row count, SHA-256 in every context: crypto.subtle or its own
+ * JavaScript SHA-256), the one shared LRU cache of
  * decoded shards (accounted in decoded JSON bytes) and shard errors. */
 'use strict';
 
@@ -53,7 +54,53 @@ const DSData = (() => {
     return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
   }
 
+  /* SHA-256 (FIPS 180-4) in JavaScript, for contexts without
+   * crypto.subtle (plain HTTP on a hostname): the round constants are the
+   * first 32 bits of the fractional parts of the cube roots of the first
+   * 64 primes, the initial hash those of the square roots of the first 8
+   * (checked against the standard's vectors by tests/browser). */
+  const SHA = (() => {
+    const primes = [];
+    for (let n = 2; primes.length < 64; n++) if (primes.every((p) => n % p)) primes.push(n);
+    const frac = (x) => Math.floor((x - Math.floor(x)) * 4294967296) >>> 0;
+    return { K: Uint32Array.from(primes, (p) => frac(Math.cbrt(p))), H: Uint32Array.from(primes.slice(0, 8), (p) => frac(Math.sqrt(p))) };
+  })();
+
+  function sha256Js(bytes) {
+    const n = bytes.length, full = n & ~63, K = SHA.K, H = SHA.H.slice(), W = new Uint32Array(64);
+    /* the last block(s): the rest of the message, 0x80, zeros, the bit length */
+    const tail = new Uint8Array(((n - full + 8) >> 6) + 1 << 6);
+    tail.set(bytes.subarray(full));
+    tail[n - full] = 0x80;
+    const dv = new DataView(tail.buffer);
+    dv.setUint32(tail.length - 8, Math.floor(n / 0x20000000));
+    dv.setUint32(tail.length - 4, (n << 3) >>> 0);
+    const rotr = (x, k) => (x >>> k) | (x << (32 - k));
+    const block = (b, o) => {
+      for (let t = 0; t < 16; t++, o += 4) W[t] = (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3];
+      for (let t = 16; t < 64; t++) {
+        const x = W[t - 15], y = W[t - 2];
+        W[t] = W[t - 16] + (rotr(x, 7) ^ rotr(x, 18) ^ (x >>> 3)) + W[t - 7] + (rotr(y, 17) ^ rotr(y, 19) ^ (y >>> 10));
+      }
+      let a = H[0], b1 = H[1], c = H[2], d = H[3], e = H[4], f = H[5], g = H[6], h = H[7];
+      for (let t = 0; t < 64; t++) {
+        const t1 = (h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + W[t]) | 0;
+        const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b1) ^ (a & c) ^ (b1 & c))) | 0;
+        h = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b1; b1 = a; a = (t1 + t2) | 0;
+      }
+      H[0] += a; H[1] += b1; H[2] += c; H[3] += d; H[4] += e; H[5] += f; H[6] += g; H[7] += h;
+    };
+    for (let o = 0; o < full; o += 64) block(bytes, o);
+    for (let o = 0; o < tail.length; o += 64) block(tail, o);
+    let out = '';
+    for (const x of H) out += x.toString(16).padStart(8, '0');
+    return out;
+  }
+
+  /* The SHA-256 of bytes as hex: crypto.subtle where the context has it,
+   * else sha256Js (same answer, slower). */
   async function sha256Hex(bytes) {
+    if (!(globalThis.isSecureContext && globalThis.crypto && crypto.subtle)) return sha256Js(bytes);
     const d = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
     let s = '';
     for (const b of d) s += b.toString(16).padStart(2, '0');
@@ -99,6 +146,7 @@ const DSData = (() => {
       super(message);
       this.name = 'ShardError';
       this.url = desc && desc.url;
+      this.desc = desc || null;
     }
   }
 
@@ -210,6 +258,13 @@ const DSData = (() => {
       this.bytes += bytes;
     }
 
+    /* Shows a shard error once per shard message (a view that failed on a
+     * shard the store already reported adds nothing). */
+    report(err) {
+      if (err && err.name === 'ShardError' && err.desc) this._report(err.desc, err);
+      else if (this.onError) this.onError(err && err.message ? err.message : String(err));
+    }
+
     _report(desc, err) {
       const base = err instanceof ShardError ? err.message : `Detail shard ${desc.url}: ${err.message}`;
       const owner = this.owners && this.owners.get(desc.sha256);
@@ -284,7 +339,7 @@ const DSData = (() => {
       if (bytes.length !== desc.decoded_bytes)
         throw new ShardError(desc, `Detail shard ${desc.url} is ${bytes.length < desc.decoded_bytes ? 'short' : 'too long'}: ` +
           `${bytes.length} decoded bytes, expected ${desc.decoded_bytes}.`);
-      if (globalThis.isSecureContext && globalThis.crypto && crypto.subtle && desc.decoded_sha256) {
+      if (desc.decoded_sha256) { /* every context: sha256Hex falls back to JavaScript */
         const got = await sha256Hex(bytes);
         if (got !== desc.decoded_sha256)
           throw new ShardError(desc, `Detail shard ${desc.url} is corrupted: SHA-256 of its content is ${got}, expected ${desc.decoded_sha256}.`);
@@ -297,5 +352,5 @@ const DSData = (() => {
     }
   }
 
-  return { loadCatalog, loadCatalogIndex, ShardStore, ShardError, FILE_HELP, b64ToBytes, gunzip, isGzip };
+  return { loadCatalog, loadCatalogIndex, ShardStore, ShardError, FILE_HELP, b64ToBytes, gunzip, isGzip, sha256Js, sha256Hex };
 })();

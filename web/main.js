@@ -222,7 +222,9 @@ const DSApp = (() => {
         if (!v.load) continue;
         const p = v.load(this, sig).catch((e) => {
           if (e && e.name === 'AbortError') return;
-          this.showError(e && e.message ? e.message : String(e), e && e.name === 'ShardError');
+          /* a shard error: one message per shard, the store's (naming what it holds) */
+          if (e && e.name === 'ShardError' && e.desc) this.store.report(e);
+          else this.showError(e && e.message ? e.message : String(e), e && e.name === 'ShardError');
         });
         if (v.ready) this.pending[v.ready] = p;
       }
@@ -335,14 +337,24 @@ const DSApp = (() => {
       const a = Number($('in-from').value), b = Number($('in-to').value);
       try {
         app.selectRange(a, b);
+        return true;
       } catch (e) {
         toast(e.message);
         $('in-from').setAttribute('aria-invalid', 'true');
+        return false;
       }
     };
     $('btn-apply').onclick = apply;
+    /* Enter applies and hands the keyboard back to the timeline, so that
+     * 0, W/A/S/D, Backspace and Esc act at once */
+    const tracks = $('tracks');
+    if (!tracks.hasAttribute('tabindex')) tracks.setAttribute('tabindex', '-1');
     for (const id of ['in-from', 'in-to']) {
-      $(id).addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); apply(); } });
+      $(id).addEventListener('keydown', (ev) => {
+        if (ev.key !== 'Enter') return;
+        ev.preventDefault();
+        if (apply()) { $(id).blur(); tracks.focus({ preventScroll: true }); }
+      });
     }
     $('btn-back').onclick = () => app.back();
     $('btn-zoom-in').onclick = () => app.zoom(0.5);

@@ -1,11 +1,18 @@
 /* ui-metrics.js: metric families: the searchable, pinnable family selector
  * (sidebar), one chart per pinned family with all its series on the shared
  * time axis (hover values; settings as steps with the carried value;
- * conflicting timestamps marked), and the window statistics (details). */
+ * conflicting timestamps marked), and the window statistics (details).
+ * A family of more than 6 series, or whose series differ in scale by more
+ * than 100x, is drawn as counter tracks: one compact track per series with
+ * its own y-range.  Y-ranges come from the shown series only, optionally
+ * on a log scale, and values beyond the window's 0.1/99.9 percentiles are
+ * clipped to the edge with a marker when they would flatten the rest.  The
+ * hover readout lists the 12 series nearest the cursor; every value is
+ * formatted with its unit by DSUI.fmtValue. */
 'use strict';
 
 const DSMetrics = (() => {
-  const H = 150, CAP = 20000;
+  const H = 150, CAP = 20000, TRACK_H = 30, MANY = 6, SCALES = 100, READOUT = 12;
   let filter = '', built = false;
   const charts = new Map(); /* family -> {canvas, status, data, scale} */
 
@@ -85,6 +92,9 @@ const DSMetrics = (() => {
         ch.root = el('div', { class: 'chart' }, el('div', { class: 'chart-head' },
           el('span', { class: 'title', text: fam.title || name }), el('span', { class: 'mono muted', text: name }),
           el('span', { class: 'muted', text: [fam.unit, fam.temporal].filter(Boolean).join(' · ') }),
+          el('button', { class: 'small log-toggle', 'aria-pressed': 'false', title: 'log scale (positive values)', onclick: (ev) => {
+            ch.log = !ch.log; ev.currentTarget.setAttribute('aria-pressed', String(ch.log)); if (ch.data) draw(app, ch);
+          } }, 'log'),
           el('button', { class: 'unpin', title: 'Unpin', onclick: () => togglePin(app, name), text: '✕' })), legend, el('div', { class: 'sec-body' }, canvas), ch.status);
         charts.set(name, ch);
       }
@@ -229,132 +239,240 @@ const DSMetrics = (() => {
     if (!signal.aborted && app.state.tab === 'metrics') renderDetails(app);
   }
 
-  function yRange(data) {
-    let lo = Infinity, hi = -Infinity;
-    for (const d of data) {
-      for (const r of d.pts) if (typeof r[1] === 'number') { lo = Math.min(lo, r[1]); hi = Math.max(hi, r[1]); }
-      if (d.truncated) for (const m of d.bins.values()) { lo = Math.min(lo, m[0]); hi = Math.max(hi, m[1]); }
-      for (const r of d.carried) if (typeof r[1] === 'number') { lo = Math.min(lo, r[1]); hi = Math.max(hi, r[1]); }
+  /* The numeric values of d in the window: its points, or its 2-pixel
+   * columns' minimum and maximum when it has more (or is summarised), and
+   * its carried setting values. */
+  function valuesOf(d) {
+    const out = [];
+    if (d.truncated || d.summary) for (const m of d.bins.values()) out.push(m[0], m[1]);
+    else for (const r of d.pts) if (typeof r[1] === 'number') out.push(r[1]);
+    for (const r of d.carried) if (typeof r[1] === 'number') out.push(r[1]);
+    return out;
+  }
+
+  /* The y-range of vals: {lo, hi, log, clipLo, clipHi} (lo, hi in log10
+   * on a log scale, which keeps the positive values), or null.  Values
+   * beyond the 0.1/99.9 percentiles are clipped when they lie more than
+   * 20 times the percentiles' span away (they would flatten the rest). */
+  function rangeOf(vals, log) {
+    const v = Float64Array.from(log ? vals.filter((x) => x > 0) : vals).sort();
+    const n = v.length;
+    if (!n) return null;
+    const T = log ? Math.log10 : (x) => x;
+    let lo = T(v[0]), hi = T(v[n - 1]), clipLo = false, clipHi = false;
+    if (n >= 20) {
+      const plo = T(v[Math.floor((n - 1) * 0.001)]), phi = T(v[Math.ceil((n - 1) * 0.999)]);
+      const base = Math.max(phi - plo, Math.abs(phi) * 1e-9, 1e-300);
+      if (hi - phi > 20 * base) { hi = phi; clipHi = true; }
+      if (plo - lo > 20 * base) { lo = plo; clipLo = true; }
     }
-    if (lo === Infinity) return null;
     if (lo === hi) { lo -= Math.abs(lo) * 0.1 || 1; hi += Math.abs(hi) * 0.1 || 1; }
-    if (lo > 0 && lo < hi * 0.5) lo = 0;
+    if (!log && !clipLo && lo > 0 && lo < hi * 0.5) lo = 0;
     const pad = (hi - lo) * 0.06;
-    return [lo - (lo === 0 ? 0 : pad), hi + pad];
+    return { lo: lo - (lo === 0 && !log ? 0 : pad), hi: hi + pad, log, clipLo, clipHi };
+  }
+
+  /* The pixel of value x in range r between top and bot (clamped). */
+  function yOf(r, top, bot) {
+    return (x) => {
+      const t = r.log ? (x > 0 ? Math.log10(x) : r.lo) : x;
+      const yy = bot - ((t - r.lo) / (r.hi - r.lo)) * (bot - top);
+      return yy < top ? top : yy > bot ? bot : yy;
+    };
+  }
+
+  /* Whether x lies beyond range r (clipped): 1 above, -1 below, else 0. */
+  function beyond(r, x) {
+    const t = r.log ? (x > 0 ? Math.log10(x) : -Infinity) : x;
+    return t > r.hi ? 1 : t < r.lo ? -1 : 0;
+  }
+
+  /* Counter tracks: more than MANY series shown, or shown series whose
+   * scales (median magnitude in the window, which an outlier does not
+   * move) differ by more than SCALES times. */
+  function trackMode(ch) {
+    const shown = ch.data.filter((_, i) => !ch.hidden.has(i));
+    if (shown.length > MANY) return true;
+    let lo = Infinity, hi = 0;
+    for (const d of shown) {
+      const a = Float64Array.from(valuesOf(d).filter(Number.isFinite), Math.abs).sort();
+      const m = a.length ? a[a.length >> 1] : 0;
+      if (m > 0) { lo = Math.min(lo, m); hi = Math.max(hi, m); }
+    }
+    return hi > 0 && hi / lo > SCALES;
+  }
+
+  /* Draws series d (index i) with the pixel mapping y between top and bot. */
+  function drawOne(ctx, ch, d, i, s, y, top, bot, envelope) {
+    const col = DSLegend.color(i);
+    ctx.globalAlpha = ch.highlight === null || ch.highlight === i ? 1 : 0.12;
+    ctx.strokeStyle = col; ctx.fillStyle = col; ctx.lineWidth = 1.5;
+    if (d.s.temporal === 'setting') {
+      /* steps: carried value from the window start, null ends a step */
+      let cur = null, carriedConflict = false;
+      const carriedVals = d.carried.map((r) => r[1]);
+      if (carriedVals.length) cur = carriedVals[carriedVals.length - 1];
+      let x = s.x0;
+      if (carriedVals.length > 1 && new Set(carriedVals.map(String)).size > 1) carriedConflict = true;
+      if (carriedVals.length > 1) {
+        /* every carried value of a conflicting timestamp, dashed, until the first point */
+        const endX = d.pts.length ? s.x(d.pts[0][0]) : s.x1;
+        ctx.setLineDash([4, 3]);
+        for (const v of carriedVals) {
+          if (typeof v !== 'number') continue;
+          ctx.beginPath(); ctx.moveTo(s.x0, y(v)); ctx.lineTo(endX, y(v)); ctx.stroke();
+        }
+        ctx.setLineDash([]);
+        x = null;
+      }
+      for (const r of d.pts) {
+        const nx = s.x(r[0]);
+        if (typeof cur === 'number' && x !== null) {
+          if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
+          ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(nx, y(cur)); ctx.stroke();
+          ctx.setLineDash([]);
+        }
+        cur = r[1]; x = nx;
+        if (typeof cur === 'number') ctx.fillRect(nx - 2, y(cur) - 2, 4, 4);
+        else ctx.fillText('∅', nx - 3, bot - 6); /* a null invalidates the setting: the step ends here */
+      }
+      if (typeof cur === 'number' && x !== null) {
+        if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
+        ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(s.x1, y(cur)); ctx.stroke();
+        ctx.setLineDash([]);
+      }
+      return carriedConflict;
+    }
+    if (d.truncated || d.summary || d.pts.length > (s.x1 - s.x0) / 2) {
+      /* dense: one line through the mean of each 2-pixel column, with the
+       * min/max envelope when asked */
+      const cols = d.bins, keys = [...cols.keys()].sort((a, b) => a - b);
+      if (envelope) {
+        ctx.globalAlpha = 0.18;
+        for (const c of keys) { const m = cols.get(c); ctx.fillRect(s.x0 + c * 2, y(m[1]), 2, Math.max(1, y(m[0]) - y(m[1]))); }
+      }
+      ctx.globalAlpha = ch.highlight === null || ch.highlight === i ? (envelope ? 0.9 : 0.8) : 0.12;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      keys.forEach((c, k) => { const m = cols.get(c); const py = y(m[2] / m[3]); if (k) ctx.lineTo(s.x0 + c * 2 + 1, py); else ctx.moveTo(s.x0 + c * 2 + 1, py); });
+      ctx.stroke();
+      ctx.globalAlpha = 1;
+      return false;
+    }
+    ctx.beginPath();
+    let pen = false;
+    for (const r of d.pts) {
+      if (typeof r[1] !== 'number') { pen = false; continue; }
+      const px = s.x(r[0]), py = y(r[1]);
+      if (pen) ctx.lineTo(px, py); else ctx.moveTo(px, py);
+      pen = true;
+    }
+    ctx.stroke();
+    if (d.pts.length < 400) for (const r of d.pts) if (typeof r[1] === 'number') ctx.fillRect(s.x(r[0]) - 1.5, y(r[1]) - 1.5, 3, 3);
+    return false;
+  }
+
+  /* Marks the values of d beyond range r (clipped) at the edge: a red
+   * triangle pointing out; returns how many. */
+  function markClipped(ctx, d, r, s, top, bot) {
+    if (!r.clipLo && !r.clipHi) return 0;
+    let n = 0;
+    const mark = (t, x) => {
+      const b = beyond(r, x);
+      if (!b) return;
+      n++;
+      const xx = s.x(t), yy = b > 0 ? top : bot;
+      ctx.beginPath(); ctx.moveTo(xx, yy - 4 * b); ctx.lineTo(xx - 4, yy + 3 * b); ctx.lineTo(xx + 4, yy + 3 * b); ctx.fill();
+    };
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = '#d92d20';
+    if (d.truncated || d.summary) {
+      const w = (s.to - s.from) / Math.max(1, s.x1 - s.x0);
+      for (const [c, m] of d.bins) { mark(s.from + (c * 2 + 1) * w, m[0]); mark(s.from + (c * 2 + 1) * w, m[1]); }
+    } else for (const p of d.pts) if (typeof p[1] === 'number') mark(p[0], p[1]);
+    return n;
+  }
+
+  function axis(ctx, r, y, s, unit) {
+    const yt = DSUI.niceTicks(r.lo, r.hi, 4).ticks;
+    ctx.textAlign = 'right';
+    for (const v of yt) {
+      const yy = Math.round(y(r.log ? 10 ** v : v)) + 0.5;
+      ctx.strokeStyle = '#f2f4f7';
+      ctx.beginPath(); ctx.moveTo(s.x0, yy); ctx.lineTo(s.x1, yy); ctx.stroke();
+      ctx.fillStyle = '#667085';
+      ctx.fillText(DSUI.fmtValue(r.log ? 10 ** v : v, unit, 3), s.x0 - 6, yy);
+    }
+    ctx.textAlign = 'left';
   }
 
   function draw(app, ch, hoverX) {
-    const { ctx, w } = DSUI.setupCanvas(ch.canvas, H);
+    const fam = ch.fam, tracks = trackMode(ch);
+    const shown = ch.data.map((_, i) => i).filter((i) => !ch.hidden.has(i));
+    const height = tracks ? Math.max(60, shown.length * TRACK_H + 20) : H;
+    const { ctx, w } = DSUI.setupCanvas(ch.canvas, height);
     ch.drawn = true;
+    ch.tracks = tracks ? [] : null;
+    ch.canvas.dataset.mode = tracks ? 'tracks' : 'lines';
     const s = DSUI.scale(app.state.from, app.state.to, w);
     ch.scale = s;
-    const top = 8, bot = H - 16;
-    const yr = yRange(ch.data);
+    const top = 8, bot = height - 16;
     ctx.strokeStyle = '#eaecf0';
     ctx.fillStyle = '#667085';
     const { ticks } = DSUI.niceTicks(s.from, s.to, Math.max(2, Math.floor((s.x1 - s.x0) / 110)));
     ctx.beginPath();
     for (const t of ticks) { const x = Math.round(s.x(t)) + 0.5; ctx.moveTo(x, top); ctx.lineTo(x, bot); }
     ctx.stroke();
-    const fam = ch.fam;
-    ctx.fillText(DSUI.clipText(ctx, fam.title || fam.name, DSUI.GUTTER - 14), 8, 14);
-    if (!yr) {
+    let total = 0, truncated = false, clipped = 0, carriedConflicts = 0, conflicts = 0;
+    for (const d of ch.data) { total += d.n; truncated = truncated || d.truncated; }
+    const r = tracks ? null : rangeOf(shown.flatMap((i) => valuesOf(ch.data[i])), !!ch.log);
+    ch.range = r;
+    ch.canvas.dataset.yrange = r ? JSON.stringify([r.lo, r.hi]) : '';
+    if (!tracks) ctx.fillText(DSUI.clipText(ctx, fam.title || fam.name, DSUI.GUTTER - 14), 8, 14);
+    if (!tracks && !r) {
       ctx.fillStyle = '#98a2b3';
-      ctx.fillText(ch.series.length ? 'no samples in this window' : 'no series in the evidence', s.x0 + 8, H / 2);
-      ch.status.textContent = `${ch.series.length} series · 0 points in the window`;
+      ctx.fillText(ch.series.length ? (shown.length ? 'no samples in this window' : 'every series is hidden') : 'no series in the evidence', s.x0 + 8, H / 2);
+      ch.status.textContent = `${ch.series.length} series · ${DSUI.fmtNum(total)} points in the window`;
+      ch.canvas.dataset.clipped = '0';
       return;
     }
-    const y = (v) => bot - ((v - yr[0]) / (yr[1] - yr[0])) * (bot - top);
-    ch.y = y;
-    const yt = DSUI.niceTicks(yr[0], yr[1], 4).ticks;
-    ctx.textAlign = 'right';
-    for (const v of yt) {
-      const yy = Math.round(y(v)) + 0.5;
-      ctx.strokeStyle = '#f2f4f7';
-      ctx.beginPath(); ctx.moveTo(s.x0, yy); ctx.lineTo(s.x1, yy); ctx.stroke();
-      ctx.fillStyle = '#667085';
-      ctx.fillText(DSUI.fmtNum(v, 3), s.x0 - 6, yy);
+    if (!tracks) {
+      const y = yOf(r, top, bot);
+      ch.y = y;
+      axis(ctx, r, y, s, fam.unit);
+      ctx.fillText(fam.unit || '', 8, 30);
+      ctx.save();
+      ctx.beginPath(); ctx.rect(s.x0, 0, s.x1 - s.x0, height); ctx.clip();
+      for (const i of shown) if (drawOne(ctx, ch, ch.data[i], i, s, y, top, bot, ch.data.length === 1)) carriedConflicts++;
+      for (const i of shown) clipped += markClipped(ctx, ch.data[i], r, s, top, bot);
+    } else {
+      ctx.save();
+      shown.forEach((i, k) => {
+        const d = ch.data[i], y0 = 4 + k * TRACK_H, t0 = y0 + 3, b0 = y0 + TRACK_H - 5;
+        const rr = rangeOf(valuesOf(d), !!ch.log);
+        const y = rr ? yOf(rr, t0, b0) : null;
+        ch.tracks.push({ i, y0, y1: y0 + TRACK_H, range: rr, y });
+        ctx.fillStyle = k % 2 ? '#fcfcfd' : '#f9fafb';
+        ctx.fillRect(s.x0, y0, s.x1 - s.x0, TRACK_H - 1);
+        ctx.fillStyle = DSLegend.color(i);
+        ctx.fillRect(8, y0 + 7, 8, 3);
+        ctx.fillStyle = '#344054';
+        ctx.fillText(DSUI.clipText(ctx, seriesLabel(d.s), DSUI.GUTTER - 30), 20, y0 + 9);
+        ctx.fillStyle = '#98a2b3';
+        if (rr) ctx.fillText(DSUI.clipText(ctx, `${DSUI.fmtValue(rr.log ? 10 ** rr.lo : rr.lo, fam.unit, 3)} – ${DSUI.fmtValue(rr.log ? 10 ** rr.hi : rr.hi, fam.unit, 3)}`, DSUI.GUTTER - 30), 20, y0 + 21);
+        else ctx.fillText('no samples', 20, y0 + 21);
+        if (!rr) return;
+        ctx.save();
+        ctx.beginPath(); ctx.rect(s.x0, y0, s.x1 - s.x0, TRACK_H); ctx.clip();
+        if (drawOne(ctx, ch, d, i, s, y, t0, b0, true)) carriedConflicts++;
+        clipped += markClipped(ctx, d, rr, s, t0, b0);
+        ctx.restore();
+      });
+      ctx.beginPath(); ctx.rect(s.x0, 0, s.x1 - s.x0, height); ctx.clip();
     }
-    ctx.textAlign = 'left';
-    ctx.fillText(fam.unit || '', 8, 30);
-    ctx.save();
-    ctx.beginPath(); ctx.rect(s.x0, 0, s.x1 - s.x0, H); ctx.clip();
-    let total = 0, conflicts = 0, truncated = false, carriedConflicts = 0;
-    ch.data.forEach((d, i) => {
-      total += d.n; truncated = truncated || d.truncated;
-      if (ch.hidden.has(i)) return;
-      const col = DSLegend.color(i);
-      ctx.globalAlpha = ch.highlight === null || ch.highlight === i ? 1 : 0.12;
-      ctx.strokeStyle = col; ctx.fillStyle = col; ctx.lineWidth = 1.5;
-      if (d.s.temporal === 'setting') {
-        /* steps: carried value from the window start, null ends a step */
-        let cur = null;
-        const carriedVals = d.carried.map((r) => r[1]);
-        if (carriedVals.length) cur = carriedVals[carriedVals.length - 1];
-        let x = s.x0;
-        if (carriedVals.length > 1 && new Set(carriedVals.map(String)).size > 1) carriedConflicts++;
-        if (carriedVals.length > 1) {
-          /* every carried value of a conflicting timestamp, dashed, until the first point */
-          const endX = d.pts.length ? s.x(d.pts[0][0]) : s.x1;
-          ctx.setLineDash([4, 3]);
-          for (const v of carriedVals) {
-            if (typeof v !== 'number') continue;
-            ctx.beginPath(); ctx.moveTo(s.x0, y(v)); ctx.lineTo(endX, y(v)); ctx.stroke();
-          }
-          ctx.setLineDash([]);
-          x = null;
-        }
-        ctx.setLineDash([]);
-        for (const r of d.pts) {
-          const nx = s.x(r[0]);
-          if (typeof cur === 'number' && x !== null) {
-            if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
-            ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(nx, y(cur)); ctx.stroke();
-            ctx.setLineDash([]);
-          }
-          cur = r[1]; x = nx;
-          if (typeof cur === 'number') ctx.fillRect(nx - 2, y(cur) - 2, 4, 4);
-          else {
-            /* a null invalidates the setting: the step ends here */
-            ctx.fillText('∅', nx - 3, bot - 6);
-          }
-        }
-        if (typeof cur === 'number' && x !== null) {
-          if (x === s.x0 && d.carried.length) ctx.setLineDash([4, 3]);
-          ctx.beginPath(); ctx.moveTo(x, y(cur)); ctx.lineTo(s.x1, y(cur)); ctx.stroke();
-          ctx.setLineDash([]);
-        }
-      } else if (d.truncated || d.pts.length > (s.x1 - s.x0) / 2) {
-        /* dense: one line through the mean of each 2-pixel column; a single
-         * series also gets its min/max envelope */
-        const cols = d.bins;
-        const keys = [...cols.keys()].sort((a, b) => a - b);
-        if (ch.data.length === 1) {
-          ctx.globalAlpha = 0.18;
-          for (const c of keys) { const m = cols.get(c); ctx.fillRect(s.x0 + c * 2, y(m[1]), 2, Math.max(1, y(m[0]) - y(m[1]))); }
-        }
-        ctx.globalAlpha = ch.data.length > 6 ? 0.45 : 0.9;
-        ctx.lineWidth = 1;
-        ctx.beginPath();
-        keys.forEach((c, k) => { const m = cols.get(c); const py = y(m[2] / m[3]); if (k) ctx.lineTo(s.x0 + c * 2 + 1, py); else ctx.moveTo(s.x0 + c * 2 + 1, py); });
-        ctx.stroke();
-        ctx.globalAlpha = 1;
-      } else {
-        ctx.beginPath();
-        let pen = false;
-        for (const r of d.pts) {
-          if (typeof r[1] !== 'number') { pen = false; continue; }
-          const px = s.x(r[0]), py = y(r[1]);
-          if (pen) ctx.lineTo(px, py); else ctx.moveTo(px, py);
-          pen = true;
-        }
-        ctx.stroke();
-        if (d.pts.length < 400) for (const r of d.pts) if (typeof r[1] === 'number') ctx.fillRect(s.x(r[0]) - 1.5, y(r[1]) - 1.5, 3, 3);
-      }
-      conflicts += d.conflicts.length;
-    });
+    ch.canvas.dataset.clipped = String(clipped);
+    for (const d of ch.data) conflicts += d.conflicts.length;
     /* conflicting timestamps: a red tick under the axis; the values are boxed when few */
-    const boxes = conflicts <= 60;
     ctx.fillStyle = '#d92d20';
     ctx.strokeStyle = '#d92d20';
     ctx.lineWidth = 1;
@@ -364,7 +482,7 @@ const DSMetrics = (() => {
         const xx = s.x(t);
         ctx.beginPath(); ctx.moveTo(xx, bot + 2); ctx.lineTo(xx - 3.5, bot + 8); ctx.lineTo(xx + 3.5, bot + 8); ctx.fill();
       }
-      if (boxes && at.size) for (const r of d.pts) if (at.has(r[0]) && typeof r[1] === 'number') ctx.strokeRect(s.x(r[0]) - 3.5, y(r[1]) - 3.5, 7, 7);
+      if (!tracks && conflicts <= 60 && at.size) for (const p of d.pts) if (at.has(p[0]) && typeof p[1] === 'number') ctx.strokeRect(s.x(p[0]) - 3.5, ch.y(p[1]) - 3.5, 7, 7);
     }
     if (carriedConflicts) {
       ctx.fillStyle = '#d92d20';
@@ -377,8 +495,10 @@ const DSMetrics = (() => {
     ctx.restore();
     const summarised = ch.data.some((d) => d.summary);
     ch.status.replaceChildren(`${ch.series.length} series · ${DSUI.fmtNum(total)} points in the window`,
+      tracks ? ` · counter tracks: one per shown series, each with its own y-range (${ch.series.length > MANY ? `more than ${MANY} series` : `scales over ${SCALES}× apart`})` : '',
       summarised ? ' · drawn from the build\'s 512-bin summaries (hover: bin mean, min, max; zoom in for every point)'
         : truncated ? ` · drawn as 2-pixel means (hover shows the first ${DSUI.fmtNum(CAP)} points per series)` : '',
+      clipped ? DSUI.el('span', { class: 'conflict', text: ` · ▲ ${clipped} value${clipped > 1 ? 's' : ''} beyond the 0.1–99.9 percentiles clipped to the edge` }) : '',
       conflicts ? DSUI.el('span', { class: 'conflict', text: ` · ▲ ${conflicts} conflicting timestamp${conflicts > 1 ? 's' : ''} (all values kept)` }) : '');
   }
 
@@ -398,31 +518,45 @@ const DSMetrics = (() => {
     return { vals: d.pts.filter((r) => r[0] === best[0]).map((r) => r[1]), at: best[0] };
   }
 
+  /* The readout of series d at time t: [text, value for distance]. */
+  function readout(app, d, t, unit) {
+    const ms = app.cat.metric_summary;
+    if (d.summary) {
+      const r = d.summary.get(Math.floor(t / ms.width));
+      return r && r[3] ? [`mean ${DSUI.fmtValue(r[6], unit)} (${DSUI.fmtValue(r[4], unit)} – ${DSUI.fmtValue(r[5], unit)}, ${DSUI.fmtNum(r[3])} points)`, r[6]] : ['—', null];
+    }
+    const { vals, at } = valueAt(d, t);
+    const txt = vals.length ? vals.map((v) => (v === null ? 'null (invalidated)' : DSUI.fmtValue(v, unit))).join(' / ') : '—';
+    return [txt + (at !== null ? ` @${at}` : '') + (vals.length > 1 ? ' conflict' : ''), vals.find((v) => typeof v === 'number')];
+  }
+
   function hover(app, ch, ev) {
     if (!ch.data || !ch.scale) return;
     const rc = ch.canvas.getBoundingClientRect();
-    const x = ev.clientX - rc.left;
+    const x = ev.clientX - rc.left, py = ev.clientY - rc.top;
     if (x < ch.scale.x0 || x > ch.scale.x1) { DSUI.hideTip(); return; }
     const t = ch.scale.t(x);
     draw(app, ch, x);
-    const { el } = DSUI;
+    const { el } = DSUI, unit = ch.fam.unit;
+    /* every shown series with its distance to the cursor: in pixels from
+     * its value (lines), in tracks from the hovered one (counter tracks) */
+    const rows = [];
+    if (ch.tracks) {
+      const k0 = ch.tracks.findIndex((tr) => py >= tr.y0 && py < tr.y1);
+      const at = k0 < 0 ? Math.max(0, Math.min(ch.tracks.length - 1, Math.floor((py - 4) / TRACK_H))) : k0;
+      ch.tracks.forEach((tr, k) => { const [txt] = readout(app, ch.data[tr.i], t, unit); rows.push({ i: tr.i, txt, dist: Math.abs(k - at) + k * 1e-6 }); });
+    } else {
+      ch.data.forEach((d, i) => {
+        if (ch.hidden.has(i)) return;
+        const [txt, v] = readout(app, d, t, unit);
+        rows.push({ i, txt, dist: typeof v === 'number' && ch.y ? Math.abs(ch.y(v) - py) : Infinity });
+      });
+    }
+    const near = rows.slice().sort((a, b) => a.dist - b.dist || a.i - b.i).slice(0, READOUT).sort((a, b) => a.i - b.i);
     const lines = [el('b', { text: `${ch.fam.title || ch.fam.name} at ${DSUI.fmtTime(t, app.state.to - app.state.from)}` })];
-    const ms = app.cat.metric_summary;
-    ch.data.forEach((d, i) => {
-      if (ch.hidden.has(i)) return;
-      if (d.summary) {
-        const r = d.summary.get(Math.floor(t / ms.width));
-        lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSLegend.color(i)}`, text: '● ' }), `${seriesLabel(d.s)}: `,
-          r && r[3] ? `mean ${DSUI.fmtNum(r[6])} (${DSUI.fmtNum(r[4])} – ${DSUI.fmtNum(r[5])}, ${DSUI.fmtNum(r[3])} points)` : '—'));
-        return;
-      }
-      const { vals, at } = valueAt(d, t);
-      const txt = vals.length ? vals.map((v) => (v === null ? 'null (invalidated)' : DSUI.fmtNum(v))).join(' / ') : '—';
-      lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSLegend.color(i)}`, text: '● ' }),
-        `${seriesLabel(d.s)}: ${txt}`, at !== null ? el('span', { style: 'opacity:.7', text: ` @${at}` }) : '',
-        vals.length > 1 ? el('span', { style: 'color:#fda29b', text: ' conflict' }) : ''));
-    });
-    DSUI.showTip(ev, lines.length > 14 ? [lines[0], el('div', { class: 'tip-cols' }, lines.slice(1))] : lines);
+    for (const r of near) lines.push(el('div', { class: 'mono' }, el('span', { style: `color:${DSLegend.color(r.i)}`, text: '● ' }), `${seriesLabel(ch.data[r.i].s)}: ${r.txt}`));
+    if (rows.length > near.length) lines.push(el('div', { class: 'muted', text: `${rows.length - near.length} more series (nearest ${near.length} shown; the table lists every series)` }));
+    DSUI.showTip(ev, lines);
   }
 
   function renderDetails(app) {
@@ -433,12 +567,12 @@ const DSMetrics = (() => {
       const ch = charts.get(name);
       if (!ch || !ch.data) continue;
       for (const d of ch.data) {
-        const st = d.stats;
+        const st = d.stats, u = ch.fam.unit, fv = (x) => DSUI.fmtValue(x, u);
         rows.push(el('tr', {}, el('td', { text: name }), el('td', { text: seriesLabel(d.s) }), el('td', { class: 'num', text: DSUI.fmtNum(d.n) }),
-          el('td', { class: 'num', text: DSUI.fmtNum(st.min) }), el('td', { class: 'num', text: DSUI.fmtNum(st.max) }),
-          el('td', { class: 'num', text: st.samples ? (st.approx ? '≈ ' : '') + DSUI.fmtNum(st.sum / st.samples) : '—' }),
-          el('td', { class: 'num', text: (st.approx && st.last !== null ? '≈ ' : '') + DSUI.fmtNum(st.last) }),
-          el('td', { text: d.s.temporal === 'setting' ? (d.carried.length ? d.carried.map((r) => r[1] === null ? 'null' : DSUI.fmtNum(r[1])).join(' / ') + ` @${d.carried[0][0]}` : 'none') : '' })));
+          el('td', { class: 'num', text: fv(st.min) }), el('td', { class: 'num', text: fv(st.max) }),
+          el('td', { class: 'num', text: st.samples ? (st.approx ? '≈ ' : '') + fv(st.sum / st.samples) : '—' }),
+          el('td', { class: 'num', text: (st.approx && st.last !== null ? '≈ ' : '') + fv(st.last) }),
+          el('td', { text: d.s.temporal === 'setting' ? (d.carried.length ? d.carried.map((r) => r[1] === null ? 'null' : fv(r[1])).join(' / ') + ` @${d.carried[0][0]}` : 'none') : '' })));
       }
     }
     box.replaceChildren(el('h2', {}, 'Pinned series in the window ', el('span', { class: 'muted', text: `${DSUI.fmtTime(app.state.from, 10)} → ${DSUI.fmtTime(app.state.to, 10)}` })),

@@ -302,9 +302,13 @@ const DSNsight = (() => {
       })());
     }
     const cpu = app.state.tab === 'nsight' ? loadCpu(app, signal) : null;
+    if (app.state.tab === 'nsight' && app.state.filter) DSRanges.countMatches(app, signal).catch(() => {});
     const byName = app.state.tab === 'nsight' ? DSRanges.loadByName(app, signal) : null;
     const flame = app.state.tab === 'nsight' ? DSFlame.load(app, shown(app), signal) : null;
     if (flame) jobs.push(flame);
+    /* the panels' failures are reported below or by the store: never an
+     * unhandled rejection when a track fails first */
+    for (const p of [cpu, byName]) if (p) p.catch(() => {});
     await Promise.all(jobs);
     if (cpu) await cpu;
     if (byName) await byName;

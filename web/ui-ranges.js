@@ -73,7 +73,7 @@ const DSRanges = (() => {
     a = Math.min(Math.max(0, a), app.dur - Math.min(w, app.dur));
     app.update({ nsysEvent: hit, from: a, to: Math.min(app.dur, a + w) });
     const s2 = document.getElementById('nvtx-match');
-    if (s2) s2.textContent = `${hit.name} at ${DSUI.fmtTime(hit.start, 10)}`;
+    if (s2) s2.title = `${hit.name} at ${DSUI.fmtTime(hit.start, 10)}`;
   }
 
   /* Fills #byname-box with the by-name table of the selection or window. */
@@ -119,5 +119,28 @@ const DSRanges = (() => {
     box.dataset.total = String(res.total);
   }
 
-  return { filterBar, loadByName, step };
+  /* The filter's place in the window, as Perfetto's omnibox: "n of N
+   * matches in the window" (N: the shown profiles' matching ranges
+   * overlapping the window; n: those starting no later than the selected
+   * match), in #nvtx-match. */
+  let countSeq = 0;
+  async function countMatches(app, signal) {
+    const status = document.getElementById('nvtx-match'), st = app.state, my = ++countSeq;
+    if (!status || !st.filter) return;
+    const p = Object.assign({ from: st.from, to: st.to, groupBy: 'name', limit: 1 }, params(app));
+    const res = await DSQuery.queryNsys(app.cat, app.store, p, signal);
+    if (signal.aborted || my !== countSeq) return;
+    const cur = st.nsysEvent, N = res.total;
+    let n = null;
+    if (cur && typeof cur.name === 'string' && cur.name.toLowerCase().includes(st.filter.toLowerCase()) && cur.start <= st.to && cur.end >= st.from) {
+      const upTo = Math.max(st.from, Math.min(cur.start, st.to));
+      n = upTo <= st.from ? 1 : (await DSQuery.queryNsys(app.cat, app.store, Object.assign({}, p, { to: upTo }), signal)).total;
+      if (signal.aborted || my !== countSeq) return;
+    }
+    status.textContent = n !== null ? `${DSUI.fmtNum(n)} of ${DSUI.fmtNum(N)} matches in the window` : `${DSUI.fmtNum(N)} match${N === 1 ? '' : 'es'} in the window`;
+    status.dataset.total = String(N);
+    status.dataset.n = n === null ? '' : String(n);
+  }
+
+  return { filterBar, loadByName, step, countMatches };
 })();

@@ -152,14 +152,20 @@ export async function serve(root, opts) {
 }
 
 /* ---- browser ---- */
+/* A hostname that resolves to 127.0.0.1 in the browser: a page served
+ * there is not a secure context (no crypto.subtle). */
+export const INSECURE_HOST = 'dsight-insecure.test';
+export const INSECURE_ARGS = [`--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`];
 export const CHROME_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
 
-/* A fresh Chromium (new user-data-dir) per viewer session. */
+/* A fresh Chromium (new user-data-dir) per viewer session; opts.args:
+ * more Chromium flags, opts.viewport, opts.permissions. */
 export async function launch(opts) {
   const { chromium } = await playwright();
   const userDir = tmpdir('chromium');
   const ctx = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM, headless: true, args: CHROME_FLAGS, viewport: { width: 1280, height: 800 },
+    executablePath: CHROMIUM, headless: true, args: CHROME_FLAGS.concat((opts && opts.args) || []),
+    viewport: (opts && opts.viewport) || { width: 1280, height: 800 },
     permissions: (opts && opts.permissions) || [],
   });
   onCleanup(() => ctx.close());
@@ -213,12 +219,18 @@ export async function runTest(tap, name, main) {
 
 /* A medium-preset report served from localhost and open in a fresh
  * browser: {rep, cat, D, server, v, page}, or null (failures reported).
- * opts: {plain: no Content-Encoding header, scale: gen-capture --scale}. */
+ * opts: {plain: no Content-Encoding header, scale: gen-capture --scale,
+ * edit(doc): changes the evidence document before the build}. */
 export async function mediumViewer(tap, tag, opts) {
   const dir = tmpdir(tag);
   const ev = path.join(dir, 'medium.json');
   const scale = opts && opts.scale ? ['--scale', String(opts.scale)] : [];
   if (!tap.ok(run('gen-capture', ['--preset', 'medium', ...scale, '-o', ev]).code === 0, `gen-capture --preset medium ${scale.join(' ')}`)) return null;
+  if (opts && opts.edit) {
+    const doc = JSON.parse(fs.readFileSync(ev, 'utf8'));
+    opts.edit(doc);
+    fs.writeFileSync(ev, JSON.stringify(doc));
+  }
   const rep = path.join(dir, 'report');
   const b = run('dsight', ['build', ev, '-o', rep]);
   if (!tap.ok(b.code === 0, 'dsight build', b.stderr)) return null;

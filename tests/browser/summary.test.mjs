@@ -183,7 +183,7 @@ async function main() {
   const cbox = await page.locator('#sec-metrics .chart canvas').first().boundingBox();
   await page.mouse.move(cbox.x + cbox.width * 0.5, cbox.y + cbox.height / 2);
   const tipText = await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent));
-  tap.ok(/mean [-\d.,]+ \([-\d.,]+ – [-\d.,]+, [\d,]+ points\)/.test(tipText), 'hovering it gives each series\' bin mean, min and max', tipText.slice(0, 300));
+  tap.ok(/mean [-\d.,]+( [^ ()]+)? \([-\d.,]+( [^ ()]+)? – [-\d.,]+( [^ ()]+)?, [\d,]+ points\)/.test(tipText), 'hovering it gives each series\' bin mean, min and max', tipText.slice(0, 300));
   const stats = await te((f) => window.traceExplorer.queryMetrics({ name: f, points: true, limit: 1000 }), fam);
   const pts = stats.items.reduce((a, it) => a + it.points_total, 0);
   tap.ok(status.includes(`${pts.toLocaleString('en-US')} points in the window`), `its point count is exact (${pts}, queryMetrics)`, status);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { pathToFileURL } from 'node:url';
-import { Tap, ROOT, tmpdir, run, dquery, readCatalog, withCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
+import { INSECURE_HOST, INSECURE_ARGS, Tap, ROOT, tmpdir, run, dquery, readCatalog, withCatalog, serve, openViewer, saveShot, cleanup } from './harness.mjs';
 
 const tap = new Tap();
 const errorsText = (page) => page.evaluate(() => document.getElementById('errors').textContent);
@@ -114,6 +114,14 @@ async function main() {
   await v.page.press('#in-to', 'Enter');
   const typed = await v.page.evaluate(() => window.traceExplorer.getState());
   tap.ok(typed.from === 1.5 && typed.to === 3.25, 'typed from/to + Enter selects the range', typed);
+  /* Enter returns the keyboard to the timeline: 0 shows the whole run, Backspace steps back */
+  const focus = await v.page.evaluate(() => document.activeElement && document.activeElement.id);
+  await v.page.keyboard.press('0');
+  const whole = await v.page.evaluate(() => window.traceExplorer.getState());
+  await v.page.keyboard.press('Backspace');
+  const again = await v.page.evaluate(() => window.traceExplorer.getState());
+  tap.ok(focus === 'tracks' && whole.from === 0 && whole.to === D && again.from === 1.5 && again.to === 3.25,
+    'after Enter the focus is on the timeline: 0 and Backspace act at once', { focus, whole, again });
 
   /* drag-select on the time axis */
   const ax = await v.page.locator('#axis').boundingBox();
@@ -212,8 +220,12 @@ async function main() {
     ['wrong row count', { page: withCatalog(html, fewer) },
       `Detail shard ${bad.url} is malformed: expected an array of ${bad.count + 1} rows, got ${bad.count} rows.`],
   ];
+  /* no crypto.subtle (plain HTTP on a hostname): the JavaScript SHA-256
+   * checks the same (one message, no page error) */
+  variants.push(['altered content, non-secure origin', { shard: zlib.gzipSync(altered), insecure: true }, variants[0][2]]);
   for (const [label, body, msg] of variants) {
     for (const gz of [true, false]) {
+      if (body.insecure && !gz) continue;
       const how = `${label}, ${gz ? 'Content-Encoding: gzip' : 'no Content-Encoding'}`;
       const sb = await serve(rep, { gzipHeader: gz, override: (u) => {
         if (u === '/' + bad.url && body.shard) return { body: body.shard, headers: gz ? { 'Content-Encoding': 'gzip' } : {} };
@@ -221,13 +233,31 @@ async function main() {
         return null;
       } });
       const [ba, bb] = inside(bad);
-      const vb = await openViewer(`${sb.base}/index.html#from=${ba}&to=${bb}&tab=nsight&profile=${p0.id}`);
+      const base = body.insecure ? sb.base.replace('127.0.0.1', INSECURE_HOST) : sb.base;
+      const vb = await openViewer(`${base}/index.html#from=${ba}&to=${bb}&tab=nsight&profile=${p0.id}`, body.insecure ? { args: INSECURE_ARGS } : {});
+      if (body.insecure) {
+        const ctx = await vb.page.evaluate(() => {
+          const enc = (t) => new TextEncoder().encode(t);
+          return { secure: window.isSecureContext, subtle: !!(window.crypto && window.crypto.subtle),
+            vectors: ['', 'abc', 'abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq', 'a'.repeat(1000000)].map((t) => DSData.sha256Js(enc(t))) };
+        });
+        tap.ok(!ctx.secure && !ctx.subtle, `http://${INSECURE_HOST} is not a secure context (no crypto.subtle)`, ctx);
+        tap.ok(JSON.stringify(ctx.vectors) === JSON.stringify(['e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+          'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+          'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0']), 'the JavaScript SHA-256 gives the FIPS 180-4 vectors', ctx.vectors);
+      }
       const shown = await waitFor(vb.page, (u) => document.getElementById('errors').textContent.includes(u), msg);
       tap.ok(shown, `${how}: the page shows exactly: ${msg.replace(/[0-9a-f]{64}/g, '<sha>')}`, await errorsText(vb.page));
       const rej = await vb.page.evaluate(async ([a, b2, id]) => {
         try { await window.traceExplorer.queryNsys({ profile: id, from: a, to: b2 }); return null; } catch (e) { return e.message; }
       }, [ba, bb, p0.id]);
       tap.ok(rej === msg, `${how}: queryNsys rejects with that message`, { got: rej, want: msg });
+      if (body.insecure) {
+        const once = await vb.page.evaluate(() => ({ errors: [...document.querySelectorAll('#errors .error')].map((e) => e.textContent),
+          spinners: [...document.querySelectorAll('#sec-nsight .track-note')].filter((n) => !n.hidden).map((n) => n.textContent) }));
+        tap.ok(once.errors.filter((t) => t.includes(bad.url)).length === 1 && !once.spinners.some((t) => /loading/.test(t)) && vb.errors.length === 0,
+          `${how}: one message for the corrupt shard, no endless "loading", no page error`, { ...once, pageErrors: vb.errors });
+      }
       await vb.close();
     }
   }
