@@ -58,31 +58,44 @@ deb.libuv     := libuv1-dev
 deb.sqlite3   := libsqlite3-dev
 deb.zlib      := zlib1g-dev
 deb.libcrypto := libssl-dev
+# HTTP (doc/sessions-protocol.md "HTTP"): dsightd links libmicrohttpd;
+# dsight loads libcurl at run time, only when an HTTP address is used (the
+# unix-socket one-shot keeps its start-up cost), so it needs libcurl's
+# header here, not its library.
+HTTP_PKGS := libmicrohttpd libcurl
+deb.libmicrohttpd := libmicrohttpd-dev
+deb.libcurl       := libcurl4-openssl-dev
 
 # Link choice, the same on every machine.  LINK=static (the default) links
-# libcrypto, libunistring and libsqlite3 from their static archives (shipped
-# by the same -dev packages) and everything else dynamically: `dsight query
-# --remote` is a one-shot an agent runs many times, and the dynamic loader's
-# work for those three libraries doubled its start-up time.  LINK=dynamic
-# links every library dynamically (for distributions that forbid static
-# copies).  A missing archive is an error, never a silent fallback.
+# libcrypto, libunistring, libsqlite3, jansson, yajl and zlib from their
+# static archives (shipped by the same -dev packages) and the rest (libuv,
+# the C library) dynamically, and links `dsight` as a position-dependent
+# executable (-no-pie): `dsight query --remote` is a one-shot an agent runs
+# many times, and the dynamic loader's work (loading each library, 19,000
+# relocations of a PIE) was most of its cost (doc/performance.md "Warm
+# sessions").  LINK=dynamic links every library dynamically (for
+# distributions that forbid static copies).  A missing archive is an error,
+# never a silent fallback.
 LINK ?= static
-STATIC_LIBS := crypto unistring sqlite3
+STATIC_LIBS := crypto unistring sqlite3 jansson yajl_s z
 deb.crypto    := libssl-dev
 deb.unistring := libunistring-dev
+deb.yajl_s    := libyajl-dev
+deb.z         := zlib1g-dev
 
 ifneq ($(NEED_DEPS),)
 ifeq ($(shell command -v pkg-config),)
 $(error pkg-config is missing (Debian: pkg-config); run scripts/install-deps)
 endif
-MISSING_PKGS := $(strip $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo ok),,$(p))))
+MISSING_PKGS := $(strip $(foreach p,$(PKGS) $(HTTP_PKGS),$(if $(shell pkg-config --exists $(p) && echo ok),,$(p))))
 ifneq ($(MISSING_PKGS),)
 $(error Missing libraries: $(foreach p,$(MISSING_PKGS),$(p) (Debian: $(deb.$(p)))); run scripts/install-deps)
 endif
 ifeq ($(shell printf '\043include <unistr.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo ok),)
 $(error Missing library: libunistring (Debian: libunistring-dev); run scripts/install-deps)
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(HTTP_PKGS))
+DAEMON_LIBS := $(shell pkg-config --libs libmicrohttpd)
 SHLIB_LIBS := $(shell pkg-config --libs $(PKGS)) -lunistring -lm -lpthread
 ifeq ($(LINK),static)
 MISSING_ARCHIVES := $(strip $(foreach l,$(STATIC_LIBS),$(if $(wildcard $(shell $(CC) -print-file-name=lib$(l).a)),,$(l))))
@@ -90,7 +103,13 @@ ifneq ($(MISSING_ARCHIVES),)
 $(error LINK=static needs $(foreach l,$(MISSING_ARCHIVES),lib$(l).a (Debian: $(deb.$(l)))); install it, or build with LINK=dynamic)
 endif
 PKG_LIBS := -Wl,-Bstatic $(addprefix -l,$(STATIC_LIBS)) -Wl,-Bdynamic \
-            $(shell pkg-config --libs $(filter-out sqlite3 libcrypto,$(PKGS))) -lm -lpthread -ldl
+            $(shell pkg-config --libs $(filter-out sqlite3 libcrypto jansson yajl zlib,$(PKGS))) -lm -lpthread -ldl
+CLIENT_LDFLAGS := -no-pie
+# bin/dsight, the lean entry: a static executable (no sanitizer runtime
+# links statically, so SAN builds link it like the others).
+ifeq ($(SAN),)
+ENTRY_LIBS := -static $(addprefix -l,$(STATIC_LIBS)) -lm -lpthread -ldl
+endif
 else ifeq ($(LINK),dynamic)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS)) -lunistring -lm -lpthread
 else
@@ -157,6 +176,7 @@ $(CFLAGS_STAMP) $(LDFLAGS_STAMP): ;
 COMMON_SRC   := $(wildcard common/*/*.c)
 PROTOCOL_SRC := $(wildcard protocol/*.c)
 CLIENT_SRC   := $(wildcard client/*.c)
+ENTRY_SRC    := client/entry/main.c
 DAEMON_SRC   := $(wildcard daemon/*.c)
 TOOL_SRC     := $(wildcard scripts/tools/*.c)
 UNIT_SRC     := $(wildcard tests/unit/test_*.c)
@@ -167,12 +187,12 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 # other only from functions that run after the page has loaded, so their
 # order is free; it is the file-name order the pages have always had.  A
 # file of web/ missing here stops the build.
-WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/main.js \
+WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/live.css web/live.js web/main.js \
                 web/query-analysis.js web/query-timeline.js web/query.js web/style.css \
                 web/ui-axis.js web/ui-export.js web/ui-flame.js web/ui-header.js \
                 web/ui-legend.js web/ui-metrics.js web/ui-nav.js web/ui-nsight.js \
                 web/ui-panes.js web/ui-ranges.js web/ui-reqtable.js web/ui-requests.js \
-                web/ui-sessions.js web/ui-summary.js
+                web/ui-sessions.js web/ui-sql.js web/ui-summary.js
 WEB_UNLISTED := $(filter-out $(WEB_FILES),$(wildcard web/*.html web/*.css web/*.js))
 ifneq ($(WEB_UNLISTED),)
 $(error $(WEB_UNLISTED): not in the Makefile's WEB_FILES; add it where the page needs it)
@@ -188,6 +208,10 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 LIBDSIGHT := $(B)/libdsight.a
 LIBPROTO  := $(B)/libdsproto.a
 BINS      := $(B)/bin/dsight $(B)/bin/dsightd
+# The full `dsight` (client/main.c); bin/dsight (client/entry/main.c) answers
+# `query --remote` itself and hands every other command to it.
+FULL      := $(B)/libexec/dsight/dsight
+LIBCLIENT := $(B)/libdsclient.a
 # The shared library the Python package loads (client/python/native/dsapi.c
 # on top of the two libraries), linked against the system's shared libraries.
 SHLIB     := $(B)/lib/libdsight.so
@@ -196,7 +220,7 @@ TOOLS     := $(patsubst scripts/tools/%.c,$(B)/bin/%,$(TOOL_SRC))
 UNITS     := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 MAN_SRC   := $(wildcard man/*.[1-8])
 MANS      := $(patsubst man/%,$(B)/man/%,$(MAN_SRC))
-ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(DAEMON_SRC) \
+ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(ENTRY_SRC) $(DAEMON_SRC) \
                         $(wildcard scripts/tools/*.c scripts/tools/*/*.c) $(UNIT_SRC) $(FUZZ_SRC) \
                         $(SHLIB_SRC)) \
              $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
@@ -207,7 +231,7 @@ FUZZ_SECONDS ?= 60
 .PHONY: all asan test check install uninstall clean fuzz fuzz-build fuzzers hdr-check
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
-all: $(BINS) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
+all: $(BINS) $(FULL) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
 
 asan:
 	$(Q)$(MAKE) B=build-asan SAN=1 all
@@ -281,15 +305,33 @@ $(LIBPROTO): $(call obj,$(PROTOCOL_SRC))
 # link OBJECTS: one program from its objects and the two libraries.
 link = $(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(1) $(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
 
-$(B)/bin/dsight: $(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+$(FULL): $(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(call link,$(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ))
+	$(Q)$(CC) $(ALL_LDFLAGS) $(CLIENT_LDFLAGS) -o $@ $(call obj,$(CLIENT_SRC)) $(GUIDE_OBJ) \
+		$(LIBPROTO) $(LIBDSIGHT) $(PKG_LIBS)
+
+$(LIBCLIENT): $(call obj,$(filter-out client/main.c,$(CLIENT_SRC)))
+	$(call say,AR,$@)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+
+# -static glibc warns that getaddrinfo and dlopen (used by parts of
+# libcrypto, and by httpc's libcurl loader, that this program never calls:
+# it hands HTTP addresses to the full program) need the shared libraries
+# at run time.
+$(B)/bin/dsight: $(call obj,$(ENTRY_SRC)) $(LIBCLIENT) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@) && rm -f $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $(CLIENT_LDFLAGS) -o $@ $(call obj,$(ENTRY_SRC)) $(LIBCLIENT) \
+		$(LIBPROTO) $(LIBDSIGHT) $(or $(ENTRY_LIBS),$(PKG_LIBS)) 2>&1 | \
+		{ grep -v 'statically linked applications requires at runtime\|in function .\(dlfcn_\|BIO_\|DSO_\)\|(httpc\.o): in function' >&2 || true; }; \
+		test -x $@
 
 $(B)/bin/dsightd: $(call obj,$(DAEMON_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
 	@mkdir -p $(dir $@)
-	$(call link,$(call obj,$(DAEMON_SRC)))
+	$(call link,$(call obj,$(DAEMON_SRC))) $(DAEMON_LIBS)
 
 $(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
@@ -297,6 +339,12 @@ $(SHLIB): $(call obj,$(SHLIB_SRC)) $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libdsight.so -Wl,--no-undefined -o $@ \
 		$(call obj,$(SHLIB_SRC)) -Wl,--whole-archive $(LIBPROTO) $(LIBDSIGHT) \
 		-Wl,--no-whole-archive $(SHLIB_LIBS)
+
+# The floor of a one-shot query (scripts/bench/session): the C library only.
+$(B)/bin/floor-query: $(call obj,scripts/tools/floor-query.c) $(LDFLAGS_STAMP)
+	$(call say,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $<
 
 $(B)/bin/%: $(B)/obj/scripts/tools/%.o $(LIBPROTO) $(LIBDSIGHT) $(LDFLAGS_STAMP)
 	$(call say,LD,$@)
@@ -325,6 +373,7 @@ $(B)/man/%: man/% Makefile
 
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
+LIBEXECDIR := $(DESTDIR)$(PREFIX)/libexec/dsight
 # The agent guide as a skill file coding agents load (front matter: name,
 # description).
 SHAREDIR := $(DESTDIR)$(PREFIX)/share/dsight
@@ -332,6 +381,8 @@ SHAREDIR := $(DESTDIR)$(PREFIX)/share/dsight
 install: all
 	install -d $(BINDIR)
 	install -m 755 $(BINS) $(BINDIR)/
+	install -d $(LIBEXECDIR)
+	install -m 755 $(FULL) $(LIBEXECDIR)/
 	$(foreach s,$(sort $(patsubst .%,%,$(suffix $(MANS)))),install -d $(MANDIR)/man$(s) && install -m 644 $(filter %.$(s),$(MANS)) $(MANDIR)/man$(s)/;)
 	install -d $(SHAREDIR)
 	install -m 644 doc/agent-guide.md $(SHAREDIR)/SKILL.md
@@ -340,6 +391,8 @@ uninstall:
 	rm -f $(SHAREDIR)/SKILL.md
 	rmdir $(SHAREDIR) 2>/dev/null || true
 	rm -f $(addprefix $(BINDIR)/,$(notdir $(BINS)))
+	rm -f $(LIBEXECDIR)/dsight
+	rmdir $(LIBEXECDIR) 2>/dev/null || true
 	rm -f $(foreach m,$(MAN_SRC),$(MANDIR)/man$(patsubst .%,%,$(suffix $(m)))/$(notdir $(m)))
 
 clean:

@@ -44,7 +44,9 @@ static void print_usage(void)
 	"\n"
 	"DATASET is a report directory, a trace-data.sqlite cache or an evidence\n"
 	"document (.json or gzip).  --remote ADDR asks a warm session started by\n"
-	"`dsightd serve` instead (a name, a socket path or host:port).\n"
+	"`dsightd serve` instead (a name, a socket path, or HOST:PORT or\n"
+	"http://HOST:PORT/ of a session served with --http: the token comes from\n"
+	"?token=TOKEN in the address, DSIGHT_TOKEN or the user's session files).\n"
 	"Prints one JSON document on stdout; on failure {\"ok\": false, \"error\": ...}\n"
 	"on stderr and exit status 2 (usage/validation), 1 (data/I/O), 3 (no live\n"
 	"session for --remote).\n"
@@ -322,6 +324,9 @@ static int query_main(int argc, char **argv, struct query_params *p,
 		struct err e;
 		struct buf out;
 
+		/* what sql statements may take of SQLite's heap (query_sql.h);
+		 * set here, not at start: a --remote query never starts SQLite */
+		sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 		err_clear(&e);
 		rc = dataset_open(pos[0], &ds, &e);
 		if (rc)
@@ -350,8 +355,6 @@ int cmd_query_main(int argc, char **argv)
 	struct cli_io io;
 	int rc;
 
-	/* what sql statements may take of SQLite's heap (query_sql.h) */
-	sqlite3_hard_heap_limit64(QUERY_SQL_HEAP_MAX);
 	query_params_init(&p);
 	memset(&io, 0, sizeof io);
 	buf_init(&io.sql_text, 0);

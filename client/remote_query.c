@@ -51,17 +51,9 @@ int cmd_query_remote(const char *addr, const struct query_params *p,
 	query_params_to_json(p, &params);
 	rpc_client_frame_hello(&r, &frames, "dsight/" DSIGHT_VERSION);
 	rpc_client_frame(&r, &frames, RPC_QUERY, params.data);
-	if (params.failed && p->kind && !strcmp(p->kind, "sql")) {
-		/* the statement may be 1 MiB; the request holds it encoded */
-		print_error("The statement is too long to send to a session: a "
-		            "request is at most 1 MiB, the statement JSON-encoded "
-		            "with the other parameters; run it on the report "
-		            "itself (dsight query REPORT sql --sql-file FILE)");
-		status = 2;
-		goto done;
-	}
 	if (params.failed) {
-		print_error("The query parameters are larger than the 1 MiB request limit");
+		/* a 1 MiB statement always fits, however it is escaped */
+		print_error("The query parameters are larger than the 8 MiB request limit");
 		status = 2;
 		goto done;
 	}

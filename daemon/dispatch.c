@@ -2,6 +2,7 @@
 #include "dispatch.h"
 #include "base/jsonout.h"
 #include "base/utf8.h"
+#include "base/vec.h"
 #include "frame.h"
 #include "rpc.h"
 #include "status.h"
@@ -60,6 +61,12 @@ struct dispatch {
 	struct session_gen *reload_gen;
 	int reload_rc;
 	struct err reload_err;
+	/* callers of dispatch_fresh waiting for the reload */
+	struct fresh_wait {
+		void (*fn)(void *ctx, int rc, const char *msg);
+		void *ctx;
+	} *waits;
+	size_t nwaits, capwaits;
 	uint32_t times[TIMES];
 	size_t ntimes;
 	uint32_t last_us;
@@ -94,6 +101,8 @@ int dispatch_new(uv_loop_t *loop, struct session *sess, struct lifetime *lt,
 
 void dispatch_free(struct dispatch *d)
 {
+	if (d)
+		free(d->waits);
 	free(d);
 }
 
@@ -195,6 +204,7 @@ static void work_run(uv_work_t *req)
 }
 
 static void schedule(struct dispatch *d);
+static void start_reload(struct dispatch *d);
 
 /* Ends a job (ran, failed or cancelled); the reply, when still wanted,
  * has been written into its slot. */
@@ -276,8 +286,40 @@ static void reload_done(uv_work_t *req, int status)
 		fail_waiting(d, RPC_GENERATION_ERROR, d->reload_err.msg);
 	}
 	d->reload_gen = NULL;
+	/* the waiters of dispatch_fresh (a callback may add new ones) */
+	struct fresh_wait *w = d->waits;
+	size_t n = d->nwaits;
+	d->waits = NULL;
+	d->nwaits = d->capwaits = 0;
+	for (size_t k = 0; k < n; k++)
+		w[k].fn(w[k].ctx, d->reload_rc, d->reload_rc ? d->reload_err.msg : NULL);
+	free(w);
 	schedule(d);
 	server_work_done(d->srv);
+}
+
+int dispatch_fresh(struct dispatch *d, void (*fn)(void *ctx, int rc, const char *msg),
+                   void *ctx)
+{
+	if (!d->reloading && !session_changed(d->sess))
+		return 1;
+	if (vec_reserve(&d->waits, &d->capwaits, d->nwaits + 1, sizeof *d->waits))
+		return -1;
+	d->waits[d->nwaits].fn = fn;
+	d->waits[d->nwaits].ctx = ctx;
+	d->nwaits++;
+	start_reload(d);
+	return 0;
+}
+
+void dispatch_request_begin(struct dispatch *d)
+{
+	lifetime_request_begin(d->lt);
+}
+
+void dispatch_request_end(struct dispatch *d)
+{
+	lifetime_request_end(d->lt);
 }
 
 /* Starts opening the report's new generation unless that is under way. */

@@ -37,5 +37,19 @@ int dispatch_new(uv_loop_t *loop, struct session *sess, struct lifetime *lt,
  * calls d only through its struct server_handler, never by name. */
 void dispatch_attach(struct dispatch *d, struct server *srv);
 void dispatch_free(struct dispatch *d);
+/*
+ * Loop thread: makes sure the session answers from the report's current
+ * generation before a request that reads it outside the RPC (the HTTP
+ * viewer files).  Returns 1 when it already does; 0 when a reload is under
+ * way: fn(ctx, rc, msg) is then called on the loop once it ended (rc != 0:
+ * the new generation could not be opened, msg says why); -1 when out of
+ * memory.
+ */
+int dispatch_fresh(struct dispatch *d, void (*fn)(void *ctx, int rc, const char *msg),
+                   void *ctx);
+/* A request of another kind (an HTTP file) begins or ends: it counts as
+ * activity for the idle clock like a query. */
+void dispatch_request_begin(struct dispatch *d);
+void dispatch_request_end(struct dispatch *d);
 
 #endif

@@ -22,6 +22,7 @@
 #include "base/jsonout.h"
 #include "base/err.h"
 #include "dispatch.h"
+#include "http.h"
 #include "lifetime.h"
 #include "query/query_sql.h"
 #include "server.h"
@@ -31,6 +32,7 @@ static const char usage[] =
 	"usage: dsightd serve REPORT [--name NAME | --path SOCKET] [--daemonize] [--log FILE]\n"
 	"                            [--idle-timeout auto|DURATION] [--idle-start auto|orphaned|last-query]\n"
 	"                            [--conn-idle-timeout DURATION] [--frame-timeout DURATION]\n"
+	"                            [--http [HOST:]PORT [--allow-remote]]\n"
 	"\n"
 	"Keeps REPORT (a report directory, a trace-data.sqlite cache or an evidence\n"
 	"document) open behind a unix socket so that `dsight query --remote NAME ...`\n"
@@ -51,14 +53,21 @@ static const char usage[] =
 	"                       (default 60s)\n"
 	"  --frame-timeout T    close a connection whose started request frame is not whole\n"
 	"                       after T, with an error frame (default 10s)\n"
+	"  --http [HOST:]PORT   also serve HTTP there (HOST 127.0.0.1 by default; PORT 0 picks\n"
+	"                       one): POST /rpc, and the report's viewer at / backed by the\n"
+	"                       session.  Every request needs the session's token, kept in\n"
+	"                       SOCKET.http (`dsight ctl url NAME` prints the viewer's URL)\n"
+	"  --allow-remote       let --http listen on a non-loopback address (plain HTTP:\n"
+	"                       an ssh tunnel is safer)\n"
 	"\n"
 	"Prints one startup record on stdout:\n"
-	"  pid=N session=NAME socket-path=PATH idle-timeout=1800s report=PATH generation=ID\n"
+	"  pid=N session=NAME socket-path=PATH [http=URL] idle-timeout=1800s report=PATH generation=ID\n"
 	"Stop it with `dsight ctl kill-server NAME`, SIGINT, SIGTERM or SIGHUP.  See dsightd(1).\n";
 
 struct opts {
-	const char *report, *name, *path, *log;
+	const char *report, *name, *path, *log, *http;
 	int daemonize;
+	int allow_remote;
 	int64_t idle_ms;
 	int idle_start;
 	int64_t conn_idle_ms, frame_ms; /* 0: the server's defaults */
@@ -71,6 +80,7 @@ struct daemon {
 	char name[ADDRESS_NAME_MAX + 1];
 	char socket_path[ADDRESS_PATH_MAX];
 	char lock_path[ADDRESS_PATH_MAX + 8];
+	char token_path[ADDRESS_PATH_MAX + 8];
 	char log_path[4096];
 	char started_utc[32];
 	int lock_fd, listen_fd, log_fd;
@@ -82,6 +92,7 @@ struct daemon {
 	struct lifetime *lt;
 	struct server *srv;
 	struct dispatch *dispatch; /* what srv's requests mean */
+	struct http *http;         /* --http: the HTTP transport */
 	char why[160];
 };
 
@@ -150,6 +161,10 @@ static int parse(int argc, char **argv, struct opts *o, struct err *e)
 			o->daemonize = 1;
 			continue;
 		}
+		if (!strcmp(a, "--allow-remote")) {
+			o->allow_remote = 1;
+			continue;
+		}
 		if (!strcmp(a, "--name"))
 			slot = &o->name;
 		else if (!strcmp(a, "--path"))
@@ -164,6 +179,8 @@ static int parse(int argc, char **argv, struct opts *o, struct err *e)
 			slot = &conn_idle;
 		else if (!strcmp(a, "--frame-timeout"))
 			slot = &frame;
+		else if (!strcmp(a, "--http"))
+			slot = &o->http;
 		if (slot) {
 			if (k + 1 >= argc)
 				return err_set(e, ERR_USAGE, "%s needs a value", a);
@@ -180,6 +197,8 @@ static int parse(int argc, char **argv, struct opts *o, struct err *e)
 		return err_set(e, ERR_USAGE, "missing REPORT (see dsightd --help)");
 	if (o->name && o->path)
 		return err_set(e, ERR_USAGE, "--name and --path are exclusive: give one");
+	if (o->allow_remote && !o->http)
+		return err_set(e, ERR_USAGE, "--allow-remote goes with --http [HOST:]PORT");
 	if (o->name && !address_name_valid(o->name))
 		return err_set(e, ERR_USAGE,
 		               "Invalid --name '%s': use 1-64 letters, digits, '_' or '-', starting with a letter or digit",
@@ -215,18 +234,29 @@ static void put_shell(struct buf *b, const char *v)
 	buf_putc(b, '\'');
 }
 
-static void on_stopped(void *ctx, const char *why)
+/* Everything has stopped: the files go, the loop ends. */
+static void on_all_stopped(void *ctx)
 {
 	struct daemon *d = ctx;
-	snprintf(d->why, sizeof d->why, "%s", why);
 	unlink(d->socket_path);
+	unlink(d->token_path);
 	unlink(d->lock_path);
-	logf_(d, "session %s stopped: %s", d->name, why);
+	logf_(d, "session %s stopped: %s", d->name, d->why);
 	lifetime_close(d->lt);
 	d->lt = NULL;
 	uv_close((uv_handle_t *)&d->sigint, NULL);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sighup, NULL);
+}
+
+static void on_stopped(void *ctx, const char *why)
+{
+	struct daemon *d = ctx;
+	snprintf(d->why, sizeof d->why, "%s", why);
+	if (d->http)
+		http_finish(d->http, on_all_stopped, d); /* its last responses first */
+	else
+		on_all_stopped(d);
 }
 
 static void on_idle(void *ctx, const char *why)
@@ -272,7 +302,7 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	address_lock_path(d->socket_path, d->lock_path, sizeof d->lock_path);
 
 	/* 1. the report first: a live socket always means a usable session */
-	if (session_open(d->o.report, &d->sess, e))
+	if (session_open(d->o.report, d->o.http != NULL, &d->sess, e))
 		return e->code;
 	/* 2. one server per name (a generated name that is taken: pick another) */
 	for (int tries = 0;; tries++) {
@@ -288,9 +318,17 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 		address_lock_path(d->socket_path, d->lock_path, sizeof d->lock_path);
 		shown = d->name;
 	}
+	/* the token file of a server that died goes with the lock */
+	snprintf(d->token_path, sizeof d->token_path, "%s.http", d->socket_path);
+	unlink(d->token_path);
+	/* the HTTP port before the socket: a port in use leaves nothing */
+	if (d->o.http && http_prepare(d->o.http, d->o.allow_remote, &d->http, e))
+		return e->code;
 	/* 3. stale socket, bind 0600, listen; from here a failure removes
 	 * what this start created (see fail_cleanup) */
 	if (address_bind(d->socket_path, 128, &d->listen_fd, e))
+		return e->code;
+	if (d->http && http_write_token(d->http, d->token_path, e))
 		return e->code;
 	/* the log only once the name is ours: a failed start leaves the
 	 * previous server's log alone */
@@ -312,6 +350,7 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	memset(&info, 0, sizeof info);
 	info.session_name = d->name;
 	info.socket_path = d->socket_path;
+	info.http_url = d->http ? http_url(d->http) : NULL;
 	info.started_utc = d->started_utc;
 	info.started_ms = uv_now(&d->loop);
 	info.idle_timeout_ms = d->o.idle_ms;
@@ -334,11 +373,19 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	uv_signal_start(&d->sigint, on_signal, SIGINT);
 	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&d->sighup, on_signal, SIGHUP);
+	if (d->http && http_start(d->http, &d->loop, d->srv, d->dispatch, d->sess, log_line, d, e)) {
+		server_stop(d->srv, "the HTTP server could not start");
+		return e->code;
+	}
 
 	buf_printf(record, "pid=%d session=", (int)getpid());
 	put_shell(record, d->name);
 	buf_puts(record, " socket-path=");
 	put_shell(record, d->socket_path);
+	if (d->http) {
+		buf_puts(record, " http=");
+		put_shell(record, http_url(d->http));
+	}
 	if (d->o.idle_ms < 0)
 		buf_puts(record, " idle-timeout=never");
 	else if (d->o.idle_ms % 1000 == 0)
@@ -361,6 +408,16 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	           "  status:    dsight ctl status %s\n"
 	           "  stop it:   dsight ctl kill-server %s\n",
 	           session_report(d->sess), d->name, addr, addr, addr);
+	if (d->http) {
+		buf_printf(guide,
+		           "  HTTP:      %s  (dsight query --remote %s summary; open the viewer\n"
+		           "             with the URL `dsight ctl url %s` prints: it carries the token)\n",
+		           http_url(d->http), http_url(d->http), addr);
+		if (http_remote(d->http))
+			buf_puts(guide, "  warning:   --allow-remote serves plain HTTP to the network (the token "
+			                "travels unencrypted);\n"
+			                "             an ssh tunnel (ssh -L 9001:127.0.0.1:9001 node) is the safer way\n");
+	}
 	if (d->o.idle_ms >= 0) {
 		char dur[48];
 		lifetime_format_duration(dur, sizeof dur, (uint64_t)d->o.idle_ms);
@@ -380,6 +437,7 @@ static void fail_cleanup(struct daemon *d)
 		return;
 	if (d->listen_fd >= 0 || d->srv)
 		unlink(d->socket_path);
+	unlink(d->token_path);
 	unlink(d->lock_path);
 }
 
@@ -540,6 +598,7 @@ int main(int argc, char **argv)
 out:
 	if (d.loop_ready)
 		uv_loop_close(&d.loop);
+	http_free(d.http);
 	dispatch_free(d.dispatch);
 	server_free(d.srv);
 	session_close(d.sess);

@@ -472,14 +472,13 @@ static void backpressure(struct server_conn *c)
 
 /* ---- accepting ---- */
 
-static void accept_one(struct server *srv)
+/* A new connection in the table (counted, not yet admitted); NULL when
+ * out of memory. */
+static struct server_conn *conn_new(struct server *srv)
 {
-	uv_stream_t *ls = (uv_stream_t *)&srv->listener;
-	struct server_conn *c;
-
-	c = calloc(1, sizeof *c);
+	struct server_conn *c = calloc(1, sizeof *c);
 	if (!c)
-		return;
+		return NULL;
 	c->srv = srv;
 	c->refs = 1;
 	frame_reader_init(&c->fr, FRAME_REQUEST_MAX);
@@ -491,17 +490,54 @@ static void accept_one(struct server *srv)
 	srv->conns = c;
 	srv->nconns++;
 	c->active_ms = uv_now(srv->loop);
-	if (uv_accept(ls, (uv_stream_t *)&c->pipe) != 0) {
-		server_conn_close(c);
-		return;
-	}
+	return c;
+}
+
+/* Admits c (just connected) and starts reading it: 0, or -1 when it was
+ * refused or closed. */
+static int conn_admit(struct server *srv, struct server_conn *c)
+{
 	if (admit_new(srv, c) != 0)
-		return;
+		return -1;
 	if (!(c->q = srv->ops->queue_new(srv->h, c))) {
 		server_conn_close(c);
-		return;
+		return -1;
 	}
 	backpressure(c);
+	return 0;
+}
+
+static void accept_one(struct server *srv)
+{
+	struct server_conn *c = conn_new(srv);
+	if (!c)
+		return;
+	if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->pipe) != 0) {
+		server_conn_close(c);
+		return;
+	}
+	conn_admit(srv, c);
+}
+
+int server_adopt(struct server *srv, int fd, struct err *e)
+{
+	struct server_conn *c;
+	if (srv->stopping) {
+		close(fd);
+		return err_set(e, ERR_DATA, "The session is stopping; the query was not run");
+	}
+	if (!(c = conn_new(srv))) {
+		close(fd);
+		return err_set(e, ERR_NOMEM, "Out of memory");
+	}
+	if (uv_pipe_open(&c->pipe, fd) != 0) {
+		close(fd);
+		server_conn_close(c);
+		return err_set(e, ERR_DATA, "Cannot serve the connection");
+	}
+	if (conn_admit(srv, c) != 0)
+		return err_set(e, ERR_DATA, "The session refused the connection");
+	return 0;
 }
 
 /* A connection waits.  At most ACCEPT_BATCH are accepted per turn of the
@@ -653,6 +689,8 @@ void server_stop(struct server *srv, const char *why)
 	srv->stop_ms = uv_now(srv->loop);
 	snprintf(srv->why, sizeof srv->why, "%s", why);
 	uv_close((uv_handle_t *)&srv->listener, on_handle_closed);
+	if (srv->stop_hook)
+		srv->stop_hook(srv->stop_ctx);
 	/* accepted queries finish for clients that read; others are dropped */
 	srv->ops->stop(srv->h);
 	for (struct server_conn *c = srv->conns, *n; c; c = n) {
@@ -669,6 +707,12 @@ void server_set_handler(struct server *srv, const struct server_handler *ops,
 {
 	srv->ops = ops;
 	srv->h = h;
+}
+
+void server_on_stop(struct server *srv, void (*fn)(void *ctx), void *ctx)
+{
+	srv->stop_hook = fn;
+	srv->stop_ctx = ctx;
 }
 
 const struct server_info *server_info(const struct server *srv)

@@ -36,6 +36,7 @@
 struct server_info {
 	const char *session_name;
 	const char *socket_path;
+	const char *http_url;        /* the HTTP listener's URL, or NULL */
 	const char *started_utc;     /* ISO 8601 */
 	uint64_t started_ms;         /* uv_now at start */
 	int64_t idle_timeout_ms;     /* < 0: disabled */
@@ -88,6 +89,17 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 /* The handler of srv's requests (ops and h borrowed for srv's lifetime). */
 void server_set_handler(struct server *srv, const struct server_handler *ops,
                         void *h);
+/* fn(ctx) is called (loop thread) when the orderly stop begins: another
+ * transport stops accepting too (one hook; borrowed for srv's lifetime). */
+void server_on_stop(struct server *srv, void (*fn)(void *ctx), void *ctx);
+/*
+ * Serves fd (a connected stream socket, such as one end of a socketpair
+ * whose other end another transport of this process drives) as if it had
+ * been accepted: admitted, framed and answered like any connection.  The
+ * server takes fd over, also on failure (ERR_DATA when the server stops
+ * or refuses it, ERR_NOMEM).  Loop thread only.
+ */
+int server_adopt(struct server *srv, int fd, struct err *e);
 /* The server's copy of its info (valid until server_free). */
 const struct server_info *server_info(const struct server *srv);
 /* Begins the orderly stop (idempotent; the first reason wins). */

@@ -99,6 +99,8 @@ struct server {
 	uint64_t stop_ms;
 	uint64_t refused_ms;
 	size_t freed;       /* bytes freed since the last malloc_trim */
+	void (*stop_hook)(void *ctx); /* another transport's stop (server_on_stop) */
+	void *stop_ctx;
 	char why[128];
 };
 

@@ -1,6 +1,7 @@
 /* session: the warm dataset and its generations (see session.h). */
 #include "session.h"
 #include "query/dataset.h"
+#include "webgen.h"
 #include "base/fileid.h"
 #include "base/vec.h"
 
@@ -20,12 +21,19 @@ struct session_gen {
 	pthread_mutex_t lock;   /* guards the pool */
 	struct dataset **pool;  /* idle per-thread handles */
 	size_t npool, cap;
+	struct webgen *web;     /* the viewer files (sessions with --http) */
 };
 
 struct session {
 	char *report;
+	int web;                /* load each generation's viewer files */
 	struct session_gen *cur;
 };
+
+#define WEB_TRIES 3 /* a report rebuilt between opening its data and its files */
+
+static int gen_open_data(const char *report, struct session_gen **out,
+                         struct err *e);
 
 static void gen_free(struct session_gen *g)
 {
@@ -33,14 +41,44 @@ static void gen_free(struct session_gen *g)
 		dataset_close(g->pool[k]);
 	free(g->pool);
 	dataset_close(g->ds);
+	webgen_free(g->web);
 	pthread_mutex_destroy(&g->lock);
 	free(g->id);
 	free(g->data_path);
 	free(g);
 }
 
-/* Opens a generation of report; *out holds one reference. */
-static int gen_open(const char *report, struct session_gen **out, struct err *e)
+/* Opens a generation of report; *out holds one reference.  web: its
+ * viewer files too, from the same generation (a report rebuilt in between
+ * is opened again). */
+static int gen_open(const char *report, int web, struct session_gen **out,
+                    struct err *e)
+{
+	for (int tries = 1;; tries++) {
+		struct session_gen *g = NULL;
+		int rc;
+		if (gen_open_data(report, &g, e))
+			return e->code;
+		if (!web) {
+			*out = g;
+			return 0;
+		}
+		rc = webgen_load(report, g->id, &g->web, e);
+		if (rc == ERR_DATA && tries >= WEB_TRIES)
+			rc = webgen_none("The report is being rebuilt; reload in a moment", &g->web, e);
+		if (rc == 0) {
+			*out = g;
+			return 0;
+		}
+		gen_free(g);
+		if (rc != ERR_DATA)
+			return rc;
+		err_clear(e);
+	}
+}
+
+/* The data of a generation (catalog, database); *out holds one reference. */
+static int gen_open_data(const char *report, struct session_gen **out, struct err *e)
 {
 	struct session_gen *g = calloc(1, sizeof *g);
 	if (!g)
@@ -63,7 +101,8 @@ static int gen_open(const char *report, struct session_gen **out, struct err *e)
 	return 0;
 }
 
-int session_open(const char *report, struct session **out, struct err *e)
+int session_open(const char *report, int web, struct session **out,
+                 struct err *e)
 {
 	char abs[PATH_MAX];
 	struct session *s;
@@ -75,7 +114,8 @@ int session_open(const char *report, struct session **out, struct err *e)
 		free(s);
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	}
-	if (gen_open(s->report, &s->cur, e)) {
+	s->web = web;
+	if (gen_open(s->report, web, &s->cur, e)) {
 		free(s->report);
 		free(s);
 		return e->code;
@@ -113,7 +153,7 @@ int session_changed(const struct session *s)
 int session_load(const struct session *s, struct session_gen **out,
                  struct err *e)
 {
-	if (gen_open(s->report, out, e))
+	if (gen_open(s->report, s->web, out, e))
 		return err_prefix(e, "The report changed but its new generation could not be opened "
 		                     "(the next request will try again)");
 	return 0;
@@ -140,6 +180,11 @@ void session_release(struct session_gen *g)
 const char *session_gen_id(const struct session_gen *g)
 {
 	return g->id;
+}
+
+const struct webgen *session_gen_web(const struct session_gen *g)
+{
+	return g->web;
 }
 
 /* Takes an idle handle of g, or clones a new one. */

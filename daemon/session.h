@@ -21,9 +21,11 @@
 struct session;
 struct session_gen;
 
-/* Opens the dataset at report (made absolute here).  *out is owned by the
- * caller (session_close). */
-int session_open(const char *report, struct session **out, struct err *e);
+/* Opens the dataset at report (made absolute here).  web != 0: every
+ * generation also loads its viewer files (webgen.h) for the HTTP
+ * transport.  *out is owned by the caller (session_close). */
+int session_open(const char *report, int web, struct session **out,
+                 struct err *e);
 /* Releases the current generation; in-flight requests keep theirs. */
 void session_close(struct session *s);
 
@@ -50,6 +52,9 @@ struct session_gen *session_acquire(struct session *s);
 /* Any thread: drops a reference (the last one closes the generation). */
 void session_release(struct session_gen *g);
 const char *session_gen_id(const struct session_gen *g);
+struct webgen;
+/* The viewer files of g (NULL unless the session was opened with web). */
+const struct webgen *session_gen_web(const struct session_gen *g);
 
 /* Worker thread: runs one query on a handle of g (taken from its pool,
  * cloned when none is free) and appends the engine's JSON to out. */

@@ -41,6 +41,10 @@ void status_write(struct buf *o, const struct status_input *si)
 	jsonout_cstr(o, session_report(si->sess));
 	put_key(o, "socket_path", 0);
 	jsonout_cstr(o, in->socket_path);
+	if (in->http_url) {
+		put_key(o, "http", 0);
+		jsonout_cstr(o, in->http_url);
+	}
 	put_key(o, "generation", 0);
 	jsonout_cstr(o, session_generation(si->sess));
 	put_key(o, "started_utc", 0);

@@ -173,8 +173,8 @@ int address_resolve(const char *addr, int create, struct address *a,
 	if (is_tcp(addr)) {
 		a->kind = ADDRESS_TCP;
 		return err_set(e, ERR_USAGE,
-		               "TCP address %s: this transport is not served yet; "
-		               "use a session name or a unix socket path", addr);
+		               "%s is an HTTP address; here a session name or a unix socket "
+		               "path is needed", addr);
 	}
 	a->kind = ADDRESS_SOCKET;
 	if (addr[0] == '/' || ends_with(addr, ".sock"))

@@ -18,7 +18,9 @@
 #include "base/err.h"
 
 #define FRAME_HEADER 4
-#define FRAME_REQUEST_MAX ((size_t)1 << 20)   /* 1 MiB: client -> server */
+/* 8 MiB client -> server: room for an sql statement of 1 MiB however JSON
+ * escapes it (at most 6 bytes a byte) with the other parameters */
+#define FRAME_REQUEST_MAX ((size_t)8 << 20)
 #define FRAME_RESPONSE_MAX ((size_t)64 << 20) /* 64 MiB: server -> client */
 
 /* An incremental decoder.  Zero-initialise with frame_reader_init. */

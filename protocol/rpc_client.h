@@ -18,6 +18,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "frame.h"
+#include "httpc.h"
 #include "rpc.h"
 
 #define RPC_CLIENT_CONNECT_MS 5000
@@ -30,8 +31,17 @@ struct rpc_client {
 	char path[ADDRESS_PATH_MAX];
 	char *last;        /* the last response frame (owned) */
 	size_t last_len;
-	char in[65536];    /* bytes received, not yet decoded */
 	size_t in_pos, in_len;
+	/* an HTTP address (httpc.h): each request is one POST /rpc, whose
+	 * answers wait here until received */
+	struct httpc *http;
+	struct rpc_client_answer {
+		char *text;
+		size_t len;
+	} *answers;
+	size_t nanswers, next_answer, cap_answers;
+	/* last: client_init zeroes every member before it, not these 64 KiB */
+	char in[65536];    /* bytes received, not yet decoded */
 };
 
 /*
@@ -42,7 +52,8 @@ struct rpc_client {
 int rpc_client_connect(struct rpc_client *r, const char *path, int *not_live,
                        struct err *e);
 /*
- * Resolves addr (a name or a socket path) and connects.  When nothing
+ * Resolves addr (a name, a socket path, or an HTTP address: HOST:PORT,
+ * http://HOST:PORT[/][?token=T], see httpc.h) and connects.  When nothing
  * listens, *not_live = 1 and e holds the "No live session at ..." message
  * (ERR_DATA); a bad address is ERR_USAGE.  r is usable either way.
  */

@@ -152,6 +152,17 @@ const DSCatalog = (() => {
       return out;
     }
 
+    /* The session shards (indexes) that may hold requests matching v:
+     * those overlapping [v.from, v.to], only the given sessions' when v
+     * names sessions. */
+    async requestShards(v, signal) {
+      await this.indexed();
+      const idxs = this.shardsOf('sessions', v.from, v.to);
+      const sess = v.sessions || (DSQuery.given(v.session) ? [v.session] : null);
+      const only = sess ? await this.sessionShards(sess, signal) : null;
+      return only ? idxs.filter((i) => only.has(i)) : idxs;
+    }
+
     /* Calls fn(element, ordinal) for every element of collection c in the
      * shards (indexes), a few fetches ahead; progress(done, total). */
     scan(idxs, c, fn, signal, progress) {
@@ -272,17 +283,10 @@ const DSCatalog = (() => {
       const plan = Q.requestPlan(this.cat, params);
       await this.indexed();
       const v = plan.v;
-      let idxs = this.shardsOf('sessions', v.from, v.to);
-      const sess = v.sessions || (Q.given(v.session) ? [v.session] : null);
-      if (sess) {
-        const only = await this.sessionShards(sess, o.signal);
-        if (only) idxs = idxs.filter((i) => only.has(i));
-      }
       let total = 0;
       const grouped = plan.groupBy !== null, all = [];
       const keys = plan.keys;
-      const F = this.ix.summary_fields, S = this.ix.summaries;
-      const sums = F && S && idxs.every((i) => Number.isInteger(this.ix.shards[i].summary));
+      const sums = this.summarized(await this.requestShards(v, o.signal));
       /* summaries carry span_count instead of spans */
       const sv = (k, r) => (sums && k === 'span_count' ? r.span_count : A.sortValue('requests', k, r));
       const cmp = (a, b) => {
@@ -293,6 +297,40 @@ const DSCatalog = (() => {
         return a.ord - b.ord;
       };
       const top = new Q.TopK(v.offset + v.limit, cmp);
+      await this.eachMatch(plan, o, (r, ord, shard) => {
+        total++;
+        if (grouped) {
+          const slim = Object.assign({}, r);
+          delete slim.spans;
+          delete slim.lifecycle;
+          all.push([ord, slim]);
+        } else top.push({ o: r, ord, shard, v: keys.map((k) => sv(k.name, r)) });
+      });
+      if (grouped) {
+        all.sort((a, b) => a[0] - b[0]);
+        return Q.requestAnswer(plan, all.map((x) => x[1]));
+      }
+      const best = top.sorted();
+      if (sums) await this.fill(best.slice(v.offset, v.offset + v.limit), o.signal);
+      return Q.requestAnswer(plan, best.map((x) => x.o), total, true);
+    }
+
+    /* True when the index has request summaries for every shard of idxs. */
+    summarized(idxs) {
+      const F = this.ix.summary_fields, S = this.ix.summaries;
+      return !!(F && S && idxs.every((i) => Number.isInteger(this.ix.shards[i].summary)));
+    }
+
+    /* Streams the requests matching a Q.requestPlan: take(r, ordinal,
+     * shard, pos) for each, in no set order; r is the request's summary
+     * (the index's summary_fields) when summarized() holds for the shards
+     * read, else its element.  opts: {signal, progress}; the index must
+     * be decoded. */
+    async eachMatch(plan, opts, keep) {
+      const o = opts || {}, Q = DSQuery, v = plan.v;
+      let idxs = await this.requestShards(v, o.signal);
+      const F = this.ix.summary_fields, S = this.ix.summaries;
+      const sums = this.summarized(idxs);
       /* a search reads the search-text shards first: only the catalog
        * shards holding matches are read, and in them only the requests
        * whose text matched (tested without the needle: the build's
@@ -313,13 +351,7 @@ const DSCatalog = (() => {
       const take = (r, ord, shard, pos) => {
         const got = hits && hits.get(shard);
         if (got ? !got.has(pos) || !noNeedle(r) : !plan.match(r)) return;
-        total++;
-        if (grouped) {
-          const slim = Object.assign({}, r);
-          delete slim.spans;
-          delete slim.lifecycle;
-          all.push([ord, slim]);
-        } else top.push({ o: r, ord, shard, v: keys.map((k) => sv(k.name, r)) });
+        keep(r, ord, shard, pos);
       };
       if (sums) {
         /* the request summaries decide; the page's elements come after */
@@ -369,13 +401,6 @@ const DSCatalog = (() => {
           for (const r of rows) if (r[0] === REQ) take(r[2], r[1], idxs[k], pos++);
         }, o.signal, progress);
       }
-      if (grouped) {
-        all.sort((a, b) => a[0] - b[0]);
-        return Q.requestAnswer(plan, all.map((x) => x[1]));
-      }
-      const best = top.sorted();
-      if (sums) await this.fill(best.slice(v.offset, v.offset + v.limit), o.signal);
-      return Q.requestAnswer(plan, best.map((x) => x.o), total, true);
     }
 
     /* Replaces each summary item's o by its full element (by shard). */

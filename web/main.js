@@ -7,7 +7,7 @@
 const DSApp = (() => {
   const { el, toast } = DSUI;
   const TABS = ['requests', 'metrics', 'nsight'];
-  const API_VERSION = '3.2';
+  const API_VERSION = '3.3';
 
   class App {
     constructor(cat, store) {
@@ -255,7 +255,10 @@ const DSApp = (() => {
     const cat = app.cat, store = app.store, Q = DSQuery, C = app.catalog;
     const api = {
       version: API_VERSION,
-      describe: () => ({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(app), capabilities: cat.capabilities }),
+      describe: () => Object.assign({ version: API_VERSION, schema: cat.schema, meta: cat.meta, counts: counts(app), capabilities: cat.capabilities },
+        DSLive.describe()),
+      /* any query kind, answered by the live session (live.js) */
+      query: (kind, params) => DSLive.query(kind, params),
       getState: () => app.getState(),
       setState: (partial) => app.update(partial),
       selectRange: (from, to) => app.selectRange(from, to),
@@ -293,7 +296,7 @@ const DSApp = (() => {
       queryNsys: async (p) => Q.queryNsys(cat, store, p),
       queryCpu: async (p) => Q.queryCpu(cat, store, p),
       queryMetrics: async (p) => Q.queryMetrics(cat, store, p),
-      queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p),
+      queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p, undefined, C.sharded ? C : null),
       inspectNsys: async (p) => {
         const o = p || {};
         Q.validate(cat, { from: o.from, to: o.to });

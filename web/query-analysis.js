@@ -367,13 +367,15 @@ const DSAnalysis = (() => {
     });
   }
 
-  function requestsSeries(bk, list) {
+  /* The requests series of a timeline, fed one request at a time (any
+   * order: the sums are correctly rounded): {add(r), series()}. */
+  function requestsSeries(bk) {
     const n = bk.n, arr = new Array(n).fill(0), done = new Array(n).fill(0), first = new Array(n).fill(0);
     const flight = Array.from({ length: n }, () => new FSum()), ttft = Array.from({ length: n }, () => new FSum());
-    const nttft = new Array(n).fill(0), len = [];
-    for (const r of list) {
+    const nttft = new Array(n).fill(0);
+    const add = (r) => {
       const a = r.start, z = r.end;
-      if (typeof a !== 'number' || typeof z !== 'number') continue;
+      if (typeof a !== 'number' || typeof z !== 'number') return;
       let i = findBucket(bk, a);
       if (i >= 0) {
         arr[i]++;
@@ -385,10 +387,14 @@ const DSAnalysis = (() => {
         const lo = a > bk.b[j] ? a : bk.b[j], hi = z < bk.b[j + 1] ? z : bk.b[j + 1];
         if (hi > lo) flight[j].add(hi - lo);
       }
-    }
-    for (let i = 0; i < n; i++) len.push(bk.b[i + 1] - bk.b[i]);
-    return { key: null, values: { arrivals: arr, completions: done, first_tokens: first, in_flight: quotients(flight, len),
-      ttft_ms_mean: quotients(ttft, nttft) } };
+    };
+    const series = () => {
+      const len = [];
+      for (let i = 0; i < n; i++) len.push(bk.b[i + 1] - bk.b[i]);
+      return { key: null, values: { arrivals: arr, completions: done, first_tokens: first, in_flight: quotients(flight, len),
+        ttft_ms_mean: quotients(ttft, nttft) } };
+    };
+    return { add, series };
   }
 
   function nsysCells(n) { return { count: new Array(n).fill(0), active: Array.from({ length: n }, () => new FSum()) }; }

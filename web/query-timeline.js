@@ -5,13 +5,22 @@
 'use strict';
 
 const DSTimeline = (() => {
-  async function queryTimeline(cat, store, params, signal) {
+  /* C: the DSCatalog.Catalog of a sharded catalog (its requests are read
+   * from the shards), else null. */
+  async function queryTimeline(cat, store, params, signal, C) {
     const Q = DSQuery, A = DSAnalysis, P = params || {};
-    const v = Q.validate(cat, params, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string', bucket: 'number',
+    /* --session, --agent and --worker repeat, as in requests */
+    const [ls, one] = Q.lists(P, ['session', 'agent', 'worker']);
+    const v = Q.validate(cat, one, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string', bucket: 'number',
       of: 'string', groupBy: 'string', session: 'string', agent: 'string', search: 'string', minTTFT: 'number' });
+    if (ls.session) v.sessions = ls.session;
+    if (ls.agent) v.agents = ls.agent;
+    if (ls.worker) v.workers = ls.worker;
     if (!(typeof v.bucket === 'number' && v.bucket > 0 && Number.isFinite(v.bucket))) throw new Q.UsageError('timeline needs --bucket SECONDS > 0');
     const of = v.of === null ? 'requests' : v.of;
     if (!A.SOURCES.includes(of)) throw new Q.UsageError(`Unknown timeline source '${of}'; choose from requests, nsys, cpu, metrics`);
+    /* a joined request of a sharded catalog joins once its shard is loaded */
+    if (C && typeof P.request === 'string') await C.loadRequest(P.request, signal);
     const join = Q.joinOf(cat, P, v);
     const byName = of === 'nsys' && v.groupBy !== null;
     if (byName && v.groupBy !== 'name') throw new Q.UsageError(`Unknown group-by field '${v.groupBy}' for timeline; choose from name`);
@@ -22,9 +31,13 @@ const DSTimeline = (() => {
       const vv = Object.assign({}, v, { worker: null, minTTFT: v.minTTFT === null ? 0 : v.minTTFT });
       const needle = Q.given(v.search) ? Q.lower(v.search) : null;
       const ws = v.workers || (Q.given(v.worker) ? [v.worker] : null);
-      const list = Q.requestsOf(cat).filter((r) => Q.requestMatches(r, vv, needle) && (!ws || (r.workers || []).some((w) => ws.includes(w))));
+      const acc = A.requestsSeries(bk);
+      const inWorkers = (r) => !ws || (r.workers || []).some((w) => ws.includes(w));
+      const plan = { v: vv, match: (r) => Q.requestMatches(r, vv, needle) };
+      if (C) await C.eachMatch(plan, { signal }, (r) => { if (inWorkers(r)) acc.add(r); });
+      else for (const r of Q.requestsOf(cat)) if (plan.match(r) && inWorkers(r)) acc.add(r);
       total = 1;
-      series = [A.requestsSeries(bk, list)].slice(v.offset, v.offset + v.limit);
+      series = [acc.series()].slice(v.offset, v.offset + v.limit);
     } else if (of === 'nsys' && !byName) {
       const profs = Q.selectJoined(cat, v);
       total = profs.length;

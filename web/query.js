@@ -305,14 +305,57 @@ const DSQuery = (() => {
     return [Number((n >> 24n) & 0xffffffn), Number(n & 0xffffffn)];
   }
 
-  function nsysItem(p, r) {
+  /* The item of row r of profile p; with depth (nvtx.depth) as the CLI
+   * gives it when depth is a number. */
+  function nsysItem(p, r, depth) {
     const [pid, tid] = tidParts(r[3]);
     const defs = p.name_definitions || [];
-    return {
-      profile: p.id, worker: p.worker, rank: p.rank, start: r[0], end: r[1], name: p.names[r[2]],
-      global_tid: r[3], pid, tid, definition: defs.length ? (defs[r[2]] === undefined ? null : defs[r[2]]) : null,
-      rowid: r[4], evidence_source: p.evidence_source,
-    };
+    const o = { profile: p.id, worker: p.worker, rank: p.rank, start: r[0], end: r[1], name: p.names[r[2]], global_tid: r[3], pid, tid };
+    if (typeof depth === 'number') o.depth = depth;
+    o.definition = defs.length ? (defs[r[2]] === undefined ? null : defs[r[2]]) : null;
+    o.rowid = r[4];
+    o.evidence_source = p.evidence_source;
+    return o;
+  }
+
+  /* nvtx.depth of the page's rows ([p, r] pairs): the ranges of the same
+   * profile and thread containing each (a.start <= r.start, a.end >=
+   * r.end; of two identical ranges the earlier in stored order contains
+   * the later).  A container overlaps the range it contains, so only the
+   * shards overlapping the page's own ranges are read (through the shared
+   * cache), in stored order.  Returns the depths in page order. */
+  async function nsysDepths(store, page, signal) {
+    const depth = page.map(() => 0), byProf = new Map();
+    page.forEach(([p, r], k) => {
+      if (typeof r[0] !== 'number' || typeof r[1] !== 'number') return;
+      if (!byProf.has(p)) byProf.set(p, []);
+      byProf.get(p).push(k);
+    });
+    for (const [p, ks] of byProf) {
+      ks.sort((a, b) => page[a][1][0] - page[b][1][0]);
+      const starts = ks.map((k) => page[k][1][0]), seen = new Uint8Array(ks.length);
+      let lo = Infinity, hi = -Infinity;
+      for (const k of ks) { lo = Math.min(lo, page[k][1][0]); hi = Math.max(hi, page[k][1][1]); }
+      for await (const rows of stream(store, p.event_chunks, lo, hi, signal)) {
+        for (const a of rows) {
+          const as = a[0], ae = a[1];
+          if (typeof as !== 'number' || typeof ae !== 'number' || as > hi || ae < lo) continue;
+          let i = 0, j = starts.length;
+          while (i < j) { const m = (i + j) >> 1; if (starts[m] < as) i = m + 1; else j = m; }
+          for (; i < starts.length && starts[i] <= ae; i++) {
+            const x = page[ks[i]][1];
+            if (x[1] > ae || x[3] !== a[3]) continue;
+            if (x[0] === as && x[1] === ae) {
+              /* identical: the row itself, or an earlier one contains it */
+              if (x[4] === a[4] && x[2] === a[2]) { seen[i] = 1; continue; }
+              if (seen[i]) continue;
+            }
+            depth[ks[i]]++;
+          }
+        }
+      }
+    }
+    return depth;
   }
 
   const nsysCmp = (a, b) => (a[1][0] - b[1][0]) || (a[0].id - b[0].id) || (a[1][4] - b[1][4]);
@@ -433,7 +476,8 @@ const DSQuery = (() => {
     const top = new TopK(v.offset + v.limit, cmp);
     let total = 0;
     const profs = await scanNsys(cat, store, v, signal, (p, r) => { total++; top.push([p, r]); });
-    const items = top.sorted().slice(v.offset).map(([p, r]) => nsysItem(p, r));
+    const pageRows = top.sorted().slice(v.offset), depths = await nsysDepths(store, pageRows, signal);
+    const items = pageRows.map(([p, r], k) => nsysItem(p, r, depths[k]));
     return Object.assign(page(total, items, v), nsysTail(cat, v, join, total, { attribution: ATTR_NSYS, partial: partialOf(profs) }));
   }
 
@@ -537,6 +581,6 @@ const DSQuery = (() => {
     UsageError, validate, cmpCodePoint, overlaps, nameSums, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
     queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE, requestsOf, findRequest, joinOf, selectJoined, scanNsys,
-    selectProfiles, selectSeries, given, slicePage, lower, requestMatches, ATTR_NSYS, requestPlan, requestAnswer, TopK,
+    selectProfiles, selectSeries, given, slicePage, lower, lists, requestMatches, ATTR_NSYS, requestPlan, requestAnswer, TopK,
   };
 })();

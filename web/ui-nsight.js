@@ -102,7 +102,7 @@ const DSNsight = (() => {
       canvas.dataset.mode = mode;
       tracks.set(p.id, tr);
       kids.push(...tr.root);
-      const label = mode === 'summary' ? `Summary tracks: per thread, the dominant NVTX name of each bin (build-time summaries; hover for the top names). ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.`
+      const label = mode === 'summary' ? `Summary tracks: per thread and nesting depth, the NVTX name covering most of each bin at that depth (build-time summaries; hover for the top names). ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.`
         : mode === 'density' ? `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` : '';
       if (tr.label.textContent !== label) tr.label.textContent = label;
       tr.label.hidden = !label;
@@ -155,13 +155,12 @@ const DSNsight = (() => {
   }
 
   function layoutThreads(p, rows) {
-    const order = new Map((p.threads || []).map((t, i) => [t.global_tid, i]));
     const byTid = new Map();
     for (const r of rows) {
       if (!byTid.has(r[3])) byTid.set(r[3], []);
       byTid.get(r[3]).push(r);
     }
-    const tids = [...byTid.keys()].sort((a, b) => (order.has(a) ? order.get(a) : 1e9) - (order.has(b) ? order.get(b) : 1e9) || (a < b ? -1 : 1));
+    const tids = [...byTid.keys()].sort(DSSummary.threadCmp(p));
     return tids.map((tid) => {
       const evs = byTid.get(tid).sort((a, b) => a[0] - b[0] || b[1] - a[1]);
       const stack = [];
@@ -204,7 +203,7 @@ const DSNsight = (() => {
       ctx.fillStyle = '#f9fafb';
       ctx.fillRect(0, y, w, THEAD + t.lanes * LANE);
       ctx.fillStyle = '#344054';
-      ctx.fillText(DSUI.clipText(ctx, `tid ${t.tid}${t.name ? ' · ' + t.name : ''}`, DSUI.GUTTER - 12), 8, y + THEAD / 2 + 1);
+      ctx.fillText(DSUI.clipText(ctx, DSSummary.threadLabel(p, t.tid, t.name), DSUI.GUTTER - 12), 8, y + THEAD / 2 + 1);
       ctx.save();
       ctx.beginPath(); ctx.rect(s.x0, y, s.x1 - s.x0, THEAD + t.lanes * LANE); ctx.clip();
       let lastCol = -1, lastLane = -1, lastName = null, lastAlpha = 1;

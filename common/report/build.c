@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,8 @@ struct build_state {
 	struct evstats stats;
 	char generation[STORE_GENERATION_LEN + 1];
 	char path[4096]; /* scratch for staging paths */
+	int phases;            /* DSIGHT_BUILD_PHASES set: print phase times */
+	double phase_wall, phase_cpu; /* at the last mark */
 };
 
 static double now_seconds(void)
@@ -44,6 +47,35 @@ static double now_seconds(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* DSIGHT_BUILD_PHASES=1 (doc/performance.md): one line per phase on stderr
+ * with the wall and CPU seconds (all threads) since the previous mark and
+ * the CLOCK_MONOTONIC time it ended (scripts/bench/profile-build lines
+ * perf samples up with it). */
+static void phase_mark(struct build_state *s, const char *name)
+{
+	double w, c;
+
+	if (!s->phases)
+		return;
+	w = now_seconds();
+	c = cpu_seconds();
+	if (name)
+		fprintf(stderr, "dsight build phase %-8s wall %7.3f s  cpu %7.3f s"
+		        "  ends at %.6f\n", name, w - s->phase_wall,
+		        c - s->phase_cpu, w);
+	s->phase_wall = w;
+	s->phase_cpu = c;
 }
 
 static void progress(const struct build_options *o, enum build_phase ph,
@@ -334,6 +366,8 @@ int build_run(const struct build_options *o, struct build_result *r,
 	memset(r, 0, sizeof *r);
 	memset(&s, 0, sizeof s);
 	s.o = o;
+	s.phases = getenv("DSIGHT_BUILD_PHASES") && *getenv("DSIGHT_BUILD_PHASES");
+	phase_mark(&s, NULL);
 	sink_tee_init(&s.tee);
 	if (!o->input && !o->nnsys)
 		return err_set(e, ERR_USAGE, "no evidence given: name an evidence document or --nsys-sqlite exports");
@@ -349,11 +383,13 @@ int build_run(const struct build_options *o, struct build_result *r,
 	    (rc = open_row_writers(&s, e)) || (rc = read_sources(&s, e)) ||
 	    (rc = check_cancel(o, e)))
 		goto out;
+	phase_mark(&s, "read");
 
 	progress(o, BUILD_INDEX, 0, 0);
 	if ((rc = store_write_finish(s.store, s.catalog, s.generation, e)) ||
 	    (rc = check_cancel(o, e)))
 		goto out;
+	phase_mark(&s, "store");
 	struct store_write_stats ws;
 	store_write_get_stats(s.store, &ws);
 	store_write_close(s.store);
@@ -362,9 +398,13 @@ int build_run(const struct build_options *o, struct build_result *r,
 		goto out;
 
 	progress(o, BUILD_WRITE, 0, 0);
-	if ((rc = write_extra_files(&s, e)) ||
-	    (o->single_file && (rc = write_single_file(&s, e))))
+	if ((rc = write_extra_files(&s, e)))
 		goto out;
+	phase_mark(&s, "web");
+	if (o->single_file && (rc = write_single_file(&s, e)))
+		goto out;
+	if (o->single_file)
+		phase_mark(&s, "document");
 	mi.delivery = o->single_file ? MANIFEST_DELIVERY_EMBEDDED
 	                             : MANIFEST_DELIVERY_STATIC;
 	mi.generation = s.generation;
@@ -378,13 +418,16 @@ int build_run(const struct build_options *o, struct build_result *r,
 	sz.files = 0;
 	if ((rc = fswalk(sz.root, add_size, &sz, e)))
 		goto out;
+	phase_mark(&s, "manifest");
 
 	if ((rc = check_cancel(o, e)) || (rc = verify_staged(&s, e)) ||
 	    (rc = check_cancel(o, e)))
 		goto out;
+	phase_mark(&s, "verify");
 	progress(o, BUILD_PUBLISH, 0, 0); /* from here on the build completes */
 	if ((rc = publish_commit(s.pub, e)))
 		goto out;
+	phase_mark(&s, "publish");
 
 	r->output = strdup(publish_output(s.pub));
 	memcpy(r->generation, s.generation, sizeof r->generation);

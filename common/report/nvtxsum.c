@@ -4,6 +4,9 @@
 #include "base/cancel.h"
 #include "base/jsonout.h"
 #include "base/vec.h"
+#include "report/lanesum.h"
+#include "store/store_depth.h"
+#include "store/store_views.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -12,21 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One accumulator: (level, thread, bin, name) -> sums.  key 0 = empty. */
-struct acc {
-	uint64_t key; /* 1 + (level << 62 | thread << 50 | bin << 30 | name + 1) */
-	double inner, total;
-	uint64_t count;
-};
-
-struct table {
-	struct acc *v;
-	size_t cap, n; /* cap: a power of two */
-	int full;      /* the profile needs more than NVTXSUM_MAX_ENTRIES */
-};
-
 struct profile_sum {
-	char **tids; /* the profile's threads, in order of first range */
+	char **tids;   /* the profile's threads, in order of first range */
+	char **tnames; /* their names (NULL: none known), when binned */
 	size_t ntids;
 	int binned;  /* bins written */
 	int named;   /* names written */
@@ -43,65 +34,12 @@ struct nvtxsum {
 struct scan {
 	struct nvtxsum *s;
 	struct shard_writer *w;
-	struct table t;
+	struct lanesum *bins;
 	struct buf row;
 	int64_t profile; /* -1 before the first row */
 	int skip;        /* too many threads or accumulators */
 	size_t last_tid;
 };
-
-#define KEY(l, th, bin, name) \
-	(1 + ((uint64_t)(l) << 62 | (uint64_t)(th) << 50 | (uint64_t)(bin) << 30 | \
-	      (uint64_t)((name) + 1)))
-#define K_LEVEL(k) ((int)(((k) - 1) >> 62))
-#define K_THREAD(k) ((size_t)((((k) - 1) >> 50) & 0xfff))
-#define K_BIN(k) ((size_t)((((k) - 1) >> 30) & 0xfffff))
-#define K_NAME(k) ((int64_t)(((k) - 1) & 0x3fffffff) - 1)
-
-static size_t slot_of(uint64_t key, size_t cap)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (size_t)key & (cap - 1);
-}
-
-static struct acc *table_find(struct table *t, uint64_t key)
-{
-	size_t i = slot_of(key, t->cap);
-	while (t->v[i].key && t->v[i].key != key)
-		i = (i + 1) & (t->cap - 1);
-	return &t->v[i];
-}
-
-/* The accumulator of key, created when absent; NULL when out of memory or
- * over the bound (t->full set). */
-static struct acc *table_get(struct table *t, uint64_t key)
-{
-	struct acc *a;
-
-	if (t->cap == 0 || (t->n + 1) * 4 > t->cap * 3) { /* load <= 3/4 */
-		size_t cap = t->cap ? t->cap * 2 : 4096;
-		struct acc *old = t->v, *nv;
-		if (t->n + 1 > NVTXSUM_MAX_ENTRIES || !(nv = calloc(cap, sizeof *nv))) {
-			t->full = 1;
-			return NULL;
-		}
-		size_t ocap = t->cap;
-		t->v = nv;
-		t->cap = cap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i].key)
-				*table_find(t, old[i].key) = old[i];
-		free(old);
-	}
-	a = table_find(t, key);
-	if (!a->key) {
-		a->key = key;
-		t->n++;
-	}
-	return a;
-}
 
 /* Index of the thread tid in the profile's list (appended when new);
  * (size_t)-1 when out of memory or over the bound. */
@@ -122,120 +60,46 @@ static size_t thread_of(struct scan *sc, struct profile_sum *ps,
 	return sc->last_tid = ps->ntids++;
 }
 
-/* Adds one range (already clipped to [0, duration]) to every level. */
-static int add_range(struct scan *sc, size_t th, int64_t name, double s, double e)
-{
-	double d = sc->s->duration;
-	for (int l = 0; l < NVTXSUM_LEVELS; l++) {
-		long nb = (long)NVTXSUM_BINS0 << (3 * l);
-		double w = d / (double)nb;
-		long a = (long)floor(s / w), b = (long)floor(e / w);
-		if (a > nb - 1) a = nb - 1;
-		if (b > nb - 1) b = nb - 1;
-		for (long i = a; i <= b; i++) {
-			double lo = (double)i * w, hi = i == nb - 1 ? d : (double)(i + 1) * w;
-			double ov = fmin(e, hi) - fmax(s, lo);
-			struct acc *ac = table_get(&sc->t, KEY(l, th, i, name));
-			if (!ac)
-				return -1;
-			if (ov < 0)
-				ov = 0;
-			ac->total += ov;
-			if (!(s <= lo && e >= hi))
-				ac->inner += ov;
-			ac->count++;
-		}
-	}
-	return 0;
-}
-
-static int cmp_acc(const void *pa, const void *pb)
-{
-	const struct acc *a = pa, *b = pb;
-	uint64_t ga = (a->key - 1) >> 30, gb = (b->key - 1) >> 30;
-	int la = K_LEVEL(a->key), lb = K_LEVEL(b->key);
-	size_t ba = K_BIN(a->key), bb = K_BIN(b->key);
-
-	if (la != lb) return la < lb ? -1 : 1;
-	if (ba != bb) return ba < bb ? -1 : 1; /* bins in time order */
-	if (ga != gb) return ga < gb ? -1 : 1; /* then thread */
-	if (a->inner != b->inner) return a->inner > b->inner ? -1 : 1;
-	if (a->total != b->total) return a->total > b->total ? -1 : 1;
-	if (a->count != b->count) return a->count > b->count ? -1 : 1;
-	return a->key < b->key ? -1 : a->key > b->key;
-}
-
-static void put_us(struct buf *b, double x)
-{
-	jsonout_real(b, round(x * 1e6) / 1e6);
-}
-
-/* Writes the finished profile's bins: one row per (level, bin, thread):
- * [bin, thread, names, name, inner, total, count, ...] (top names). */
+/* Writes the finished profile's bins (lanes: its threads). */
 static int flush_profile(struct scan *sc, struct err *e)
 {
-	struct table *t = &sc->t;
-	struct profile_sum *ps;
-	size_t k = 0;
-	int rc = 0;
+	int rc = 0, written = 0;
 
 	if (sc->profile < 0)
 		return 0;
-	ps = &sc->s->p[sc->profile];
-	if (!sc->skip && !t->full && t->n) {
-		struct acc *v = t->v;
-		for (size_t i = 0; i < t->cap; i++) /* compact in place */
-			if (v[i].key)
-				v[k++] = v[i];
-		qsort(v, k, sizeof *v, cmp_acc);
-		for (size_t i = 0; i < k && !rc;) {
-			uint64_t g = (v[i].key - 1) >> 30;
-			size_t j = i, bin = K_BIN(v[i].key);
-			int l = K_LEVEL(v[i].key);
-			double w = sc->s->duration / (double)((long)NVTXSUM_BINS0 << (3 * l));
-			while (j < k && ((v[j].key - 1) >> 30) == g)
-				j++;
-			buf_reset(&sc->row);
-			buf_putc(&sc->row, '[');
-			jsonout_int(&sc->row, (int64_t)bin);
-			buf_putc(&sc->row, ',');
-			jsonout_int(&sc->row, (int64_t)K_THREAD(v[i].key));
-			buf_putc(&sc->row, ',');
-			jsonout_int(&sc->row, (int64_t)(j - i));
-			for (size_t m = i; m < j && m < i + NVTXSUM_TOP; m++) {
-				buf_putc(&sc->row, ',');
-				jsonout_int(&sc->row, K_NAME(v[m].key));
-				buf_putc(&sc->row, ',');
-				put_us(&sc->row, v[m].inner);
-				buf_putc(&sc->row, ',');
-				put_us(&sc->row, v[m].total);
-				buf_putc(&sc->row, ',');
-				jsonout_int(&sc->row, (int64_t)v[m].count);
-			}
-			buf_putc(&sc->row, ']');
-			rc = shard_writer_add_text(sc->w, SHARD_SUMMARY,
-			                           sc->profile * NVTXSUM_STREAMS + l,
-			                           (double)bin * w, (double)(bin + 1) * w,
-			                           sc->row.data, sc->row.len, e);
-			i = j;
-		}
-		ps->binned = !rc;
-	}
-	free(t->v);
-	memset(t, 0, sizeof *t);
+	if (sc->skip)
+		lanesum_discard(sc->bins);
+	rc = lanesum_flush(sc->bins, sc->w, sc->profile * NVTXSUM_STREAMS, &written, e);
+	sc->s->p[sc->profile].binned = written;
 	sc->skip = 0;
 	sc->last_tid = 0;
 	return rc;
 }
 
-static int scan_events(struct scan *sc, sqlite3 *db, struct err *e)
+/* The events with their nvtx.depth, in (profile, ordinal) order; a cache
+ * without the depth table (another builder's) reads depth 0. */
+static sqlite3_stmt *events_stmt(sqlite3 *db)
 {
 	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT e.profile, e.start, e.\"end\", e.name, e.tid,"
+	                       " coalesce(d.depth, 0) FROM events AS e LEFT JOIN "
+	                       STORE_DEPTH_TABLE " AS d ON d.profile = e.profile AND"
+	                       " d.ordinal = e.ordinal ORDER BY e.profile, e.ordinal",
+	                       -1, &st, NULL) == SQLITE_OK)
+		return st;
+	if (sqlite3_prepare_v2(db, "SELECT profile, start, \"end\", name, tid, 0 FROM events"
+	                       " ORDER BY profile, ordinal", -1, &st, NULL) == SQLITE_OK)
+		return st;
+	return NULL;
+}
+
+static int scan_events(struct scan *sc, sqlite3 *db, struct err *e)
+{
+	sqlite3_stmt *st = events_stmt(db);
 	double d = sc->s->duration;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT profile, start, end, name, tid FROM events "
-	                       "ORDER BY profile, ordinal", -1, &st, NULL) != SQLITE_OK)
+	if (!st)
 		return err_set(e, ERR_DATA, "Cannot read events for NVTX summaries: %s",
 		               sqlite3_errmsg(db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -258,12 +122,13 @@ static int scan_events(struct scan *sc, sqlite3 *db, struct err *e)
 		}
 		if (sc->skip || !(en >= 0) || !(s <= d))
 			continue;
-		if (!tid || name < -1 || name > 0x3ffffffd) {
+		if (!tid || name < -1 || name > LANESUM_MAX_NAME) {
 			sc->skip = 1;
 			continue;
 		}
 		th = thread_of(sc, &sc->s->p[p], tid, (size_t)sqlite3_column_bytes(st, 4));
-		if (th == (size_t)-1 || add_range(sc, th, name, fmax(s, 0), fmin(en, d)))
+		if (th == (size_t)-1 ||
+		    lanesum_add(sc->bins, th, sqlite3_column_int64(st, 5), name, s, en))
 			sc->skip = 1;
 	}
 	sqlite3_finalize(st);
@@ -271,6 +136,40 @@ static int scan_events(struct scan *sc, sqlite3 *db, struct err *e)
 		return err_set(e, ERR_DATA, "Cannot read events for NVTX summaries: %s",
 		               sqlite3_errmsg(db));
 	return flush_profile(sc, e);
+}
+
+/* The names of the binned profiles' threads (nvtx.thread_name), when the
+ * cache has them. */
+static int thread_names(struct nvtxsum *s, sqlite3 *db, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT name FROM " STORE_VIEWS_THREADS
+	                       " WHERE profile = ?1 AND tid = ?2", -1, &st, NULL) != SQLITE_OK)
+		return 0; /* an older cache: no names */
+	for (size_t p = 0; p < s->n; p++) {
+		struct profile_sum *ps = &s->p[p];
+		if (!ps->binned || !ps->ntids)
+			continue;
+		if (!(ps->tnames = calloc(ps->ntids, sizeof *ps->tnames))) {
+			sqlite3_finalize(st);
+			return err_set(e, ERR_NOMEM, "Out of memory for NVTX summaries");
+		}
+		for (size_t t = 0; t < ps->ntids; t++) {
+			const char *nm;
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, (int64_t)p);
+			sqlite3_bind_text(st, 2, ps->tids[t], -1, SQLITE_STATIC);
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    (nm = (const char *)sqlite3_column_text(st, 0)) &&
+			    !(ps->tnames[t] = strdup(nm))) {
+				sqlite3_finalize(st);
+				return err_set(e, ERR_NOMEM, "Out of memory for NVTX summaries");
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
 }
 
 static void put_parts(struct buf *b, const void *blob, int n)
@@ -404,10 +303,15 @@ int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
 	sc.w = w;
 	sc.profile = -1;
 	buf_init(&sc.row, 0);
-	rc = scan_events(&sc, db, e);
+	if (!(sc.bins = lanesum_new(duration)))
+		rc = err_set(e, ERR_NOMEM, "Out of memory for NVTX summaries");
+	else
+		rc = scan_events(&sc, db, e);
+	if (!rc)
+		rc = thread_names(s, db, e);
 	if (!rc)
 		rc = scan_summaries(&sc, db, e);
-	free(sc.t.v);
+	lanesum_free(sc.bins);
 	buf_free(&sc.row);
 	sqlite3_close(db);
 	if (rc) {
@@ -422,31 +326,28 @@ json_t *nvtxsum_profile_json(const struct nvtxsum *s,
                              const struct shard_writer *w, size_t p)
 {
 	const struct profile_sum *ps;
-	json_t *o, *levels, *tids;
+	json_t *o;
 
 	if (!s || p >= s->n || (!s->p[p].binned && !s->p[p].named))
 		return NULL;
 	ps = &s->p[p];
-	o = json_object();
-	json_object_set_new(o, "version", json_integer(1));
-	json_object_set_new(o, "top", json_integer(NVTXSUM_TOP));
+	o = lanesum_json(s->duration, w, (int64_t)(p * NVTXSUM_STREAMS));
 	if (ps->binned) {
-		tids = json_array();
-		for (size_t i = 0; i < ps->ntids; i++)
+		json_t *tids = json_array(), *names = json_array();
+		int any = 0;
+		for (size_t i = 0; i < ps->ntids; i++) {
+			const char *nm = ps->tnames ? ps->tnames[i] : NULL;
 			json_array_append_new(tids, json_string(ps->tids[i]));
-		json_object_set_new(o, "threads", tids);
-		levels = json_array();
-		for (int l = 0; l < NVTXSUM_LEVELS; l++) {
-			json_t *lv = json_object();
-			long nb = (long)NVTXSUM_BINS0 << (3 * l);
-			json_object_set_new(lv, "bins", json_integer(nb));
-			json_object_set_new(lv, "width", json_real(s->duration / (double)nb));
-			json_object_set_new(lv, "chunks", shard_writer_descs_json(
-				w, SHARD_SUMMARY, (int64_t)(p * NVTXSUM_STREAMS + (size_t)l)));
-			json_array_append_new(levels, lv);
+			json_array_append_new(names, nm ? json_string(nm) : json_null());
+			any |= nm != NULL;
 		}
-		json_object_set_new(o, "levels", levels);
-	}
+		json_object_set_new(o, "threads", tids);
+		if (any)
+			json_object_set_new(o, "thread_names", names);
+		else
+			json_decref(names);
+	} else
+		json_object_del(o, "levels");
 	if (ps->named)
 		json_object_set_new(o, "names", shard_writer_descs_json(
 			w, SHARD_SUMMARY, (int64_t)(p * NVTXSUM_STREAMS + NVTXSUM_LEVELS)));
@@ -467,9 +368,13 @@ void nvtxsum_free(struct nvtxsum *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		for (size_t t = 0; t < s->p[i].ntids; t++)
+		for (size_t t = 0; t < s->p[i].ntids; t++) {
 			free(s->p[i].tids[t]);
+			if (s->p[i].tnames)
+				free(s->p[i].tnames[t]);
+		}
 		free(s->p[i].tids);
+		free(s->p[i].tnames);
 	}
 	free(s->p);
 	free(s);

@@ -6,15 +6,12 @@
  * stack (dsight_summary_stacks), written as detail shards of kind
  * SHARD_SUMMARY through the build's shard writer.
  *
- * Levels: level l has NVTXSUM_BINS0 * 8^l bins over [0, duration].  For
- * each (level, thread, bin) and name: the ranges overlapping the bin
- * (count), their time inside it (total) and the part of that time from
- * ranges that do not cover the whole bin (inner).  Names rank by inner,
- * then total, then count, then index; the first NVTXSUM_TOP are kept.
- *
- * Memory: one profile at a time, at most NVTXSUM_MAX_ENTRIES accumulators
- * (about 64 MiB); a profile that would need more, or with more than
- * NVTXSUM_MAX_THREADS threads, gets no bins (the viewer shows its density).
+ * The bins are lane summaries (report/lanesum.h) whose lanes are the
+ * profile's threads (the tid text, in order of first range) and whose
+ * depth is nvtx.depth (store/store_depth.h); the threads' names come from
+ * nvtx.thread_name.  A profile with a range without tid, with more than
+ * NVTXSUM_MAX_THREADS threads or over the lane summary's bounds gets no
+ * bins (the viewer shows its density).
  */
 #ifndef DSIGHT_NVTXSUM_H
 #define DSIGHT_NVTXSUM_H
@@ -26,12 +23,11 @@
 #include "base/err.h"
 #include "report/shard.h"
 
-#define NVTXSUM_LEVELS 3
+#include "report/lanesum.h"
+
+#define NVTXSUM_LEVELS LANESUM_LEVELS
 #define NVTXSUM_STREAMS (NVTXSUM_LEVELS + 2) /* + names, CPU stacks */
-#define NVTXSUM_BINS0 512
-#define NVTXSUM_TOP 4
-#define NVTXSUM_MAX_THREADS 4096
-#define NVTXSUM_MAX_ENTRIES (3u << 19) /* 3/4 of 2^21 slots of 32 bytes */
+#define NVTXSUM_MAX_THREADS LANESUM_MAX_LANES
 
 struct nvtxsum;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store/store_ext.h"
+#include "store/store_typed.h"
 
 /* A dsight_meta count: 0 and *out when text is a non-negative decimal
  * integer (at most 18 digits), else -1. */
@@ -204,6 +205,74 @@ int store_check_read_meta(sqlite3 *db, const char *generation,
 	return 0;
 }
 
+/* A typed table against its v1 table at one end (dir "ASC" or "DESC"):
+ * the same key, time and payload values, the same types. */
+struct typed_pair {
+	const char *v1, *typed, *k1, *cmp;
+};
+
+static int check_typed_end(sqlite3 *db, const char *path,
+                           const struct typed_pair *p, const char *dir,
+                           struct err *e)
+{
+	char sql[1024];
+	sqlite3_stmt *st = NULL;
+	int rc, same;
+
+	snprintf(sql, sizeof sql,
+	         "SELECT a.%s, a.ordinal, b.%s IS a.%s AND b.ordinal IS a.ordinal"
+	         " AND b.time IS a.time AND %s FROM (SELECT 1)"
+	         " LEFT JOIN (SELECT * FROM %s ORDER BY %s %s, ordinal %s LIMIT 1)"
+	         " AS a LEFT JOIN (SELECT * FROM %s ORDER BY %s %s, ordinal %s"
+	         " LIMIT 1) AS b",
+	         p->k1, p->k1, p->k1, p->cmp, p->v1, p->k1, dir, dir, p->typed,
+	         p->k1, dir, dir);
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		err_set(e, ERR_DATA, "%s: cannot read %s: %s", path, p->typed,
+		        sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return e->code;
+	}
+	same = sqlite3_column_int(st, 2);
+	if (!same)
+		err_set(e, ERR_DATA, "%s: %s disagrees with %s (%s %lld, ordinal "
+		        "%lld); the report was altered: rebuild it", path, p->typed,
+		        p->v1, p->k1, (long long)sqlite3_column_int64(st, 0),
+		        (long long)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	return same ? 0 : e->code;
+}
+
+int store_check_typed(sqlite3 *db, const char *path, struct err *e)
+{
+	static const struct typed_pair pairs[] = {
+		{"points", STORE_TYPED_POINTS, "series",
+		 "b.value IS json_extract(a.payload, '$[1]') AND typeof(b.value) ="
+		 " typeof(json_extract(a.payload, '$[1]'))"},
+		{"samples", STORE_TYPED_SAMPLES, "profile",
+		 "b.tid IS json_extract(a.payload, '$[1]') AND b.stack IS"
+		 " json_extract(a.payload, '$[2]') AND b.source_row IS"
+		 " json_extract(a.payload, '$[3]')"},
+	};
+	sqlite3_stmt *st = NULL;
+	int has = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type"
+	                       " = 'table' AND name IN ('" STORE_TYPED_POINTS "', '"
+	                       STORE_TYPED_SAMPLES "')", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		has = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	for (size_t k = 0; has && k < sizeof pairs / sizeof pairs[0]; k++)
+		if (check_typed_end(db, path, &pairs[k], "ASC", e) ||
+		    check_typed_end(db, path, &pairs[k], "DESC", e))
+			return e->code;
+	return 0;
+}
+
 int store_check_meta(sqlite3 *db, const char *path,
                      const struct store_meta *m, const char *bad,
                      struct err *e)
@@ -217,7 +286,7 @@ int store_check_meta(sqlite3 *db, const char *path,
 		                     m->timed[k], k == EVIDENCE_REQUESTS ?
 		                     m->negative_ttft : -1, e))
 			return e->code;
-	return 0;
+	return store_check_typed(db, path, e);
 }
 
 void store_check_meta_free(struct store_meta *m)

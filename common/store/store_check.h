@@ -39,12 +39,19 @@ int store_check_read_meta(sqlite3 *db, const char *generation,
  * against m: ordinals from 0 to count - 1, timed rows with
  * a start and an end, negative_ttft requests with ttft_ms < 0, and the
  * indexed columns not listed as irregular hold values of their type.
- * Each costs a count or a probe over an index.  0, or ERR_DATA naming
- * path, the table and the key or column. */
+ * Each costs a count or a probe over an index; then store_check_typed.
+ * 0, or ERR_DATA naming path, the table and the key or column. */
 int store_check_meta(sqlite3 *db, const char *path,
                      const struct store_meta *m, const char *bad,
                      struct err *e);
 void store_check_meta_free(struct store_meta *m);
+
+/* ERR_DATA naming path and the table unless db's typed tables
+ * (store_typed.h), when it has them, agree with the v1 rows at both ends:
+ * the first and the last point and sample have the same key, time and
+ * payload values, of the same types.  Four probes; store_check_meta runs
+ * it. */
+int store_check_typed(sqlite3 *db, const char *path, struct err *e);
 
 /* ERR_DATA naming path and k's table unless el (a row of k whose
  * dsight_meta irregular.<k> is irregular, ",a,b," or NULL) is an element

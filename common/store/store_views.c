@@ -6,6 +6,7 @@
 
 #include "base/buf.h"
 #include "store/store_depth.h"
+#include "store/store_typed.h"
 
 static int db_fail(sqlite3 *db, struct err *e, const char *what)
 {
@@ -179,17 +180,18 @@ static const char fixed_sql[] =
 	" WHERE d.profile = e.profile AND d.ordinal = e.ordinal), 0) AS depth,"
 	" (SELECT t.name FROM " STORE_VIEWS_THREADS " AS t"
 	" WHERE t.profile = e.profile AND t.tid = e.tid) AS thread_name"
+	/* an inner join to the names (every id an event uses has a row: the
+	 * build refuses a name_index outside the names) lets the planner loop over the names in name
+	 * order, so GROUP BY name streams through dsight_events_name */
 	" FROM events AS e"
-	" LEFT JOIN dsight_view_profiles AS p ON p.profile = e.profile"
-	" LEFT JOIN dsight_view_names AS n ON n.profile = e.profile"
-	" AND n.id = e.name;"
+	" JOIN dsight_view_names AS n ON n.profile = e.profile"
+	" AND n.id = e.name"
+	" LEFT JOIN dsight_view_profiles AS p ON p.profile = e.profile;"
 
 	"CREATE VIEW cpu_samples AS SELECT s.profile AS profile,"
-	" p.worker AS worker, s.time AS time,"
-	" json_extract(s.payload, '$[1]') AS tid,"
-	" json_extract(s.payload, '$[2]') AS stack,"
-	" json_extract(s.payload, '$[3]') AS source_row"
-	" FROM samples AS s"
+	" p.worker AS worker, s.time AS time, s.tid AS tid, s.stack AS stack,"
+	" s.source_row AS source_row"
+	" FROM " STORE_TYPED_SAMPLES " AS s"
 	" LEFT JOIN dsight_view_profiles AS p ON p.profile = s.profile;"
 
 	"CREATE VIEW cpu_frames AS SELECT profile, stack, depth, symbol"
@@ -201,14 +203,24 @@ static const char fixed_sql[] =
 	" LEFT JOIN dsight_view_frames AS f ON f.profile = s.profile"
 	" AND f.stack = s.stack AND f.depth = 0;"
 
+	/* value_text: an integer's text is its decimal digits; a real's
+	 * exact text, source_id and source_row are read from the v1 payload,
+	 * only when asked for */
 	"CREATE VIEW metric_points AS SELECT pt.series AS series,"
 	" s.name AS name, s.worker AS worker, s.rank AS rank, pt.time AS time,"
-	" json_extract(pt.payload, '$[1]') AS value,"
-	" NULLIF(pt.payload -> '$[1]', 'null') AS value_text,"
-	" json_extract(pt.payload, '$[2]') AS source_id,"
-	" json_extract(pt.payload, '$[3]') AS source_row"
-	" FROM points AS pt"
-	" LEFT JOIN dsight_view_series AS s ON s.series = pt.series;"
+	" pt.value AS value,"
+	" CASE typeof(pt.value) WHEN 'integer' THEN CAST(pt.value AS TEXT)"
+	" WHEN 'real' THEN (SELECT v.payload -> '$[1]' FROM points AS v"
+	" WHERE v.series = pt.series AND v.ordinal = pt.ordinal) END"
+	" AS value_text,"
+	" (SELECT json_extract(v.payload, '$[2]') FROM points AS v"
+	" WHERE v.series = pt.series AND v.ordinal = pt.ordinal) AS source_id,"
+	" (SELECT json_extract(v.payload, '$[3]') FROM points AS v"
+	" WHERE v.series = pt.series AND v.ordinal = pt.ordinal) AS source_row"
+	" FROM " STORE_TYPED_POINTS " AS pt"
+	/* every series of a point has a row (both come from the catalog's
+	 * metrics): an inner join lets WHERE name = ... seek the series */
+	" JOIN dsight_view_series AS s ON s.series = pt.series;"
 
 	"CREATE VIEW series AS SELECT json_extract(value, '$.id') AS id,"
 	" json_extract(value, '$.name') AS name,"

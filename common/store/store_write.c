@@ -17,6 +17,7 @@
 #include "base/num.h"
 #include "store/store_durations.h"
 #include "store/store_summary.h"
+#include "store/store_typed.h"
 #include "store/store_views.h"
 #include "store/store_ext.h"
 
@@ -72,6 +73,7 @@ struct store_writer {
 	sqlite3_stmt *ins[3];   /* one row, by rec_kind */
 	sqlite3_stmt *multi[3]; /* MULTI_ROWS rows, by rec_kind */
 	struct store_ext ext;   /* the extension tables' inserts */
+	struct store_typed typed; /* the typed tables' inserts */
 
 	/* touched by the writer thread only until it is joined */
 	struct buf payload; /* payload JSON of the rows being inserted */
@@ -140,15 +142,17 @@ static int exec(struct store_writer *w, const char *sql, const char *what,
 
 /* ---- writer thread ---- */
 
-/* Appends the JSON payload of a sample or point row to out. */
+/* Appends the JSON payload of a sample or point row to out; its second
+ * element (the tid or the value) is at out[*off, *off + *len). */
 static void format_payload(struct buf *out, const struct batch *b,
-                           const struct rec *r)
+                           const struct rec *r, size_t *off, size_t *len)
 {
 	const char *text = b->text.data + r->off;
 
 	buf_putc(out, '[');
 	jsonout_real(out, r->t0);
 	buf_putc(out, ',');
+	*off = out->len;
 	if (r->kind == REC_SAMPLE) {
 		jsonout_str(out, text, r->len);
 	} else {
@@ -159,6 +163,7 @@ static void format_payload(struct buf *out, const struct batch *b,
 		}
 		num_emit(out, &v);
 	}
+	*len = out->len - *off;
 	buf_putc(out, ',');
 	jsonout_int(out, r->name);
 	buf_putc(out, ',');
@@ -210,6 +215,33 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 	return 0;
 }
 
+/* Inserts the typed rows of the run of n sample or point rows r, whose
+ * payloads' second elements are at payload[voff[k], voff[k] + vlen[k]). */
+static int insert_typed(struct store_writer *w, const struct rec *r,
+                        size_t n, const size_t *voff, const size_t *vlen,
+                        struct err *e)
+{
+	enum store_typed_kind k = r->kind == REC_SAMPLE ? STORE_TYPED_SAMPLE
+	                                                : STORE_TYPED_POINT;
+	sqlite3_stmt *st = store_typed_stmt(&w->typed, k, (int)n);
+
+	for (size_t j = 0; j < n; j++) {
+		const struct rec *x = &r[j];
+		const char *text = w->payload.data + voff[j];
+		if (k == STORE_TYPED_SAMPLE)
+			store_typed_bind_sample(st, (int)j, x->key, x->ordinal, x->t0,
+			                        text, vlen[j], x->name, x->source_row);
+		else
+			store_typed_bind_point(st, (int)j, x->key, x->ordinal, x->t0,
+			                       &x->value, text, vlen[j]);
+	}
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(w, e, k == STORE_TYPED_SAMPLE
+	                                             ? STORE_TYPED_SAMPLES
+	                                             : STORE_TYPED_POINTS);
+}
+
 /* Inserts a batch: runs of MULTI_ROWS rows of one kind with the multi-row
  * statement, the rest one by one.  Payloads are formatted here, on the
  * writer thread, to balance the work with the parsing thread. */
@@ -218,6 +250,7 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 {
 	static const char *const what[3] = {"events", "samples", "points"};
 	size_t i = 0, poff[MULTI_ROWS], plen[MULTI_ROWS];
+	size_t voff[MULTI_ROWS], vlen[MULTI_ROWS];
 
 	while (i < b->n) {
 		const struct rec *r = &b->recs[i];
@@ -233,7 +266,8 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 		buf_reset(&w->payload);
 		for (size_t k = 0; r->kind != REC_EVENT && k < run; k++) {
 			poff[k] = w->payload.len;
-			format_payload(&w->payload, b, &b->recs[i + k]);
+			format_payload(&w->payload, b, &b->recs[i + k], &voff[k],
+			               &vlen[k]);
 			plen[k] = w->payload.len - poff[k];
 		}
 		if (w->payload.failed)
@@ -251,6 +285,9 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE)
 			return db_fail(w, e, what[r->kind]);
+		if (r->kind != REC_EVENT &&
+		    insert_typed(w, &b->recs[i], run, voff, vlen, e))
+			return e->code;
 		i += run;
 	}
 	for (size_t k = 0; k < b->nelems; k++)
@@ -557,7 +594,8 @@ int store_write_open(const char *path, struct store_writer **out,
 	            " PRAGMA threads=1;",
 	         "settings", e) ||
 	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e) ||
-	    store_ext_create(w->db, &w->ext, e))
+	    store_ext_create(w->db, &w->ext, e) ||
+	    store_typed_create(w->db, &w->typed, MULTI_ROWS, e))
 		goto fail;
 	for (int i = 0; i < 3; i++)
 		if (sqlite3_prepare_v3(w->db, ins_sql[i], -1,
@@ -694,6 +732,7 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 		w->ins[i] = w->multi[i] = NULL;
 	}
 	store_ext_close(&w->ext);
+	store_typed_close(&w->typed);
 	if (store_ext_finish(&w->ext, catalog, generation, w->elements,
 	                     w->irregular, e) ||
 	    write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
@@ -704,6 +743,7 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	    exec(w, "PRAGMA cache_size=-65536", "index settings", e) ||
 	    exec(w, index_sql, "indexes", e) ||
 	    exec(w, store_ext_index_sql, "extension indexes", e) ||
+	    store_typed_finish(w->db, e) ||
 	    exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
 	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
 		return e->code;
@@ -733,6 +773,7 @@ void store_write_close(struct store_writer *w)
 		sqlite3_finalize(w->multi[i]);
 	}
 	store_ext_close(&w->ext);
+	store_typed_close(&w->typed);
 	if (w->db)
 		sqlite3_close(w->db);
 	batch_free(w->cur);

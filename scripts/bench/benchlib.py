@@ -29,6 +29,14 @@ Python benchmarks import it; shell and Node ones run it:
         prints $BENCH_DIR (created)
     scripts/bench/benchlib.py make
         brings the plain tree up to date (nothing when DSIGHT_BUILD is set)
+    scripts/bench/benchlib.py baseline
+        prints the build tree of the baseline commit (below), made once
+
+The baseline: benchmarks print each figure beside the same figure of the
+commit before the performance round (BASELINE_COMMIT, 2c6c386), measured in
+the same run.  Its tree is $BASELINE_BUILD when set, else
+$BENCH_DIR/baseline-<commit>/build, made once from `git archive` of that
+commit (a few minutes); BASELINE=0 leaves the baseline out.
 
 DSIGHT_BUILD names the build tree (default build/); when it is unset the
 plain tree is brought up to date first (make -s -j2 all).
@@ -63,6 +71,38 @@ def binary(name):
     if not os.access(path, os.X_OK):
         sys.exit("benchlib: %s is missing; run make first" % path)
     return path
+
+
+BASELINE_COMMIT = "2c6c386"
+
+
+def baseline_build():
+    """The build tree of BASELINE_COMMIT (made once), or None when
+    BASELINE=0."""
+    if os.environ.get("BASELINE") == "0":
+        return None
+    if os.environ.get("BASELINE_BUILD"):
+        return os.environ["BASELINE_BUILD"]
+    src = os.path.join(BENCH_DIR, "baseline-" + BASELINE_COMMIT)
+    tree = os.path.join(src, "build")
+    if os.access(os.path.join(tree, "bin", "dsight"), os.X_OK):
+        return tree
+    print("benchlib: building the baseline %s in %s (minutes, once)"
+          % (BASELINE_COMMIT, src), file=sys.stderr, flush=True)
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(src)
+    arch = subprocess.run(["git", "-C", TOP, "archive", BASELINE_COMMIT],
+                          check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", src], input=arch, check=True)
+    subprocess.run(["make", "-s", "-j2", "-C", src, "all"], check=True,
+                   stdout=subprocess.DEVNULL)
+    return tree
+
+
+def baseline_binary(name):
+    """Path of NAME in the baseline tree, or None (BASELINE=0)."""
+    tree = baseline_build()
+    return os.path.join(tree, "bin", name) if tree else None
 
 
 def median(xs):
@@ -216,6 +256,8 @@ def _main(argv):
         print(BENCH_DIR)
     elif cmd == "make":
         binary("dsight")
+    elif cmd == "baseline":
+        print(baseline_build() or "")
     else:
         sys.exit(__doc__)
     return 0

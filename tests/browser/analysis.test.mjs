@@ -1,4 +1,4 @@
-// analysis.test.mjs: API 3.2 parity: queryNsys with sort / groupBy /
+// analysis.test.mjs: API 3.2/3.3 parity: queryNsys (rows with depth) with sort / groupBy /
 // request+phase, queryRequests with sort / groupBy and queryTimeline equal
 // `dsight query` (same rows, groups, series and key order, compared as
 // JavaScript values) on random windows of the medium preset, served with and
@@ -31,6 +31,8 @@ function plan(cat) {
     out.push(['nsys', { ...win(), groupBy: ['name', 'worker', 'profile', 'tid'][i % 4], sort: groupSorts[i % 5], limit: 1 + Math.floor(R() * 30) }]);
   }
   out.push(['nsys', { groupBy: 'name' }], ['nsys', { groupBy: 'name', name: 'step' }], ['nsys', { sort: '-duration', limit: 20 }]);
+  /* depth (API 3.3): nested ranges of a short window, and by name */
+  out.push(['nsys', { from: D * 0.5, to: D * 0.5 + 0.3, limit: 400 }], ['nsys', { from: D * 0.3, to: D * 0.32, name: 'mlp', sort: '-start', limit: 50 }]);
   for (let i = 0; i < 6; i++) {
     const phase = ['prefill', 'decode', 'whole'][i % 3];
     out.push(['nsys', { request: pickReq(), phase, limit: 30, sort: i % 2 ? '-duration' : undefined }]);
@@ -70,6 +72,7 @@ function plan(cat) {
 const METHOD = { nsys: 'queryNsys', requests: 'queryRequests', timeline: 'queryTimeline', sessions: 'listSessions',
   iterations: 'queryIterations', server_spans: 'queryServerSpans' };
 
+let deepRows = 0; /* nsys rows compared with depth > 0 */
 async function compare(page, rep, cases, label) {
   let n = 0;
   for (const [kind, params] of cases) {
@@ -82,6 +85,7 @@ async function compare(page, rep, cases, label) {
     if (!got.ok) { tap.ok(false, `${name}: browser threw`, got.error); continue; }
     const d = diff(got.ok, cli.ok);
     if (tap.ok(!d, `${name} equals dsight query (total ${cli.ok.total})`, d)) n++;
+    if (kind === 'nsys' && !d) deepRows += (cli.ok.items || []).filter((it) => it.depth > 0).length;
   }
   return n;
 }
@@ -113,9 +117,10 @@ async function main() {
     const label = gz ? 'Content-Encoding: gzip' : 'no Content-Encoding';
     if (!tap.ok(v.readyAt !== null, `ready (${label})`, v.errors)) return;
     const ver = await v.page.evaluate(() => [window.traceExplorer.version, window.traceExplorer.describe().version]);
-    tap.ok(ver[0] === '3.2' && ver[1] === '3.2', `API version 3.2 (${label})`, ver);
+    tap.ok(ver[0] === '3.3' && ver[1] === '3.3', `API version 3.3 (${label})`, ver);
     const ok = await compare(v.page, rep, gz ? cases : cases.filter((_, i) => i % 2 === 0), label);
     tap.note(`${ok} answers equal dsight query (${label})`);
+    if (gz) tap.ok(deepRows > 100, `queryNsys rows carry nvtx.depth as the CLI does (${deepRows} nested rows compared)`);
     if (gz) await compare(v.page, rep, errs, 'usage error');
     if (gz) {
       /* the CLI cannot pass an empty list through flags: the documented text */

@@ -52,7 +52,7 @@ await runTest(tap, 'catalog', async () => {
   if (!tap.ok(v.readyAt !== null, `viewer ready (${v.readyAt && v.readyAt.toFixed(0)} ms)`, v.errors)) return;
   const api = await v.page.evaluate(() => ({ version: window.traceExplorer.version, d: window.traceExplorer.describe(),
     promise: window.traceExplorer.queryRequests({ limit: 1 }) instanceof Promise }));
-  tap.ok(api.version === '3.2' && api.d.version === '3.2', 'API version 3.2');
+  tap.ok(api.version === '3.3' && api.d.version === '3.3', 'API version 3.3');
   tap.ok(api.promise, 'queryRequests returns a Promise when the collections are sharded');
   tap.ok(api.d.counts.requests === N && api.d.counts.sessions === ix.counts.sessions, 'describe() counts come from the index', api.d.counts);
 
@@ -95,6 +95,12 @@ await runTest(tap, 'catalog', async () => {
     ['queryIterations', 'iterations', { worker: 'prefill-0', limit: 3 }],
     ['queryServerSpans', 'server_spans', {}],
     ['queryServerSpans', 'server_spans', { ...win(D * 0.7, D * 0.2), limit: 13, sort: '-duration' }],
+    /* the timeline of requests reads the requests from the shards */
+    ['queryTimeline', 'timeline', { of: 'requests', bucket: 10 }],
+    ['queryTimeline', 'timeline', { of: 'requests', bucket: 0.5, ...win(D * 0.4, 7) }],
+    ['queryTimeline', 'timeline', { of: 'requests', bucket: 5, session: [r0.session, r1.session], minTTFT: 10 }],
+    ['queryTimeline', 'timeline', { of: 'requests', bucket: 3, worker: (r2.workers || [])[0], search: 'sess-', ...win(D * 0.1, 30) }],
+    ['queryTimeline', 'timeline', { of: 'requests', bucket: 0.01, request: r1.id }],
   ];
   for (let i = 0; i < 4; i++) {
     const a = R() * D;
@@ -102,6 +108,7 @@ await runTest(tap, 'catalog', async () => {
   }
   for (const [m, kind, p] of cases) {
     const cli = dquery(rep, kind, p);
+    if (kind === 'timeline' && cli.ok) tap.ok(cli.ok.series.some((x) => x.values.arrivals.some((n) => n > 0)), `dsight query timeline ${JSON.stringify(p)} has arrivals`);
     const t = Date.now();
     const got = await v.page.evaluate(async ([mm, pp]) => {
       try { return { ok: await window.traceExplorer[mm](pp) }; } catch (e) { return { error: e.message }; }

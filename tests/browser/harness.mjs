@@ -56,13 +56,10 @@ export function run(bin, args, opts) {
   return { code: r.status, stdout: r.stdout || '', stderr: r.stderr || '', error: r.error };
 }
 
-/* The CLI answer as browser API 3.2 gives it: the round-2 additions that
- * API 3.3 brings to the browser (depth on nsys rows, the notes of a
- * phase's roles and of an unavailable lifecycle) are not in 3.2. */
-function api32(kind, a) {
-  if (kind === 'nsys' && a && Array.isArray(a.items)) {
-    for (const it of a.items) if (it && typeof it === 'object') delete it.depth;
-  }
+/* The CLI answer as the browser API gives it: the round-2 notes of a
+ * phase's roles and of an unavailable lifecycle are not in the browser
+ * (nsys rows carry depth since API 3.3, compared as they are). */
+function asBrowser(kind, a) {
   if (a && Array.isArray(a.notes)) {
     a.notes = a.notes.filter((n) => !/^No (role is known for the workers|worker of request) /.test(n));
     if (!a.notes.length) delete a.notes;
@@ -84,7 +81,7 @@ export function dquery(report, kind, params) {
     else args.push(flags[k], Array.isArray(v) ? v.join(',') : String(v));
   }
   const r = run('dsight', args);
-  if (r.code === 0) return { ok: api32(kind, JSON.parse(r.stdout)) };
+  if (r.code === 0) return { ok: asBrowser(kind, JSON.parse(r.stdout)) };
   let msg = r.stderr.trim();
   try { msg = JSON.parse(msg.split('\n').pop()).error; } catch (e) { /* keep raw */ }
   return { error: msg, code: r.code };
@@ -215,11 +212,13 @@ export async function runTest(tap, name, main) {
 }
 
 /* A medium-preset report served from localhost and open in a fresh
- * browser: {rep, cat, D, server, v, page}, or null (failures reported). */
+ * browser: {rep, cat, D, server, v, page}, or null (failures reported).
+ * opts: {plain: no Content-Encoding header, scale: gen-capture --scale}. */
 export async function mediumViewer(tap, tag, opts) {
   const dir = tmpdir(tag);
   const ev = path.join(dir, 'medium.json');
-  if (!tap.ok(run('gen-capture', ['--preset', 'medium', '-o', ev]).code === 0, 'gen-capture --preset medium')) return null;
+  const scale = opts && opts.scale ? ['--scale', String(opts.scale)] : [];
+  if (!tap.ok(run('gen-capture', ['--preset', 'medium', ...scale, '-o', ev]).code === 0, `gen-capture --preset medium ${scale.join(' ')}`)) return null;
   const rep = path.join(dir, 'report');
   const b = run('dsight', ['build', ev, '-o', rep]);
   if (!tap.ok(b.code === 0, 'dsight build', b.stderr)) return null;

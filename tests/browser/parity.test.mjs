@@ -124,7 +124,7 @@ async function main() {
   if (v1.readyAt === null) return;
   const api = await v1.page.evaluate(() => ({ v: window.traceExplorer.version, frozen: Object.isFrozen(window.traceExplorer),
     d: window.traceExplorer.describe().version }));
-  tap.ok(api.v === '3.2' && api.d === '3.2' && api.frozen, 'window.traceExplorer is frozen, version 3.2', api);
+  tap.ok(api.v === '3.3' && api.d === '3.3' && api.frozen, 'window.traceExplorer is frozen, version 3.3', api);
   const carried = await compareAll(v1.page, rep, cases, 'gzip-encoded');
   tap.ok(carried, 'a carried setting with conflicting values was compared');
 

@@ -74,7 +74,7 @@ async function main() {
     const exp = probe.map((id) => ({ r: dquery(rep, 'request', { request: id }).ok, l: dquery(rep, 'lifecycle', { request: id }).ok }));
     tap.ok(JSON.stringify(got) === JSON.stringify(exp), `${p.file}: getRequest/getLifecycle equal dsight query for its requests`, { got, exp });
     const ver = await v.page.evaluate(() => ({ v: window.traceExplorer.version, d: window.traceExplorer.describe().version, direct: !(window.traceExplorer.queryRequests({}) instanceof Promise) }));
-    tap.ok(ver.v === '3.2' && ver.d === '3.2' && ver.direct, `${p.file}: API 3.2, request calls answer directly when embedded`, ver);
+    tap.ok(ver.v === '3.3' && ver.d === '3.3' && ver.direct, `${p.file}: API 3.3, request calls answer directly when embedded`, ver);
     if (k === 0) await saveShot(v.page, '21-part-001.png');
     await v.close();
   }

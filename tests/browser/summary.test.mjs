@@ -4,30 +4,90 @@
 // hover of a bin are checked against `dsight query nsys` on the bin's
 // window; the whole-run by-name table (build-time per-name sums, no range
 // shard fetched) equals `dsight query nsys --group-by name`; a whole-run
-// metric family draws from the metric summaries.
-import { Tap, dquery, saveShot, mediumViewer, runTest } from './harness.mjs';
+// metric family draws from the metric summaries.  At the whole run and at
+// a 60-s window every depth row's dominant names (per summary bin) equal a
+// brute-force computation over `dsight query sql` on nvtx.depth (the
+// medium preset at --scale 2, so that 60 s is over the budget too).
+import { Tap, dquery, run, saveShot, mediumViewer, runTest } from './harness.mjs';
 
 const tap = new Tap();
 
-/* The CLI's ranges of profile p and thread tid that touch summary bin
- * `bin` of width w (the build's rule: floor(start/w) <= bin <=
- * floor(end/w) after clipping to the run), counted per name. */
-function binCounts(rep, p, tid, bin, w, D, nb) {
+/* A brute-force lane summary of profile p's level lv over [from, to] from
+ * `dsight query sql` on nvtx (depth as nvtx.depth, 8 and deeper folded):
+ * Map 'tid|depth' -> Map bin -> {best total, names: Map name -> total}. */
+function bruteDepths(rep, p, lv, from, to, D) {
+  const out = new Map(), W = lv.width, nb = lv.bins;
+  const b0 = Math.floor(from / W), b1 = Math.min(nb - 1, Math.floor(to / W));
+  /* the bins drawn: those from from's to to's, whole */
+  const sql = `SELECT tid, depth, start, "end", name FROM nvtx WHERE profile = ${p.id} AND start <= ${b1 === nb - 1 ? D : (b1 + 1) * W} AND "end" >= ${b0 * W}`;
+  const r = run('dsight', ['query', rep, 'sql', '--sql', sql, '--max-rows', '1000000']);
+  if (r.code !== 0) throw new Error(r.stderr);
+  for (const [tid, depth, s0, e0, name] of JSON.parse(r.stdout).rows) {
+    if (!(e0 >= 0) || !(s0 <= D)) continue;
+    const s = Math.max(s0, 0), e = Math.min(e0, D), key = `${tid}|${Math.min(depth, 8)}`;
+    let m = out.get(key);
+    if (!m) out.set(key, m = new Map());
+    for (let i = Math.max(b0, Math.min(nb - 1, Math.floor(s / W))); i <= Math.min(b1, nb - 1, Math.floor(e / W)); i++) {
+      const lo = i * W, hi = i === nb - 1 ? D : (i + 1) * W, ov = Math.max(0, Math.min(e, hi) - Math.max(s, lo));
+      let c = m.get(i);
+      if (!c) m.set(i, c = new Map());
+      const k = name === null ? '(no name)' : name;
+      c.set(k, (c.get(k) || 0) + ov);
+    }
+  }
+  return out;
+}
+
+/* Compares every summary track's depth rows with bruteDepths: the same
+ * (thread, depth) rows and bins, and each bin's name covers the most time
+ * (up to rounding: ties are broken by count and name index). */
+async function checkDepthRows(page, rep, cat, D, from, to, what) {
+  const drawn = await page.$$eval('#sec-nsight canvas', (cs) => cs.map((c) => (c.dataset.mode === 'summary' ? DSSummary.dominant(c.dsSummary) : null)));
+  const level = await page.$$eval('#sec-nsight canvas', (cs) => cs.map((c) => +c.dataset.level));
+  let rows = 0, bins = 0, deep = 0;
+  const bad = [];
+  for (const [i, dom] of drawn.entries()) {
+    if (!dom) continue;
+    const p = cat.profiles[i], lv = p.nvtx_summary.levels[level[i]];
+    const want = bruteDepths(rep, p, lv, from, to, D);
+    const got = new Set(dom.map((r) => `${r.tid}|${r.depth}`));
+    if (got.size !== [...want.keys()].filter((k) => want.get(k).size).length) bad.push({ profile: p.id, rows: [...got], want: [...want.keys()] });
+    for (const r of dom) {
+      const m = want.get(`${r.tid}|${r.depth}`) || new Map();
+      rows++;
+      if (r.depth > 0) deep++;
+      if (r.bins.length !== m.size) bad.push({ profile: p.id, tid: r.tid, depth: r.depth, bins: r.bins.length, want: m.size });
+      for (const [bin, name] of r.bins) {
+        const c = m.get(bin), nm = name < 0 ? '(no name)' : p.names[name];
+        bins++;
+        const best = c ? Math.max(...c.values()) : -1;
+        if (!c || !(c.get(nm) >= best - 1e-9 * Math.max(1, best))) bad.push({ profile: p.id, tid: r.tid, depth: r.depth, bin, name: nm, want: c && [...c].sort((a, b) => b[1] - a[1]).slice(0, 3) });
+        if (bad.length > 5) break;
+      }
+    }
+  }
+  tap.ok(rows > 0 && deep > 0 && bad.length === 0, `${what}: ${rows} depth rows (${deep} below the top) and their ${bins} bins name what covers most time at that depth (dsight query sql on nvtx.depth)`, bad.slice(0, 6));
+}
+
+/* The CLI's ranges of profile p, thread tid and depth (8: 8 and deeper)
+ * that touch summary bin `bin` of width w (the build's rule: floor(start/w)
+ * <= bin <= floor(end/w) after clipping to the run), counted per name. */
+function binCounts(rep, p, tid, depth, bin, w, D, nb) {
   const a = bin * w, b = bin === nb - 1 ? D : (bin + 1) * w;
-  const res = dquery(rep, 'nsys', { profile: p, from: a, to: b, limit: 1000 }).ok;
+  const sql = `SELECT start, "end", name FROM nvtx WHERE profile = ${p} AND tid = '${tid}' AND min(depth, 8) = ${depth} AND start <= ${b} AND "end" >= ${a}`;
+  const res = run('dsight', ['query', rep, 'sql', '--sql', sql, '--max-rows', '100000']);
   const counts = new Map();
-  for (const it of res.items) {
-    if (it.global_tid !== tid) continue;
-    const lo = Math.min(nb - 1, Math.floor(Math.max(it.start, 0) / w)), hi = Math.min(nb - 1, Math.floor(Math.min(it.end, D) / w));
+  for (const [s, e, name] of JSON.parse(res.stdout).rows) {
+    const lo = Math.min(nb - 1, Math.floor(Math.max(s, 0) / w)), hi = Math.min(nb - 1, Math.floor(Math.min(e, D) / w));
     if (lo > bin || hi < bin) continue;
-    const k = it.name === null ? '(no name)' : it.name;
+    const k = name === null ? '(no name)' : name;
     counts.set(k, (counts.get(k) || 0) + 1);
   }
   return counts;
 }
 
 async function main() {
-  const mv = await mediumViewer(tap, 'summary');
+  const mv = await mediumViewer(tap, 'summary', { scale: 2 });
   if (!mv) return;
   const { rep, cat, D, page, server } = mv;
   const te = (fn, arg) => page.evaluate(fn, arg);
@@ -41,6 +101,11 @@ async function main() {
     `the whole run draws summary tracks for the ${over.filter(Boolean).length} profiles over the 20,000-row budget, exact ranges for the others`, tracks.map((t) => t.mode));
   tap.ok(tracks.every((t) => t.labels > 0), `every track labels names at the whole-run zoom (${tracks.map((t) => t.labels).join(', ')} labels)`);
   await saveShot(page, 'summary-01-whole-run-names.png');
+  await checkDepthRows(page, rep, cat, D, 0, D, 'whole run');
+  await te((d) => { window.traceExplorer.setState({ from: d / 2 - 30, to: d / 2 + 30 }); return window.traceExplorer.whenDetailsReady(); }, D);
+  await saveShot(page, 'summary-01b-60s-depth-rows.png');
+  await checkDepthRows(page, rep, cat, D, D / 2 - 30, D / 2 + 30, '60-s window');
+  await te((d) => { window.traceExplorer.setState({ from: 0, to: d }); return window.traceExplorer.whenDetailsReady(); }, D);
 
   /* each label names ranges of its thread inside its cell's bins */
   let checked = 0;
@@ -59,17 +124,17 @@ async function main() {
 
   /* 2. hover: the bin's names and counts equal the CLI's ranges of that bin */
   const i0 = tracks.findIndex((t) => t.mode === 'summary'), t0 = tracks[i0], p0 = cat.profiles[i0], lv0 = p0.nvtx_summary.levels[t0.level];
-  const [, bin, , tid0, y0] = t0.runs[0];
+  const [, bin, , tid0, y0, depth0] = t0.runs[0];
   const box = await page.$$eval('#sec-nsight canvas', (cs, i) => { const r = cs[i].getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; }, i0);
   const x = await te(([d, w, t]) => DSUI.scale(0, d, w).x(t), [D, box.w, (bin + 0.5) * lv0.width]);
   await page.mouse.move(box.x + x, box.y + y0 + 6);
   const tip = await page.$eval('#tooltip', (t) => ({ hidden: t.hidden, head: (t.querySelector('b') || {}).textContent,
     rows: [...t.querySelectorAll('table.tip-names tr')].slice(1).map((tr) => [tr.children[0].textContent, tr.children[1].textContent]) }));
-  const want = binCounts(rep, p0.id, tid0, bin, lv0.width, D, lv0.bins);
+  const want = binCounts(rep, p0.id, tid0, depth0, bin, lv0.width, D, lv0.bins);
   const wantRows = tip.rows.map(([n]) => [n, (want.get(n) || 0).toLocaleString('en-US')]);
   tap.ok(!tip.hidden && tip.rows.length > 0 && tip.rows.length <= p0.nvtx_summary.top, `hovering bin ${bin} lists its top ${tip.rows.length} names`, tip);
   tap.ok(JSON.stringify(tip.rows) === JSON.stringify(wantRows) && new RegExp(`: ${want.size} names?`).test(tip.head),
-    `the hover's counts and name total equal the CLI's ranges of tid ${tid0} in bin ${bin} (${want.size} names)`, { tip, want: [...want] });
+    `the hover's counts and name total equal the CLI's ranges of tid ${tid0} at depth ${depth0} in bin ${bin} (${want.size} names)`, { tip, want: [...want] });
   await saveShot(page, 'summary-02-hover.png');
 
   /* 3. the whole-run by-name table: build-time sums, equal to the CLI */

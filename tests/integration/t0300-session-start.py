@@ -260,8 +260,11 @@ try:
     os.unlink(wpath)
 
     # --- addresses and usage ---
-    r = sl.dsight("query", "--remote", "localhost:7000", env=env)
-    t.ok(r.returncode == 2 and "not served yet" in r.stderr, "host:port is reserved: not served yet", r.stderr)
+    r = sl.dsight("query", "--remote", "localhost:1", env=env)
+    t.ok(r.returncode == 3 and "No live session at http://localhost:1/" in r.stderr,
+         "host:port with nothing listening: exit 3, no live session", r.stderr)
+    r = sl.dsight("query", "--remote", "https://localhost:1/", env=env)
+    t.ok(r.returncode == 2 and "plain http://" in r.stderr, "https:// is a usage error", r.stderr)
     r = sl.dsight("query", "--remote", "x", doc, "summary", env=env)
     t.eq(r.returncode, 2, "--remote with a dataset path is a usage error")
     p = tap.run([sl.DSIGHTD, "serve", doc, "--idle-timeout", "5x"], timeout=30)

@@ -96,13 +96,13 @@ try:
     c = sl.Conn(path)
     c.raw(b"\xff\xff\xff\xff" + b"x" * 100)
     r = c.recv()
-    t.ok(r.get("error", {}).get("code") == -32600 and "1 MiB" in r["error"]["message"], "4 GiB prefix: error reply", r)
+    t.ok(r.get("error", {}).get("code") == -32600 and "8 MiB" in r["error"]["message"], "4 GiB prefix: error reply", r)
     t.ok(c.closed_by_peer(), "4 GiB prefix: connection closed")
     c.close()
-    # just over 1 MiB
+    # just over 8 MiB
     c = sl.Conn(path)
-    c.raw(struct.pack(">I", (1 << 20) + 1))
-    t.eq(c.recv().get("error", {}).get("code"), -32600, "1 MiB + 1 prefix refused")
+    c.raw(struct.pack(">I", (8 << 20) + 1))
+    t.eq(c.recv().get("error", {}).get("code"), -32600, "8 MiB + 1 prefix refused")
     c.close()
 
     # random bytes from several clients at once

@@ -142,35 +142,37 @@ for s, series in enumerate(core["metrics"]):
 
 
 def summary_bins(events, duration, nb):
-    """The NVTX summary rule (doc/report-files.md): per (bin, thread, name)
-    count, inner and total over the ranges touching the bin."""
+    """The lane summary rule (doc/report-files.md "Lane summaries"), lanes
+    = threads: per (bin, thread, depth, name) count, inner and total over
+    the ranges touching the bin, depth 8 holding every deeper range; names
+    ranked by total, count, index."""
     w = duration / nb
     acc, threads = {}, []
-    for s, e, n, tid in events:
+    for s, e, n, tid, depth in events:
         if not (e >= 0) or not (s <= duration):
             continue
         if tid not in threads:
             threads.append(tid)
-        th = threads.index(tid)
+        th, dp = threads.index(tid), min(depth, 8)
         s, e = max(s, 0.0), min(e, duration)
         for i in range(min(nb - 1, math.floor(s / w)), min(nb - 1, math.floor(e / w)) + 1):
             lo, hi = i * w, duration if i == nb - 1 else (i + 1) * w
             ov = max(0.0, min(e, hi) - max(s, lo))
-            a = acc.setdefault((i, th, n), [0.0, 0.0, 0])
+            a = acc.setdefault((i, th, dp, n), [0.0, 0.0, 0])
             a[1] += ov
             if not (s <= lo and e >= hi):
                 a[0] += ov
             a[2] += 1
     us = lambda x: math.floor(x * 1e6 + 0.5) / 1e6
     rows = {}
-    for (i, th, n), (inner, total, count) in acc.items():
-        rows.setdefault((i, th), []).append((-inner, -total, -count, n))
+    for (i, th, dp, n), (inner, total, count) in acc.items():
+        rows.setdefault((i, th, dp), []).append((-total, -count, n, inner))
     out = []
-    for (i, th) in sorted(rows):
-        top = sorted(rows[(i, th)])
-        r = [i, th, len(top)]
-        for inner, total, count, n in top[:4]:
-            r += [n, us(-inner), us(-total), -count]
+    for (i, th, dp) in sorted(rows):
+        top = sorted(rows[(i, th, dp)])
+        r = [i, th, dp, len(top)]
+        for total, count, n, inner in top[:4]:
+            r += [n, us(inner), us(-total), -count]
         out.append(r)
     return threads, out
 
@@ -180,8 +182,12 @@ for p, prof in enumerate(core["profiles"]):
     ns = prof.get("nvtx_summary")
     if not ns:
         continue
-    evs = list(db.execute("SELECT start, end, name, tid FROM events WHERE profile = ? "
-                          "ORDER BY ordinal", (p,)))
+    t.eq((ns.get("version"), ns.get("top"), ns.get("deeper")), (2, 4, 8),
+         "profile %d: nvtx_summary version 2, top 4, deeper 8" % p)
+    evs = list(db.execute("SELECT e.start, e.end, e.name, e.tid, coalesce(d.depth, 0) "
+                          "FROM events e LEFT JOIN dsight_view_depth d ON d.profile = "
+                          "e.profile AND d.ordinal = e.ordinal WHERE e.profile = ? "
+                          "ORDER BY e.ordinal", (p,)))
     for lv in ns.get("levels", []):
         got = []
         for d in lv["chunks"]:

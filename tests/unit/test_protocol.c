@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "address.h"
+#include "httpc.h"
 #include "frame.h"
 #include "rpc.h"
 #include "testlib.h"
@@ -182,7 +183,7 @@ TEST(address_resolution_order)
 	chmod(tmpl, 0700);
 	setenv("XDG_RUNTIME_DIR", tmpl, 1);
 	CHECK(address_resolve("host:8080", 0, &a, &e) == ERR_USAGE && a.kind == ADDRESS_TCP);
-	CHECK(strstr(e.msg, "not served yet") != NULL);
+	CHECK(strstr(e.msg, "HTTP address") != NULL);
 	CHECK_EQ(address_resolve("tcp://x", 0, &a, &e), ERR_USAGE);
 	CHECK(address_resolve("/abs/s", 0, &a, &e) == 0 && !a.by_name);
 	CHECK_STR(a.path, "/abs/s");
@@ -218,6 +219,53 @@ TEST(address_resolution_order)
 	rmdir(tmpl);
 }
 
+/* HTTP addresses of sessions (httpc.c): the forms, the refusals, and the
+ * token found in a same-user session file of the directory. */
+TEST(httpc_address_forms)
+{
+	struct httpc_addr a;
+	struct err e;
+	char tok[HTTPC_TOKEN_MAX + 1], tmpl[] = "/tmp/dsight-test-XXXXXX", path[4200];
+	CHECK(httpc_is_addr("127.0.0.1:9001") && httpc_is_addr("http://x:1/") && httpc_is_addr("h:80/"));
+	CHECK(!httpc_is_addr("calm-blue-otter") && !httpc_is_addr("localhost") && !httpc_is_addr("/a/b.sock"));
+	CHECK_EQ(httpc_parse("localhost:9001", &a, &e), 0);
+	CHECK_STR(a.url, "http://localhost:9001/");
+	CHECK_EQ(a.port, 9001);
+	CHECK_EQ(httpc_parse("http://[::1]:80/?token=ab12", &a, &e), 0);
+	CHECK_STR(a.host, "[::1]");
+	CHECK_STR(a.token, "ab12");
+	CHECK_EQ(httpc_parse("https://x:1/", &a, &e), ERR_USAGE);
+	CHECK_EQ(httpc_parse("http://x:1/path", &a, &e), ERR_USAGE);
+	CHECK_EQ(httpc_parse("x:0", &a, &e), ERR_USAGE);
+	CHECK_EQ(httpc_parse("x:65536", &a, &e), ERR_USAGE);
+	CHECK_EQ(httpc_parse("::1:80", &a, &e), ERR_USAGE);
+	CHECK_EQ(httpc_parse("http://x:1/?token=zz", &a, &e), ERR_USAGE);
+	CHECK_EQ(httpc_parse("http://x:1/?other=1", &a, &e), ERR_USAGE);
+	/* the token of a session file whose URL names the same listener */
+	CHECK(mkdtemp(tmpl) != NULL);
+	chmod(tmpl, 0700);
+	setenv("XDG_RUNTIME_DIR", tmpl, 1);
+	unsetenv("DSIGHT_TOKEN");
+	snprintf(path, sizeof path, "%s/dsight", tmpl);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof path, "%s/dsight/s.sock.http", tmpl);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	fputs("http://127.0.0.1:4242/ 00ff\n", f);
+	fclose(f);
+	CHECK_EQ(httpc_parse("localhost:4242", &a, &e), 0);
+	CHECK(httpc_find_token(&a, tok) == 0 && !strcmp(tok, "00ff"));
+	CHECK_EQ(httpc_parse("127.0.0.1:4243", &a, &e), 0);
+	CHECK(httpc_find_token(&a, tok) != 0);
+	setenv("DSIGHT_TOKEN", "beef", 1);
+	CHECK(httpc_find_token(&a, tok) == 0 && !strcmp(tok, "beef"));
+	unsetenv("DSIGHT_TOKEN");
+	unlink(path);
+	snprintf(path, sizeof path, "%s/dsight", tmpl);
+	rmdir(path);
+	rmdir(tmpl);
+}
+
 int main(void)
 {
 	RUN(frame_roundtrip_bytewise);
@@ -227,5 +275,6 @@ int main(void)
 	RUN(rpc_result_embeds_verbatim_and_members_locate_raw_text);
 	RUN(address_names);
 	RUN(address_resolution_order);
+	RUN(httpc_address_forms);
 	return testlib_done();
 }

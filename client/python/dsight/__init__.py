@@ -174,8 +174,10 @@ def open(path):  # noqa: A001 - the natural name, as in io.open
 
 
 def connect(address):
-    """Connects to a warm session by name (`calm-blue-otter`) or socket
-    path; NoSession when nothing listens there."""
+    """Connects to a warm session by name (`calm-blue-otter`), socket path,
+    or HTTP address (`127.0.0.1:9001`, `http://127.0.0.1:9001/?token=T`,
+    a session started with `--http`); NoSession when nothing listens
+    there."""
     return Session(address)
 
 

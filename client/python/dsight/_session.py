@@ -11,7 +11,7 @@ import socket
 import struct
 import threading
 
-from . import _native
+from . import _http, _native
 from ._errors import DataError, NoSession, QueryError
 
 PROTOCOL = 1
@@ -127,7 +127,11 @@ class Session:
 
     def __init__(self, address):
         self.address = address
-        self.path, self._shown = _native.resolve(address)
+        if _http.is_http(address):
+            # HOST:PORT or http://HOST:PORT/: the session's HTTP listener
+            self.path, self._shown = None, _http.parse(address)[2]
+        else:
+            self.path, self._shown = _native.resolve(address)
         self._local = threading.local()
         self._conns = []
         self._lock = threading.Lock()
@@ -136,7 +140,8 @@ class Session:
     def _conn(self):
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = _Conn(self.path, self._shown)
+            c = (_http.HttpConn(self.address) if self.path is None
+                 else _Conn(self.path, self._shown))
             self._local.conn = c
             with self._lock:
                 self._conns.append(c)

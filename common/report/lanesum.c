@@ -1,0 +1,243 @@
+/* lanesum: lane summaries of the viewer (see lanesum.h). */
+#include "report/lanesum.h"
+#include "base/buf.h"
+#include "base/jsonout.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One accumulator: (level, lane, depth, bin, name) -> sums.  key 0 = empty. */
+struct acc {
+	uint64_t key;
+	double inner, total;
+	uint64_t count;
+};
+
+struct lanesum {
+	struct acc *v;
+	size_t cap, n; /* cap: a power of two */
+	int full;      /* over a bound: no bins for this group */
+	double duration;
+	struct buf row;
+};
+
+/* 1 + (level << 62 | lane << 50 | depth << 46 | bin << 30 | name + 1):
+ * the bits above 30 are the row's group, in row order after the level
+ * once the bin is compared first. */
+#define KEY(l, lane, d, bin, name) \
+	(1 + ((uint64_t)(l) << 62 | (uint64_t)(lane) << 50 | (uint64_t)(d) << 46 | \
+	      (uint64_t)(bin) << 30 | (uint64_t)((name) + 1)))
+#define K_LEVEL(k) ((int)(((k) - 1) >> 62))
+#define K_LANE(k) ((size_t)((((k) - 1) >> 50) & 0xfff))
+#define K_DEPTH(k) ((int)((((k) - 1) >> 46) & 0xf))
+#define K_BIN(k) ((size_t)((((k) - 1) >> 30) & 0xffff))
+#define K_NAME(k) ((int64_t)(((k) - 1) & 0x3fffffff) - 1)
+#define K_GROUP(k) (((k) - 1) >> 30)
+
+struct lanesum *lanesum_new(double duration)
+{
+	struct lanesum *ls = calloc(1, sizeof *ls);
+	if (!ls)
+		return NULL;
+	ls->duration = duration;
+	buf_init(&ls->row, 0);
+	return ls;
+}
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)key & (cap - 1);
+}
+
+static struct acc *find(struct lanesum *t, uint64_t key)
+{
+	size_t i = slot_of(key, t->cap);
+	while (t->v[i].key && t->v[i].key != key)
+		i = (i + 1) & (t->cap - 1);
+	return &t->v[i];
+}
+
+/* The accumulator of key, created when absent; NULL when out of memory or
+ * over the bound. */
+static struct acc *get(struct lanesum *t, uint64_t key)
+{
+	struct acc *a;
+
+	if (t->cap == 0 || (t->n + 1) * 4 > t->cap * 3) { /* load <= 3/4 */
+		size_t cap = t->cap ? t->cap * 2 : 4096, ocap = t->cap;
+		struct acc *old = t->v, *nv;
+		if (t->n + 1 > LANESUM_MAX_ENTRIES || !(nv = calloc(cap, sizeof *nv)))
+			return NULL;
+		t->v = nv;
+		t->cap = cap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].key)
+				*find(t, old[i].key) = old[i];
+		free(old);
+	}
+	a = find(t, key);
+	if (!a->key) {
+		a->key = key;
+		t->n++;
+	}
+	return a;
+}
+
+int lanesum_add(struct lanesum *ls, size_t lane, int64_t depth, int64_t name,
+                double s, double e)
+{
+	double d = ls->duration;
+
+	if (ls->full)
+		return -1;
+	if (!(e >= 0) || !(s <= d))
+		return 0;
+	if (lane >= LANESUM_MAX_LANES || depth < 0 || name < -1 || name > LANESUM_MAX_NAME) {
+		ls->full = 1;
+		return -1;
+	}
+	if (depth > LANESUM_DEEPER)
+		depth = LANESUM_DEEPER;
+	s = fmax(s, 0);
+	e = fmin(e, d);
+	for (int l = 0; l < LANESUM_LEVELS; l++) {
+		long nb = (long)LANESUM_BINS0 << (3 * l);
+		double w = d / (double)nb;
+		long a = (long)floor(s / w), b = (long)floor(e / w);
+		if (a > nb - 1) a = nb - 1;
+		if (b > nb - 1) b = nb - 1;
+		for (long i = a; i <= b; i++) {
+			double lo = (double)i * w, hi = i == nb - 1 ? d : (double)(i + 1) * w;
+			double ov = fmin(e, hi) - fmax(s, lo);
+			struct acc *ac = get(ls, KEY(l, lane, depth, i, name));
+			if (!ac) {
+				ls->full = 1;
+				return -1;
+			}
+			if (ov < 0)
+				ov = 0;
+			ac->total += ov;
+			if (!(s <= lo && e >= hi))
+				ac->inner += ov;
+			ac->count++;
+		}
+	}
+	return 0;
+}
+
+void lanesum_discard(struct lanesum *ls)
+{
+	ls->full = 1;
+}
+
+/* Level, bin, lane, depth; then the names by total, count, index. */
+static int cmp_acc(const void *pa, const void *pb)
+{
+	const struct acc *a = pa, *b = pb;
+	int la = K_LEVEL(a->key), lb = K_LEVEL(b->key);
+	size_t ba = K_BIN(a->key), bb = K_BIN(b->key);
+	uint64_t ga = K_GROUP(a->key), gb = K_GROUP(b->key);
+
+	if (la != lb) return la < lb ? -1 : 1;
+	if (ba != bb) return ba < bb ? -1 : 1;
+	if (ga != gb) return ga < gb ? -1 : 1; /* lane, then depth */
+	if (a->total != b->total) return a->total > b->total ? -1 : 1;
+	if (a->count != b->count) return a->count > b->count ? -1 : 1;
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static void put_us(struct buf *b, double x)
+{
+	jsonout_real(b, round(x * 1e6) / 1e6);
+}
+
+/* The row of the sorted group v[i..j). */
+static void put_row(struct buf *r, const struct acc *v, size_t i, size_t j)
+{
+	buf_reset(r);
+	buf_putc(r, '[');
+	jsonout_int(r, (int64_t)K_BIN(v[i].key));
+	buf_putc(r, ',');
+	jsonout_int(r, (int64_t)K_LANE(v[i].key));
+	buf_putc(r, ',');
+	jsonout_int(r, K_DEPTH(v[i].key));
+	buf_putc(r, ',');
+	jsonout_int(r, (int64_t)(j - i));
+	for (size_t m = i; m < j && m < i + LANESUM_TOP; m++) {
+		buf_putc(r, ',');
+		jsonout_int(r, K_NAME(v[m].key));
+		buf_putc(r, ',');
+		put_us(r, v[m].inner);
+		buf_putc(r, ',');
+		put_us(r, v[m].total);
+		buf_putc(r, ',');
+		jsonout_int(r, (int64_t)v[m].count);
+	}
+	buf_putc(r, ']');
+}
+
+int lanesum_flush(struct lanesum *ls, struct shard_writer *w, int64_t stream0,
+                  int *written, struct err *e)
+{
+	struct acc *v = ls->v;
+	size_t k = 0;
+	int rc = 0;
+
+	*written = 0;
+	if (!ls->full && ls->n) {
+		for (size_t i = 0; i < ls->cap; i++) /* compact in place */
+			if (v[i].key)
+				v[k++] = v[i];
+		qsort(v, k, sizeof *v, cmp_acc);
+		for (size_t i = 0; i < k && !rc;) {
+			size_t j = i, bin = K_BIN(v[i].key);
+			int l = K_LEVEL(v[i].key);
+			double bw = ls->duration / (double)((long)LANESUM_BINS0 << (3 * l));
+			while (j < k && K_GROUP(v[j].key) == K_GROUP(v[i].key))
+				j++;
+			put_row(&ls->row, v, i, j);
+			rc = shard_writer_add_text(w, SHARD_SUMMARY, stream0 + l, (double)bin * bw,
+			                           (double)(bin + 1) * bw, ls->row.data,
+			                           ls->row.len, e);
+			i = j;
+		}
+		*written = !rc;
+	}
+	free(ls->v);
+	ls->v = NULL;
+	ls->cap = ls->n = 0;
+	ls->full = 0;
+	return rc;
+}
+
+json_t *lanesum_json(double duration, const struct shard_writer *w, int64_t stream0)
+{
+	json_t *o = json_object(), *levels = json_array();
+
+	json_object_set_new(o, "version", json_integer(LANESUM_VERSION));
+	json_object_set_new(o, "top", json_integer(LANESUM_TOP));
+	json_object_set_new(o, "deeper", json_integer(LANESUM_DEEPER));
+	for (int l = 0; l < LANESUM_LEVELS; l++) {
+		json_t *lv = json_object();
+		long nb = (long)LANESUM_BINS0 << (3 * l);
+		json_object_set_new(lv, "bins", json_integer(nb));
+		json_object_set_new(lv, "width", json_real(duration / (double)nb));
+		json_object_set_new(lv, "chunks", shard_writer_descs_json(w, SHARD_SUMMARY, stream0 + l));
+		json_array_append_new(levels, lv);
+	}
+	json_object_set_new(o, "levels", levels);
+	return o;
+}
+
+void lanesum_free(struct lanesum *ls)
+{
+	if (!ls)
+		return;
+	free(ls->v);
+	buf_free(&ls->row);
+	free(ls);
+}

@@ -1,0 +1,151 @@
+/* store_typed: the typed tables behind the views (see store_typed.h). */
+#include "store/store_typed.h"
+
+#include <string.h>
+
+#include "base/buf.h"
+
+const int store_typed_cols[2] = {6, 4};
+
+static const char schema_sql[] =
+	"CREATE TABLE " STORE_TYPED_SAMPLES " (profile INTEGER, ordinal INTEGER,"
+	" time REAL, tid TEXT, stack INTEGER, source_row INTEGER,"
+	" PRIMARY KEY (profile, ordinal)) WITHOUT ROWID;"
+	/* value has no affinity: an INTEGER stays INTEGER, a REAL stays REAL */
+	"CREATE TABLE " STORE_TYPED_POINTS " (series INTEGER, ordinal INTEGER,"
+	" time REAL, value, PRIMARY KEY (series, ordinal)) WITHOUT ROWID;";
+
+/*
+ * The views group and filter by names through these: an outer loop over a
+ * dictionary in name order and an inner seek into the rows of that name,
+ * so GROUP BY name needs no sort.
+ */
+static const char index_sql[] =
+	"CREATE INDEX dsight_events_name ON events (profile, name, start,"
+	" \"end\");"
+	"CREATE INDEX dsight_view_names_name ON dsight_view_names (name,"
+	" profile, id);"
+	"CREATE INDEX dsight_view_series_name ON dsight_view_series (name,"
+	" series);"
+	/* Table sizes for the planner (sqlite_stat1), sampled: at most 400
+	 * rows of each index are read, so it costs milliseconds at any size.
+	 * Without them SQLite guesses every table equally large and may loop
+	 * over millions of ranges outside a few requests. */
+	"PRAGMA analysis_limit = 400; ANALYZE;";
+
+/*
+ * One row's values: a sample's tid is read from its JSON string and a
+ * point's real or big value converted from its JSON text by SQLite
+ * itself (json_extract and CAST use the same conversion), so the typed
+ * value is the one the payload gives.
+ */
+static void row_sql(struct buf *b, enum store_typed_kind k, int base)
+{
+	if (k == STORE_TYPED_SAMPLE)
+		buf_printf(b, "(?%d,?%d,?%d,json_extract(?%d,'$'),?%d,?%d)",
+		           base + 1, base + 2, base + 3, base + 4, base + 5,
+		           base + 6);
+	else
+		buf_printf(b, "(?%d,?%d,?%d,CASE WHEN typeof(?%d) = 'text'"
+		           " THEN CAST(?%d AS REAL) ELSE ?%d END)",
+		           base + 1, base + 2, base + 3, base + 4, base + 4,
+		           base + 4);
+}
+
+static int prepare(sqlite3 *db, enum store_typed_kind k, int rows,
+                   sqlite3_stmt **out, struct err *e)
+{
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql, 0);
+	buf_printf(&sql, "INSERT INTO %s VALUES ",
+	           k == STORE_TYPED_SAMPLE ? STORE_TYPED_SAMPLES
+	                                   : STORE_TYPED_POINTS);
+	for (int r = 0; r < rows; r++) {
+		if (r)
+			buf_putc(&sql, ',');
+		row_sql(&sql, k, r * store_typed_cols[k]);
+	}
+	if (sql.failed) {
+		buf_free(&sql);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	rc = sqlite3_prepare_v3(db, sql.data, -1, SQLITE_PREPARE_PERSISTENT,
+	                        out, NULL);
+	buf_free(&sql);
+	if (rc != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot prepare the typed tables: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}
+
+int store_typed_create(sqlite3 *db, struct store_typed *t, int multi_rows,
+                       struct err *e)
+{
+	memset(t, 0, sizeof *t);
+	t->multi_rows = multi_rows;
+	if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot create the typed tables: %s",
+		               sqlite3_errmsg(db));
+	for (int k = 0; k < 2; k++)
+		if (prepare(db, k, 1, &t->one[k], e) ||
+		    prepare(db, k, multi_rows, &t->multi[k], e))
+			return e->code;
+	return 0;
+}
+
+sqlite3_stmt *store_typed_stmt(const struct store_typed *t,
+                               enum store_typed_kind k, int n)
+{
+	return n == 1 ? t->one[k] : t->multi[k];
+}
+
+void store_typed_bind_sample(sqlite3_stmt *st, int row, int64_t profile,
+                             int64_t ordinal, double time,
+                             const char *tid_json, size_t tid_len,
+                             int64_t stack, int64_t source_row)
+{
+	int b = row * store_typed_cols[STORE_TYPED_SAMPLE];
+
+	sqlite3_bind_int64(st, b + 1, profile);
+	sqlite3_bind_int64(st, b + 2, ordinal);
+	sqlite3_bind_double(st, b + 3, time);
+	sqlite3_bind_text(st, b + 4, tid_json, (int)tid_len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, b + 5, stack);
+	sqlite3_bind_int64(st, b + 6, source_row);
+}
+
+void store_typed_bind_point(sqlite3_stmt *st, int row, int64_t series,
+                            int64_t ordinal, double time, const struct num *v,
+                            const char *text, size_t len)
+{
+	int b = row * store_typed_cols[STORE_TYPED_POINT];
+
+	sqlite3_bind_int64(st, b + 1, series);
+	sqlite3_bind_int64(st, b + 2, ordinal);
+	sqlite3_bind_double(st, b + 3, time);
+	if (v->kind == NUM_INT)
+		sqlite3_bind_int64(st, b + 4, v->i);
+	else if (v->kind == NUM_NULL)
+		sqlite3_bind_null(st, b + 4);
+	else
+		sqlite3_bind_text(st, b + 4, text, (int)len, SQLITE_STATIC);
+}
+
+void store_typed_close(struct store_typed *t)
+{
+	for (int k = 0; k < 2; k++) {
+		sqlite3_finalize(t->one[k]);
+		sqlite3_finalize(t->multi[k]);
+		t->one[k] = t->multi[k] = NULL;
+	}
+}
+
+int store_typed_finish(sqlite3 *db, struct err *e)
+{
+	if (sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot index the typed tables: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}

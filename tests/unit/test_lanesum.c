@@ -1,0 +1,129 @@
+/* Unit tests for common/report/lanesum: depth rows, the "deeper" fold,
+ * ranking at a depth, bounds. */
+#include "testlib.h"
+
+#include "report/lanesum.h"
+
+#include <zlib.h>
+
+static char tmpdir[64];
+
+static struct shard_writer *open_writer(void)
+{
+	struct shard_writer *w = NULL;
+	struct shard_writer_opts o = {.dir = tmpdir, .threads = 1};
+	struct err e;
+	strcpy(tmpdir, "/tmp/dsight-test-lanesum-XXXXXX");
+	if (!mkdtemp(tmpdir) || shard_writer_open(&w, &o, &e) != 0)
+		abort();
+	return w;
+}
+
+static void close_writer(struct shard_writer *w)
+{
+	char cmd[128];
+	shard_writer_free(w);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		abort();
+}
+
+/* The decoded text of stream `stream`'s only shard (caller frees). */
+static char *stream_text(const struct shard_writer *w, int64_t stream, uint64_t *count)
+{
+	size_t n = 0;
+	const struct shard_desc *const *d = shard_writer_descs(w, SHARD_SUMMARY, stream, &n);
+	char path[256];
+	if (n != 1)
+		return NULL;
+	*count = d[0]->count;
+	snprintf(path, sizeof path, "%s/%s.json.gz", tmpdir, d[0]->sha256);
+	gzFile f = gzopen(path, "rb");
+	char *out = calloc(1, d[0]->decoded_bytes + 1);
+	if (!f || !out || gzread(f, out, (unsigned)d[0]->decoded_bytes) != (int)d[0]->decoded_bytes)
+		abort();
+	gzclose(f);
+	return out;
+}
+
+TEST(depth_rows_and_deeper)
+{
+	struct shard_writer *w = open_writer();
+	struct lanesum *ls = lanesum_new(100.0);
+	struct err e;
+	int written = 0;
+	uint64_t count = 0;
+
+	CHECK(ls != NULL);
+	/* a root over the run, two children, a range 12 deep (folded to 8) */
+	CHECK_EQ(lanesum_add(ls, 0, 0, 0, 0.0, 100.0), 0);
+	CHECK_EQ(lanesum_add(ls, 0, 1, 1, 10.0, 20.0), 0);
+	CHECK_EQ(lanesum_add(ls, 0, 1, 2, 20.5, 30.0), 0);
+	CHECK_EQ(lanesum_add(ls, 0, 12, 3, 40.0, 41.0), 0);
+	CHECK_EQ(lanesum_add(ls, 0, 1, 4, 150.0, 160.0), 0); /* outside: ignored */
+	CHECK_EQ(lanesum_flush(ls, w, 0, &written, &e), 0);
+	CHECK_EQ(written, 1);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
+	char *t = stream_text(w, 0, &count);
+	CHECK(t != NULL);
+	/* 512 root bins, 52 + 50 child bins, 6 deeper bins at level 0 */
+	CHECK_EQ(count, 620);
+	/* the root alone on depth 0 (inner 0 where it covers the bin), the
+	 * children on depth 1, not hidden by it */
+	CHECK(strstr(t, "[60,0,0,1,0,0.0,0.195313,1]") != NULL);
+	CHECK(strstr(t, "[60,0,1,1,1,0.0,0.195313,1]") != NULL);
+	CHECK(strstr(t, "[205,0,8,1,3,0.0,0.195313,1]") != NULL);
+	CHECK(strstr(t, ",0,12,") == NULL);
+	free(t);
+	lanesum_free(ls);
+	close_writer(w);
+}
+
+TEST(ranking_and_bounds)
+{
+	struct shard_writer *w = open_writer();
+	struct lanesum *ls = lanesum_new(512.0); /* level 0 bins of 1 s */
+	struct err e;
+	int written = 1;
+	uint64_t count = 0;
+
+	/* at one depth: name 7 covers more of bin 3 than name 5 */
+	CHECK_EQ(lanesum_add(ls, 2, 0, 5, 3.0, 3.25), 0);
+	CHECK_EQ(lanesum_add(ls, 2, 0, 7, 3.25, 3.75), 0);
+	CHECK_EQ(lanesum_add(ls, 2, 0, -1, 3.75, 3.875), 0);
+	CHECK_EQ(lanesum_flush(ls, w, 10, &written, &e), 0);
+	CHECK_EQ(written, 1);
+	/* a bad lane or name drops the group: nothing written */
+	CHECK_EQ(lanesum_add(ls, 0, 0, 1, 1.0, 2.0), 0);
+	CHECK_EQ(lanesum_add(ls, LANESUM_MAX_LANES, 0, 1, 1.0, 2.0), -1);
+	CHECK_EQ(lanesum_add(ls, 0, 0, 1, 1.0, 2.0), -1);
+	CHECK_EQ(lanesum_flush(ls, w, 20, &written, &e), 0);
+	CHECK_EQ(written, 0);
+	CHECK_EQ(lanesum_add(ls, 0, 0, LANESUM_MAX_NAME + 1, 1.0, 2.0), -1);
+	CHECK_EQ(lanesum_flush(ls, w, 20, &written, &e), 0);
+	lanesum_add(ls, 0, 0, 1, 1.0, 2.0);
+	lanesum_discard(ls);
+	CHECK_EQ(lanesum_flush(ls, w, 20, &written, &e), 0);
+	CHECK_EQ(written, 0);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
+	char *t = stream_text(w, 10, &count);
+	CHECK(t != NULL);
+	CHECK_EQ(count, 1);
+	CHECK_STR(t, "[[3,2,0,3,7,0.5,0.5,1,5,0.25,0.25,1,-1,0.125,0.125,1]]");
+	free(t);
+	json_t *o = lanesum_json(512.0, w, 10);
+	CHECK_EQ(json_integer_value(json_object_get(o, "version")), 2);
+	CHECK_EQ(json_integer_value(json_object_get(o, "deeper")), 8);
+	CHECK_EQ(json_array_size(json_object_get(o, "levels")), LANESUM_LEVELS);
+	CHECK_EQ(json_array_size(json_object_get(json_array_get(json_object_get(o, "levels"), 0), "chunks")), 1);
+	json_decref(o);
+	lanesum_free(ls);
+	close_writer(w);
+}
+
+int main(void)
+{
+	RUN(depth_rows_and_deeper);
+	RUN(ranking_and_bounds);
+	return testlib_done();
+}
