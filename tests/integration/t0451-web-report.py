@@ -142,7 +142,7 @@ for s, series in enumerate(core["metrics"]):
 
 
 def summary_bins(events, duration, nb):
-    """The lane summary rule (doc/report-files.md "Lane summaries"), lanes
+    """The lane summary rule (doc/report-files.md "NVTX summary shards", its lane summaries), lanes
     = threads: per (bin, thread, depth, name) count, inner and total over
     the ranges touching the bin, depth 8 holding every deeper range; names
     ranked by total, count, index."""
