@@ -13,8 +13,8 @@
 
 #define MAX_CONNS 1024                  /* connections served at once */
 #define FD_SPARE 64                     /* descriptors kept for everything else */
-#define IDLE_CONN_MS 60000              /* nothing asked or owed for this long: closed */
-#define FRAME_MS 10000                  /* a started frame must be whole within this */
+#define IDLE_CONN_MS 60000              /* default: nothing asked or owed for this long: closed */
+#define FRAME_MS 10000                  /* default: a started frame must be whole within this */
 #define PARTIAL_BYTES ((size_t)128 << 20) /* partial frames of all connections, at most */
 
 /* 1 when c has nothing asked and nothing owed: no partial frame, no
@@ -93,23 +93,35 @@ static void refuse(struct server_conn *c, int code, const char *msg)
 	c->srv->act->refuse(c, code, msg);
 }
 
-/* Every second: closes connections idle for IDLE_CONN_MS and those whose
- * started frame is not whole after FRAME_MS (with an error frame). */
+/* The idle and frame time limits of srv (ms): its own (dsightd
+ * --conn-idle-timeout, --frame-timeout), else the defaults. */
+static uint64_t idle_limit(const struct server *srv)
+{
+	return srv->conn_idle_ms > 0 ? (uint64_t)srv->conn_idle_ms : IDLE_CONN_MS;
+}
+
+static uint64_t frame_limit(const struct server *srv)
+{
+	return srv->frame_ms > 0 ? (uint64_t)srv->frame_ms : FRAME_MS;
+}
+
+/* Every second: closes connections idle for idle_limit and those whose
+ * started frame is not whole after frame_limit (with an error frame). */
 void admit_expire(struct server_conn *c, uint64_t now)
 {
 	struct server *srv = c->srv;
 	char msg[160];
 	if (c->closing || c->shutting || c->no_more)
 		return;
-	if (conn_idle(c) && now - c->active_ms >= IDLE_CONN_MS) {
+	if (conn_idle(c) && now - c->active_ms >= idle_limit(srv)) {
 		srv->idle_closed++;
 		c->srv->act->close(c);
 		return;
 	}
-	if (c->partial_ms && c->reading && now - c->partial_ms >= FRAME_MS) {
+	if (c->partial_ms && c->reading && now - c->partial_ms >= frame_limit(srv)) {
 		snprintf(msg, sizeof msg,
-		         "Timed out waiting for the rest of a frame (%zu of %zu bytes after %d s)",
-		         c->fr.body.len, c->fr.need, FRAME_MS / 1000);
+		         "Timed out waiting for the rest of a frame (%zu of %zu bytes after %g s)",
+		         c->fr.body.len, c->fr.need, (double)frame_limit(srv) / 1000);
 		srv->frame_timeouts++;
 		refuse(c, RPC_INVALID_REQUEST, msg);
 	}
@@ -179,13 +191,13 @@ int admit_new(struct server *srv, struct server_conn *c)
 void admit_tick_done(struct server *srv)
 {
 	if (srv->idle_closed) {
-		srv->act->log(srv, "closed %d idle connection(s) (%d s without a request)",
-		           srv->idle_closed, IDLE_CONN_MS / 1000);
+		srv->act->log(srv, "closed %d idle connection(s) (%g s without a request)",
+		           srv->idle_closed, (double)idle_limit(srv) / 1000);
 		srv->idle_closed = 0;
 	}
 	if (srv->frame_timeouts) {
-		srv->act->log(srv, "closing %d connection(s) whose frame was not whole after %d s",
-		           srv->frame_timeouts, FRAME_MS / 1000);
+		srv->act->log(srv, "closing %d connection(s) whose frame was not whole after %g s",
+		           srv->frame_timeouts, (double)frame_limit(srv) / 1000);
 		srv->frame_timeouts = 0;
 	}
 }

@@ -31,6 +31,7 @@
 static const char usage[] =
 	"usage: dsightd serve REPORT [--name NAME | --path SOCKET] [--daemonize] [--log FILE]\n"
 	"                            [--idle-timeout auto|DURATION] [--idle-start auto|orphaned|last-query]\n"
+	"                            [--conn-idle-timeout DURATION] [--frame-timeout DURATION]\n"
 	"                            [--http [HOST:]PORT [--allow-remote]]\n"
 	"\n"
 	"Keeps REPORT (a report directory, a trace-data.sqlite cache or an evidence\n"
@@ -48,6 +49,10 @@ static const char usage[] =
 	"  --idle-start MODE    when the idle clock runs: last-query (always), orphaned (once\n"
 	"                       the starting process is gone), auto (orphaned when started by\n"
 	"                       a live parent, last-query when daemonized)\n"
+	"  --conn-idle-timeout T close a connection with nothing asked or owed after T\n"
+	"                       (default 60s)\n"
+	"  --frame-timeout T    close a connection whose started request frame is not whole\n"
+	"                       after T, with an error frame (default 10s)\n"
 	"  --http [HOST:]PORT   also serve HTTP there (HOST 127.0.0.1 by default; PORT 0 picks\n"
 	"                       one): POST /rpc, and the report's viewer at / backed by the\n"
 	"                       session.  Every request needs the session's token, kept in\n"
@@ -65,6 +70,7 @@ struct opts {
 	int allow_remote;
 	int64_t idle_ms;
 	int idle_start;
+	int64_t conn_idle_ms, frame_ms; /* 0: the server's defaults */
 };
 
 /* Everything the running daemon holds (main owns it). */
@@ -127,9 +133,24 @@ static void logf_(struct daemon *d, const char *fmt, ...)
 
 /* ---- command line ---- */
 
+/* --conn-idle-timeout, --frame-timeout: auto (0: the server's default) or
+ * a positive duration, written as --idle-timeout takes it. */
+static int parse_conn_limit(const char *flag, const char *s, int64_t *ms,
+                            struct err *e)
+{
+	*ms = 0;
+	if (!s || !strcmp(s, "auto"))
+		return 0;
+	if (lifetime_parse_timeout(s, ms, e) || *ms < 0)
+		return err_set(e, ERR_USAGE, "%s must be auto or a duration like "
+		               "60, 10s, 1.5s, 2m (got '%s')", flag, s);
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct opts *o, struct err *e)
 {
 	const char *timeout = "auto", *start = "auto";
+	const char *conn_idle = NULL, *frame = NULL;
 	memset(o, 0, sizeof *o);
 	if (argc < 2 || strcmp(argv[1], "serve") != 0)
 		return err_set(e, ERR_USAGE, "expected the subcommand 'serve' (see dsightd --help)");
@@ -154,6 +175,10 @@ static int parse(int argc, char **argv, struct opts *o, struct err *e)
 			slot = &timeout;
 		else if (!strcmp(a, "--idle-start"))
 			slot = &start;
+		else if (!strcmp(a, "--conn-idle-timeout"))
+			slot = &conn_idle;
+		else if (!strcmp(a, "--frame-timeout"))
+			slot = &frame;
 		else if (!strcmp(a, "--http"))
 			slot = &o->http;
 		if (slot) {
@@ -179,7 +204,9 @@ static int parse(int argc, char **argv, struct opts *o, struct err *e)
 		               "Invalid --name '%s': use 1-64 letters, digits, '_' or '-', starting with a letter or digit",
 		               o->name);
 	if (lifetime_parse_timeout(timeout, &o->idle_ms, e) ||
-	    lifetime_parse_start(start, &o->idle_start, e))
+	    lifetime_parse_start(start, &o->idle_start, e) ||
+	    parse_conn_limit("--conn-idle-timeout", conn_idle, &o->conn_idle_ms, e) ||
+	    parse_conn_limit("--frame-timeout", frame, &o->frame_ms, e))
 		return e->code;
 	return 0;
 }
@@ -327,6 +354,8 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	info.started_utc = d->started_utc;
 	info.started_ms = uv_now(&d->loop);
 	info.idle_timeout_ms = d->o.idle_ms;
+	info.conn_idle_ms = d->o.conn_idle_ms;
+	info.frame_timeout_ms = d->o.frame_ms;
 	info.log = log_line;
 	info.log_ctx = d;
 	if (lifetime_start(&d->loop, d->o.idle_ms, d->o.idle_start, d->owner,

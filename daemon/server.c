@@ -649,6 +649,8 @@ int server_start(uv_loop_t *loop, int listen_fd, const struct server_info *info,
 	*srv->info = *info;
 	srv->act = &actions;
 	srv->max_conns = admit_conn_limit();
+	srv->conn_idle_ms = info->conn_idle_ms;
+	srv->frame_ms = info->frame_timeout_ms;
 	srv->stopped = stopped;
 	srv->ctx = ctx;
 	uv_pipe_init(loop, &srv->listener, 0);

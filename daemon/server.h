@@ -4,7 +4,8 @@
  * Owns the listening socket's handle, the connections (bounded in number:
  * when full, the longest idle one is closed to make room, else the oldest
  * partial frame, else the newcomer gets "Too many connections"; closed
- * after 60 s idle, or 10 s into a frame that is not whole; partial frames
+ * after 60 s idle, or 10 s into a frame that is not whole (both settable:
+ * dsightd --conn-idle-timeout, --frame-timeout); partial frames
  * hold at most 128 MiB in all; 16 accepted per turn of the loop;
  * peer-credential check on accept: only the server's own uid), frame
  * decoding with back-pressure (at most SERVER_MAX_PENDING requests of a
@@ -39,6 +40,11 @@ struct server_info {
 	const char *started_utc;     /* ISO 8601 */
 	uint64_t started_ms;         /* uv_now at start */
 	int64_t idle_timeout_ms;     /* < 0: disabled */
+	/* a connection with nothing asked or owed for this long is closed,
+	 * and one whose started frame is not whole after frame_timeout_ms
+	 * (0: the defaults, 60 s and 10 s) */
+	int64_t conn_idle_ms;
+	int64_t frame_timeout_ms;
 	/* One line for the log (no trailing newline). */
 	void (*log)(void *log_ctx, const char *msg);
 	void *log_ctx;

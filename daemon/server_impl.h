@@ -87,6 +87,7 @@ struct server {
 	struct server_conn *conns;
 	int nconns;
 	int max_conns;      /* MAX_CONNS, or fewer when descriptors are short */
+	int64_t conn_idle_ms, frame_ms; /* server_info's (0: admit.c's defaults) */
 	size_t partial;     /* bytes held by partial frames (sum of held) */
 	uint64_t evicted_ms; /* last log line about evictions */
 	int idle_closed;    /* idle connections closed since the last tick */

@@ -182,8 +182,9 @@ void dataset_set_summaries(struct dataset *ds, int on);
 int dataset_run_events(struct dataset *ds, int64_t profile, int *have,
                        int64_t *count, struct err *e);
 /* The CPU samples of profile in the run: *total, and fn once per stack
- * index with samples (any order). */
-typedef void (*dataset_stack_fn)(void *ctx, int64_t stack, int64_t samples);
+ * index with samples (any order); fn returns nonzero for an index the
+ * profile does not have (a data error, store_summary_samples). */
+typedef int (*dataset_stack_fn)(void *ctx, int64_t stack, int64_t samples);
 int dataset_run_samples(struct dataset *ds, int64_t profile, int *have,
                         int64_t *total, dataset_stack_fn fn, void *ctx,
                         struct err *e);

@@ -52,12 +52,15 @@ static int on_sample(void *ctx, int64_t ordinal,
 	return 0;
 }
 
-/* A stack's whole-run samples from the build-time summary. */
-static void on_stack(void *ctx, int64_t stack, int64_t samples)
+/* A stack's whole-run samples from the build-time summary; -1 for a
+ * stack the profile does not have. */
+static int on_stack(void *ctx, int64_t stack, int64_t samples)
 {
 	struct counts *c = ctx;
-	if (stack >= 0 && (uint64_t)stack < c->nstacks)
-		c->per_stack[stack] += samples;
+	if (stack < 0 || (uint64_t)stack >= c->nstacks)
+		return -1;
+	c->per_stack[stack] += samples;
+	return 0;
 }
 
 /* Adds the profile's inclusive symbol counts to *syms (self: only the

@@ -17,6 +17,8 @@
  * its shard, a temporary table of the cache's connection (cattop_list
  * reads it through the name passed to it). */
 #define IDS_TABLE "temp.catshard_ids"
+/* where each request landed (ord, shard, pos): given to cattime_write */
+#define POS_TABLE "temp.catshard_pos"
 
 #define NCOLL 4
 static const char *const coll_names[NCOLL] = {"requests", "sessions",
@@ -89,7 +91,7 @@ struct cs {
 	const char *kind;  /* the current shard's kind */
 	struct buf gids;   /* the group's ids: kind byte, id, NUL */
 	struct buf gords;  /* the group's request ordinals (int64_t), with summaries */
-	sqlite3_stmt *pos_ins; /* into temp.catshard_pos, with summaries */
+	sqlite3_stmt *pos_ins; /* into POS_TABLE, with summaries */
 	struct buf row;
 	sqlite3_stmt *ins;
 	json_t *shards;
@@ -698,10 +700,10 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 		goto out;
 	}
 	if (s.summaries &&
-	    (sqlite3_exec(db, "DROP TABLE IF EXISTS temp.catshard_pos;"
-	                  "CREATE TEMP TABLE catshard_pos (ord INTEGER PRIMARY KEY, "
+	    (sqlite3_exec(db, "DROP TABLE IF EXISTS " POS_TABLE ";"
+	                  "CREATE TABLE " POS_TABLE " (ord INTEGER PRIMARY KEY, "
 	                  "shard INTEGER, pos INTEGER)", NULL, NULL, NULL) != SQLITE_OK ||
-	     (rc = prep(db, "INSERT INTO temp.catshard_pos (ord, shard, pos) "
+	     (rc = prep(db, "INSERT INTO " POS_TABLE " (ord, shard, pos) "
 	                "VALUES (?1, ?2, ?3)", &s.pos_ins, e)))) {
 		if (!rc)
 			rc = err_set(e, ERR_DATA, "Cannot create the position table: %s",
@@ -711,7 +713,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	if ((rc = prep(db, "INSERT OR IGNORE INTO " IDS_TABLE " (id, kind, shard) "
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
-	    (s.summaries && (rc = cattime_write(db, dir, times, e))) ||
+	    (s.summaries && (rc = cattime_write(db, POS_TABLE, dir, times, e))) ||
 	    (rc = catsearch_finish(&s.search, &search, e)) ||
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
@@ -766,7 +768,7 @@ out:
 	sqlite3_finalize(s.ins);
 	sqlite3_finalize(s.pos_ins);
 	sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
-	             "DROP TABLE IF EXISTS temp.catshard_pos", NULL, NULL, NULL);
+	             "DROP TABLE IF EXISTS " POS_TABLE, NULL, NULL, NULL);
 	json_decref(times);
 	buf_free(&s.cur.text);
 	buf_free(&s.group.text);

@@ -79,12 +79,13 @@ static int add(struct tcut *c, sqlite3_stmt *st, const struct buf *row,
 	return 0;
 }
 
-int cattime_write(sqlite3 *db, const char *dir, json_t *out, struct err *e)
+int cattime_write(sqlite3 *db, const char *pos, const char *dir,
+                  json_t *out, struct err *e)
 {
-	static const char sql[] =
+	char *sql = sqlite3_mprintf(
 		"SELECT p.shard, p.pos, r.ordinal, " CATSUM_COLS " "
-		"FROM " STORE_EXT_REQUESTS " r JOIN temp.catshard_pos p ON p.ord = r.ordinal "
-		"ORDER BY r.start, r.ordinal";
+		"FROM " STORE_EXT_REQUESTS " r JOIN %s p ON p.ord = r.ordinal "
+		"ORDER BY r.start, r.ordinal", pos);
 	struct tcut c;
 	struct buf row;
 	sqlite3_stmt *st = NULL;
@@ -93,6 +94,10 @@ int cattime_write(sqlite3 *db, const char *dir, json_t *out, struct err *e)
 	memset(&c, 0, sizeof c);
 	buf_init(&c.text, 0);
 	buf_init(&row, 0);
+	if (!sql) {
+		rc = err_set(e, ERR_NOMEM, "Out of memory writing the time summaries");
+		goto out;
+	}
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "Cannot read the requests for the time summaries: %s",
 		             sqlite3_errmsg(db));
@@ -121,6 +126,7 @@ int cattime_write(sqlite3 *db, const char *dir, json_t *out, struct err *e)
 	if (!rc)
 		rc = cut(&c, dir, out, e);
 out:
+	sqlite3_free(sql);
 	sqlite3_finalize(st);
 	buf_free(&c.text);
 	buf_free(&row);

@@ -25,9 +25,10 @@
  * Writes the time summary shards of db's dsight_requests into dir and
  * appends their descriptors (bounds null when a row lacks a numeric start
  * or end) to out.  Reads each request's catalog shard and position from
- * the build's temp.catshard_pos (ord, shard, pos), which must hold every
- * request.  Holds one shard's text at a time.
+ * the table pos (columns ord, shard, pos; catshard_write names its own),
+ * which must hold every request.  Holds one shard's text at a time.
  */
-int cattime_write(sqlite3 *db, const char *dir, json_t *out, struct err *e);
+int cattime_write(sqlite3 *db, const char *pos, const char *dir,
+                  json_t *out, struct err *e);
 
 #endif

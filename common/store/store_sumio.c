@@ -46,7 +46,9 @@ long store_sumio_parts(sqlite3_stmt *st, int col, double **parts,
 	size_t len = (size_t)sqlite3_column_bytes(st, col);
 	size_t n = len / 8;
 
-	if (sqlite3_column_type(st, col) != SQLITE_BLOB && len)
+	/* the builder writes a BLOB, empty for an empty sum: NULL or any
+	 * other type is malformed */
+	if (sqlite3_column_type(st, col) != SQLITE_BLOB)
 		return -1;
 	if (len % 8 || n > STORE_SUMIO_PARTS_MAX ||
 	    vec_reserve(parts, cap, at + n + 1, sizeof **parts))

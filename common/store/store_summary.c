@@ -490,8 +490,15 @@ int store_summary_samples(struct store_summary *s, int64_t profile,
 		               "rebuild it", (long long)profile, (long long)*total);
 	sqlite3_bind_int64(st, 1, profile);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		fn(ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
+		    fn(ctx, sqlite3_column_int64(st, 0),
+		       sqlite3_column_int64(st, 1)))
+			break;
 	sqlite3_reset(st);
+	if (rc == SQLITE_ROW)
+		return err_set(e, ERR_DATA, "dsight_summary_stacks: profile %lld "
+		               "has samples of a stack it does not have; the "
+		               "report was altered: rebuild it", (long long)profile);
 	if (rc != SQLITE_DONE)
 		return rd_fail(s, e);
 	*have = 1;

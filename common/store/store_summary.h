@@ -71,9 +71,12 @@ int store_summary_events(struct store_summary *s, int64_t profile,
                          int *have, int64_t *count, struct err *e);
 
 /* Whole-run CPU samples of a profile: *total, and fn(ctx, stack, samples)
- * for each stack index with samples (any order). */
-typedef void (*store_summary_stack_fn)(void *ctx, int64_t stack,
-                                       int64_t samples);
+ * for each stack index with samples (any order).  fn returns nonzero for a
+ * stack index the profile does not have (the build checks every sample's
+ * index, so only an altered row names one): a data error naming
+ * dsight_summary_stacks. */
+typedef int (*store_summary_stack_fn)(void *ctx, int64_t stack,
+                                      int64_t samples);
 int store_summary_samples(struct store_summary *s, int64_t profile,
                           int *have, int64_t *total,
                           store_summary_stack_fn fn, void *ctx,

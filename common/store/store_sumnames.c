@@ -8,6 +8,7 @@
 
 #include "base/qsum.h"
 #include "base/vec.h"
+#include "store/store_bincheck.h"
 #include "store/store_sumio.h"
 
 /* Name indexes at or beyond this are not summarised (profile scanned). */
@@ -389,6 +390,13 @@ struct store_sumnames {
 	sqlite3_stmt *rows; /* a profile's events: the most a bin counts */
 	double *parts;
 	size_t cap;
+	/* the (profile, width, by_name) groups store_bincheck passed */
+	struct checked {
+		int64_t profile;
+		double width;
+		int by_name;
+	} *checked;
+	size_t nchecked, capchecked;
 };
 
 void store_sumnames_close(struct store_sumnames *s)
@@ -403,6 +411,7 @@ void store_sumnames_close(struct store_sumnames *s)
 	sqlite3_finalize(s->rows);
 	sqlite3_finalize(s->rbins);
 	free(s->parts);
+	free(s->checked);
 	free(s);
 }
 
@@ -552,6 +561,33 @@ static int crossing_sane(sqlite3_stmt *st, double width)
 	       (!(b < (fl + 1) * width) || !(a > fl * width));
 }
 
+/* 0 when the bins of profile at width agree with its ranges
+ * (store_bincheck), checked once per group while s is open; else the
+ * data error naming the tables. */
+static int check_group(struct store_sumnames *s, int64_t profile,
+                       double width, int by_name, struct err *e)
+{
+	int ok, rc;
+
+	for (size_t k = 0; k < s->nchecked; k++)
+		if (s->checked[k].profile == profile &&
+		    s->checked[k].width == width &&
+		    s->checked[k].by_name == by_name)
+			return 0;
+	if ((rc = store_bincheck_group(s->db, profile, width, by_name,
+	                               BINS_MAX, &ok, e)))
+		return rc;
+	if (!ok)
+		return bad_row(profile, e);
+	if (vec_reserve(&s->checked, &s->capchecked, s->nchecked + 1,
+	                sizeof *s->checked))
+		return 0; /* checked again next time */
+	s->checked[s->nchecked].profile = profile;
+	s->checked[s->nchecked].width = width;
+	s->checked[s->nchecked++].by_name = by_name;
+	return 0;
+}
+
 static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
                      int64_t profile, double width, int64_t i0, int64_t i1,
                      int *have, struct bin_reader *r,
@@ -571,6 +607,8 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 		return 0;
 	if (rc != SQLITE_ROW)
 		goto fail;
+	if ((rc = check_group(s, profile, width, bins == s->bins, e)))
+		return rc;
 	/* a bin counts at most the profile's ranges */
 	sqlite3_bind_int64(s->rows, 1, profile);
 	rc = sqlite3_step(s->rows);

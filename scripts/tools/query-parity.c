@@ -5,6 +5,7 @@
  * without them (dataset_set_summaries).
  *
  *   query-parity DOCUMENT [CACHE] [--random N] [--seed S] [--kinds K,...]
+ *                [--every K]
  *
  * DOCUMENT is an evidence document (in-memory backend).  CACHE is its
  * trace-data.sqlite (a report directory works too); without it a cache is
@@ -14,7 +15,9 @@
  * request joins with every phase, fields, and several values per worker,
  * session, agent and name (some naming nothing, so notes are compared
  * too).  Prints TAP lines (one per kind and group) and exits 1 on any
- * difference.  --kinds runs only the kinds listed (comma-separated).
+ * difference.  --kinds runs only the kinds listed (comma-separated);
+ * --every K only every K-th fixed set of each kind (a sample for the
+ * sanitizer build, where each query costs several times more).
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +40,7 @@ struct ctx {
 	double duration;
 	int failures;
 	long compared;
+	long every, fixed_seen; /* --every: run fixed set k when k % every == 0 */
 	/* event/sample/point boundary times to pick windows from */
 	double *times;
 	size_t ntimes, captimes;
@@ -272,6 +276,8 @@ static void fixed_sets(struct ctx *c, const char *kind, int *ok)
 
 #define RUN(setup)                                                         \
 	do {                                                               \
+		if (c->fixed_seen++ % c->every)                            \
+			break;                                             \
 		query_params_init(&p);                                     \
 		p.kind = kind;                                             \
 		p.request_id = req;                                        \
@@ -636,11 +642,14 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof c);
 	c.rng = 0x9E3779B97F4A7C15ull;
+	c.every = 1;
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--random") && k + 1 < argc)
 			nrandom = atol(argv[++k]);
 		else if (!strcmp(argv[k], "--kinds") && k + 1 < argc)
 			kinds = argv[++k];
+		else if (!strcmp(argv[k], "--every") && k + 1 < argc)
+			c.every = atol(argv[++k]);
 		else if (!strcmp(argv[k], "--seed") && k + 1 < argc)
 			c.rng = strtoull(argv[++k], NULL, 0) | 1;
 		else if (!doc)
@@ -648,9 +657,11 @@ int main(int argc, char **argv)
 		else if (!cache)
 			cache = argv[k];
 	}
+	if (c.every < 1)
+		c.every = 1;
 	if (!doc) {
 		fputs("usage: query-parity DOCUMENT [CACHE] [--random N] "
-		      "[--seed S]\n",
+		      "[--seed S] [--kinds K,...] [--every K]\n",
 		      stderr);
 		return 2;
 	}

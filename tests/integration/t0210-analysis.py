@@ -12,27 +12,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sessionlib as sl  # noqa: E402
 import tap  # noqa: E402
+from analysisref import buckets, find, keyorder, same, usage_error  # noqa: E402
 
 t = tap.T()
 DS = tap.binpath("dsight")
 FIX = tap.FIXTURE
 q = tap.query
 err_of = tap.err_of
-
-
-
-
-
-
-def same(a, b):
-    """Equal values of equal JSON kinds (2 is not 2.0), keys in order."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, dict):
-        return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 # ---- the reference ----
@@ -58,10 +44,6 @@ def nsys_key(field, k, p, ev):
     if field == "profile":
         return p.get("id", k)
     return ev[3]
-
-
-def keyorder(key):
-    return (key is None, key.encode() if isinstance(key, str) else key if key is not None else 0)
 
 
 def ref_nsys_groups(doc, field, s, e):
@@ -125,22 +107,6 @@ def ref_request_groups(doc, field, s, e):
                       "output_tokens": tokens(r.get("output_tokens") for r in rs)})
     items.sort(key=lambda g: (-g["count"], keyorder(g["key"])))
     return items
-
-
-def buckets(s, e, w):
-    n = 1
-    while s + n * w < e:
-        n += 1
-    return [s + i * w for i in range(n)] + [e]
-
-
-def find(b, x):
-    if not (b[0] <= x <= b[-1]):
-        return None
-    i = 0
-    while i + 1 < len(b) - 1 and b[i + 1] <= x:
-        i += 1
-    return i
 
 
 def ref_timeline(doc, of, s, e, w, by_name=False):
@@ -331,33 +297,27 @@ t.ok(r.returncode == 2 and err_of(r)["error"] == "Too many buckets; the most is 
 # ---- validation ----
 
 
-def usage_error(args, msg, name):
-    r = q(*args)
-    t.ok(r.returncode == 2 and err_of(r) == {"ok": False, "error": msg} and r.stdout == "",
-         name, "rc=%d stderr=%r" % (r.returncode, r.stderr))
-
-
-usage_error([FIX, "timeline"], "timeline needs --bucket SECONDS > 0", "timeline without --bucket")
-usage_error([FIX, "timeline", "--bucket", "0"], "timeline needs --bucket SECONDS > 0", "--bucket 0")
-usage_error([FIX, "timeline", "--bucket", "-1"], "timeline needs --bucket SECONDS > 0", "--bucket -1")
-usage_error([FIX, "timeline", "--bucket", "nan"], "timeline needs --bucket SECONDS > 0", "--bucket nan")
-usage_error([FIX, "timeline", "--bucket", "0.001"], "Too many buckets; the most is 10000",
+usage_error(t, [FIX, "timeline"], "timeline needs --bucket SECONDS > 0", "timeline without --bucket")
+usage_error(t, [FIX, "timeline", "--bucket", "0"], "timeline needs --bucket SECONDS > 0", "--bucket 0")
+usage_error(t, [FIX, "timeline", "--bucket", "-1"], "timeline needs --bucket SECONDS > 0", "--bucket -1")
+usage_error(t, [FIX, "timeline", "--bucket", "nan"], "timeline needs --bucket SECONDS > 0", "--bucket nan")
+usage_error(t, [FIX, "timeline", "--bucket", "0.001"], "Too many buckets; the most is 10000",
             "12 s in 1 ms buckets")
 r = q(FIX, "timeline", "--bucket", "0.001", "--to", "10", "--limit", "0")
 t.ok(r.returncode == 0 and len(json.loads(r.stdout)["buckets"]) == 10000,
      "exactly 10000 buckets are allowed", r.stderr)
-usage_error([FIX, "timeline", "--bucket", "0", "--of", "nope"], "timeline needs --bucket SECONDS > 0",
+usage_error(t, [FIX, "timeline", "--bucket", "0", "--of", "nope"], "timeline needs --bucket SECONDS > 0",
             "the bucket is checked before the source")
-usage_error([FIX, "timeline", "--bucket", "1", "--of", "nope"],
+usage_error(t, [FIX, "timeline", "--bucket", "1", "--of", "nope"],
             "Unknown timeline source 'nope'; choose from requests, nsys, cpu, metrics, gpu", "unknown of")
-usage_error([FIX, "timeline", "--bucket", "x"], "--bucket must be a number", "--bucket x")
-usage_error([FIX, "nsys", "--group-by", "session"],
+usage_error(t, [FIX, "timeline", "--bucket", "x"], "--bucket must be a number", "--bucket x")
+usage_error(t, [FIX, "nsys", "--group-by", "session"],
             "Unknown group-by field 'session' for nsys; choose from name, worker, profile, tid",
             "nsys --group-by session")
-usage_error([FIX, "requests", "--group-by", "name"],
+usage_error(t, [FIX, "requests", "--group-by", "name"],
             "Unknown group-by field 'name' for requests; choose from session, agent, worker, "
             "status, client_kind", "requests --group-by name")
-usage_error([FIX, "timeline", "--bucket", "1", "--of", "nsys", "--group-by", "tid"],
+usage_error(t, [FIX, "timeline", "--bucket", "1", "--of", "nsys", "--group-by", "tid"],
             "Unknown group-by field 'tid' for timeline; choose from name", "timeline of nsys by tid")
 t.eq(q(FIX, "timeline", "--bucket", "1", "--of", "cpu", "--group-by", "tid").returncode, 0,
      "group_by is ignored by a timeline of cpu")

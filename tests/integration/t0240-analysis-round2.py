@@ -17,6 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sessionlib as sl  # noqa: E402
 import tap  # noqa: E402
+from analysisref import buckets, find, keyorder, same, usage_error  # noqa: E402
 
 t = tap.T()
 DS = tap.binpath("dsight")
@@ -27,21 +28,6 @@ rng = random.Random(24)
 
 def q(dataset, *args, env=None):
     return tap.run([DS, "query", dataset, *args], env=env)
-
-
-def same(a, b):
-    """Equal values of equal JSON kinds (2 is not 2.0), keys in order."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, dict):
-        return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-def keyorder(key):
-    return (key is None, key.encode() if isinstance(key, str) else 0)
 
 
 # ---- a capture with deep, partly overlapping and identical ranges ----
@@ -123,22 +109,6 @@ def ref_groups(doc, deps, s, e, f):
                       "clipped_total": math.fsum(min(ev[1], e) - max(ev[0], s) for ev in evs)})
     items.sort(key=lambda g: (-g["clipped_total"], -g["count"], keyorder(g["key"])))
     return items
-
-
-def buckets(s, e, w):
-    n = 1
-    while s + n * w < e:
-        n += 1
-    return [s + i * w for i in range(n)] + [e]
-
-
-def find(b, x):
-    if not (b[0] <= x <= b[-1]):
-        return None
-    i = 0
-    while i + 1 < len(b) - 1 and b[i + 1] <= x:
-        i += 1
-    return i
 
 
 def ref_nsys_timeline(doc, deps, s, e, w, f):
@@ -239,6 +209,8 @@ def check_ranges(label, doc, datasets):
     wins = [(0.0, float(dur))] + [tuple(sorted(rng.uniform(0, dur) for _ in range(2))) for _ in range(3)]
     filters = [{}, {"depth": 0}, {"depth": 1}, {"max": 1.0}, {"min": 0.5}, {"min": 0.25, "max": 3.0, "depth": 2},
                {"max": 0.0}]
+    # the whole run and one random window unless tap.matrix says all
+    wins = tap.matrix(wins, wins[:2])
     bad = []
     for ds, env in datasets:
         for s, e in wins:
@@ -263,7 +235,8 @@ def check_ranges(label, doc, datasets):
 
 def check_rest(label, doc, datasets):
     dur = doc["meta"]["duration"]
-    wins = [(0.0, float(dur)), (dur / 4, dur / 2), (1.0, float(dur) - 1)]
+    wins = tap.matrix([(0.0, float(dur)), (dur / 4, dur / 2), (1.0, float(dur) - 1)],
+                      [(0.0, float(dur)), (dur / 4, dur / 2)])
     bad = []
     for ds, env in datasets:
         for s, e in wins:
@@ -394,30 +367,26 @@ t.ok(j.get("request", {}).get("workers") == ["prefill-0", "decode-0"] and j.get(
 
 
 # ---- validation ----
-def usage_error(args, msg, name):
-    r = q(*args)
-    t.ok(r.returncode == 2 and err_of(r) == {"ok": False, "error": msg} and r.stdout == "",
-         name, "rc=%d stderr=%r" % (r.returncode, r.stderr))
 
 
-usage_error([FIX, "nsys", "--max-depth", "-1"], "max_depth must be >= 0", "--max-depth -1")
-usage_error([FIX, "nsys", "--max-depth", "x"], "--max-depth must be an integer", "--max-depth x")
-usage_error([FIX, "nsys", "--min-duration", "-0.5"], "min_duration must be finite and nonnegative",
+usage_error(t, [FIX, "nsys", "--max-depth", "-1"], "max_depth must be >= 0", "--max-depth -1")
+usage_error(t, [FIX, "nsys", "--max-depth", "x"], "--max-depth must be an integer", "--max-depth x")
+usage_error(t, [FIX, "nsys", "--min-duration", "-0.5"], "min_duration must be finite and nonnegative",
             "--min-duration -0.5")
-usage_error([FIX, "timeline", "--bucket", "1", "--of", "nsys", "--max-duration", "inf"],
+usage_error(t, [FIX, "timeline", "--bucket", "1", "--of", "nsys", "--max-duration", "inf"],
             "max_duration must be finite and nonnegative", "--max-duration inf")
-usage_error([FIX, "nsys", "--group-by", "name", "--min-duration", "2", "--max-duration", "1"],
+usage_error(t, [FIX, "nsys", "--group-by", "name", "--min-duration", "2", "--max-duration", "1"],
             "Require min_duration <= max_duration", "min above max")
-usage_error([FIX, "timeline", "--bucket", "1", "--sort", "-active"],
+usage_error(t, [FIX, "timeline", "--bucket", "1", "--sort", "-active"],
             "Unknown sort key 'active' for timeline; choose from start, arrivals, completions, "
             "first_tokens, in_flight, ttft_ms_mean", "a sort key of another source")
-usage_error([FIX, "timeline", "--bucket", "1", "--of", "nsys", "--sort", "-active"],
+usage_error(t, [FIX, "timeline", "--bucket", "1", "--of", "nsys", "--sort", "-active"],
             "--sort orders the buckets of one series; this timeline has 2: select one with "
             "--profile, --worker, --rank or --name", "sort over several series")
-usage_error([FIX, "metrics", "--group-by", "tid"],
+usage_error(t, [FIX, "metrics", "--group-by", "tid"],
             "Unknown group-by field 'tid' for metrics; choose from name, worker, group, gpu, host",
             "metrics --group-by tid")
-usage_error([FIX, "timeline", "--bucket", "1", "--of", "metrics", "--group-by", "profile"],
+usage_error(t, [FIX, "timeline", "--bucket", "1", "--of", "metrics", "--group-by", "profile"],
             "Unknown group-by field 'profile' for timeline; choose from name, worker, group, gpu, host",
             "timeline of metrics --group-by profile")
 t.eq(q(FIX, "requests", "--max-depth", "-3").returncode, 0, "a kind without ranges ignores --max-depth")

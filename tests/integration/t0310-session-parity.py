@@ -154,10 +154,16 @@ try:
         # a few sets fail in the client's own flag parsing (--limit abc)
         t.ok(len(SETS) - 6 <= q <= len(SETS), "%s: status counts the queries" % label, st.stdout)
         if label == "sqlite":
-            # every kind over the engine's fixed parity sets: one TAP line per kind
+            # every kind over the engine's fixed parity sets: one TAP line per
+            # kind; the whole matrix on the plain build in the full tier,
+            # every 4th pair otherwise (tap.matrix: under the sanitizers each
+            # of these 672 processes costs 0.1 s of CPU before it starts)
+            pairs = [(k, x) for k in KINDS for x in FIXED]
+            pairs = tap.matrix(pairs, pairs[::4])
             for kind in KINDS:
                 bad = []
-                for extra in FIXED:
+                sets = [x for k, x in pairs if k == kind]
+                for extra in sets:
                     args = [kind] + (extra if "--request" in extra else ["--request", "req-001"] + extra)
                     loc = sl.dsight("query", dataset, *args)
                     rem = sl.dsight("query", "--remote", path, *args)
@@ -165,7 +171,8 @@ try:
                         bad.append("%s: local rc=%d %r / remote rc=%d %r" % (
                             " ".join(args), loc.returncode, (loc.stdout + loc.stderr)[:200],
                             rem.returncode, (rem.stdout + rem.stderr)[:200]))
-                t.ok(not bad, "remote == local: %s over the %d fixed parity sets" % (kind, len(FIXED)), "\n".join(bad[:5]))
+                t.ok(not bad, "remote == local: %s over %d of the %d fixed parity sets" % (kind, len(sets), len(FIXED)),
+                     "\n".join(bad[:5]))
         s.check(t)  # a clean stop: exit 0, no sanitizer report
         t.ok(not os.path.exists(path), "%s: socket removed on stop" % label)
 except Exception:  # noqa: BLE001

@@ -2,9 +2,11 @@
 """Warm sessions: the connection table under idle and half-open clients.
 
 1,500 idle connections never lock a new client out (the oldest idle ones
-are closed to make room) and are closed after 60 s without a request;
-half-open frames are closed after 10 s with an error frame, and the memory
-they hold is bounded; with every slot busy a new client is told "Too many
+are closed to make room) and are closed after the idle time without a
+request; half-open frames are closed after the frame time with an error
+frame, and the memory they hold is bounded (both times shortened here with
+dsightd's --conn-idle-timeout and --frame-timeout, 60 s and 10 s by
+default); with every slot busy a new client is told "Too many
 connections", not blamed for its uid; the CLI says what happened when the
 session went away (crashed) or did not answer in time; the Python client
 replaces a connection the session closed as idle."""
@@ -24,6 +26,9 @@ import tap  # noqa: E402
 
 t = tap.T()
 ASAN = "asan" in os.path.basename(tap.BUILD)
+# the idle and frame times (dsightd --conn-idle-timeout, --frame-timeout):
+# the idle one long enough that the eviction checks end before it
+IDLE_S, FRAME_S = 20, 4
 SLOW_SQL = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
             "WHERE x < 1000000000000) SELECT count(*) FROM c")
 
@@ -71,7 +76,8 @@ if soft < 4096 and (hard == resource.RLIM_INFINITY or hard >= 4096):
 try:
     report = sl.build_report(tap.FIXTURE, os.path.join(t.tmp, "report"))
     path = os.path.join(t.tmp, "c.sock")
-    s = sl.Server(report, "--path", path, "--idle-timeout", "600")
+    s = sl.Server(report, "--path", path, "--idle-timeout", "600",
+                  "--conn-idle-timeout", str(IDLE_S), "--frame-timeout", str(FRAME_S))
     t.ok(s.alive(), "server started", s.line)
     pid = s.proc.pid
 
@@ -99,8 +105,11 @@ try:
             pass
     t.ok(open_idle < 50, "the oldest idle connections were closed to make room (%d of the first 50 open)"
          % open_idle)
+    # ... for room, not for being idle: the idle time has not run out yet
+    t.ok(time.time() - t0 < IDLE_S, "the checks above ended within the idle time (%.1f s of %d)"
+         % (time.time() - t0, IDLE_S))
 
-    # --- half-open frames: closed after 10 s, their memory bounded ---
+    # --- half-open frames: closed after FRAME_S, their memory bounded ---
     rss0 = sl.rss_kb(pid)
     half = connect_many(path, 300)
     chunk = b"x" * (400 << 10)
@@ -134,13 +143,13 @@ try:
     for th in ths:
         th.join(90)
     t.ok(got["closed"] == 300, "every half-open connection is closed (%d of 300)" % got["closed"])
-    t.ok(got["timeout"] > 0, "those still open after 10 s get the error 'Timed out waiting for the rest "
-         "of a frame' (%d)" % got["timeout"])
+    t.ok(got["timeout"] > 0, "those still open after %d s get the error 'Timed out waiting for the rest "
+         "of a frame' (%d)" % (FRAME_S, got["timeout"]))
     close_all(half)
 
-    # --- the rest of the idle ones are closed after 60 s ---
-    ok = wait_for(lambda: connections(path) == 0, 120 - (time.time() - t0) + 30, step=2)
-    t.ok(ok, "idle connections are closed after 60 s (%d left)" % connections(path))
+    # --- the rest of the idle ones are closed after IDLE_S ---
+    ok = wait_for(lambda: connections(path) == 0, IDLE_S - (time.time() - t0) + 60, step=1)
+    t.ok(ok, "idle connections are closed after %d s (%d left)" % (IDLE_S, connections(path)))
     close_all(idle)
     t.ok(s.alive(), "the server is alive")
     r = sl.dsight("query", "--remote", path, "summary", timeout=120)

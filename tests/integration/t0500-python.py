@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: slow (minutes in the full tier: a clean clone starts it first)
 """The Python interface: `pip install client/python` into a fresh venv with no
 package index, then dsight.open (in process), dsight.connect (a warm
 session) and `dsight query` answer identically on random parameters of

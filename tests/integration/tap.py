@@ -21,12 +21,25 @@ FIXTURE = os.path.join(TOP, "tests", "fixtures", "example.trace.json")
 # DSIGHT_TEST_LONG=1 (the full tier: make check, CI): the long random loops
 # at full length; otherwise (make test) each runs a short sample of them.
 LONG = os.environ.get("DSIGHT_TEST_LONG") == "1"
+# The sanitizer build (build-asan): every process it starts costs about
+# 0.1 s of CPU before doing anything (ASan's start and LeakSanitizer's
+# check at exit), and its code runs several times slower.
+ASAN = "asan" in os.path.basename(BUILD)
 
 
 def loops(full, short):
     """full under DSIGHT_TEST_LONG=1, else short: the length of a random
     loop (parity samples, random queries)."""
     return full if LONG else short
+
+
+def matrix(full, short):
+    """full under DSIGHT_TEST_LONG=1 on the plain build, else short: the
+    size of a large matrix of answers compared with a reference (parity,
+    mutations).  The plain build checks every answer; the sanitizer build
+    looks for memory errors, which a fixed sample covering each path
+    shows as well (tests/README.md "Keeping tests fast")."""
+    return full if LONG and not ASAN else short
 
 
 def binpath(name):
