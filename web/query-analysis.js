@@ -321,7 +321,7 @@ const DSAnalysis = (() => {
   /* ---- timeline ---- */
 
   const BUCKET_MAX = 10000;
-  const SOURCES = ['requests', 'nsys', 'cpu', 'metrics'];
+  const SOURCES = ['requests', 'nsys', 'cpu', 'metrics', 'gpu'];
 
   /* Bucket starts over [start, end]: b[0..n-1] plus b[n] = end. */
   function buckets(start, end, width) {

@@ -18,7 +18,13 @@ const DSTimeline = (() => {
     if (ls.worker) v.workers = ls.worker;
     if (!(typeof v.bucket === 'number' && v.bucket > 0 && Number.isFinite(v.bucket))) throw new Q.UsageError('timeline needs --bucket SECONDS > 0');
     const of = v.of === null ? 'requests' : v.of;
-    if (!A.SOURCES.includes(of)) throw new Q.UsageError(`Unknown timeline source '${of}'; choose from requests, nsys, cpu, metrics`);
+    if (!A.SOURCES.includes(of)) throw new Q.UsageError(`Unknown timeline source '${of}'; choose from requests, nsys, cpu, metrics, gpu`);
+    /* GPU rows are not in the viewer's data: a report without them answers
+     * as the CLI does (no series); one with them is answered by the CLI or
+     * a live session's traceExplorer.query */
+    if (of === 'gpu' && cat.capabilities && cat.capabilities.gpu) {
+      throw new Q.UsageError('GPU activity is not in the viewer\'s data: use dsight query REPORT timeline --of gpu, or traceExplorer.query(\'timeline\', ...) on a page served by a session (dsightd --http)');
+    }
     /* a joined request of a sharded catalog joins once its shard is loaded */
     if (C && typeof P.request === 'string') await C.loadRequest(P.request, signal);
     const join = Q.joinOf(cat, P, v);
@@ -72,6 +78,8 @@ const DSTimeline = (() => {
         }
         series.push({ key: p.id, values: { samples } });
       }
+    } else if (of === 'gpu') {
+      total = 0; /* no GPU rows (checked above) */
     } else {
       let ss = Q.selectSeries(cat, v);
       if (v.workers) ss = ss.filter((s) => v.workers.includes(s.worker));
@@ -96,7 +104,7 @@ const DSTimeline = (() => {
     const out = Object.assign(head, { total, offset: v.offset, limit: v.limit, series });
     if (join) out.request = join;
     if (byName) out.group_by = 'name';
-    if (!total) {
+    if (!total && of !== 'gpu') {
       const notes = A.notesFor(cat, of, v, join, of === 'nsys' || of === 'cpu' ? Q.selectJoined(cat, v) : null);
       if (notes.length) out.notes = notes;
     }
