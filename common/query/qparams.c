@@ -141,7 +141,8 @@ const struct qparam qparam_table[] = {
 	 "sql: one read-only SELECT on the report's SQLite cache and its views "
 	 "(nvtx, cpu_samples, cpu_frames, cpu_self, metric_points, series, "
 	 "metric_series, requests, request_workers, lifecycle_stages, "
-	 "server_spans, profiles, workers, sessions, iterations, sources), at "
+	 "server_spans, profiles, workers, sessions, iterations, sources, gpu, "
+	 "gpu_launches), at "
 	 "most 1 MiB; at most max_rows "
 	 "rows / 16 MiB (then truncated: true).",
 	 NULL, NULL, 0, NULL, OFF(sql), -1, -1},

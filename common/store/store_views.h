@@ -4,7 +4,7 @@
  * kind and in any SQLite tool: nvtx, cpu_samples, cpu_frames, cpu_self,
  * metric_points, series, metric_series, requests, request_workers,
  * lifecycle_stages, server_spans, profiles, workers, sessions, iterations,
- * sources.
+ * sources (the GPU views gpu and gpu_launches are store_gpu's).
  *
  * It owns the views' definitions and the small dsight_view_* helper tables
  * they join (profile worker/rank, NVTX name dictionaries, CPU stack frames,

@@ -506,7 +506,7 @@ TEST(validation_messages_in_order)
 	p.min_ttft_ms = 0;
 	fail2(&pr, &p, ERR_USAGE,
 	      "Unknown query kind 'nope'; choose from summary, requests, "
-	      "request, lifecycle, metrics, profiles, nsys, cpu, iterations, "
+	      "request, lifecycle, metrics, profiles, nsys, gpu, cpu, iterations, "
 	      "sources, server_spans, sessions, workers, families, timeline, sql");
 	/* limit 1000 and the full range are fine */
 	p.kind = "sources";

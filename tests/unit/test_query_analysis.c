@@ -246,7 +246,7 @@ TEST(validation_order_and_texts)
 	p.phase = "x";
 	fail2(&pr, &p, ERR_USAGE,
 	      "Unknown query kind 'nope'; choose from summary, requests, "
-	      "request, lifecycle, metrics, profiles, nsys, cpu, iterations, "
+	      "request, lifecycle, metrics, profiles, nsys, gpu, cpu, iterations, "
 	      "sources, server_spans, sessions, workers, families, timeline, sql");
 	p.kind = "nsys";
 	fail2(&pr, &p, ERR_USAGE, "--phase needs --request");
