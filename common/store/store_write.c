@@ -15,6 +15,7 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "base/num.h"
+#include "store/store_catrow.h"
 #include "store/store_durations.h"
 #include "store/store_summary.h"
 #include "store/store_typed.h"
@@ -684,64 +685,19 @@ static int write_durations(struct store_writer *w, struct err *e)
 	return store_durations_write(&w->dur, w->db) ? db_fail(w, e, "durations") : 0;
 }
 
-static int append_out(void *ctx, const char *data, size_t n)
-{
-	struct buf *b = ctx;
-	buf_append(b, data, n);
-	return b->failed;
-}
-
-/*
- * The v1 catalog row: the whole catalog while it is at most
- * STORE_EXT_ROW_MAX bytes (the collections read back from the extension
- * tables), else the core with "dsight_collections": "external".
- */
 static int write_catalog(struct store_writer *w, const json_t *catalog,
                          const char *generation, struct err *e)
 {
-	struct buf b;
-	sqlite3_stmt *st = NULL;
-	unsigned stored = 0;
-	int rc;
+	struct store_catrow_in in = {w->path, catalog, generation, w->elements,
+	                             w->element_bytes};
+	struct store_catrow_out out;
 
-	for (int c = 0; c < EVIDENCE_NCOLLECTIONS; c++)
-		if (w->elements[c])
-			stored |= 1u << c;
-	buf_init(&b, 0);
-	jsonout_tree(&b, catalog, 0);
-	if (b.failed) {
-		buf_free(&b);
-		return err_set(e, b.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
-		               "cannot encode the catalog as JSON");
-	}
-	if (stored) {
-		int whole = b.len + w->element_bytes <= STORE_EXT_ROW_MAX;
-		w->stats.whole_catalog_bytes = b.len + w->element_bytes;
-		buf_reset(&b);
-		if (store_ext_emit_catalog(w->db, catalog, whole ? stored : 0,
-		                           whole ? NULL : "\"dsight_collections\":\"external\"",
-		                           append_out, &b, e)) {
-			buf_free(&b);
-			return e->code;
-		}
-		w->stats.external = !whole;
-	}
-	if (b.len > 0x7fffffff) {
-		buf_free(&b);
-		return err_set(e, ERR_LIMIT, "the catalog JSON is larger than 2 GiB");
-	}
-	w->stats.catalog_bytes = b.len;
-	if (sqlite3_prepare_v2(w->db, "INSERT INTO catalog VALUES (?1,?2)", -1,
-	                       &st, NULL) != SQLITE_OK) {
-		buf_free(&b);
-		return db_fail(w, e, "catalog");
-	}
-	sqlite3_bind_text(st, 1, b.data ? b.data : "", (int)b.len, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, generation, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	buf_free(&b);
-	return rc == SQLITE_DONE ? 0 : db_fail(w, e, "catalog");
+	if (store_catrow_write(w->db, &in, &out, e))
+		return e->code;
+	w->stats.catalog_bytes = out.catalog_bytes;
+	w->stats.whole_catalog_bytes = out.whole_catalog_bytes;
+	w->stats.external = out.external;
+	return 0;
 }
 
 void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *cancel)
