@@ -206,6 +206,7 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 {
 	struct html_stats hs;
 	struct parts_result pr;
+	struct parts_job job;
 	double duration = json_number_value(json_object_get(
 		json_object_get(catalog, "meta"), "duration"));
 	int rc;
@@ -214,8 +215,15 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 		return rc;
 	if (parts_page_bound(core, hs.bytes) <= wr->max_part_bytes)
 		return 0;
-	if ((rc = parts_write(wr->staging, core, wr->shard_dir, sqlite_path, hs.bytes,
-	                      wr->max_part_bytes, duration, wr->cancel, &pr, e)))
+	job.dir = wr->staging;
+	job.core = core;
+	job.shard_dir = wr->shard_dir;
+	job.sqlite_path = sqlite_path;
+	job.base = hs.bytes;
+	job.budget = wr->max_part_bytes;
+	job.duration = duration;
+	job.cancel = wr->cancel;
+	if ((rc = parts_write(&job, &pr, e)))
 		return rc;
 	st->parts = pr.parts;
 	st->max_part_bytes = pr.max_bytes;
