@@ -289,6 +289,8 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		json_t *p = json_copy(v), *cpu = json_object_get(v, "cpu");
 		json_object_del(p, "nvtx_summary"); /* its shards are the page's */
+		json_object_del(p, "gpu_summary");
+		json_object_del(p, "gpu_chunks"); /* GPU rows are not re-sharded per part */
 		json_object_set_new(p, "event_chunks",
 		                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
 		if (json_is_object(cpu)) {
