@@ -20,6 +20,9 @@ struct profile_sum {
 	struct track *t;
 	size_t n, cap;
 	int binned;
+	int rows;          /* scanned: the profile has GPU rows */
+	int queued;        /* a kernel with a launch was seen */
+	double qmin, qmax; /* its queue delays' bounds */
 };
 
 struct gpusum {
@@ -50,6 +53,16 @@ static size_t lane_of(struct profile_sum *ps, sqlite3_stmt *st, size_t *last)
 		return (size_t)-1;
 	ps->t[ps->n] = k;
 	return *last = ps->n++;
+}
+
+/* Widens the profile's queue delay bounds to q. */
+static void queue(struct profile_sum *ps, double q)
+{
+	if (!ps->queued || q < ps->qmin)
+		ps->qmin = q;
+	if (!ps->queued || q > ps->qmax)
+		ps->qmax = q;
+	ps->queued = 1;
 }
 
 /* Whether any profile of catalog has GPU rows. */
@@ -89,7 +102,7 @@ static int scan(struct gpusum *s, sqlite3 *db, struct shard_writer *w,
 	if (!ls)
 		return err_set(e, ERR_NOMEM, "Out of memory for GPU summaries");
 	if (sqlite3_prepare_v2(db, "SELECT profile, start, \"end\", device, stream,"
-	                       " name FROM " STORE_GPU_TABLE
+	                       " name, kind, launch_start FROM " STORE_GPU_TABLE
 	                       " ORDER BY profile, ordinal", -1, &st, NULL) != SQLITE_OK) {
 		lanesum_free(ls);
 		return 0; /* another builder's cache: no GPU table */
@@ -117,6 +130,10 @@ static int scan(struct gpusum *s, sqlite3 *db, struct shard_writer *w,
 			skip = 0;
 			last = 0;
 		}
+		s->p[p].rows = 1;
+		if (sqlite3_column_int(st, 6) == 0 &&
+		    sqlite3_column_type(st, 7) != SQLITE_NULL)
+			queue(&s->p[p], a - sqlite3_column_double(st, 7));
 		if (skip || !(b >= 0) || !(a <= s->duration))
 			continue;
 		lane = lane_of(&s->p[p], st, &last);
@@ -206,11 +223,22 @@ json_t *gpusum_profile_json(const struct gpusum *s,
                             const struct shard_writer *w, size_t p,
                             const json_t *profile)
 {
+	const struct profile_sum *ps;
 	json_t *o;
-	if (!s || p >= s->n || !s->p[p].binned)
+	if (!s || p >= s->n || !s->p[p].rows)
 		return NULL;
+	ps = &s->p[p];
 	o = lanesum_json(s->duration, w, SHARD_GPUSUM, (int64_t)(p * GPUSUM_STREAMS));
-	json_object_set_new(o, "tracks", tracks_json(&s->p[p], profile));
+	if (ps->binned)
+		json_object_set_new(o, "tracks", tracks_json(ps, profile));
+	else
+		json_object_del(o, "levels");
+	if (ps->queued) {
+		json_t *q = json_array();
+		json_array_append_new(q, json_real(ps->qmin));
+		json_array_append_new(q, json_real(ps->qmax));
+		json_object_set_new(o, "queue_delay", q);
+	}
 	return o;
 }
 

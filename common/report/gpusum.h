@@ -40,8 +40,10 @@ int gpusum_build(struct gpusum **out, struct shard_writer *w,
  * Profile p's "gpu_summary" object for the core catalog (new reference):
  * the lane summary with "tracks": [{device, stream, name}] (lane k is
  * tracks[k]; name: the device's name in profile's gpu.devices, null when
- * unknown; profile borrowed), the descriptors of w (finished); NULL when
- * the profile has no bins.
+ * unknown; profile borrowed) and the descriptors of w (finished), both
+ * only when binned, and "queue_delay": [min, max] of its kernels' start -
+ * launch_start (absent when no kernel has a launch); NULL when the profile
+ * has no GPU rows.
  */
 json_t *gpusum_profile_json(const struct gpusum *s,
                             const struct shard_writer *w, size_t p,
