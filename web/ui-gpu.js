@@ -33,6 +33,12 @@ const DSGpu = (() => {
     const n = (p.gpu_names || [])[i];
     return typeof n === 'string' ? n : i === null || i < 0 ? '(no name)' : `#${i}`;
   }
+  /* A label for a demangled name: without its return type and parameters
+   * ("void ns::k<T>(args)" -> "ns::k<T>"). */
+  function labelOf(n) {
+    const m = /^(?:void\s+)?([^(]+)\(/.exec(n);
+    return m ? m[1] : n;
+  }
   /* the short name labels a bar when the export has one */
   const shortOf = (p, r) => (r[12] !== null && typeof (p.gpu_names || [])[r[12]] === 'string' ? p.gpu_names[r[12]] : nameOf(p, r[5]));
 
@@ -215,7 +221,7 @@ const DSGpu = (() => {
       for (const [c, m] of cells) {
         let best = null, bw = -1;
         for (const [n, x] of m) if (x > bw || (x === bw && n < best)) { best = n; bw = x; }
-        const text = DSUI.clipText(ctx, nameOf(p, best), CELL - 10);
+        const text = DSUI.clipText(ctx, labelOf(nameOf(p, best)), CELL - 10);
         if (!text) continue;
         const x0 = s.x0 + c * CELL + 2, tw = ctx.measureText(text).width;
         ctx.fillStyle = 'rgba(255,255,255,0.86)';

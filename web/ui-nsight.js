@@ -382,7 +382,7 @@ const DSNsight = (() => {
     const left = ev ? [el('h2', {}, ev.name, ' ', el('span', { class: 'muted', text: DSUI.fmtDur(ev.end - ev.start) })), DSUI.kv(ev)]
       : [el('h2', { text: 'NVTX range' }), el('p', { class: 'muted', text: 'Click a range in a thread track to inspect it. Drag on any track to select a time window.' }),
         el('p', { class: 'muted', text: 'NVTX ranges are shared worker/rank activity; overlap does not establish request ownership.' })];
-    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left, el('div', { id: 'gpu-box' }), el('div', { id: 'byname-box' }, el('p', { class: 'muted', text: 'ranges by name: loading…' }))), el('div', {}, el('div', { id: 'flame-box' }), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' })))));
+    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left, el('div', { id: 'byname-box' }, el('p', { class: 'muted', text: 'ranges by name: loading…' }))), el('div', {}, el('div', { id: 'gpu-box' }), el('div', { id: 'flame-box' }), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' })))));
   }
 
   function render(app) {
