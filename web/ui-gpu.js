@@ -64,7 +64,12 @@ const DSGpu = (() => {
   /* The elements of profile p's GPU tracks (none without GPU rows), mode
    * chosen for the window; called by DSNsight while it lays out. */
   function section(app, p) {
-    if (!has(p)) return [];
+    if (!has(p)) {
+      /* a part of a split single-file report holds no GPU rows */
+      if (!(p.gpu && p.gpu.rows > 0)) return [];
+      if (!kept.has(p.id)) kept.set(p.id, { root: [DSUI.el('div', { class: 'density-label', text: `GPU activity (${DSUI.fmtNum(p.gpu.rows)} rows) is not in this page: dsight query REPORT gpu answers from the report.` })] });
+      return kept.get(p.id).root;
+    }
     const tr = trackOf(app, p), { from, to } = app.state;
     const n = candidates(p, from, to);
     const mode = n <= BUDGET ? 'exact' : hasSummary(p) ? 'summary' : 'none';

@@ -55,7 +55,15 @@ static void add_cost(void *ctx, const json_t *chunks, int kind)
 uint64_t parts_page_bound(const json_t *core, uint64_t base)
 {
 	uint64_t total = base;
+	size_t i, l;
+	json_t *v, *lv;
 	each_chunks(core, add_cost, &total);
+	/* the GPU rows and summaries a one-page report embeds (parts omit them) */
+	json_array_foreach(json_object_get(core, "profiles"), i, v) {
+		add_cost(&total, json_object_get(v, "gpu_chunks"), K_EVENTS);
+		json_array_foreach(json_object_get(json_object_get(v, "gpu_summary"), "levels"), l, lv)
+			add_cost(&total, json_object_get(lv, "chunks"), K_EVENTS);
+	}
 	return total;
 }
 
