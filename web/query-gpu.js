@@ -3,7 +3,9 @@
  * (doc/report-files.md "GPU shards"): rows overlapping the window with the
  * CLI's filters, sort, grouping, fields and join, and per bucket and device
  * the kernels overlapping it and the exact length of their union inside
- * it.  Rows stream shard by shard through the shared cache. */
+ * it.  Rows stream shard by shard through the shared cache; whole-run
+ * answers by name and at 1-s buckets read the build's GPU summaries
+ * (gpu_summary.names, .bins) as the CLI reads the cache's. */
 'use strict';
 
 const DSGpuQuery = (() => {
@@ -126,7 +128,31 @@ const DSGpuQuery = (() => {
     const head = {};
     if (pl.groupBy !== null) {
       const groups = new Map();
+      const group = (key) => {
+        if (typeof key !== 'string' && typeof key !== 'number') key = null;
+        const k = key === null ? 'n' : (typeof key === 'number' ? 'i' : 's') + key;
+        let g = groups.get(k);
+        if (!g) groups.set(k, g = A.nvtxGroup(key));
+        return g;
+      };
+      /* whole run by name, no row filter: the build's exact per-name sums
+       * of the rows inside the run, plus the rows across its bounds */
+      const D = cat.meta.duration, sums = pl.groupBy === 'name' && v.from === 0 && v.to === D && v.device === null &&
+        v.stream === null && pl.kind < 0 && !pl.needles;
       for (const p of profs) {
+        const ns = p.gpu_summary;
+        if (sums && ns && ns.names) {
+          for await (const rows of Q.stream(store, ns.names, 0, D, signal)) {
+            for (const [n, count, max, parts] of rows) {
+              A.nvtxAddSums(group(nameAt(p.gpu_names || [], n)), count, max, parts, parts);
+              total += count;
+            }
+          }
+          const edge = (r) => { total++; A.nvtxAdd(group(nameAt(p.gpu_names || [], r[5])), r[0], r[1], 0, D); };
+          await scan(store, p, 0, 0, signal, (r) => { if (r[0] < 0) edge(r); });
+          await scan(store, p, D, D, signal, (r) => { if (r[0] >= 0 && r[1] > D) edge(r); });
+          continue;
+        }
         const mask = nameMask(p, pl.needles), cache = new Map(), pending = [];
         await scan(store, p, v.from, v.to, signal, (r) => {
           if (!rowOk(pl, mask, r)) return;
@@ -140,11 +166,7 @@ const DSGpuQuery = (() => {
           else if (pl.groupBy === 'stream') key = r[4];
           else if (pl.groupBy === 'gpu_kind') key = KINDS[r[2]];
           else key = nameAt(p.names || [], await nvtxNameIndex(store, p, r[10], signal, cache));
-          if (typeof key !== 'string' && typeof key !== 'number') key = null;
-          const k = key === null ? 'n' : (typeof key === 'number' ? 'i' : 's') + key;
-          let g = groups.get(k);
-          if (!g) groups.set(k, g = A.nvtxGroup(key));
-          A.nvtxAdd(g, r[0], r[1], v.from, v.to);
+          A.nvtxAdd(group(key), r[0], r[1], v.from, v.to);
         }
       }
       const items = A.orderNvtx([...groups.values()].map(A.nvtxItem), pl.keys);
@@ -203,9 +225,25 @@ const DSGpuQuery = (() => {
       const ids = lanesOf(p);
       if (pos + ids.length <= v.offset || pos >= end) { pos += ids.length; continue; }
       const lanes = new Map(ids.map((id) => [id, { kernels: new Array(bk.n).fill(0), busy: Array.from({ length: bk.n }, () => new A.FSum()), open: false, cs: 0, ce: 0 }]));
+      /* whole run at 1-s buckets without a stream or name filter: every
+       * bucket but the last from the build's per-second bins */
+      let from = 0;
+      const bins = p.gpu_summary && p.gpu_summary.bins;
+      if (bins && ids.length && v.from === 0 && v.to === cat.meta.duration && v.bucket === 1 && !Q.given(v.stream) && !needles && bk.n >= 2) {
+        from = bk.n - 1;
+        for await (const rows of Q.stream(store, bins, v.from, v.to, signal)) {
+          for (const [dev, bin, k, parts] of rows) {
+            const l = lanes.get(dev);
+            if (!l || bin < 0 || bin >= from) continue;
+            l.kernels[bin] = k;
+            for (const x of parts) l.busy[bin].add(x);
+          }
+        }
+      }
       const flush = (l) => {
         if (!l.open) return;
         for (let j = A.firstOverlap(bk, l.cs, l.ce); j < bk.n && bk.b[j] <= l.ce; j++) {
+          if (j < from) continue;
           const lo = l.cs > bk.b[j] ? l.cs : bk.b[j], hi = l.ce < bk.b[j + 1] ? l.ce : bk.b[j + 1];
           l.busy[j].add(hi - lo);
         }
@@ -213,13 +251,13 @@ const DSGpuQuery = (() => {
       };
       const mask = nameMask(p, needles);
       if (ids.length) {
-        await scan(store, p, v.from, v.to, signal, (r) => {
+        await scan(store, p, from ? bk.b[from] : v.from, v.to, signal, (r) => {
           if (r[2] !== 0 || r[3] === null) return;
           if (v.stream !== null && v.stream !== undefined && r[4] !== v.stream) return;
           if (mask && !(r[5] !== null && mask[r[5]])) return;
           const l = lanes.get(r[3]);
           if (!l) return;
-          for (let j = A.firstOverlap(bk, r[0], r[1]); j < bk.n && bk.b[j] <= r[1]; j++) l.kernels[j]++;
+          for (let j = A.firstOverlap(bk, r[0], r[1]); j < bk.n && bk.b[j] <= r[1]; j++) if (j >= from) l.kernels[j]++;
           if (l.open && r[0] <= l.ce) { if (r[1] > l.ce) l.ce = r[1]; return; }
           flush(l);
           l.open = true; l.cs = r[0]; l.ce = r[1];

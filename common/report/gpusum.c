@@ -1,6 +1,8 @@
 /* gpusum: GPU summary shards of the viewer (see gpusum.h). */
 #include "report/gpusum.h"
+#include "base/buf.h"
 #include "base/cancel.h"
+#include "base/jsonout.h"
 #include "base/vec.h"
 #include "store/store_gpu.h"
 
@@ -21,6 +23,7 @@ struct profile_sum {
 	size_t n, cap;
 	int binned;
 	int rows;          /* scanned: the profile has GPU rows */
+	int named, binned_s; /* the cache's name sums, per-second bins copied */
 	int queued;        /* a kernel with a launch was seen */
 	double qmin, qmax; /* its queue delays' bounds */
 };
@@ -151,6 +154,87 @@ static int scan(struct gpusum *s, sqlite3 *db, struct shard_writer *w,
 	return rc;
 }
 
+/* Copies one profile's cache summaries into its names and bins streams. */
+struct copy {
+	struct shard_writer *w;
+	struct buf row;
+	int64_t stream;
+	double duration;
+	struct err *e;
+};
+
+static void put_parts(struct buf *b, const double *parts, size_t n)
+{
+	buf_putc(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_putc(b, ',');
+		jsonout_real(b, parts[i]);
+	}
+	buf_putc(b, ']');
+}
+
+/* One summary row [a, b, x, [parts]]: x is the real xr when is_real, else
+ * the integer xi. */
+static int put_sum(struct copy *c, int64_t a, int64_t b, int is_real, double xr,
+                   int64_t xi, const double *parts, size_t nparts)
+{
+	buf_reset(&c->row);
+	buf_putc(&c->row, '[');
+	jsonout_int(&c->row, a);
+	buf_putc(&c->row, ',');
+	jsonout_int(&c->row, b);
+	buf_putc(&c->row, ',');
+	if (is_real)
+		jsonout_real(&c->row, xr);
+	else
+		jsonout_int(&c->row, xi);
+	buf_putc(&c->row, ',');
+	put_parts(&c->row, parts, nparts);
+	buf_putc(&c->row, ']');
+	return shard_writer_add_text(c->w, SHARD_GPUSUM, c->stream, 0, c->duration,
+	                             c->row.data, c->row.len, c->e) ? -1 : 0;
+}
+
+static int on_name(void *ctx, int64_t name, int64_t count, const double *parts,
+                   size_t nparts, double max)
+{
+	return put_sum(ctx, name, count, 1, max, 0, parts, nparts);
+}
+
+static int on_bin(void *ctx, int64_t device, int64_t bin, int64_t kernels,
+                  const double *parts, size_t nparts)
+{
+	return put_sum(ctx, device, bin, 0, 0, kernels, parts, nparts);
+}
+
+/* The cache's whole-run GPU summaries of the profiles with rows. */
+static int copy_sums(struct gpusum *s, sqlite3 *db, struct shard_writer *w,
+                     struct err *e)
+{
+	struct copy c = {w, {0}, 0, s->duration, e};
+	int rc = 0;
+	buf_init(&c.row, 0);
+	for (size_t p = 0; p < s->n && !rc; p++) {
+		struct profile_sum *ps = &s->p[p];
+		int have = 0;
+		if (!ps->rows)
+			continue;
+		c.stream = (int64_t)(p * GPUSUM_STREAMS + GPUSUM_NAMES);
+		rc = store_gpu_sum_names(db, (int64_t)p, s->duration, &have, on_name, &c, e);
+		ps->named = !rc && have;
+		c.stream = (int64_t)(p * GPUSUM_STREAMS + GPUSUM_BINS);
+		if (!rc)
+			rc = store_gpu_sum_bins(db, (int64_t)p, s->duration, INT64_MAX, &have,
+			                        on_bin, &c, e);
+		ps->binned_s = !rc && have;
+	}
+	if (rc == -1)
+		rc = e->code; /* a shard writer failure, e filled */
+	buf_free(&c.row);
+	return rc;
+}
+
 int gpusum_build(struct gpusum **out, struct shard_writer *w,
                  const char *sqlite_path, const json_t *catalog,
                  double duration, const volatile sig_atomic_t *cancel,
@@ -181,6 +265,8 @@ int gpusum_build(struct gpusum **out, struct shard_writer *w,
 	}
 	cancel_sqlite(db, cancel);
 	rc = scan(s, db, w, e);
+	if (!rc)
+		rc = copy_sums(s, db, w, e);
 	sqlite3_close(db);
 	if (rc) {
 		gpusum_free(s);
@@ -233,6 +319,12 @@ json_t *gpusum_profile_json(const struct gpusum *s,
 		json_object_set_new(o, "tracks", tracks_json(ps, profile));
 	else
 		json_object_del(o, "levels");
+	if (ps->named)
+		json_object_set_new(o, "names", shard_writer_descs_json(
+			w, SHARD_GPUSUM, (int64_t)(p * GPUSUM_STREAMS + GPUSUM_NAMES)));
+	if (ps->binned_s)
+		json_object_set_new(o, "bins", shard_writer_descs_json(
+			w, SHARD_GPUSUM, (int64_t)(p * GPUSUM_STREAMS + GPUSUM_BINS)));
 	if (ps->queued) {
 		json_t *q = json_array();
 		json_array_append_new(q, json_real(ps->qmin));

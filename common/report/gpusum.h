@@ -21,14 +21,19 @@
 #include "report/lanesum.h"
 #include "report/shard.h"
 
-#define GPUSUM_STREAMS LANESUM_LEVELS
+#define GPUSUM_NAMES LANESUM_LEVELS       /* stream of the per-name sums */
+#define GPUSUM_BINS (LANESUM_LEVELS + 1)  /* stream of the per-second bins */
+#define GPUSUM_STREAMS (LANESUM_LEVELS + 2)
 
 struct gpusum;
 
 /*
  * Scans the staged cache at sqlite_path (dsight_gpu in (profile, ordinal)
  * order) for the profiles of catalog that have GPU rows and adds the
- * summary rows to w (not finished yet).  duration is meta.duration.  On
+ * summary rows to w (not finished yet), then copies the cache's whole-run
+ * GPU summaries of this duration (store_gpu_sum_names, store_gpu_sum_bins)
+ * into the names and bins streams: [name, count, max, [duration parts]]
+ * and [device, bin, kernels, [busy parts]].  duration is meta.duration.  On
  * success *out (caller frees with gpusum_free) keeps each profile's tracks.
  */
 int gpusum_build(struct gpusum **out, struct shard_writer *w,
@@ -41,9 +46,10 @@ int gpusum_build(struct gpusum **out, struct shard_writer *w,
  * the lane summary with "tracks": [{device, stream, name}] (lane k is
  * tracks[k]; name: the device's name in profile's gpu.devices, null when
  * unknown; profile borrowed) and the descriptors of w (finished), both
- * only when binned, and "queue_delay": [min, max] of its kernels' start -
- * launch_start (absent when no kernel has a launch); NULL when the profile
- * has no GPU rows.
+ * only when binned, "queue_delay": [min, max] of its kernels' start -
+ * launch_start (absent when no kernel has a launch), and "names" and
+ * "bins" (descriptors) when the cache had those summaries; NULL when the
+ * profile has no GPU rows.
  */
 json_t *gpusum_profile_json(const struct gpusum *s,
                             const struct shard_writer *w, size_t p,

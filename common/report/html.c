@@ -274,6 +274,7 @@ static json_t *shard_set(const json_t *core)
 		collect_summary_shas(json_object_get(v, "nvtx_summary"), set);
 		collect_shas(json_object_get(v, "gpu_chunks"), set);
 		collect_summary_shas(json_object_get(v, "gpu_summary"), set);
+		collect_shas(json_object_get(json_object_get(v, "gpu_summary"), "bins"), set);
 		collect_shas(json_object_get(json_object_get(v, "cpu"), "stack_sums"), set);
 	}
 	json_array_foreach(json_object_get(core, "metrics"), i, v)

@@ -61,7 +61,10 @@ uint64_t parts_page_bound(const json_t *core, uint64_t base)
 	/* the GPU rows and summaries a one-page report embeds (parts omit them) */
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		add_cost(&total, json_object_get(v, "gpu_chunks"), K_EVENTS);
-		json_array_foreach(json_object_get(json_object_get(v, "gpu_summary"), "levels"), l, lv)
+		const json_t *gs = json_object_get(v, "gpu_summary");
+		add_cost(&total, json_object_get(gs, "names"), K_EVENTS);
+		add_cost(&total, json_object_get(gs, "bins"), K_EVENTS);
+		json_array_foreach(json_object_get(gs, "levels"), l, lv)
 			add_cost(&total, json_object_get(lv, "chunks"), K_EVENTS);
 	}
 	return total;

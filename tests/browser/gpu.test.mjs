@@ -162,6 +162,25 @@ async function main() {
       { got: JSON.stringify(got2).slice(0, 1500), want: JSON.stringify(w).slice(0, 1500) });
   }
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
+
+  /* whole-run answers read the build's GPU summaries: a fresh page fetches
+   * only the GPU shards across the run's bounds (names) or in its last
+   * second (1-s timeline), and answers as the CLI */
+  tap.ok(p.gpu_summary.names && p.gpu_summary.bins, 'the GPU summary carries the per-name sums and the per-second bins');
+  const urlsOf = (lo, hi) => new Set(p.gpu_chunks.filter((d) => d.bounds[0] <= hi && d.bounds[3] >= lo).map((d) => d.url));
+  const lastB = Math.ceil(D) - 1;
+  for (const [what, params, allowed] of [['queryGpu', { groupBy: 'name' }, new Set([...urlsOf(0, 0), ...urlsOf(D, D)])],
+    ['queryTimeline', { of: 'gpu', bucket: 1 }, urlsOf(lastB, D)]]) {
+    const v2 = await openViewer(`${server.base}/index.html`); /* an empty shard cache */
+    const mark = server.log.length;
+    const ans = await v2.page.evaluate(([w, q]) => window.traceExplorer[w](q), [what, params]);
+    const fetched = server.log.slice(mark).map((u) => u.replace(/^\//, '')).filter((u) => p.gpu_chunks.some((d) => d.url === u));
+    const cliAns = dquery(rep, what === 'queryGpu' ? 'gpu' : 'timeline', params).ok;
+    tap.ok(JSON.stringify(ans) === JSON.stringify(cliAns) && fetched.length < p.gpu_chunks.length && fetched.every((u) => allowed.has(u)),
+      `${what}(${JSON.stringify(params)}) over the whole run equals the CLI from the build's summaries, reading ${fetched.length} of ${p.gpu_chunks.length} GPU shards`,
+      { fetched, allowed: [...allowed] });
+    await v2.close();
+  }
 }
 
 await runTest(tap, 'gpu', main);
