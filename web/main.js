@@ -295,7 +295,7 @@ const DSApp = (() => {
         return s;
       },
       detailDataStatus: () => store.status(),
-      queryNsys: async (p) => Q.queryNsys(cat, store, p),
+      queryNsys: async (p) => DSGpuQuery.withProjections(cat, store, await Q.queryNsys(cat, store, p)),
       queryCpu: async (p) => Q.queryCpu(cat, store, p),
       queryMetrics: async (p) => Q.queryMetrics(cat, store, p),
       queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p, undefined, C.sharded ? C : null),
@@ -311,7 +311,7 @@ const DSApp = (() => {
         const from = o.from === undefined || o.from === null ? 0 : o.from;
         const to = o.to === undefined || o.to === null ? app.dur : o.to;
         app.update({ profile: prof.id, tab: 'nsight', from, to });
-        return Q.queryNsys(cat, store, { profile: prof.id, from, to });
+        return DSGpuQuery.withProjections(cat, store, await Q.queryNsys(cat, store, { profile: prof.id, from, to }));
       },
       exportSelection: () => app.exportSelection(),
       exportView: async () => {

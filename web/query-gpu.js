@@ -273,31 +273,65 @@ const DSGpuQuery = (() => {
     return { total, series };
   }
 
+  /* The span of kernels [[start, end], ...] sorted by start: count,
+   * earliest start, latest end, and the union's length with its pieces
+   * added in turn (as the cache adds them); nulls and 0 when none. */
+  function span(hits) {
+    let busy = 0, cs = null, ce = null, gs = null, ge = null;
+    for (const [a, b] of hits) {
+      if (gs === null) gs = a;
+      if (ge === null || b > ge) ge = b;
+      if (cs !== null && a <= ce) { if (b > ce) ce = b; continue; }
+      if (cs !== null) busy += ce - cs;
+      cs = a; ce = b;
+    }
+    if (cs !== null) busy += ce - cs;
+    return { gpu_start: gs, gpu_end: ge, gpu_busy: hits.length ? busy : null, kernels: hits.length };
+  }
+
   /* The kernels of p launched on thread tid while [start, end] was open
    * (launch_start inside it), as the nsys rows' gpu_* columns count them:
    * {kernels, gpu_start, gpu_end, gpu_busy, rows: [ordinals]}.  Reads the
    * shards a launch in [start, end] can reach (gpu_summary.queue_delay
-   * bounds a kernel's start from its launch), every shard without it. */
+   * bounds a kernel's start from its launch; none without it: no kernel
+   * has a launch). */
   async function projected(store, p, tid, start, end, signal) {
-    const q = p.gpu_summary && p.gpu_summary.queue_delay;
-    const lo = q ? start + q[0] : -Infinity, hi = q ? end + q[1] : Infinity;
-    const hits = [];
-    await scan(store, p, lo, hi, signal, (r, k) => {
-      if (r[2] === 0 && r[7] === tid && r[8] >= start && r[8] <= end) hits.push([r[0], r[1], k]);
-    });
-    hits.sort((a, b) => a[0] - b[0] || a[2] - b[2]);
-    /* the union in start order, its pieces added in turn (as the cache) */
-    let busy = 0, cs = null, ce = null, gs = null, ge = null;
-    for (const [s, e] of hits) {
-      if (gs === null || s < gs) gs = s;
-      if (ge === null || e > ge) ge = e;
-      if (cs !== null && s <= ce) { if (e > ce) ce = e; continue; }
-      if (cs !== null) busy += ce - cs;
-      cs = s; ce = e;
+    const q = p.gpu_summary && p.gpu_summary.queue_delay, hits = [];
+    if (q) {
+      await scan(store, p, start + q[0], end + q[1], signal, (r, k) => {
+        if (r[2] === 0 && r[7] === tid && r[8] >= start && r[8] <= end) hits.push([r[0], r[1], k]);
+      });
     }
-    if (cs !== null) busy += ce - cs;
-    return { kernels: hits.length, gpu_start: gs, gpu_end: ge, gpu_busy: hits.length ? busy : null, rows: hits.map((h) => h[2]) };
+    hits.sort((a, b) => a[0] - b[0] || a[2] - b[2]);
+    return Object.assign(span(hits), { rows: hits.map((h) => h[2]) });
   }
 
-  return { hasRows, scan, queryGpu, timelineSeries, projected, item, KINDS };
+  /* The `nsys` answer ans with each item of a profile with GPU rows given
+   * the CLI's gpu_start, gpu_end, gpu_busy and kernels (its projected
+   * kernels): one pass per profile over the GPU shards the page's
+   * ranges' launches can reach.  Returns ans. */
+  async function withProjections(cat, store, ans, signal) {
+    const byProf = new Map();
+    for (const it of (ans && ans.items) || []) {
+      const p = cat.profiles.find((x) => x.id === it.profile);
+      if (!p || !hasRows(p) || !('evidence_source' in it)) continue;
+      if (!byProf.has(p)) byProf.set(p, []);
+      byProf.get(p).push(it);
+    }
+    for (const [p, items] of byProf) {
+      const q = p.gpu_summary && p.gpu_summary.queue_delay, hits = items.map(() => []), byTid = new Map();
+      items.forEach((it, i) => { if (!byTid.has(it.global_tid)) byTid.set(it.global_tid, []); byTid.get(it.global_tid).push(i); });
+      if (q) {
+        const lo = Math.min(...items.map((it) => it.start)) + q[0], hi = Math.max(...items.map((it) => it.end)) + q[1];
+        await scan(store, p, lo, hi, signal, (r) => {
+          if (r[2] !== 0 || r[7] === null) return;
+          for (const i of byTid.get(r[7]) || []) if (r[8] >= items[i].start && r[8] <= items[i].end) hits[i].push([r[0], r[1]]);
+        });
+      }
+      items.forEach((it, i) => Object.assign(it, span(hits[i].sort((a, b) => a[0] - b[0]))));
+    }
+    return ans;
+  }
+
+  return { hasRows, scan, queryGpu, timelineSeries, projected, withProjections, item, KINDS };
 })();

@@ -7,7 +7,8 @@
 // track and bin, by `dsight query sql` on the gpu view), the selected
 // NVTX range's projected kernels and GPU busy time (the nsys row's
 // kernels and gpu_busy), the flow arrow of a hovered kernel (its launch on
-// its thread), and queryGpu / queryTimeline({of: 'gpu'}) answers.
+// its thread), and queryGpu / queryTimeline({of: 'gpu'}) / queryNsys
+// answers (nsys rows carry their gpu_* columns).
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Tap, ROOT, dquery, run, tmpdir, serve, openViewer, readCatalog, runTest } from './harness.mjs';
@@ -149,16 +150,20 @@ async function main() {
     ['timeline', { of: 'gpu', bucket: 1 }],
     ['timeline', { of: 'gpu', bucket: 0.004, from: win[0], to: win[1] }],
     ['timeline', { of: 'gpu', bucket: 0.5, device: 1, stream: 7, name: 'vllm' }],
+    ['nsys', { from: win[0], to: win[1], limit: 40 }],
+    ['nsys', { name: 'prefill', sort: '-duration', limit: 25 }],
   ];
+  const call = { gpu: 'queryGpu', timeline: 'queryTimeline', nsys: 'queryNsys' };
   for (const [kind, params] of cases) {
     const want2 = dquery(rep, kind, params);
     const got2 = await te(async ([k, q]) => {
       try {
-        return { ok: await (k === 'gpu' ? window.traceExplorer.queryGpu(q) : window.traceExplorer.queryTimeline(q)) };
+        return { ok: await window.traceExplorer[k](q) };
       } catch (e) { return { error: e.message }; }
-    }, [kind, params]);
+    }, [call[kind], params]);
     const w = want2.ok !== undefined ? { ok: want2.ok } : { error: want2.error };
-    tap.ok(JSON.stringify(got2) === JSON.stringify(w), `${kind === 'gpu' ? 'queryGpu' : 'queryTimeline'}(${JSON.stringify(params)}) equals dsight query ${kind}`,
+    tap.ok(JSON.stringify(got2) === JSON.stringify(w) && (kind !== 'nsys' || w.ok.items.some((x) => x.kernels > 0)),
+      `${call[kind]}(${JSON.stringify(params)}) equals dsight query ${kind}${kind === 'nsys' ? ' (rows with their projected kernels and GPU busy time)' : ''}`,
       { got: JSON.stringify(got2).slice(0, 1500), want: JSON.stringify(w).slice(0, 1500) });
   }
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
