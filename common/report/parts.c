@@ -55,7 +55,18 @@ static void add_cost(void *ctx, const json_t *chunks, int kind)
 uint64_t parts_page_bound(const json_t *core, uint64_t base)
 {
 	uint64_t total = base;
+	size_t i, l;
+	json_t *v, *lv;
 	each_chunks(core, add_cost, &total);
+	/* the GPU rows and summaries a one-page report embeds (parts omit them) */
+	json_array_foreach(json_object_get(core, "profiles"), i, v) {
+		add_cost(&total, json_object_get(v, "gpu_chunks"), K_EVENTS);
+		const json_t *gs = json_object_get(v, "gpu_summary");
+		add_cost(&total, json_object_get(gs, "names"), K_EVENTS);
+		add_cost(&total, json_object_get(gs, "bins"), K_EVENTS);
+		json_array_foreach(json_object_get(gs, "levels"), l, lv)
+			add_cost(&total, json_object_get(lv, "chunks"), K_EVENTS);
+	}
 	return total;
 }
 
@@ -289,6 +300,8 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		json_t *p = json_copy(v), *cpu = json_object_get(v, "cpu");
 		json_object_del(p, "nvtx_summary"); /* its shards are the page's */
+		json_object_del(p, "gpu_summary");
+		json_object_del(p, "gpu_chunks"); /* GPU rows are not re-sharded per part */
 		json_object_set_new(p, "event_chunks",
 		                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
 		if (json_is_object(cpu)) {
