@@ -317,6 +317,8 @@ const DSApp = (() => {
         const res = await DSExport.build(app, null);
         return JSON.parse(await res.blob.text());
       },
+      /* 3.3: the Chrome trace (Trace Event Format JSON) as text */
+      exportChromeTrace: async (p) => (await DSExport.buildTrace(app, null, undefined, p || {})).blob.text(),
       whenDetailsReady: () => app.whenReady('details'),
       whenMetricsReady: () => app.whenReady('metrics'),
     };
@@ -372,13 +374,15 @@ const DSApp = (() => {
         window.prompt('Copy this link to the current view:', url);
       }
     };
-    $('btn-export').onclick = async () => {
-      try {
-        await DSExport.run(app);
-      } catch (e) {
-        app.showError('Export failed: ' + e.message);
-      }
-    };
+    for (const [id, chrome] of [['btn-export', false], ['btn-export-trace', true]]) {
+      $(id).onclick = async () => {
+        try {
+          await DSExport.run(app, chrome);
+        } catch (e) {
+          app.showError('Export failed: ' + e.message);
+        }
+      };
+    }
     for (const b of document.querySelectorAll('#tabs button')) b.onclick = () => app.update({ tab: b.dataset.tab });
     document.addEventListener('keydown', (ev) => {
       const t = ev.target;

@@ -590,5 +590,5 @@ const DSMetrics = (() => {
     if (app.state.tab === 'metrics') renderDetails(app);
   }
 
-  return { render, load, ready: 'metrics' };
+  return { render, load, seriesLabel, ready: 'metrics' };
 })();
