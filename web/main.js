@@ -388,7 +388,8 @@ const DSApp = (() => {
       const t = ev.target;
       if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
       const k = ev.key;
-      if (k === '+' || k === '=') app.zoom(0.5);
+      if (DSNav.key(app, ev)) { /* ?, m, M, Enter, Esc over the help */ }
+      else if (k === '+' || k === '=') app.zoom(0.5);
       else if (k === '-' || k === '_') app.zoom(2);
       else if (k === 'ArrowLeft') app.pan(-0.25);
       else if (k === 'ArrowRight') app.pan(0.25);
