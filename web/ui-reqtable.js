@@ -11,6 +11,8 @@ const DSReqTable = (() => {
     ['id', 'request', 'id'], ['ttft_ms', 'TTFT', 'num'], ['duration', 'dur', 'num'], ['output_tokens', 'out tok', 'num'],
     ['status', 'st', 'str'], ['start', 'start s', 'num'],
   ];
+  /* every sort a click on a column gives */
+  const SORTS = COLS.flatMap(([k]) => [k, '-' + k]);
   const STEP = 50;
   let topN = STEP, focusHits = [], focusScale = null;
 
@@ -74,6 +76,9 @@ const DSReqTable = (() => {
     const act = document.activeElement, had = act && box.contains(act) && act.classList.contains('req-row') ? act.dataset.id : null;
     const more = page.total > page.items.length && topN < 1000
       ? el('button', { class: 'more', onclick: () => { topN += STEP; app.render(); } }, `show ${Math.min(STEP, page.total - page.items.length)} more`) : '';
+    /* a pointer on the column heads loads the request summaries that
+     * the other sorts and windows are answered from (sharded catalogs) */
+    if (app.catalog.sharded) head.addEventListener('pointerenter', () => app.catalog.warmTable(SORTS), { once: true });
     box.replaceChildren(el('div', { class: 'hint', text: `top ${page.items.length} of ${page.total} requests in the window${search ? ' matching the search' : ''}` +
       (page.fromIndex ? ' (from the report index, no download)' : '') }),
       el('table', { class: 'grid reqtable' }, head, rows), more);
@@ -183,5 +188,5 @@ const DSReqTable = (() => {
     drawFocus(app, canvas, r);
   }
 
-  return { render, renderFocus, zoomTo };
+  return { render, renderFocus, zoomTo, SORTS };
 })();

@@ -152,7 +152,10 @@ const DSSessions = (() => {
       bar.value = j.done;
     }
     showProgress(me);
-    C.queryRequests(params, { signal: me.ctrl.signal, progress: (d, n) => { me.done = d; me.total = n; showProgress(me); } }).then((page) => {
+    C.warmTable(DSReqTable.SORTS);
+    const opts = { signal: me.ctrl.signal, progress: (d, n) => { me.done = d; me.total = n; showProgress(me); } };
+    /* without a search: from the summaries in memory when they fit */
+    C.tableRequests(params, me.ctrl.signal).then((pg) => pg || C.queryRequests(params, opts)).then((page) => {
       if (job !== me) return;
       me.page = page;
       rerender();
