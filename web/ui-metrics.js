@@ -200,7 +200,7 @@ const DSMetrics = (() => {
     return out;
   }
 
-  function dataKey(app) { return `${app.state.from},${app.state.to}|${DSUI.trackWidth()}`; }
+  function dataKey(app) { return `${app.state.from},${app.state.to}|${DSUI.trackWidth()}|${DSUI.GUTTER}`; }
 
   async function load(app, signal) {
     const jobs = [];

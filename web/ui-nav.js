@@ -68,6 +68,7 @@ const DSNav = (() => {
     let band = document.getElementById('sel-band');
     const sel = app.state.sel;
     drawMarks(app);
+    DSPanes.placeGutter();
     if (!sel) { if (band) band.hidden = true; return; }
     if (!band) {
       band = DSUI.el('div', { id: 'sel-band', 'aria-hidden': 'true' }, DSUI.el('span', { class: 'sel-label' }));
