@@ -98,7 +98,8 @@ const DSPanes = (() => {
     if (!gh) return;
     const main = document.getElementById('main'), tr = document.getElementById('tracks'), ax = document.getElementById('axis');
     const m = main.getBoundingClientRect(), a = ax.getBoundingClientRect(), t = tr.getBoundingClientRect();
-    Object.assign(gh.style, { left: `${t.left - m.left + DSUI.GUTTER - 3}px`, top: `${a.top - m.top}px`, height: `${t.bottom - a.top}px` });
+    /* (wholly in the label column: the plot keeps its first pixels) */
+    Object.assign(gh.style, { left: `${t.left - m.left + DSUI.GUTTER - 6}px`, top: `${a.top - m.top}px`, height: `${t.bottom - a.top}px` });
   }
 
   return { bind, restore, placeGutter };
