@@ -460,7 +460,9 @@ const DSCatalog = (() => {
         if (typeof v === 'string') strs.add(v);
         else if (typeof v === 'number' && v > maxNum) maxNum = v;
       }
-      const rank = new Map([...strs].sort(DSQuery.cmpCodePoint).map((x, k) => [x, k]));
+      /* without surrogates, UTF-16 order (the native sort's) is code-point order */
+      const list = [...strs], plain = !list.some((x) => /[\ud800-\udfff]/.test(x));
+      const rank = new Map((plain ? list.sort() : list.sort(DSQuery.cmpCodePoint)).map((x, k) => [x, k]));
       /* strings rank after every number */
       const base = strs.size ? (Number.isFinite(maxNum) ? maxNum : 0) + 1 : 0;
       r = new Float64Array(n);
