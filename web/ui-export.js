@@ -177,7 +177,9 @@ const DSExport = (() => {
     }
     let requests = 0;
     if (!opts || opts.requests !== false) {
-      const C = app.catalog, q = (o) => (C.sharded ? C.queryRequests(o) : DSQuery.queryRequests(app.cat, o));
+      /* sharded: the request summaries (they hold every field used here),
+       * else the elements */
+      const C = app.catalog, q = async (o) => (C.sharded ? (await C.tableRequests(o, signal)) || C.queryRequests(o, { signal }) : DSQuery.queryRequests(app.cat, o));
       for (let off = 0; off < MAX_TRACE_REQUESTS; off += 1000) {
         const pg = await q({ from: a, to: b, sort: 'start', offset: off, limit: 1000 });
         if (!requests && pg.items.length) emit({ ph: 'M', name: 'process_name', pid: REQ_PID, tid: 0, args: { name: 'requests' } });

@@ -66,5 +66,18 @@ await runTest(tap, 'reqtable', async () => {
     try { assert.deepStrictEqual(got, cli); } catch (e) { bad.push({ c, e: e.message.slice(0, 600) }); }
   }
   tap.ok(bad.length === 0, `queryRequests equals dsight query requests for ${cases.length} windows and sorts once the table's summaries are in memory`, bad);
+  /* the Chrome trace of a window holds its requests (from the summaries) */
+  const tw = [D * 0.5, D * 0.5 + 2];
+  const trace = JSON.parse(await page.evaluate(([a, b]) => window.traceExplorer.exportChromeTrace({ from: a, to: b }), tw));
+  const slices = trace.traceEvents.filter((e) => e.ph === 'b' && e.cat === 'request' && e.name === e.args?.id);
+  const want = [];
+  for (let off = 0; ; off += 1000) {
+    const pg = dquery(rep, 'requests', { from: tw[0], to: tw[1], sort: 'start', offset: off, limit: 1000 }).ok;
+    want.push(...pg.items);
+    if (off + 1000 >= pg.total) break;
+  }
+  const same = slices.length === want.length && slices.every((e, k) => e.args.id === want[k].id && e.ts === want[k].start * 1e6);
+  tap.ok(want.length > 1000 && same, `the Chrome trace of a 2-s window has its ${want.length} requests as async slices, by start (dsight query requests)`,
+    { got: slices.length, want: want.length });
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
 });
