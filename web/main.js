@@ -318,6 +318,8 @@ const DSApp = (() => {
         const res = await DSExport.build(app, null);
         return JSON.parse(await res.blob.text());
       },
+      /* 3.3: the Chrome trace (Trace Event Format JSON) as text */
+      exportChromeTrace: async (p) => (await DSExport.buildTrace(app, null, undefined, p || {})).blob.text(),
       whenDetailsReady: () => app.whenReady('details'),
       whenMetricsReady: () => app.whenReady('metrics'),
     };
@@ -373,19 +375,22 @@ const DSApp = (() => {
         window.prompt('Copy this link to the current view:', url);
       }
     };
-    $('btn-export').onclick = async () => {
-      try {
-        await DSExport.run(app);
-      } catch (e) {
-        app.showError('Export failed: ' + e.message);
-      }
-    };
+    for (const [id, chrome] of [['btn-export', false], ['btn-export-trace', true]]) {
+      $(id).onclick = async () => {
+        try {
+          await DSExport.run(app, chrome);
+        } catch (e) {
+          app.showError('Export failed: ' + e.message);
+        }
+      };
+    }
     for (const b of document.querySelectorAll('#tabs button')) b.onclick = () => app.update({ tab: b.dataset.tab });
     document.addEventListener('keydown', (ev) => {
       const t = ev.target;
       if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
       const k = ev.key;
-      if (k === '+' || k === '=') app.zoom(0.5);
+      if (DSNav.key(app, ev)) { /* ?, m, M, Enter, Esc over the help */ }
+      else if (k === '+' || k === '=') app.zoom(0.5);
       else if (k === '-' || k === '_') app.zoom(2);
       else if (k === 'ArrowLeft') app.pan(-0.25);
       else if (k === 'ArrowRight') app.pan(0.25);

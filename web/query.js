@@ -582,6 +582,6 @@ const DSQuery = (() => {
     UsageError, validate, cmpCodePoint, overlaps, nameSums, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
     queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE, requestsOf, findRequest, joinOf, selectJoined, scanNsys,
-    selectProfiles, selectSeries, given, slicePage, lower, lists, requestMatches, ATTR_NSYS, requestPlan, requestAnswer, TopK,
+    selectProfiles, selectSeries, given, slicePage, lower, lists, requestMatches, ATTR_NSYS, requestPlan, requestAnswer, TopK, tidParts,
   };
 })();
