@@ -148,8 +148,9 @@ static int print_answer(const char *json, size_t n, enum sqlout_format f,
 }
 
 /* Prints the rows of an open sql cursor as they are computed, a batch at
- * a time (the same bytes as the whole answer; nothing is printed before
- * the first batch, so an error there leaves stdout empty). */
+ * a time (the same bytes as the whole answer).  Nothing is printed before
+ * the first row or the end, so an error before any row leaves stdout
+ * empty; after rows, the error ends what was printed. */
 static int print_sql_stream(struct query_sql_cursor *cur,
                             enum sqlout_format f, int pretty)
 {
@@ -163,10 +164,19 @@ static int print_sql_stream(struct query_sql_cursor *cur,
 	buf_init(&rows, 0);
 	rc = sqlout_stream_new(f, pretty, stdout, &s, &e);
 	for (int first = 1; !rc; first = 0) {
+		struct err se;
+		int src;
 		buf_reset(&rows);
-		rc = query_sql_next(cur, &rows, QUERY_SQL_BATCH, QUERY_SQL_ROW_MAX,
-		                    QUERY_SQL_FLUSH_S, &e);
-		if (!rc && first) {
+		err_clear(&se);
+		src = query_sql_next(cur, &rows, QUERY_SQL_BATCH,
+		                     QUERY_SQL_ROW_MAX, QUERY_SQL_FLUSH_S, &se);
+		/* the rows computed before an error print first */
+		if (src && !rows.len) {
+			e = se;
+			rc = src;
+			break;
+		}
+		if (first) {
 			query_sql_columns(cur, &cols);
 			rc = cols.failed ? err_set(&e, ERR_NOMEM, "out of memory")
 			                 : sqlout_stream_head(s, cols.data, cols.len,
@@ -174,6 +184,10 @@ static int print_sql_stream(struct query_sql_cursor *cur,
 		}
 		if (!rc)
 			rc = sqlout_stream_rows(s, rows.data, rows.len, &e);
+		if (!rc && src) {
+			e = se;
+			rc = src;
+		}
 		if (!rc && query_sql_done(cur)) {
 			rc = sqlout_stream_end(s, query_sql_row_count(cur),
 			                       query_sql_truncated(cur), &e);

@@ -336,14 +336,13 @@ int sqlout_render(const char *json, size_t n, enum sqlout_format f,
 }
 
 /* The line a truncated csv or tsv answer adds on stderr. */
-static void say_truncated(enum sqlout_format f, int64_t rows, int truncated,
-                          int whole)
+static void say_truncated(enum sqlout_format f, int64_t rows, int truncated)
 {
 	if (truncated && (f == SQLOUT_CSV || f == SQLOUT_TSV))
 		fprintf(stderr, "dsight query: truncated after %lld rows: more "
-		        "exist (--max-rows, at most 1000000, %s what is "
-		        "printed)\n", (long long)rows,
-		        whole ? "and 16 MiB of answer bound" : "bounds");
+		        "exist (--max-rows, at most 1000000, bounds what is "
+		        "printed; an answer in one reply, over HTTP, also stops "
+		        "at 16 MiB)\n", (long long)rows);
 }
 
 int sqlout_print(const char *json, size_t n, enum sqlout_format f,
@@ -360,7 +359,7 @@ int sqlout_print(const char *json, size_t n, enum sqlout_format f,
 		rc = err_set(e, ERR_DATA, "cannot write the response");
 	buf_free(&out);
 	if (!rc)
-		say_truncated(f, rows, truncated, 1);
+		say_truncated(f, rows, truncated);
 	return rc;
 }
 
@@ -410,7 +409,7 @@ int sqlout_stream_end(struct sqlout_stream *s, int64_t row_count,
 
 	if (feed(s, tail, (size_t)n, e) || finish(s, e) || stream_write(s, e))
 		return e->code;
-	say_truncated(s->r.f, row_count, truncated, 0);
+	say_truncated(s->r.f, row_count, truncated);
 	return 0;
 }
 

@@ -108,6 +108,13 @@ void rpc_result_close(struct buf *b)
 	buf_putc(b, '}');
 }
 
+void rpc_rows_open(struct buf *b, const json_t *id)
+{
+	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"" RPC_ROWS
+	         "\",\"params\":{\"id\":");
+	put_id(b, id);
+}
+
 void rpc_error(struct buf *b, const json_t *id, int code, const char *message)
 {
 	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
@@ -310,17 +317,25 @@ int rpc_members(const char *json, size_t len, const char *const *keys,
 int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
                        struct err *e)
 {
-	static const char *const keys[] = {"jsonrpc", "id", "result", "error"};
-	struct rpc_span s[4];
+	static const char *const keys[] = {"jsonrpc", "id", "result", "error",
+	                                   "method", "params"};
+	struct rpc_span s[6];
 	json_t *err_obj, *code, *msg;
 	json_error_t je;
 
 	memset(r, 0, sizeof *r);
-	if (rpc_members(text, len, keys, s, 4, e))
+	if (rpc_members(text, len, keys, s, 6, e))
 		return err_prefix(e, "Malformed response from the session");
 	r->id = s[1];
 	if (s[2].found) {
 		r->result = s[2];
+		return 0;
+	}
+	if (!s[1].found && !s[3].found && s[4].found && s[5].found &&
+	    s[4].len == sizeof RPC_ROWS + 1 &&
+	    !memcmp(s[4].text, "\"" RPC_ROWS "\"", s[4].len)) {
+		r->is_rows = 1;
+		r->params = s[5];
 		return 0;
 	}
 	if (!s[3].found)
