@@ -281,6 +281,36 @@ t.ok(r.returncode == 1 and "The statement ran longer than 1.0 s" in r.stderr and
      (r.stderr, a.stderr, r.stdout[-100:]))
 t.ok(streams(ssock) == 0, "and no streamed answer is left open")
 
+# ---- the Python package: Session.sql_rows streams on the socket ----
+code = r'''
+import json, sys, dsight
+sql = sys.argv[3]
+out = {}
+for addr in (sys.argv[1], sys.argv[2]):
+    with dsight.connect(addr) as s:
+        rows = s.sql_rows(sql, max_rows=1000000)
+        got = [r for r in rows]
+        one = s.query("sql", sql=sql, max_rows=1000000)
+        early = s.sql_rows(sql, max_rows=1000000)
+        for k, r in enumerate(early):
+            if k == 5:
+                break
+        after = isinstance(s.query("summary"), dict)
+        out[addr] = [got == one["rows"], rows.columns == one["columns"],
+                     rows.row_count == one["row_count"], rows.truncated == one["truncated"],
+                     len(got), after]
+print(json.dumps(out))
+'''
+pq = GEN % 40000
+r = sl.python_with_dsight(code, ssock, http, pq)
+res = json.loads(r.stdout) if r.returncode == 0 else {}
+t.ok(res.get(ssock) == [True, True, True, True, 40000, True],
+     "Python: Session.sql_rows yields the rows of query('sql') as they come; "
+     "stopping early leaves the session usable", (res, r.stderr[-800:]))
+t.ok(res.get(http, [None])[:4] == [True] * 4,
+     "Python over HTTP: sql_rows gives the one-piece answer's rows", res.get(http))
+t.ok(wait_for(lambda: streams(ssock) == 0), "the answer it left is closed")
+
 c.close()
 c2.close()
 s.check(t)
