@@ -47,28 +47,29 @@ static void print_error(const char *msg)
 static int print_stream(struct rpc_client *r, struct rpc_response *resp,
                         enum sqlout_format f, int pretty)
 {
-	static const char *const bkeys[] = {"columns", "rows"};
 	static const char *const dkeys[] = {"data"};
 	static const char *const ekeys[] = {"row_count", "truncated"};
 	struct sqlout_stream *s = NULL;
-	struct rpc_span b[2], d[1], t[2];
+	struct rpc_span d[1], t[2];
 	struct err e;
 	int rc = 0;
 
 	err_clear(&e);
 	while (!rc && resp->is_rows) {
-		if (rpc_members(resp->params.text, resp->params.len, bkeys, b, 2,
-		                &e) || !b[1].found || b[1].len < 2 ||
-		    (!s && !b[0].found)) {
+		if (!resp->rows.found || resp->rows.text[0] != '[' ||
+		    (!s && (!resp->columns.found ||
+		            resp->columns.text[0] != '['))) {
 			rc = err_set(&e, ERR_DATA, "Malformed batch of rows from "
 			             "the session");
 			break;
 		}
 		if (!s && (sqlout_stream_new(f, pretty, stdout, &s, &e) ||
-		           sqlout_stream_head(s, b[0].text, b[0].len, &e)))
+		           sqlout_stream_head(s, resp->columns.text,
+		                              resp->columns.len, &e)))
 			rc = e.code;
 		if (!rc)
-			rc = sqlout_stream_rows(s, b[1].text + 1, b[1].len - 2, &e);
+			rc = sqlout_stream_rows(s, resp->rows.text + 1,
+			                        resp->rows.len - 2, &e);
 		if (!rc)
 			rc = rpc_client_recv(r, resp, &e);
 	}

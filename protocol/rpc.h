@@ -112,10 +112,11 @@ int rpc_members(const char *json, size_t len, const char *const *keys,
                 struct rpc_span *spans, size_t nkeys, struct err *e);
 
 /* A response picked apart (or, is_rows, a batch of a streamed answer:
- * the raw text of its params). */
+ * the raw text of its params' columns, when present, and rows arrays,
+ * located in the same pass). */
 struct rpc_response {
 	int is_rows;
-	struct rpc_span params;     /* when is_rows */
+	struct rpc_span columns, rows; /* when is_rows */
 	int is_error;
 	int code;                   /* when is_error */
 	char message[ERR_MSG_MAX];  /* when is_error */
