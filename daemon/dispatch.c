@@ -328,6 +328,29 @@ static void fail_waiting(struct dispatch *d, int code, const char *msg)
 	}
 }
 
+/* A new generation could not be opened: the queries waiting for it fail,
+ * but not a streamed answer between two batches (it keeps the generation
+ * it started with), nor what waits behind it on its connection. */
+static void fail_unstarted(struct dispatch *d, int code, const char *msg)
+{
+	struct dispatch_queue *held = NULL, *q;
+
+	while ((q = d->ring)) {
+		if (q->head->stream && q->head->g) {
+			ring_remove(q);
+			q->rnext = held;
+			held = q;
+		} else {
+			job_fail(pop(q), code, msg);
+		}
+	}
+	while ((q = held)) {
+		held = q->rnext;
+		q->rnext = NULL;
+		ring_add(q);
+	}
+}
+
 static void reload_done(uv_work_t *req, int status)
 {
 	struct dispatch *d = req->data;
@@ -340,7 +363,7 @@ static void reload_done(uv_work_t *req, int status)
 	} else {
 		logf_(d, "%s", d->reload_err.msg);
 		/* the queries that waited get the reason; the next one retries */
-		fail_waiting(d, RPC_GENERATION_ERROR, d->reload_err.msg);
+		fail_unstarted(d, RPC_GENERATION_ERROR, d->reload_err.msg);
 	}
 	d->reload_gen = NULL;
 	/* the waiters of dispatch_fresh (a callback may add new ones) */
