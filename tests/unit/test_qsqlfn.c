@@ -193,21 +193,31 @@ TEST(pattern_ends_at_deadline)
 }
 
 /* The stop flag ends a trim over a long character set at once. */
+/* Steps a two-argument trim long enough to outlive any clock on db;
+ * returns the step's result code. */
+static int long_trim(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT trim(printf('%.*c', 2000000, 'a'),"
+	                       " printf('%.*c', 2000000, 'b') || 'a')",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 TEST(stop_flag_ends_trim)
 {
 	sqlite3 *db;
 	struct qsqlfn_clock clock;
 	volatile sig_atomic_t stop = 1;
-	sqlite3_stmt *st = NULL;
 
 	db = open_bounded(&clock, 30, &stop);
-	CHECK_EQ(sqlite3_prepare_v2(db,
-	         "SELECT trim(printf('%.*c', 2000000, 'a'),"
-	         " printf('%.*c', 2000000, 'b') || 'a')",
-	         -1, &st, NULL), SQLITE_OK);
-	CHECK_EQ(sqlite3_step(st), SQLITE_INTERRUPT);
+	CHECK_EQ(long_trim(db), SQLITE_INTERRUPT);
 	CHECK_EQ(clock.expired, 2);
-	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
 
@@ -235,17 +245,11 @@ TEST(cancel_flag_ends_trim)
 	sqlite3 *db;
 	struct qsqlfn_clock clock;
 	volatile sig_atomic_t cancel = 1;
-	sqlite3_stmt *st = NULL;
 
 	db = open_bounded(&clock, 30, NULL);
 	clock.cancel = &cancel;
-	CHECK_EQ(sqlite3_prepare_v2(db,
-	         "SELECT trim(printf('%.*c', 2000000, 'a'),"
-	         " printf('%.*c', 2000000, 'b') || 'a')",
-	         -1, &st, NULL), SQLITE_OK);
-	CHECK_EQ(sqlite3_step(st), SQLITE_INTERRUPT);
+	CHECK_EQ(long_trim(db), SQLITE_INTERRUPT);
 	CHECK_EQ(clock.expired, 3);
-	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
 
