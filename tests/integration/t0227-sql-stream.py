@@ -106,6 +106,7 @@ cases = [(rep, sock, http, ["--sql", "SELECT * FROM nvtx ORDER BY start"]),
                             "NULL AS n, '' AS e"]),
          (rep, sock, http, ["--sql", "SELECT 1 WHERE 0"]),
          (rep, sock, http, ["--sql", GEN % 30000, "--max-rows", "25000"]),
+         (rep, sock, http, ["--sql", GEN % 10, "--max-rows", "0"]),
          (srep, ssock, None, ["--sql", "SELECT * FROM nvtx", "--max-rows", "1000000"]),
          (srep, ssock, None, ["--sql", "SELECT * FROM metric_points ORDER BY time, name",
                               "--max-rows", "1000000"])]
@@ -155,6 +156,21 @@ t.ok(len(frames) >= 3 and fin["result"]["data"]["row_count"] == 20000,
 f0 = json.loads(frames[0])["params"]
 t.ok(f0.get("generation") == fin["result"]["generation"],
      "the first batch names the generation of the final reply", f0.get("generation"))
+# pipelined: a streamed answer, a summary, another streamed answer, in order
+reqs = [c.request("query", {"kind": "sql", "sql": GEN % 60000, "max_rows": 100000,
+                            "stream_rows": True}),
+        c.request("query", {"kind": "summary"}),
+        c.request("query", {"kind": "sql", "sql": GEN % 3, "stream_rows": True})]
+c.raw(b"".join(sl.frame(m) for m in reqs))
+seen = []
+while len([x for x in seen if x[0] == "reply"]) < 3:
+    m = json.loads(c.recv_bytes())
+    seen.append(("reply", m["id"]) if "id" in m else ("rows", m["params"]["id"]))
+ids = [r["id"] for r in reqs]
+order = [k for i, k in enumerate(seen) if i == 0 or k != seen[i - 1]]
+t.ok(order == [("rows", ids[0]), ("reply", ids[0]), ("reply", ids[1]), ("rows", ids[2]),
+               ("reply", ids[2])] and seen.count(("rows", ids[0])) >= 2,
+     "pipelined requests: each answer whole and in request order, batches first", order)
 rr = c.call("query", {"kind": "sql", "sql": "SELECT 1", "stream_rows": 1})
 t.ok(rr.get("error", {}).get("message") == "stream_rows must be true or false",
      "stream_rows must be a boolean", rr)
