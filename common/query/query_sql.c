@@ -523,7 +523,7 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
 		                    ? (size_t)sqlite3_column_bytes(cur->st, k)
 		                    : 0;
 		size_t used = out->len - mark;
-		if (nb > row_max || used + nb + 64 > row_max) {
+		if (nb > row_max || used + nb > row_max) {
 			out->len = mark;
 			return -1;
 		}
@@ -536,7 +536,7 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
 		put_value(out, cur->st, k);
 	}
 	buf_putc(out, ']');
-	if (out->len - mark + 64 > row_max) {
+	if (out->len - mark > row_max) {
 		out->len = mark;
 		return -1;
 	}
@@ -611,7 +611,7 @@ static int emit(struct query_sql_cursor *cur, struct buf *out, struct err *e)
 	/* 64 bytes left for the closing members */
 	room = out->len - base + 64 < QUERY_SQL_MAX_BYTES
 	               ? QUERY_SQL_MAX_BYTES - (out->len - base) - 64 : 0;
-	rc = query_sql_next(cur, out, room, room + 64, 0, e);
+	rc = query_sql_next(cur, out, room, room, 0, e);
 	if (rc)
 		return rc;
 	if (!cur->done) /* a row that does not fit the rest */
