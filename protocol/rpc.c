@@ -314,16 +314,31 @@ static const yajl_callbacks member_cbs = {
 	m_start_map, m_key, m_close, m_start_array, m_close,
 };
 
-/* rpc_members, also capturing the container members sub_keys of the
- * object value of keys[sub_of] (sub_of -1: none) into sub_spans. */
-static int members_sub(const char *json, size_t len, const char *const *keys,
-                       struct rpc_span *spans, size_t nkeys, long sub_of,
-                       const char *const *sub_keys, struct rpc_span *sub_spans,
-                       size_t nsub, struct err *e)
+/* Keys looked up and where their values' spans go (both borrowed). */
+struct member_keys {
+	const char *const *keys;
+	struct rpc_span *spans;
+	size_t n;
+};
+
+/* rpc_members over top, also capturing the container members sub->keys
+ * of the object value of top->keys[sub_of] (sub_of -1: none) into
+ * sub->spans (sub NULL when sub_of is -1). */
+static int members_sub(const char *json, size_t len,
+                       const struct member_keys *top, long sub_of,
+                       const struct member_keys *sub, struct err *e)
 {
+	const char *const *keys = top->keys, *const *sub_keys = NULL;
+	struct rpc_span *spans = top->spans, *sub_spans = NULL;
+	size_t nkeys = top->n, nsub = 0;
 	struct members m;
 	yajl_status st;
 
+	if (sub) {
+		sub_keys = sub->keys;
+		sub_spans = sub->spans;
+		nsub = sub->n;
+	}
 	memset(&m, 0, sizeof m);
 	m.text = json;
 	m.keys = keys;
@@ -361,7 +376,8 @@ static int members_sub(const char *json, size_t len, const char *const *keys,
 int rpc_members(const char *json, size_t len, const char *const *keys,
                 struct rpc_span *spans, size_t nkeys, struct err *e)
 {
-	return members_sub(json, len, keys, spans, nkeys, -1, NULL, NULL, 0, e);
+	const struct member_keys top = {keys, spans, nkeys};
+	return members_sub(json, len, &top, -1, NULL, e);
 }
 
 int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
@@ -371,11 +387,12 @@ int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
 	                                   "method", "params"};
 	static const char *const batch[] = {"columns", "rows"};
 	struct rpc_span s[6], b[2];
+	const struct member_keys top = {keys, s, 6}, rows = {batch, b, 2};
 	json_t *err_obj, *code, *msg;
 	json_error_t je;
 
 	memset(r, 0, sizeof *r);
-	if (members_sub(text, len, keys, s, 6, 5, batch, b, 2, e))
+	if (members_sub(text, len, &top, 5, &rows, e))
 		return err_prefix(e, "Malformed response from the session");
 	r->id = s[1];
 	if (s[2].found) {
