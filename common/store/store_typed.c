@@ -20,17 +20,19 @@ static const char schema_sql[] =
 /*
  * The views group and filter by names through these: an outer loop over a
  * dictionary in name order and an inner seek into the rows of that name,
- * so GROUP BY name needs no sort.  A join on nvtx.worker loops over the
- * worker's names and seeks each name's ranges by start; one on a request
- * seeks its workers; GROUP BY symbol over cpu_self reads one index.
+ * so GROUP BY name (or worker, name) needs no sort.  A join on nvtx.worker
+ * loops over the worker's names and seeks each name's ranges by start; one
+ * on a request seeks its workers; GROUP BY symbol over cpu_self reads one
+ * index.
  */
 static const char index_sql[] =
 	"CREATE INDEX dsight_events_name ON events (profile, name, start,"
 	" \"end\");"
 	"CREATE INDEX dsight_view_names_name ON dsight_view_names (name,"
 	" profile, id);"
+	/* worker then name: GROUP BY worker, name streams too */
 	"CREATE INDEX dsight_view_names_worker ON dsight_view_names (worker,"
-	" profile, id);"
+	" name, profile, id);"
 	"CREATE INDEX dsight_view_series_name ON dsight_view_series (name,"
 	" series);"
 	"CREATE INDEX dsight_samples_symbol ON " STORE_TYPED_SAMPLES
