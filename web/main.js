@@ -295,10 +295,11 @@ const DSApp = (() => {
         return s;
       },
       detailDataStatus: () => store.status(),
-      queryNsys: async (p) => Q.queryNsys(cat, store, p),
+      queryNsys: async (p) => DSGpuQuery.withProjections(cat, store, await Q.queryNsys(cat, store, p)),
       queryCpu: async (p) => Q.queryCpu(cat, store, p),
       queryMetrics: async (p) => Q.queryMetrics(cat, store, p),
       queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p, undefined, C.sharded ? C : null),
+      queryGpu: async (p) => DSGpuQuery.queryGpu(cat, store, p),
       inspectNsys: async (p) => {
         const o = p || {};
         Q.validate(cat, { from: o.from, to: o.to });
@@ -310,7 +311,7 @@ const DSApp = (() => {
         const from = o.from === undefined || o.from === null ? 0 : o.from;
         const to = o.to === undefined || o.to === null ? app.dur : o.to;
         app.update({ profile: prof.id, tab: 'nsight', from, to });
-        return Q.queryNsys(cat, store, { profile: prof.id, from, to });
+        return DSGpuQuery.withProjections(cat, store, await Q.queryNsys(cat, store, { profile: prof.id, from, to }));
       },
       exportSelection: () => app.exportSelection(),
       exportView: async () => {
@@ -438,6 +439,7 @@ const DSApp = (() => {
       const who = `profile ${p.id} (${p.worker}${p.rank !== null && p.rank !== undefined ? ' rank ' + p.rank : ''})`;
       for (const d of p.event_chunks || []) store.owners.set(d.sha256, `NVTX ranges of ${who}`);
       for (const d of (p.cpu && p.cpu.chunks) || []) store.owners.set(d.sha256, `CPU samples of ${who}`);
+      for (const d of p.gpu_chunks || []) store.owners.set(d.sha256, `GPU rows of ${who}`);
     }
     for (const m of cat.metrics) for (const d of m.chunks || []) store.owners.set(d.sha256, `Metric series ${m.id} (${m.name} @ ${m.worker || '?'})`);
     const families = DSQuery.listMetricFamilies(cat);

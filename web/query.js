@@ -102,7 +102,8 @@ const DSQuery = (() => {
   }
 
   function profileItem(p) {
-    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count', 'nvtx_summary']);
+    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count', 'nvtx_summary',
+      'gpu_names', 'gpu_chunks', 'gpu_summary']);
     o.event_count = p.event_count !== undefined ? p.event_count : (p.events || []).length;
     o.cpu_samples = p.cpu ? (p.cpu.sample_count !== undefined ? p.cpu.sample_count : (p.cpu.samples || []).length) : 0;
     return o;
