@@ -176,18 +176,16 @@ sqlite3_stmt *store_typed_stmt(const struct store_typed *t,
 }
 
 void store_typed_bind_sample(sqlite3_stmt *st, int row, int64_t profile,
-                             int64_t ordinal, double time,
-                             const char *tid_json, size_t tid_len,
-                             int64_t stack, int64_t source_row)
+                             int64_t ordinal, const struct row_sample *s)
 {
 	int b = row * store_typed_cols[STORE_TYPED_SAMPLE];
 
 	sqlite3_bind_int64(st, b + 1, profile);
 	sqlite3_bind_int64(st, b + 2, ordinal);
-	sqlite3_bind_double(st, b + 3, time);
-	sqlite3_bind_text(st, b + 4, tid_json, (int)tid_len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, b + 5, stack);
-	sqlite3_bind_int64(st, b + 6, source_row);
+	sqlite3_bind_double(st, b + 3, s->time);
+	sqlite3_bind_text(st, b + 4, s->tid, (int)s->tid_len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, b + 5, s->stack);
+	sqlite3_bind_int64(st, b + 6, s->source_row);
 }
 
 void store_typed_bind_point(sqlite3_stmt *st, int row, int64_t series,

@@ -25,6 +25,7 @@
 
 #include "base/err.h"
 #include "base/num.h"
+#include "base/row.h"
 
 #define STORE_TYPED_POINTS "dsight_points"
 #define STORE_TYPED_SAMPLES "dsight_samples"
@@ -55,12 +56,11 @@ int store_typed_create(sqlite3 *db, struct store_typed *t, int multi_rows,
 sqlite3_stmt *store_typed_stmt(const struct store_typed *t,
                                enum store_typed_kind k, int n);
 
-/* Binds sample row `row` of st: tid_json is the tid as the payload holds
- * it (a JSON string; borrowed until the step). */
+/* Binds sample row `row` of st, the sample `ordinal` of profile: s->tid
+ * is the tid as the payload holds it (a JSON string; borrowed until the
+ * step). */
 void store_typed_bind_sample(sqlite3_stmt *st, int row, int64_t profile,
-                             int64_t ordinal, double time,
-                             const char *tid_json, size_t tid_len,
-                             int64_t stack, int64_t source_row);
+                             int64_t ordinal, const struct row_sample *s);
 
 /* Binds point row `row` of st: v is the value, text its JSON text as the
  * payload holds it (borrowed until the step). */
