@@ -151,7 +151,7 @@ static int series_in(const struct ct *c, const json_t *s, const json_t *w)
 	return 0;
 }
 
-/* Appends 'a', 'b' of the distinct string members key of arr's elements
+/* Appends "a, b" of the distinct string members key of arr's elements
  * not already in seen (a buffer of NUL-separated names). */
 static void worker_names(struct buf *t, struct buf *seen, const json_t *arr,
                          const char *key)
@@ -170,7 +170,7 @@ static void worker_names(struct buf *t, struct buf *seen, const json_t *arr,
 				dup = 1;
 		if (dup)
 			continue;
-		buf_printf(t, "%s'%s'", seen->len ? ", " : "", s);
+		buf_printf(t, "%s%s", seen->len ? ", " : "", s);
 		buf_append(seen, s, strlen(s) + 1);
 	}
 }

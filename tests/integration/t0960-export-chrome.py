@@ -166,8 +166,9 @@ def usage(args, msg, name):
 
 usage([FIX, "--format", "chrome-trace", "--profile", "7"], "No profile 7; profiles are 0-1.", "unknown profile")
 r = export(FIX, "--format", "chrome-trace", "--worker", "nobody")
-t.ok(r.returncode == 2 and err_of(r)["error"].startswith("No worker named 'nobody'. Workers: ")
-     and "'decode-0'" in err_of(r)["error"], "unknown worker lists the workers", r.stderr)
+note = json.loads(tap.query(FIX, "nsys", "--worker", "nobody").stdout)["notes"]
+t.ok(r.returncode == 2 and [err_of(r)["error"]] == note, "unknown worker: the query's note as the error",
+     "%r vs %r" % (r.stderr, note))
 usage([FIX], "Give the format: --format chrome-trace", "--format is required")
 usage([FIX, "--format", "csv"], "Unknown format 'csv'; choose from chrome-trace", "unknown format")
 usage(["--format", "chrome-trace"], "Give the report: dsight export REPORT --format chrome-trace", "report required")
