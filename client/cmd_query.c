@@ -121,10 +121,14 @@ static int bad_max_rows(const struct query_params *p)
 	       (p->max_rows < 0 || p->max_rows > QUERY_SQL_MAX_ROWS_LIMIT);
 }
 
-/* Prints {"ok": false, "error": msg} on stderr; returns the exit status. */
+/* Prints {"ok": false, "error": msg} on stderr (nothing for ERR_CLOSED:
+ * the reader that went away asked for no more); returns the exit
+ * status. */
 static int fail(int code, const char *msg)
 {
 	struct buf b;
+	if (code == ERR_CLOSED)
+		return err_exit_status(code);
 	buf_init(&b, 0);
 	buf_puts(&b, "{\"ok\": false, \"error\": ");
 	jsonout_cstr(&b, msg);
