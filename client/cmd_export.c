@@ -66,6 +66,9 @@ static int write_out(void *ctx, const char *data, size_t n, struct err *e)
 	struct sink *s = ctx;
 	if (fdio_write_all(s->fd, data, n) == 0)
 		return 0;
+	/* `dsight export ... | head`: quietly, as dsight query does */
+	if (errno == EPIPE && s->fd == STDOUT_FILENO)
+		return err_set(e, ERR_CLOSED, "stdout was closed by its reader");
 	return err_set(e, ERR_DATA, "Cannot write %s: %s", s->path,
 	               strerror(errno));
 }

@@ -124,6 +124,8 @@ static int bad_max_rows(const struct query_params *p)
 int cmd_fail(int code, const char *msg)
 {
 	struct buf b;
+	if (code == ERR_CLOSED)
+		return err_exit_status(code);
 	buf_init(&b, 0);
 	buf_puts(&b, "{\"ok\": false, \"error\": ");
 	jsonout_cstr(&b, msg);

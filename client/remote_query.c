@@ -97,7 +97,8 @@ static int print_stream(struct rpc_client *r, struct rpc_response *resp,
 	}
 	sqlout_stream_free(s);
 	if (rc) {
-		print_error(e.msg);
+		if (rc != ERR_CLOSED)
+			print_error(e.msg);
 		return err_exit_status(rc);
 	}
 	return 0;
@@ -164,7 +165,8 @@ int cmd_query_remote(const char *addr, const struct query_params *p,
 	}
 	status = sqlout_print(spans[1].text, spans[1].len, f, pretty, &e);
 	if (status) {
-		print_error(e.msg);
+		if (status != ERR_CLOSED)
+			print_error(e.msg);
 		status = err_exit_status(status);
 	}
 done:

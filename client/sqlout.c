@@ -1,6 +1,7 @@
 /* sqlout: printing an answer as json, jsonl, csv or tsv (see sqlout.h). */
 #include "sqlout.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +259,15 @@ static void stream_fini(struct sqlout_stream *s)
 	buf_free(&s->doc);
 }
 
+/* A failed write of the answer: ERR_CLOSED when the reader went away
+ * (`dsight query ... | head`), else the I/O error. */
+static int write_failed(struct err *e)
+{
+	if (errno == EPIPE)
+		return err_set(e, ERR_CLOSED, "stdout was closed by its reader");
+	return err_sys(e, ERR_DATA, "cannot write the response");
+}
+
 /* Writes what the pieces so far printed (fp streams only). */
 static int stream_write(struct sqlout_stream *s, struct err *e)
 {
@@ -267,7 +277,7 @@ static int stream_write(struct sqlout_stream *s, struct err *e)
 		return 0;
 	if (fwrite(s->out->data, 1, s->out->len, s->fp) != s->out->len ||
 	    fflush(s->fp) != 0)
-		return err_set(e, ERR_DATA, "cannot write the response");
+		return write_failed(e);
 	buf_reset(s->out);
 	return 0;
 }
@@ -356,7 +366,7 @@ int sqlout_print(const char *json, size_t n, enum sqlout_format f,
 	rc = sqlout_render(json, n, f, pretty, &out, &rows, &truncated, e);
 	if (!rc && (fwrite(out.data, 1, out.len, stdout) != out.len ||
 	            fflush(stdout) != 0))
-		rc = err_set(e, ERR_DATA, "cannot write the response");
+		rc = write_failed(e);
 	buf_free(&out);
 	if (!rc)
 		say_truncated(f, rows, truncated);

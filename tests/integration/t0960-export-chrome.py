@@ -195,4 +195,9 @@ t.ok(r.returncode == 1 and "Cannot write" in err_of(r).get("error", "") and not 
 r = tap.run(["sh", "-c", '"$0" export "$1" --format chrome-trace > /dev/full', DS, FIX])
 t.ok(r.returncode == 1 and "Cannot write standard output" in r.stderr, "stdout full: a data error", r.stderr)
 
+# a reader that stops early (| head): nothing on stderr, exit 141, as dsight query
+r = tap.run(["bash", "-c", 'set -o pipefail; "$0" export "$1" --format chrome-trace | head -c 100 >/dev/null',
+             DS, doc])
+t.ok(r.returncode == 141 and r.stderr == "", "a reader closing the pipe: exit 141, quietly",
+     "rc=%d %r" % (r.returncode, r.stderr))
 sys.exit(t.done())
