@@ -42,7 +42,8 @@ static const char usage[] =
 	"  -h, --help           this text\n"
 	"\n"
 	"On failure {\"ok\": false, \"error\": ...} on stderr and exit status 2\n"
-	"(usage/validation) or 1 (data/I/O).  See dsight-export(1).\n";
+	"(usage/validation) or 1 (data/I/O); 141, quietly, when the reader of\n"
+	"stdout goes away.  See dsight-export(1).\n";
 
 static int fail(int code, const char *msg)
 {
