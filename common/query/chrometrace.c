@@ -23,7 +23,8 @@ struct ct {
 	struct err *e;
 	struct buf b;
 	int first;
-	double a, z; /* the window */
+	double a, z;     /* the window */
+	double duration; /* the run's */
 	struct chrometrace_counts n;
 };
 
@@ -458,7 +459,9 @@ static int profile_events(struct ct *c, const json_t *p, size_t k)
 	key(&c->b, "sort_index");
 	jsonout_int(&c->b, pf.id);
 	buf_puts(&c->b, "}}");
-	w.wide = c->z - c->a >= 0.25 * (c->z > 0 ? c->z : 1);
+	/* a window over a quarter of the run: a sequential walk (as the
+	 * query kinds decide) */
+	w.wide = c->z - c->a >= c->duration / 4;
 	rc = qrange_nested(c->ds, (int64_t)k, &w, on_range, &pf, c->e);
 	for (size_t i = 0; i < pf.nt; i++)
 		free(pf.t[i].gtid);
@@ -522,7 +525,7 @@ static int metric_events(struct ct *c)
 {
 	const json_t *all = json_object_get(c->cat, "metrics"), *s;
 	const json_t *w = scope_worker(c);
-	struct row_window win = {c->a, c->z, 0};
+	struct row_window win = {c->a, c->z, c->z - c->a >= c->duration / 4};
 	size_t k;
 	int rc = 0, head = 0;
 
@@ -691,6 +694,7 @@ int chrometrace_write(struct dataset *ds, const struct chrometrace_opts *o,
 	ok = json_is_number(json_object_get(meta, "duration"));
 	duration = ok ? json_number_value(json_object_get(meta, "duration"))
 	              : NAN;
+	c.duration = duration;
 	if ((rc = check(&c, duration)))
 		return rc;
 	if ((rc = dataset_read_begin(ds, e)))
