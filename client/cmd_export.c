@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -94,7 +95,10 @@ static int export_file(struct dataset *ds, const struct chrometrace_opts *o,
 {
 	struct buf tmp;
 	struct sink s;
+	mode_t mask = umask(0);
 	int rc;
+
+	umask(mask);
 
 	buf_init(&tmp, 0);
 	buf_printf(&tmp, "%s.tmp.XXXXXX", path);
@@ -104,6 +108,12 @@ static int export_file(struct dataset *ds, const struct chrometrace_opts *o,
 	}
 	s.fd = mkstemp(tmp.data);
 	s.path = path;
+	/* mkstemp makes it 0600: give it the mode a plain create would */
+	if (s.fd >= 0 && fchmod(s.fd, 0666 & ~mask)) {
+		close(s.fd);
+		unlink(tmp.data);
+		s.fd = -1;
+	}
 	if (s.fd < 0) {
 		rc = err_set(e, ERR_DATA, "Cannot write %s: %s", path,
 		             strerror(errno));

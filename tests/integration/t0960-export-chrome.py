@@ -183,6 +183,9 @@ t.ok("export" in h.stdout and "chrome-trace" in h.stdout, "dsight --help lists e
 out = os.path.join(t.tmp, "trace.json")
 r = export(FIX, "--format", "chrome-trace", "-o", out)
 t.ok(r.returncode == 0 and r.stdout == "" and open(out).read() == a.stdout, "-o FILE: the same bytes as stdout")
+mask = os.umask(0)
+os.umask(mask)
+t.eq(os.stat(out).st_mode & 0o777, 0o666 & ~mask, "-o FILE: the mode a plain create gives (umask)")
 with open(out, "w") as f:
     f.write("old")
 r = export(FIX, "--format", "chrome-trace", "--from", "5", "--to", "1", "-o", out)
