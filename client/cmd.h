@@ -7,10 +7,16 @@
 
 int cmd_build_main(int argc, char **argv);
 int cmd_query_main(int argc, char **argv);
+int cmd_export_main(int argc, char **argv);
 int cmd_ctl_main(int argc, char **argv);
 int cmd_mcp_main(int argc, char **argv);
 
 #include <stddef.h>
+
+/* Prints {"ok": false, "error": msg} on stderr (the error line of query
+ * and export; nothing for ERR_CLOSED: the reader that went away asked for
+ * no more); returns the exit status of code (err_exit_status). */
+int cmd_fail(int code, const char *msg);
 
 #include "sqlout.h"
 

@@ -121,10 +121,7 @@ static int bad_max_rows(const struct query_params *p)
 	       (p->max_rows < 0 || p->max_rows > QUERY_SQL_MAX_ROWS_LIMIT);
 }
 
-/* Prints {"ok": false, "error": msg} on stderr (nothing for ERR_CLOSED:
- * the reader that went away asked for no more); returns the exit
- * status. */
-static int fail(int code, const char *msg)
+int cmd_fail(int code, const char *msg)
 {
 	struct buf b;
 	if (code == ERR_CLOSED)
@@ -137,6 +134,11 @@ static int fail(int code, const char *msg)
 		fputs(b.data, stderr);
 	buf_free(&b);
 	return err_exit_status(code);
+}
+
+static int fail(int code, const char *msg)
+{
+	return cmd_fail(code, msg);
 }
 
 /* Prints an answer (sqlout_print); a failure as {"ok": false, ...}. */

@@ -14,6 +14,8 @@ static const char usage[] =
 	"  query   ask a report (or a warm session) one question; prints JSON\n"
 	"            dsight query DATASET [KIND] [filters...]\n"
 	"            dsight query --remote ADDR [KIND] [filters...]\n"
+	"  export  write a report window as a Chrome trace for Perfetto UI\n"
+	"            dsight export REPORT --format chrome-trace [--from S --to S] [-o FILE]\n"
 	"  ctl     manage warm sessions started by dsightd serve\n"
 	"            dsight ctl kill-server|status ADDR ; dsight ctl list\n"
 	"  mcp     serve the query_trace tool over MCP on stdio\n"
@@ -42,6 +44,8 @@ int main(int argc, char **argv)
 		return cmd_build_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "query"))
 		return cmd_query_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cmd_export_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ctl"))
 		return cmd_ctl_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "mcp"))

@@ -212,34 +212,55 @@ static int set_depths(struct collect *c)
 	return 0;
 }
 
-static int depth_events(struct qctx *q, int64_t profile,
-                        const struct row_window *w, row_event_fn fn,
-                        void *ctx)
+int qrange_nested(struct dataset *ds, int64_t profile,
+                  const struct row_window *w, qrange_depth_fn fn, void *ctx,
+                  struct err *e)
 {
 	struct collect c;
 	int rc;
 
 	memset(&c, 0, sizeof c);
-	rc = dataset_events(q->ds, profile, w, on_collect, &c, q->e);
+	rc = dataset_events(ds, profile, w, on_collect, &c, e);
 	if (!rc && (c.oom || set_depths(&c)))
-		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+		rc = err_set(e, ERR_NOMEM, "out of memory");
 	for (size_t k = 0; !rc && k < c.n; k++) {
 		const struct rrow *x = &c.r[k];
 		struct row_event row;
-		if (x->depth > q->p->max_depth ||
-		    !duration_ok(q->p, x->start, x->end))
-			continue;
 		row.start = x->start;
 		row.end = x->end;
 		row.name = x->name;
 		row.tid = c.tids ? c.tids + x->tid_off : "";
 		row.tid_len = x->tid_len;
 		row.source_row = x->source_row;
-		rc = fn(ctx, x->ordinal, &row);
+		rc = fn(ctx, x->ordinal, &row, x->depth);
 	}
 	free(c.r);
 	free(c.tids);
 	return rc;
+}
+
+struct depth_pass {
+	const struct query_params *p;
+	row_event_fn fn;
+	void *ctx;
+};
+
+static int on_depth(void *ctx, int64_t ordinal, const struct row_event *row,
+                    int64_t depth)
+{
+	struct depth_pass *dp = ctx;
+	if (depth > dp->p->max_depth ||
+	    !duration_ok(dp->p, row->start, row->end))
+		return 0;
+	return dp->fn(dp->ctx, ordinal, row);
+}
+
+static int depth_events(struct qctx *q, int64_t profile,
+                        const struct row_window *w, row_event_fn fn,
+                        void *ctx)
+{
+	struct depth_pass dp = {q->p, fn, ctx};
+	return qrange_nested(q->ds, profile, w, on_depth, &dp, q->e);
 }
 
 int qrange_events(struct qctx *q, int64_t profile,

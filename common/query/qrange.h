@@ -29,6 +29,18 @@ int qrange_on(const struct qctx *q);
 int qrange_events(struct qctx *q, int64_t profile,
                   const struct row_window *w, row_event_fn fn, void *ctx);
 
+/* dataset_events of profile over w (w == NULL: every range) with each
+ * range's depth, in nest order (by global_tid text, then start ascending,
+ * end descending, ordinal ascending).  The ranges of the window are
+ * collected compactly (times, indexes, tid text: no JSON) to order them;
+ * row pointers live during the call.  fn's non-zero return stops the walk
+ * and is returned. */
+typedef int (*qrange_depth_fn)(void *ctx, int64_t ordinal,
+                               const struct row_event *row, int64_t depth);
+int qrange_nested(struct dataset *ds, int64_t profile,
+                  const struct row_window *w, qrange_depth_fn fn, void *ctx,
+                  struct err *e);
+
 /* A page row whose depth is wanted: in, its profile (catalog index),
  * ordinal and row (tid copied, owned by the caller); out, depth. */
 struct qrange_row {

@@ -3,9 +3,10 @@
 // profile's pid and the thread's tid, exactly the NVTX rows `dsight query
 // nsys` gives for the window (times in microseconds, names, source rows,
 // depths), a thread_name for every thread, the pinned family's points as
-// counters, and the window's requests as async slices.
+// counters, and the window's requests as async slices; `dsight export
+// --format chrome-trace` writes the same events for the same selection.
 import fs from 'node:fs';
-import { Tap, dquery, saveShot, mediumViewer, runTest } from './harness.mjs';
+import { Tap, dquery, run, saveShot, mediumViewer, runTest } from './harness.mjs';
 
 const tap = new Tap();
 
@@ -71,6 +72,16 @@ async function main() {
   tap.ok(api === text, 'exportChromeTrace({from, to, profile}) returns the same trace');
   const bad = await page.evaluate(() => window.traceExplorer.exportChromeTrace({ from: 5, to: 1 }).then(() => 'ok', (e) => e.message));
   tap.ok(bad !== 'ok', `an invalid window is refused (${bad})`);
+
+  /* the CLI writes the same events for the same selection: the worker's
+   * profiles, its series of the pinned family, the window's requests */
+  const mine = await page.evaluate(([a, b, wk]) => window.traceExplorer.exportChromeTrace({ from: a, to: b, worker: wk }), [w[0], w[1], prof.worker]);
+  const cli = run('dsight', ['export', rep, '--format', 'chrome-trace', '--from', String(w[0]), '--to', String(w[1]), '--worker', prof.worker, '--metrics', fam]);
+  const canon = (t) => JSON.parse(t).traceEvents.map((e) => JSON.stringify(e)).sort();
+  const ve = canon(mine), ce = cli.code === 0 ? canon(cli.stdout) : [];
+  const cdiff = ce.filter((e, i) => e !== ve[i]).slice(0, 3);
+  tap.ok(cli.code === 0 && ve.length > 200 && ce.length === ve.length && cdiff.length === 0,
+    `dsight export --format chrome-trace writes the viewer's ${ve.length} events for the same window and worker`, { code: cli.code, stderr: cli.stderr, lengths: [ce.length, ve.length], cdiff, vdiff: ve.filter((e, i) => e !== ce[i]).slice(0, 3) });
   await saveShot(page, 'trace-01-exported.png');
   tap.ok(v.errors.length === 0, 'no page error', v.errors);
 }
