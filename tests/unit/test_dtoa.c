@@ -3,17 +3,27 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/dtoa.h"
 #include "testlib.h"
 
-/* Fewer random rows under the sanitizers: the plain build covers millions. */
+/* Fewer random rows under the sanitizers and in the quick tier
+ * (DSIGHT_TEST_LONG unset or 0): the full tier's plain build covers
+ * millions. */
 #ifdef __SANITIZE_ADDRESS__
-#define RANDOM_ROWS 200000
+#define RANDOM_ROWS_LONG 200000
 #else
-#define RANDOM_ROWS 2000000
+#define RANDOM_ROWS_LONG 2000000
 #endif
+#define RANDOM_ROWS_QUICK 200000
+
+static long random_rows(void)
+{
+	const char *v = getenv("DSIGHT_TEST_LONG");
+	return v && *v && strcmp(v, "0") ? RANDOM_ROWS_LONG : RANDOM_ROWS_QUICK;
+}
 
 static uint64_t xs(uint64_t *x)
 {
@@ -128,7 +138,7 @@ TEST(random_bit_patterns)
 {
 	uint64_t x = 88172645463325252ULL;
 	long bad = 0;
-	for (long k = 0; k < RANDOM_ROWS; k++) {
+	for (long k = 0, n = random_rows(); k < n; k++) {
 		double v = fabs(from_bits(xs(&x)));
 		if (!isfinite(v) || v == 0)
 			continue;
@@ -141,7 +151,7 @@ TEST(realistic_times_and_values)
 {
 	uint64_t x = 0x853c49e6748fea9bULL;
 	long bad = 0;
-	for (long k = 0; k < RANDOM_ROWS / 3; k++) {
+	for (long k = 0, n = random_rows() / 3; k < n; k++) {
 		uint64_t r = xs(&x);
 		bad += !same((double)(r % 900000000000ULL + 1) / 1e9);  /* ns as seconds */
 		bad += !same((double)(r % 1000000 + 1) / 100.0);         /* 2 decimals */
