@@ -284,6 +284,15 @@ struct gstream {
 	struct nsys_gpu *g;
 	struct strdict names;   /* the profile's gpu.names */
 	struct strdict cache;   /* tag + id -> name index */
+	struct {                /* the latest answers of cache, by id */
+		int64_t id, index;
+		char tag;
+	} recent[256];
+	struct {                /* launch tids as text, by tid */
+		int64_t tid;
+		size_t len;     /* 0: empty */
+		char text[24];
+	} tids[16];
 	sqlite3_stmt *string_by_id, *copy_kind;
 	int64_t devices[64];
 	size_t ndevices;
@@ -356,10 +365,19 @@ static int name_of(struct gstream *gs, char tag, int64_t id, int64_t *out,
                    struct err *e)
 {
 	char key[9];
+	size_t slot = ((size_t)id * 31u + (unsigned char)tag) & 255;
+	if (gs->recent[slot].tag == tag && gs->recent[slot].id == id) {
+		*out = gs->recent[slot].index;
+		return 0;
+	}
 	key[0] = tag;
 	memcpy(key + 1, &id, sizeof id);
-	if (strdict_get(&gs->cache, key, sizeof key, out))
+	if (strdict_get(&gs->cache, key, sizeof key, out)) {
+		gs->recent[slot].tag = tag;
+		gs->recent[slot].id = id;
+		gs->recent[slot].index = *out;
 		return 0;
+	}
 	const char *s = NULL;
 	size_t n = 0;
 	int rc;
@@ -418,7 +436,15 @@ static int link_row(struct gstream *gs, sqlite3_stmt *st, int64_t at,
 	                      sqlite3_column_int64(st, 1 + C_CORR), &c, e);
 	if (rc <= 0)
 		return rc < 0 ? e->code : 0;
-	r->launch_tid_len = (size_t)snprintf(tid, 32, "%" PRId64, c.tid);
+	size_t k = (size_t)(c.tid ^ (c.tid >> 24)) & 15;
+	if (!gs->tids[k].len || gs->tids[k].tid != c.tid) {
+		gs->tids[k].tid = c.tid;
+		gs->tids[k].len = (size_t)snprintf(gs->tids[k].text,
+		                                   sizeof gs->tids[k].text,
+		                                   "%" PRId64, c.tid);
+	}
+	r->launch_tid_len = gs->tids[k].len;
+	memcpy(tid, gs->tids[k].text, r->launch_tid_len + 1);
 	r->launch_tid = tid;
 	if ((rc = nsys_export_seconds(g->x, g->origin_ns, c.start,
 	                              &r->launch_start, e)) != 0)
@@ -569,39 +595,29 @@ static json_t *gpu_json(struct gstream *gs, struct nsys_gpu_out *out)
 	                 "max_duration", gs->max_duration, "devices", dev);
 }
 
-/* 1 when table a's current row st_a orders before table b's (start, end,
- * kind, rowid; a row without integer start and end first). */
-static int before(int a, sqlite3_stmt *sa, int b, sqlite3_stmt *sb)
-{
-	int ba = sqlite3_column_type(sa, 1) != SQLITE_INTEGER ||
-	         sqlite3_column_type(sa, 2) != SQLITE_INTEGER;
-	int bb = sqlite3_column_type(sb, 1) != SQLITE_INTEGER ||
-	         sqlite3_column_type(sb, 2) != SQLITE_INTEGER;
-	if (ba || bb)
-		return ba;
-	for (int c = 1; c <= 2; c++) {
-		int64_t x = sqlite3_column_int64(sa, c), y = sqlite3_column_int64(sb, c);
-		if (x != y)
-			return x < y;
-	}
-	if (a != b)
-		return a < b;
-	return sqlite3_column_int64(sa, 0) < sqlite3_column_int64(sb, 0);
-}
-
 /* The GPU tables read in order: each through nsys_runs, merged here. */
 struct gtables {
 	struct nsys_runs *t[3];
 	sqlite3_stmt *cur[3];   /* each table's next row, NULL at its end */
+	int bad[3];             /* its start or end is not an integer */
+	int64_t key[3][3];      /* its start, end and rowid */
 };
 
 /* Steps table k of m; <0 (e set) on failure. */
 static int gt_step(struct gtables *m, int k, struct err *e)
 {
 	int r = nsys_runs_next(m->t[k], &m->cur[k], e);
-	if (r <= 0)
+	if (r <= 0) {
 		m->cur[k] = NULL;
-	return r < 0 ? -1 : 0;
+		return r < 0 ? -1 : 0;
+	}
+	sqlite3_stmt *st = m->cur[k];
+	m->bad[k] = sqlite3_column_type(st, 1) != SQLITE_INTEGER ||
+	            sqlite3_column_type(st, 2) != SQLITE_INTEGER;
+	m->key[k][0] = sqlite3_column_int64(st, 1);
+	m->key[k][1] = sqlite3_column_int64(st, 2);
+	m->key[k][2] = sqlite3_column_int64(st, 0);
+	return 0;
 }
 
 static int gt_open(struct nsys_gpu *g, struct gtables *m, struct err *e)
@@ -625,12 +641,26 @@ static int gt_open(struct nsys_gpu *g, struct gtables *m, struct err *e)
 	return 0;
 }
 
+/* 1 when table a's row orders before table b's (start, end, kind,
+ * rowid; a row without integer start and end first). */
+static int before(const struct gtables *m, int a, int b)
+{
+	if (m->bad[a] || m->bad[b])
+		return m->bad[a];
+	for (int c = 0; c < 2; c++)
+		if (m->key[a][c] != m->key[b][c])
+			return m->key[a][c] < m->key[b][c];
+	if (a != b)
+		return a < b;
+	return m->key[a][2] < m->key[b][2];
+}
+
 /* The table whose row comes next, -1 when all are done. */
 static int gt_pick(const struct gtables *m)
 {
 	int k = -1;
 	for (int t = 0; t < 3; t++)
-		if (m->cur[t] && (k < 0 || before(t, m->cur[t], k, m->cur[k])))
+		if (m->cur[t] && (k < 0 || before(m, t, k)))
 			k = t;
 	return k;
 }

@@ -25,7 +25,7 @@
 
 /* Calls held in memory (DSIGHT_TEST_LAUNCH_WINDOW overrides it, for the
  * tests that make the window drop calls). */
-#define NSYS_LAUNCH_WINDOW (1 << 16)
+#define NSYS_LAUNCH_WINDOW (1 << 14)
 
 struct nsys_launch;
 
