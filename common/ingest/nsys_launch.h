@@ -4,16 +4,17 @@
  *
  * Owns the CUDA runtime calls filed while the NVTX projection runs (in
  * (start, rowid) order, each with its projected range) and the lookup of
- * the first call filed with a (process, correlationId).  The calls go to a
- * temporary table of the export's connection (on disk, appended); the GPU
- * rows, read in start order, look their call up in a window of the latest
- * calls filed up to their start (NSYS_LAUNCH_WINDOW of them in memory,
- * hashed on the key).  The window answers exactly whenever it can prove
- * it: per process it keeps the range of correlationIds filed and the
- * largest one it dropped, and a key it cannot settle (dropped from the
+ * the first call filed with a (process, correlationId).  The calls go to
+ * an unlinked temporary file (SQLITE_TMPDIR, else TMPDIR, else /tmp); the
+ * GPU rows, read in start order, look their call up in a window of the
+ * latest calls filed up to their start (NSYS_LAUNCH_WINDOW of them in
+ * memory, hashed on the key).  The window answers only what it can prove:
+ * per process it keeps the range of correlationIds filed and intervals
+ * covering those it dropped; a key it cannot settle (dropped from the
  * window, filed after the row's start, a duplicate of a dropped one) is
- * looked up in the table, indexed on first need.  Memory does not grow
- * with the row count.
+ * looked up in a temporary table of the calls on the export's connection,
+ * indexed on (pid, correlationId), built on first need.  Memory does not
+ * grow with the row count.
  */
 #ifndef DSIGHT_NSYS_LAUNCH_H
 #define DSIGHT_NSYS_LAUNCH_H
