@@ -144,27 +144,25 @@ static int dropped(const struct pidstat *p, int64_t corr)
 	return i < p->ndrop && p->drop[i][0] <= corr;
 }
 
-/* Records corr as dropped: a new interval, and when there are too many
- * the two closest merge (the cover only grows). */
+/* Records corr as dropped: a new interval while there is room, else the
+ * nearer neighbour grows to it (the cover only grows). */
 static void drop(struct pidstat *p, int64_t corr)
 {
 	int i = drop_at(p, corr);
 	if (i < p->ndrop && p->drop[i][0] <= corr)
 		return;
-	memmove(p->drop[i + 1], p->drop[i], (size_t)(p->ndrop - i) *
-	        sizeof p->drop[0]);
-	p->drop[i][0] = p->drop[i][1] = corr;
-	if (++p->ndrop < NDROP)
-		return;
-	int best = 0;
-	for (int k = 1; k + 1 < p->ndrop; k++)
-		if ((uint64_t)(p->drop[k + 1][0] - p->drop[k][1]) <
-		    (uint64_t)(p->drop[best + 1][0] - p->drop[best][1]))
-			best = k;
-	p->drop[best][1] = p->drop[best + 1][1];
-	memmove(p->drop[best + 1], p->drop[best + 2],
-	        (size_t)(p->ndrop - best - 2) * sizeof p->drop[0]);
-	p->ndrop--;
+	if (p->ndrop < NDROP) {
+		memmove(p->drop[i + 1], p->drop[i], (size_t)(p->ndrop - i) *
+		        sizeof p->drop[0]);
+		p->drop[i][0] = p->drop[i][1] = corr;
+		p->ndrop++;
+	} else if (i == p->ndrop || (i > 0 &&
+	           (uint64_t)(corr - p->drop[i - 1][1]) <=
+	           (uint64_t)(p->drop[i][0] - corr))) {
+		p->drop[i - 1][1] = corr;
+	} else {
+		p->drop[i][0] = corr;
+	}
 }
 
 static struct pidstat *stat_of(struct nsys_launch *l, int64_t pid, int create)
