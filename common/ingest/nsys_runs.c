@@ -64,18 +64,19 @@ static void load_key(int nkey, sqlite3_stmt *st, struct run *u)
 }
 
 /* The first pass: the rowids where runs start (*bounds, owned by the
- * caller); *n > NSYS_RUNS_MAX means too many. */
+ * caller); *n > NSYS_RUNS_MAX means too many.  It reads every row, also
+ * those the filter drops: a run in order over all rows is in order over
+ * the kept ones, and no filter is evaluated twice. */
 static int find_runs(struct nsys_runs *r, const char *table, const char *keys,
-                     const char *where, int64_t **bounds, size_t *n,
-                     struct err *e)
+                     int64_t **bounds, size_t *n, struct err *e)
 {
 	struct buf q;
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
 	int rc;
 	buf_init(&q, 0);
-	buf_printf(&q, "SELECT rowid, %s FROM \"%s\"%s%s ORDER BY rowid", keys,
-	           table, where ? " WHERE " : "", where ? where : "");
+	buf_printf(&q, "SELECT rowid, %s FROM \"%s\" ORDER BY rowid", keys,
+	           table);
 	if (q.failed) {
 		buf_free(&q);
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -133,8 +134,10 @@ int nsys_runs_open(const struct nsys_export *x, const char *table,
 	r->x = x;
 	r->table = table;
 	r->nkey = nkey;
-	if ((rc = find_runs(r, table, keys, where, &bounds, &n, e)) != 0)
+	if ((rc = find_runs(r, table, keys, &bounds, &n, e)) != 0) {
+		free(bounds);
 		return rc;
+	}
 	buf_init(&q, 0);
 	buf_printf(&q, "SELECT rowid, %s%s%s FROM \"%s\"", keys, rest ? ", " : "",
 	           rest ? rest : "", table);
