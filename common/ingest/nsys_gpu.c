@@ -422,18 +422,27 @@ static int rest_cols(struct nsys_gpu *g, int t, struct buf *q)
 	return q->failed ? -1 : 0;
 }
 
+/* Column c of st into *v: 1 when it is an integer (one API call, not
+ * two: the row loop's cost is mostly these). */
+static int col_int(sqlite3_stmt *st, int c, int64_t *v)
+{
+	sqlite3_value *x = sqlite3_column_value(st, c);
+	*v = sqlite3_value_int64(x);
+	return sqlite3_value_type(x) == SQLITE_INTEGER;
+}
+
 /* The launch fields of r from its call (pid and corr in st). */
 static int link_row(struct gstream *gs, sqlite3_stmt *st, int64_t at,
                     struct row_gpu *r, char tid[32], struct err *e)
 {
 	struct nsys_gpu *g = gs->g;
 	struct nsys_launch_call c;
+	int64_t pid, corr;
 	int rc;
-	if (!g->launch || sqlite3_column_type(st, 1 + C_PID) != SQLITE_INTEGER ||
-	    sqlite3_column_type(st, 1 + C_CORR) != SQLITE_INTEGER)
+	if (!g->launch || !col_int(st, 1 + C_PID, &pid) ||
+	    !col_int(st, 1 + C_CORR, &corr))
 		return 0;
-	rc = nsys_launch_find(g->launch, at, sqlite3_column_int64(st, 1 + C_PID),
-	                      sqlite3_column_int64(st, 1 + C_CORR), &c, e);
+	rc = nsys_launch_find(g->launch, at, pid, corr, &c, e);
 	if (rc <= 0)
 		return rc < 0 ? e->code : 0;
 	size_t k = (size_t)(c.tid ^ (c.tid >> 24)) & 15;
@@ -479,21 +488,20 @@ static int fill_row(struct gstream *gs, int kind, sqlite3_stmt *st,
 		int slot = int_slot(c);
 		if (slot < 0)
 			continue;
-		if (sqlite3_column_type(st, 1 + c) == SQLITE_INTEGER)
-			r->v[slot] = sqlite3_column_int64(st, 1 + c);
-		else
+		if (!col_int(st, 1 + c, &r->v[slot])) {
+			r->v[slot] = 0;
 			r->nulls |= 1u << slot;
+		}
 	}
 	r->short_name = -1;
 	if (r->kind == ROW_GPU_KERNEL) {
-		int has_n = sqlite3_column_type(st, 1 + C_NAME) == SQLITE_INTEGER;
-		int has_s = sqlite3_column_type(st, 1 + C_SHORT) == SQLITE_INTEGER;
-		if (has_s && (rc = name_of(gs, 'k', sqlite3_column_int64(
-		                  st, 1 + C_SHORT), &r->short_name, e)) != 0)
+		int64_t n, sn;
+		int has_n = col_int(st, 1 + C_NAME, &n);
+		int has_s = col_int(st, 1 + C_SHORT, &sn);
+		if (has_s && (rc = name_of(gs, 'k', sn, &r->short_name, e)) != 0)
 			return rc;
 		if (has_n) {
-			if ((rc = name_of(gs, 'k', sqlite3_column_int64(
-			                  st, 1 + C_NAME), &r->name, e)) != 0)
+			if ((rc = name_of(gs, 'k', n, &r->name, e)) != 0)
 				return rc;
 		} else if (has_s) {
 			r->name = r->short_name;
@@ -501,9 +509,9 @@ static int fill_row(struct gstream *gs, int kind, sqlite3_stmt *st,
 			return err_set(e, ERR_NOMEM, "out of memory");
 		}
 	} else if (r->kind == ROW_GPU_MEMCPY) {
-		int64_t k = sqlite3_column_type(st, 1 + C_COPYKIND) ==
-		            SQLITE_INTEGER ? sqlite3_column_int64(st, 1 + C_COPYKIND)
-		                           : -1;
+		int64_t k;
+		if (!col_int(st, 1 + C_COPYKIND, &k))
+			k = -1;
 		if ((rc = name_of(gs, 'c', k, &r->name, e)) != 0)
 			return rc;
 	} else if ((r->name = intern(gs, "Memset", 6)) < 0) {
@@ -612,10 +620,8 @@ static int gt_step(struct gtables *m, int k, struct err *e)
 		return r < 0 ? -1 : 0;
 	}
 	sqlite3_stmt *st = m->cur[k];
-	m->bad[k] = sqlite3_column_type(st, 1) != SQLITE_INTEGER ||
-	            sqlite3_column_type(st, 2) != SQLITE_INTEGER;
-	m->key[k][0] = sqlite3_column_int64(st, 1);
-	m->key[k][1] = sqlite3_column_int64(st, 2);
+	m->bad[k] = !col_int(st, 1, &m->key[k][0]) |
+	            !col_int(st, 2, &m->key[k][1]);
 	m->key[k][2] = sqlite3_column_int64(st, 0);
 	return 0;
 }
@@ -683,10 +689,7 @@ static int stream_rows(struct gstream *gs, const struct row_sink *sink,
 	int64_t kept = 0;
 	while ((k = gt_pick(&m)) >= 0) {
 		sqlite3_stmt *st = m.cur[k];
-		if (sqlite3_column_type(st, 1 + C_START) != SQLITE_INTEGER ||
-		    sqlite3_column_type(st, 1 + C_END) != SQLITE_INTEGER ||
-		    sqlite3_column_int64(st, 1 + C_END) <
-		    sqlite3_column_int64(st, 1 + C_START)) {
+		if (m.bad[k] || m.key[k][1] < m.key[k][0]) {
 			out->invalid++;
 		} else if (max_rows >= 0 && kept >= max_rows) {
 			out->truncated = 1;

@@ -57,9 +57,10 @@ static void load_key(int nkey, sqlite3_stmt *st, struct run *u)
 	u->rowid = sqlite3_column_int64(st, 0);
 	u->bad = 0;
 	for (int i = 0; i < nkey; i++) {
-		if (sqlite3_column_type(st, 1 + i) != SQLITE_INTEGER)
+		sqlite3_value *x = sqlite3_column_value(st, 1 + i);
+		if (sqlite3_value_type(x) != SQLITE_INTEGER)
 			u->bad = 1;
-		u->k[i] = sqlite3_column_int64(st, 1 + i);
+		u->k[i] = sqlite3_value_int64(x);
 	}
 }
 
