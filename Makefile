@@ -188,11 +188,11 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 # order is free; it is the file-name order the pages have always had.  A
 # file of web/ missing here stops the build.
 WEB_FILES    := web/base.js web/catalog.js web/data.js web/index.html web/live.css web/live.js web/main.js \
-                web/query-analysis.js web/query-timeline.js web/query.js web/style.css \
+                web/query-analysis.js web/query-gpu.js web/query-timeline.js web/query.js web/style.css \
                 web/ui-axis.js web/ui-export.js web/ui-flame.js web/ui-header.js \
                 web/ui-legend.js web/ui-metrics.js web/ui-nav.js web/ui-nsight.js \
                 web/ui-panes.js web/ui-ranges.js web/ui-reqtable.js web/ui-requests.js \
-                web/ui-sessions.js web/ui-sql.js web/ui-summary.js
+                web/ui-gpu.js web/ui-sessions.js web/ui-sql.js web/ui-summary.js
 WEB_UNLISTED := $(filter-out $(WEB_FILES),$(wildcard web/*.html web/*.css web/*.js))
 ifneq ($(WEB_UNLISTED),)
 $(error $(WEB_UNLISTED): not in the Makefile's WEB_FILES; add it where the page needs it)

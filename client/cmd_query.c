@@ -121,10 +121,14 @@ static int bad_max_rows(const struct query_params *p)
 	       (p->max_rows < 0 || p->max_rows > QUERY_SQL_MAX_ROWS_LIMIT);
 }
 
-/* Prints {"ok": false, "error": msg} on stderr; returns the exit status. */
+/* Prints {"ok": false, "error": msg} on stderr (nothing for ERR_CLOSED:
+ * the reader that went away asked for no more); returns the exit
+ * status. */
 static int fail(int code, const char *msg)
 {
 	struct buf b;
+	if (code == ERR_CLOSED)
+		return err_exit_status(code);
 	buf_init(&b, 0);
 	buf_puts(&b, "{\"ok\": false, \"error\": ");
 	jsonout_cstr(&b, msg);
@@ -144,6 +148,59 @@ static int print_answer(const char *json, size_t n, enum sqlout_format f,
 
 	err_clear(&e);
 	rc = sqlout_print(json, n, f, pretty, &e);
+	return rc ? fail(rc, e.msg) : 0;
+}
+
+/* Prints the rows of an open sql cursor as they are computed, a batch at
+ * a time (the same bytes as the whole answer).  Nothing is printed before
+ * the first row or the end, so an error before any row leaves stdout
+ * empty; after rows, the error ends what was printed. */
+static int print_sql_stream(struct query_sql_cursor *cur,
+                            enum sqlout_format f, int pretty)
+{
+	struct sqlout_stream *s = NULL;
+	struct buf cols, rows;
+	struct err e;
+	int rc;
+
+	err_clear(&e);
+	buf_init(&cols, 0);
+	buf_init(&rows, 0);
+	rc = sqlout_stream_new(f, pretty, stdout, &s, &e);
+	for (int first = 1; !rc; first = 0) {
+		struct err se;
+		int src;
+		buf_reset(&rows);
+		err_clear(&se);
+		src = query_sql_next(cur, &rows, QUERY_SQL_BATCH,
+		                     QUERY_SQL_ROW_MAX, QUERY_SQL_FLUSH_S, &se);
+		/* the rows computed before an error print first */
+		if (src && !rows.len) {
+			e = se;
+			rc = src;
+			break;
+		}
+		if (first) {
+			query_sql_columns(cur, &cols);
+			rc = cols.failed ? err_set(&e, ERR_NOMEM, "out of memory")
+			                 : sqlout_stream_head(s, cols.data, cols.len,
+			                                      &e);
+		}
+		if (!rc)
+			rc = sqlout_stream_rows(s, rows.data, rows.len, &e);
+		if (!rc && src) {
+			e = se;
+			rc = src;
+		}
+		if (!rc && query_sql_done(cur)) {
+			rc = sqlout_stream_end(s, query_sql_row_count(cur),
+			                       query_sql_truncated(cur), &e);
+			break;
+		}
+	}
+	sqlout_stream_free(s);
+	buf_free(&cols);
+	buf_free(&rows);
 	return rc ? fail(rc, e.msg) : 0;
 }
 
@@ -321,6 +378,7 @@ static int query_main(int argc, char **argv, struct query_params *p,
 		return rc;
 	{
 		struct dataset *ds = NULL;
+		struct query_sql_cursor *cur = NULL;
 		struct err e;
 		struct buf out;
 
@@ -332,8 +390,18 @@ static int query_main(int argc, char **argv, struct query_params *p,
 		if (rc)
 			return fail(rc, e.msg);
 		buf_init(&out, 0);
+		/* the sql kind hands over its cursor: rows print as they come */
+		if (!strcmp(p->kind ? p->kind : "", "sql"))
+			p->sql_cursor = &cur;
 		rc = query_run(ds, p, &out, &e);
 		dataset_close(ds);
+		p->sql_cursor = NULL;
+		if (!rc && cur) {
+			buf_free(&out);
+			rc = print_sql_stream(cur, fmt, pretty);
+			query_sql_close(cur);
+			return rc;
+		}
 		if (rc) {
 			buf_free(&out);
 			return fail(rc, e.msg);

@@ -1,6 +1,7 @@
 /* sqlout: printing an answer as json, jsonl, csv or tsv (see sqlout.h). */
 #include "sqlout.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,23 +209,112 @@ static const yajl_callbacks callbacks = {
 	cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array,
 };
 
-/* Renders an sql answer as jsonl, csv or tsv. */
-static int render_rows(const char *json, size_t n, struct render *r,
-                       struct err *e)
-{
-	yajl_handle h = yajl_alloc(&callbacks, NULL, r);
-	int ok;
+/* An answer being printed: the JSON document fed in pieces. */
+struct sqlout_stream {
+	struct render r;
+	yajl_handle h;      /* jsonl, csv, tsv: the incremental parser */
+	int pretty;
+	FILE *fp;           /* where each piece's output goes; NULL: out keeps it */
+	struct buf own;     /* out when fp */
+	struct buf *out;
+	struct buf doc;     /* --pretty: the whole document, indented at the end */
+	int batches;        /* non-empty batches of rows fed */
+	int failed;         /* the parser refused the document */
+};
 
-	if (!h)
+static const char *format_name(enum sqlout_format f)
+{
+	return f == SQLOUT_JSONL ? "jsonl" : f == SQLOUT_CSV ? "csv" : "tsv";
+}
+
+static int not_rows(const struct sqlout_stream *s, struct err *e)
+{
+	return err_set(e, ERR_DATA, "The answer is not the rows of an sql "
+	               "statement: cannot print it as %s", format_name(s->r.f));
+}
+
+/* Starts a stream writing into out (fp NULL) or to fp. */
+static int stream_init(struct sqlout_stream *s, enum sqlout_format f,
+                       int pretty, FILE *fp, struct buf *out, struct err *e)
+{
+	memset(s, 0, sizeof *s);
+	s->r.f = f;
+	s->pretty = pretty;
+	s->fp = fp;
+	buf_init(&s->own, 0);
+	buf_init(&s->doc, 0);
+	s->out = fp ? &s->own : out;
+	s->r.out = s->out;
+	if (f != SQLOUT_JSON &&
+	    !(s->h = yajl_alloc(&callbacks, NULL, &s->r)))
 		return err_set(e, ERR_NOMEM, "out of memory");
-	ok = yajl_parse(h, (const unsigned char *)json, n) == yajl_status_ok &&
-	     yajl_complete_parse(h) == yajl_status_ok;
-	yajl_free(h);
-	if (!ok || !r->seen_columns || !r->seen_rows)
-		return err_set(e, ERR_DATA, "The answer is not the rows of an "
-		               "sql statement: cannot print it as %s",
-		               r->f == SQLOUT_JSONL ? "jsonl" :
-		               r->f == SQLOUT_CSV ? "csv" : "tsv");
+	return 0;
+}
+
+static void stream_fini(struct sqlout_stream *s)
+{
+	if (s->h)
+		yajl_free(s->h);
+	buf_free(&s->own);
+	buf_free(&s->doc);
+}
+
+/* A failed write of the answer: ERR_CLOSED when the reader went away
+ * (`dsight query ... | head`), else the I/O error. */
+static int write_failed(struct err *e)
+{
+	if (errno == EPIPE)
+		return err_set(e, ERR_CLOSED, "stdout was closed by its reader");
+	return err_sys(e, ERR_DATA, "cannot write the response");
+}
+
+/* Writes what the pieces so far printed (fp streams only). */
+static int stream_write(struct sqlout_stream *s, struct err *e)
+{
+	if (s->out->failed)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (!s->fp || !s->out->len)
+		return 0;
+	if (fwrite(s->out->data, 1, s->out->len, s->fp) != s->out->len ||
+	    fflush(s->fp) != 0)
+		return write_failed(e);
+	buf_reset(s->out);
+	return 0;
+}
+
+/* One piece of the document. */
+static int feed(struct sqlout_stream *s, const char *text, size_t n,
+                struct err *e)
+{
+	if (s->r.f == SQLOUT_JSON) {
+		buf_append(s->pretty ? &s->doc : s->out, text, n);
+		return s->doc.failed ? err_set(e, ERR_NOMEM, "out of memory")
+		                     : 0;
+	}
+	if (s->failed ||
+	    yajl_parse(s->h, (const unsigned char *)text, n) != yajl_status_ok) {
+		s->failed = 1;
+		return not_rows(s, e);
+	}
+	return 0;
+}
+
+/* The document is whole: the end of the output. */
+static int finish(struct sqlout_stream *s, struct err *e)
+{
+	struct render *r = &s->r;
+
+	if (r->f == SQLOUT_JSON) {
+		if (s->pretty && jsonout_pretty(s->doc.data ? s->doc.data : "",
+		                                s->doc.len, s->out))
+			return err_set(e, ERR_DATA,
+			               "cannot pretty-print the response");
+		buf_putc(s->out, '\n');
+		return 0;
+	}
+	if (s->failed || yajl_complete_parse(s->h) != yajl_status_ok ||
+	    !r->seen_columns || !r->seen_rows)
+		return not_rows(s, e);
 	if (r->f == SQLOUT_JSONL) {
 		buf_puts(r->out, "{\"row_count\":");
 		jsonout_int(r->out, r->row_count);
@@ -238,29 +328,31 @@ int sqlout_render(const char *json, size_t n, enum sqlout_format f,
                   int pretty, struct buf *out, int64_t *rows,
                   int *truncated, struct err *e)
 {
-	struct render r;
-	int rc = 0;
+	struct sqlout_stream s;
+	int rc = stream_init(&s, f, pretty, NULL, out, e);
 
-	memset(&r, 0, sizeof r);
-	if (f == SQLOUT_JSON) {
-		if (!pretty)
-			buf_append(out, json, n);
-		else if (jsonout_pretty(json, n, out))
-			return err_set(e, ERR_DATA,
-			               "cannot pretty-print the response");
-		buf_putc(out, '\n');
-	} else {
-		r.f = f;
-		r.out = out;
-		rc = render_rows(json, n, &r, e);
-	}
+	if (!rc)
+		rc = feed(&s, json, n, e);
+	if (!rc)
+		rc = finish(&s, e);
 	if (!rc && out->failed)
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 	if (rows)
-		*rows = r.row_count;
+		*rows = s.r.row_count;
 	if (truncated)
-		*truncated = r.truncated;
+		*truncated = s.r.truncated;
+	stream_fini(&s);
 	return rc;
+}
+
+/* The line a truncated csv or tsv answer adds on stderr. */
+static void say_truncated(enum sqlout_format f, int64_t rows, int truncated)
+{
+	if (truncated && (f == SQLOUT_CSV || f == SQLOUT_TSV))
+		fprintf(stderr, "dsight query: truncated after %lld rows: more "
+		        "exist (--max-rows, at most 1000000, bounds what is "
+		        "printed; an answer in one reply, over HTTP, also stops "
+		        "at 16 MiB)\n", (long long)rows);
 }
 
 int sqlout_print(const char *json, size_t n, enum sqlout_format f,
@@ -274,11 +366,67 @@ int sqlout_print(const char *json, size_t n, enum sqlout_format f,
 	rc = sqlout_render(json, n, f, pretty, &out, &rows, &truncated, e);
 	if (!rc && (fwrite(out.data, 1, out.len, stdout) != out.len ||
 	            fflush(stdout) != 0))
-		rc = err_set(e, ERR_DATA, "cannot write the response");
+		rc = write_failed(e);
 	buf_free(&out);
-	if (!rc && truncated && (f == SQLOUT_CSV || f == SQLOUT_TSV))
-		fprintf(stderr, "dsight query: truncated after %lld rows: more "
-		        "exist (--max-rows, at most 1000000, and 16 MiB of "
-		        "answer bound what is printed)\n", (long long)rows);
+	if (!rc)
+		say_truncated(f, rows, truncated);
 	return rc;
+}
+
+int sqlout_stream_new(enum sqlout_format f, int pretty, FILE *fp,
+                      struct sqlout_stream **out, struct err *e)
+{
+	struct sqlout_stream *s = malloc(sizeof *s);
+
+	*out = NULL;
+	if (!s)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (stream_init(s, f, pretty, fp, NULL, e)) {
+		stream_fini(s);
+		free(s);
+		return e->code;
+	}
+	*out = s;
+	return 0;
+}
+
+int sqlout_stream_head(struct sqlout_stream *s, const char *columns,
+                       size_t n, struct err *e)
+{
+	if (feed(s, "{\"columns\":", 11, e) || feed(s, columns, n, e) ||
+	    feed(s, ",\"rows\":[", 9, e))
+		return e->code;
+	return stream_write(s, e);
+}
+
+int sqlout_stream_rows(struct sqlout_stream *s, const char *rows, size_t n,
+                       struct err *e)
+{
+	if (!n)
+		return 0;
+	if ((s->batches++ && feed(s, ",", 1, e)) || feed(s, rows, n, e))
+		return e->code;
+	return stream_write(s, e);
+}
+
+int sqlout_stream_end(struct sqlout_stream *s, int64_t row_count,
+                      int truncated, struct err *e)
+{
+	char tail[80];
+	int n = snprintf(tail, sizeof tail, "],\"row_count\":%lld,"
+	                 "\"truncated\":%s}", (long long)row_count,
+	                 truncated ? "true" : "false");
+
+	if (feed(s, tail, (size_t)n, e) || finish(s, e) || stream_write(s, e))
+		return e->code;
+	say_truncated(s->r.f, row_count, truncated);
+	return 0;
+}
+
+void sqlout_stream_free(struct sqlout_stream *s)
+{
+	if (!s)
+		return;
+	stream_fini(s);
+	free(s);
 }

@@ -4,12 +4,14 @@
  * indents it), or, for the sql kind, `--format jsonl|csv|tsv` rendered from
  * that document.  The rendering reads the JSON the engine or the session
  * sent, so a local and a remote query print the same bytes, and every
- * number keeps the text the JSON form prints.
+ * number keeps the text the JSON form prints.  An sql answer is printed
+ * as it arrives, a batch of rows at a time (struct sqlout_stream).
  */
 #ifndef DSIGHT_SQLOUT_H
 #define DSIGHT_SQLOUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "base/buf.h"
@@ -40,5 +42,25 @@ int sqlout_render(const char *json, size_t n, enum sqlout_format f,
  * Returns 0 or the error code (message in e); the caller prints it. */
 int sqlout_print(const char *json, size_t n, enum sqlout_format f,
                  int pretty, struct err *e);
+
+/*
+ * An answer printed as it arrives (the CLI's sql kind, local and through
+ * a session): the pieces of the document sqlout_render would read, and
+ * the output of each written to fp (flushed) before the next comes, in the
+ * same bytes.  head: the columns (a JSON array); rows: the next rows, JSON
+ * arrays separated by commas (n == 0: none); end: row_count and truncated
+ * (the csv/tsv line on stderr too).  Each returns 0 or an error code
+ * (message in e).  *out is the caller's (sqlout_stream_free).
+ */
+struct sqlout_stream;
+int sqlout_stream_new(enum sqlout_format f, int pretty, FILE *fp,
+                      struct sqlout_stream **out, struct err *e);
+int sqlout_stream_head(struct sqlout_stream *s, const char *columns,
+                       size_t n, struct err *e);
+int sqlout_stream_rows(struct sqlout_stream *s, const char *rows, size_t n,
+                       struct err *e);
+int sqlout_stream_end(struct sqlout_stream *s, int64_t row_count,
+                      int truncated, struct err *e);
+void sqlout_stream_free(struct sqlout_stream *s);
 
 #endif

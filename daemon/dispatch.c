@@ -5,6 +5,7 @@
 #include "base/vec.h"
 #include "frame.h"
 #include "rpc.h"
+#include "sqlstream.h"
 #include "status.h"
 
 #include <signal.h>
@@ -15,6 +16,9 @@
 #include <unistd.h>
 
 #define TIMES STATUS_TIMES
+/* A streamed answer computes its next batch only while its client has
+ * less than this unsent: one batch on the way, the next one computed. */
+#define STREAM_AHEAD ((size_t)2 << 20)
 
 struct job {
 	uv_work_t req;
@@ -26,6 +30,13 @@ struct job {
 	struct session_gen *g;
 	uint64_t t0;
 	int sql;              /* an sql query: runs in the sql lane */
+	/* the client went away: the sql statement ends (query_params.cancel) */
+	volatile sig_atomic_t cancel;
+	/* a streamed sql answer (NULL: one reply): run once per batch, each
+	 * run's frames in chunk, final once the answer is complete */
+	struct sqlstream *stream;
+	struct buf chunk;
+	int final;
 };
 
 struct dispatch_queue {
@@ -50,6 +61,8 @@ struct dispatch {
 	/* the sql lane: at most one sql query on the work queue at a time, so
 	 * long statements never hold the threads other queries need */
 	int sql_running;
+	struct job *sql_job;          /* the one running, when sql_running */
+	int streams;                  /* streamed answers not ended */
 	int stopping;
 	/* read by running statements (query_params.stop): set by a stop, so
 	 * that no statement holds the session past it */
@@ -179,6 +192,11 @@ static void work_run(uv_work_t *req)
 	size_t off;
 	int rc;
 
+	if (j->stream) {
+		j->final = sqlstream_step(j->stream, j->g, &j->p, j->rq.id,
+		                          &j->chunk);
+		return;
+	}
 	err_clear(&e);
 	off = frame_begin(o);
 	rpc_result_open(o, j->rq.id);
@@ -217,6 +235,10 @@ static void job_end(struct job *j, int reply)
 		server_reply_done(c, j->reply);
 	if (j->g)
 		session_release(j->g);
+	if (j->stream)
+		q->d->streams--;
+	sqlstream_free(j->stream);
+	buf_free(&j->chunk);
 	query_params_free(&j->p);
 	rpc_request_free(&j->rq);
 	free(j);
@@ -225,32 +247,67 @@ static void job_end(struct job *j, int reply)
 	q->busy--;
 }
 
+/* A streamed answer's batch is out: its job waits, first in its queue,
+ * for its next turn (schedule runs it once the client took the batch). */
+static void stream_park(struct job *j)
+{
+	struct dispatch_queue *q = j->q;
+
+	j->next = q->head;
+	q->head = j;
+	if (!q->tail)
+		q->tail = j;
+	ring_add(q);
+}
+
 static void work_done(uv_work_t *req, int status)
 {
 	struct job *j = req->data;
 	struct dispatch_queue *q = j->q;
 	struct dispatch *d = q->d;
 	uint64_t us = (uv_hrtime() - j->t0) / 1000;
+	int more = 0;
 
 	(void)status;
-	if (j->sql)
+	if (j->sql) {
 		d->sql_running = 0;
-	d->last_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
-	d->times[d->ntimes++ % TIMES] = d->last_us;
+		d->sql_job = NULL;
+	}
 	d->running--;
 	q->running--;
-	job_end(j, 1);
+	if (j->stream) {
+		q->busy++; /* the send may drop the connection, closing q */
+		server_reply_send(q->c, j->reply, &j->chunk, j->final);
+		more = !j->final && !q->closed;
+		q->busy--;
+	}
+	if (more) {
+		stream_park(j);
+	} else {
+		d->last_us = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+		d->times[d->ntimes++ % TIMES] = d->last_us;
+		job_end(j, !j->stream);
+	}
 	q_release(q); /* when its connection is gone */
 	schedule(d);
 	server_work_done(d->srv);
 }
 
-/* Fails a job that did not run with an error reply. */
+/* Fails a job that did not run (or a stream between batches) with an
+ * error reply. */
 static void job_fail(struct job *j, int code, const char *msg)
 {
 	struct dispatch_queue *q = j->q;
-	server_error_frame(server_reply_buf(j->reply), j->rq.id, code, msg);
-	job_end(j, 1);
+	if (j->stream) {
+		server_error_frame(&j->chunk, j->rq.id, code, msg);
+		q->busy++;
+		server_reply_send(q->c, j->reply, &j->chunk, 1);
+		q->busy--;
+		job_end(j, 0);
+	} else {
+		server_error_frame(server_reply_buf(j->reply), j->rq.id, code, msg);
+		job_end(j, 1);
+	}
 	q_release(q);
 }
 
@@ -271,6 +328,29 @@ static void fail_waiting(struct dispatch *d, int code, const char *msg)
 	}
 }
 
+/* A new generation could not be opened: the queries waiting for it fail,
+ * but not a streamed answer between two batches (it keeps the generation
+ * it started with), nor what waits behind it on its connection. */
+static void fail_unstarted(struct dispatch *d, int code, const char *msg)
+{
+	struct dispatch_queue *held = NULL, *q;
+
+	while ((q = d->ring)) {
+		if (q->head->stream && q->head->g) {
+			ring_remove(q);
+			q->rnext = held;
+			held = q;
+		} else {
+			job_fail(pop(q), code, msg);
+		}
+	}
+	while ((q = held)) {
+		held = q->rnext;
+		q->rnext = NULL;
+		ring_add(q);
+	}
+}
+
 static void reload_done(uv_work_t *req, int status)
 {
 	struct dispatch *d = req->data;
@@ -283,7 +363,7 @@ static void reload_done(uv_work_t *req, int status)
 	} else {
 		logf_(d, "%s", d->reload_err.msg);
 		/* the queries that waited get the reason; the next one retries */
-		fail_waiting(d, RPC_GENERATION_ERROR, d->reload_err.msg);
+		fail_unstarted(d, RPC_GENERATION_ERROR, d->reload_err.msg);
 	}
 	d->reload_gen = NULL;
 	/* the waiters of dispatch_fresh (a callback may add new ones) */
@@ -342,7 +422,9 @@ static void schedule(struct dispatch *d)
 		struct dispatch_queue *q = d->ring, *start = d->ring;
 		/* the next queue, in turn, that may run one more */
 		while (q->running >= DISPATCH_PER_CONN || !server_conn_ready(q->c) ||
-		       (q->head->sql && d->sql_running)) {
+		       (q->head->sql && d->sql_running) ||
+		       (q->head->stream && q->head->g &&
+		        server_conn_unsent(q->c) >= STREAM_AHEAD)) {
 			q = q->rnext;
 			if (q == start)
 				return;
@@ -354,16 +436,22 @@ static void schedule(struct dispatch *d)
 		}
 		d->ring = q->rnext;
 		struct job *j = pop(q);
-		j->g = session_acquire(d->sess);
+		if (!j->g) /* a stream's later batches keep theirs */
+			j->g = session_acquire(d->sess);
 		j->req.data = j;
 		q->running++;
 		d->running++;
-		d->sql_running |= j->sql;
+		if (j->sql) {
+			d->sql_running = 1;
+			d->sql_job = j;
+		}
 		if (uv_queue_work(d->loop, &j->req, work_run, work_done) != 0) {
 			q->running--;
 			d->running--;
-			if (j->sql)
+			if (j->sql) {
 				d->sql_running = 0;
+				d->sql_job = NULL;
+			}
 			job_fail(j, RPC_INTERNAL_ERROR, "Cannot queue the query");
 		}
 	}
@@ -396,6 +484,8 @@ static void on_queue_close(void *queue)
 
 	q->closed = 1;
 	ring_remove(q);
+	if (q->d->sql_job && q->d->sql_job->q == q)
+		q->d->sql_job->cancel = 1; /* its statement ends at once */
 	while (q->head) {
 		struct job *j = q->head;
 		q->head = j->next;
@@ -432,10 +522,16 @@ static void on_query(struct dispatch_queue *q, struct rpc_request *rq)
 	struct dispatch *d = q->d;
 	struct err e;
 	struct job *j;
+	json_t *sv;
 
 	err_clear(&e);
 	if (rq->params && !json_is_object(rq->params)) {
 		server_reply_error(q->c, rq->id, RPC_INVALID_PARAMS, "params must be an object");
+		return;
+	}
+	sv = rq->params ? json_object_get(rq->params, "stream_rows") : NULL;
+	if (sv && !json_is_boolean(sv)) {
+		server_reply_error(q->c, rq->id, RPC_INVALID_PARAMS, "stream_rows must be true or false");
 		return;
 	}
 	if (d->stopping) {
@@ -467,6 +563,15 @@ static void on_query(struct dispatch_queue *q, struct rpc_request *rq)
 	j->q = q;
 	j->sql = j->p.kind && !strcmp(j->p.kind, "sql");
 	j->p.stop = &d->stop_flag;
+	j->p.cancel = &j->cancel;
+	buf_init(&j->chunk, FRAME_RESPONSE_MAX + 4096);
+	/* an sql answer streams when asked, to a client that reads frames as
+	 * they come and wants the answer (not a notification); out of memory,
+	 * it is one reply */
+	if (j->sql && json_is_true(sv) && j->rq.id && server_conn_streams(q->c) &&
+	    sqlstream_new(&j->stream))
+		j->stream = NULL;
+	d->streams += j->stream != NULL;
 	j->t0 = uv_hrtime();
 	server_conn_ref(q->c);
 	d->queries++;
@@ -515,6 +620,7 @@ static void write_status(struct dispatch *d, struct buf *o)
 	in.now_ms = uv_now(d->loop);
 	in.queries = d->queries;
 	in.connections = server_connections(d->srv);
+	in.sql_streams = d->streams;
 	in.times = d->times;
 	in.ntimes = d->ntimes < TIMES ? d->ntimes : TIMES;
 	in.last_us = d->last_us;

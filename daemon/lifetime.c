@@ -141,21 +141,21 @@ static void tick(uv_timer_t *t)
 	}
 }
 
-int lifetime_start(uv_loop_t *loop, int64_t idle_ms, int mode, pid_t owner,
-                   int orphaned_now, lifetime_idle_fn fn, void *ctx,
+int lifetime_start(uv_loop_t *loop, const struct lifetime_opts *o,
                    struct lifetime **out, struct err *e)
 {
 	struct lifetime *lt = calloc(1, sizeof *lt);
 	if (!lt)
 		return err_set(e, ERR_NOMEM, "Out of memory");
-	lt->idle_ms = idle_ms;
-	lt->owner = owner;
-	lt->orphaned = orphaned_now || owner <= 1 || getppid() != owner;
-	if (mode == LIFETIME_AUTO)
-		mode = lt->orphaned ? LIFETIME_LAST_QUERY : LIFETIME_ORPHANED;
-	lt->mode = mode;
-	lt->fn = fn;
-	lt->ctx = ctx;
+	lt->idle_ms = o->idle_ms;
+	lt->owner = o->owner;
+	lt->orphaned = o->orphaned_now || o->owner <= 1 ||
+	               getppid() != o->owner;
+	lt->mode = o->mode;
+	if (lt->mode == LIFETIME_AUTO)
+		lt->mode = lt->orphaned ? LIFETIME_LAST_QUERY : LIFETIME_ORPHANED;
+	lt->fn = o->fn;
+	lt->ctx = o->ctx;
 	/* the loop's time as the caller set it: the same instant as the
 	 * server's start (status: idle_s == uptime_s until a query) */
 	lt->last_end = lt->orphaned_at = uv_now(loop);

@@ -34,15 +34,20 @@ struct lifetime;
 
 typedef void (*lifetime_idle_fn)(void *ctx, const char *why);
 
-/*
- * Starts the clock on loop.  owner is the parent pid recorded before any
- * fork; orphaned_now != 0 (a --daemonize'd server) starts orphaned.  mode
- * LIFETIME_AUTO resolves to orphaned (live owner) or last-query.
- * idle_ms < 0 disables reaping.  *out is owned by the caller: call
- * lifetime_close (the loop then frees it).
- */
-int lifetime_start(uv_loop_t *loop, int64_t idle_ms, int mode, pid_t owner,
-                   int orphaned_now, lifetime_idle_fn fn, void *ctx,
+/* How a server's lifetime is clocked. */
+struct lifetime_opts {
+	int64_t idle_ms;  /* < 0 disables reaping */
+	int mode;         /* LIFETIME_AUTO resolves to orphaned (live owner)
+	                   * or last-query */
+	pid_t owner;      /* the parent pid recorded before any fork */
+	int orphaned_now; /* != 0 (a --daemonize'd server): starts orphaned */
+	lifetime_idle_fn fn; /* called once when the server should stop */
+	void *ctx;
+};
+
+/* Starts the clock on loop.  *out is owned by the caller: call
+ * lifetime_close (the loop then frees it). */
+int lifetime_start(uv_loop_t *loop, const struct lifetime_opts *o,
                    struct lifetime **out, struct err *e);
 void lifetime_close(struct lifetime *lt);
 

@@ -277,6 +277,7 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	struct address a;
 	const char *shown;
 	struct server_info info;
+	struct lifetime_opts lo;
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -358,8 +359,13 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	info.frame_timeout_ms = d->o.frame_ms;
 	info.log = log_line;
 	info.log_ctx = d;
-	if (lifetime_start(&d->loop, d->o.idle_ms, d->o.idle_start, d->owner,
-	                   d->o.daemonize, on_idle, d, &d->lt, e))
+	lo.idle_ms = d->o.idle_ms;
+	lo.mode = d->o.idle_start;
+	lo.owner = d->owner;
+	lo.orphaned_now = d->o.daemonize;
+	lo.fn = on_idle;
+	lo.ctx = d;
+	if (lifetime_start(&d->loop, &lo, &d->lt, e))
 		return e->code;
 	if (dispatch_new(&d->loop, d->sess, d->lt, &d->dispatch, e) ||
 	    server_start(&d->loop, d->listen_fd, &info, on_stopped, d, &d->srv, e))

@@ -209,10 +209,9 @@ void server_reply_flags(struct server_reply *r, int discard, int close_after)
 		r->c->no_more = 1; /* nothing after it is read */
 }
 
-void server_reply_done(struct server_conn *c, struct server_reply *r)
+/* The checks of a reply: a client far behind, or stalled, is dropped. */
+static void reply_checks(struct server_conn *c)
 {
-	r->done = 1;
-	c->queued += r->out.len;
 	if (c->closing)
 		return;
 	flush(c);
@@ -224,6 +223,43 @@ void server_reply_done(struct server_conn *c, struct server_reply *r)
 	}
 	if (!c->closing)
 		drop_if_stalled(c, uv_now(c->srv->loop));
+}
+
+void server_reply_done(struct server_conn *c, struct server_reply *r)
+{
+	r->done = 1;
+	c->queued += r->out.len - r->counted;
+	r->counted = r->out.len;
+	reply_checks(c);
+}
+
+void server_reply_send(struct server_conn *c, struct server_reply *r,
+                       struct buf *frames, int last)
+{
+	if (!c->closing && frames->len) {
+		buf_append(&r->out, frames->data, frames->len);
+		if (r->out.failed) {
+			server_conn_close(c);
+		} else {
+			c->queued += frames->len;
+			r->counted += frames->len;
+		}
+	}
+	buf_reset(frames);
+	r->streams = 1;
+	if (last)
+		r->done = 1;
+	reply_checks(c);
+}
+
+size_t server_conn_unsent(const struct server_conn *c)
+{
+	return c->queued;
+}
+
+int server_conn_streams(const struct server_conn *c)
+{
+	return !c->adopted;
 }
 
 void server_error_frame(struct buf *o, const json_t *id, int code,
@@ -275,10 +311,48 @@ static void on_written(uv_write_t *req, int status)
 	srv->ops->kick(srv->h); /* room again for its waiting queries */
 }
 
+/* Hands data (len bytes, malloc'ed: taken over) to uv_write; 0, or -1
+ * when c was closed. */
+static int write_out(struct server_conn *c, char *data, size_t len)
+{
+	struct wreq *w = malloc(sizeof *w);
+	if (!w) {
+		free(data);
+		server_conn_close(c);
+		return -1;
+	}
+	w->c = c;
+	w->data = data;
+	w->len = len;
+	if (c->writes++ == 0)
+		c->progress_ms = uv_now(c->srv->loop);
+	uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
+	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, on_written) != 0) {
+		c->queued -= w->len;
+		c->writes--;
+		free(w->data);
+		free(w);
+		server_conn_close(c);
+		return -1;
+	}
+	return 0;
+}
+
 static void flush(struct server_conn *c)
 {
-	while (!c->closing && c->head && c->head->done) {
+	while (!c->closing && c->head &&
+	       (c->head->done || (c->head->streams && c->head->out.len))) {
 		struct server_reply *s = c->head;
+		size_t len;
+		char *data;
+		if (!s->done) {
+			/* a streaming reply in its turn: what it has so far */
+			data = buf_detach(&s->out, &len);
+			s->counted = 0;
+			if (write_out(c, data, len))
+				return;
+			break;
+		}
 		c->head = s->next;
 		if (!c->head)
 			c->tail = NULL;
@@ -291,27 +365,10 @@ static void flush(struct server_conn *c)
 			free(s);
 			continue;
 		}
-		struct wreq *w = malloc(sizeof *w);
-		if (!w) {
-			buf_free(&s->out);
-			free(s);
-			server_conn_close(c);
-			return;
-		}
-		w->c = c;
-		w->data = buf_detach(&s->out, &w->len);
+		data = buf_detach(&s->out, &len);
 		free(s);
-		if (c->writes++ == 0)
-			c->progress_ms = uv_now(c->srv->loop);
-		uv_buf_t b = uv_buf_init(w->data, (unsigned)w->len);
-		if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, on_written) != 0) {
-			c->queued -= w->len;
-			c->writes--;
-			free(w->data);
-			free(w);
-			server_conn_close(c);
+		if (write_out(c, data, len))
 			return;
-		}
 	}
 	if (c->closing)
 		return;
@@ -535,6 +592,7 @@ int server_adopt(struct server *srv, int fd, struct err *e)
 		server_conn_close(c);
 		return err_set(e, ERR_DATA, "Cannot serve the connection");
 	}
+	c->adopted = 1;
 	if (conn_admit(srv, c) != 0)
 		return err_set(e, ERR_DATA, "The session refused the connection");
 	return 0;

@@ -125,6 +125,16 @@ void server_reply_flags(struct server_reply *r, int discard, int close_after);
 /* The reply is complete: it is sent in its turn.  Runs the checks of a
  * reply (a client that stopped reading is dropped). */
 void server_reply_done(struct server_conn *c, struct server_reply *r);
+/* Appends the whole frames in frames (emptied) to r, a reply that streams:
+ * they are sent as soon as every earlier reply of c was; last: r is
+ * complete (as server_reply_done).  Runs the checks of a reply. */
+void server_reply_send(struct server_conn *c, struct server_reply *r,
+                       struct buf *frames, int last);
+/* Bytes of c's replies written or done but not yet taken by its client. */
+size_t server_conn_unsent(const struct server_conn *c);
+/* 1 when c's client reads frames as they come (a socket client); 0 for
+ * a connection served for another transport (server_adopt: one reply). */
+int server_conn_streams(const struct server_conn *c);
 /* new + an error frame + done. */
 void server_reply_error(struct server_conn *c, const json_t *id, int code,
                         const char *msg);

@@ -41,7 +41,9 @@ struct server_reply {
 	int done;
 	int discard;      /* a notification: no reply is sent */
 	int close_after;  /* close the connection once this is written */
-	struct buf out;   /* the framed response */
+	struct buf out;   /* the framed response (a stream: its unsent frames) */
+	size_t counted;   /* bytes of out already counted in the queue */
+	int streams;      /* out holds whole frames before done (server_reply_send) */
 };
 
 struct server_conn {
@@ -60,6 +62,7 @@ struct server_conn {
 	int no_more;      /* reading is over; close once drained */
 	int shutting;     /* uv_shutdown issued */
 	int closing;      /* uv_close issued */
+	int adopted;      /* served for another transport (no streamed answers) */
 	char *rbuf;       /* allocated while a read is being decoded */
 	size_t rpos, rlen;
 	uint64_t progress_ms; /* last time the client took some bytes */

@@ -68,6 +68,8 @@ void status_write(struct buf *o, const struct status_input *si)
 	jsonout_int(o, (int64_t)si->queries);
 	put_key(o, "connections", 0);
 	jsonout_int(o, si->connections);
+	put_key(o, "sql_streams", 0);
+	jsonout_int(o, si->sql_streams);
 	/* Server-side time of the last TIMES queries, from the decoded frame
 	 * to the framed response (queue wait included), in microseconds. */
 	put_key(o, "server_time_us", 0);

@@ -22,6 +22,7 @@ struct status_input {
 	uint64_t now_ms;          /* uv_now, same clock as info->started_ms */
 	uint64_t queries;
 	int connections;
+	int sql_streams;          /* streamed sql answers open (sqlstream.h) */
 	const uint32_t *times;    /* server time of recent queries, microseconds */
 	size_t ntimes;            /* <= STATUS_TIMES */
 	uint32_t last_us;

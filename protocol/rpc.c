@@ -108,6 +108,13 @@ void rpc_result_close(struct buf *b)
 	buf_putc(b, '}');
 }
 
+void rpc_rows_open(struct buf *b, const json_t *id)
+{
+	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"" RPC_ROWS
+	         "\",\"params\":{\"id\":");
+	put_id(b, id);
+}
+
 void rpc_error(struct buf *b, const json_t *id, int code, const char *message)
 {
 	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
@@ -181,6 +188,14 @@ struct members {
 	long want;          /* index of the key whose value comes next, or -1 */
 	size_t value_from;  /* offset just after that key */
 	int capture_depth;  /* depth at which a captured container opened */
+	/* the members of one depth-1 object value (sub_of: its key's index,
+	 * -1: none) whose values are containers, captured as well */
+	long sub_of;
+	const char *const *sub_keys;
+	struct rpc_span *sub_spans;
+	size_t nsub;
+	long sub_want;
+	int in_sub, sub_capture;
 };
 
 static size_t skip_to_value(const struct members *m, size_t from)
@@ -231,6 +246,13 @@ static int m_open(void *ctx, int is_map)
 		size_t at = yajl_get_bytes_consumed(m->h) - 1;
 		s->text = m->text + at;
 		m->capture_depth = 1;
+		m->in_sub = is_map && m->want == m->sub_of;
+		m->sub_want = -1;
+	}
+	if (m->depth == 2 && m->in_sub && m->sub_want >= 0) {
+		struct rpc_span *s = &m->sub_spans[m->sub_want];
+		s->text = m->text + yajl_get_bytes_consumed(m->h) - 1;
+		m->sub_capture = 1;
 	}
 	m->depth++;
 	return 1;
@@ -242,6 +264,16 @@ static int m_close(void *ctx)
 {
 	struct members *m = ctx;
 	m->depth--;
+	if (m->depth == 2 && m->sub_capture) {
+		struct rpc_span *s = &m->sub_spans[m->sub_want];
+		s->len = (size_t)(m->text + yajl_get_bytes_consumed(m->h) - s->text);
+		s->found = 1;
+		m->sub_capture = 0;
+	}
+	if (m->depth == 2)
+		m->sub_want = -1;
+	if (m->depth == 1)
+		m->in_sub = 0;
 	if (m->depth == 1 && m->capture_depth == 1 && m->want >= 0) {
 		struct rpc_span *s = &m->spans[m->want];
 		size_t end = yajl_get_bytes_consumed(m->h);
@@ -256,6 +288,14 @@ static int m_close(void *ctx)
 static int m_key(void *ctx, const unsigned char *k, size_t n)
 {
 	struct members *m = ctx;
+	if (m->depth == 2 && m->in_sub) {
+		m->sub_want = -1;
+		for (size_t i = 0; i < m->nsub; i++)
+			if (strlen(m->sub_keys[i]) == n &&
+			    memcmp(m->sub_keys[i], k, n) == 0)
+				m->sub_want = (long)i;
+		return 1;
+	}
 	if (m->depth != 1)
 		return 1;
 	m->want = -1;
@@ -274,20 +314,46 @@ static const yajl_callbacks member_cbs = {
 	m_start_map, m_key, m_close, m_start_array, m_close,
 };
 
-int rpc_members(const char *json, size_t len, const char *const *keys,
-                struct rpc_span *spans, size_t nkeys, struct err *e)
+/* Keys looked up and where their values' spans go (both borrowed). */
+struct member_keys {
+	const char *const *keys;
+	struct rpc_span *spans;
+	size_t n;
+};
+
+/* rpc_members over top, also capturing the container members sub->keys
+ * of the object value of top->keys[sub_of] (sub_of -1: none) into
+ * sub->spans (sub NULL when sub_of is -1). */
+static int members_sub(const char *json, size_t len,
+                       const struct member_keys *top, long sub_of,
+                       const struct member_keys *sub, struct err *e)
 {
+	const char *const *keys = top->keys, *const *sub_keys = NULL;
+	struct rpc_span *spans = top->spans, *sub_spans = NULL;
+	size_t nkeys = top->n, nsub = 0;
 	struct members m;
 	yajl_status st;
 
+	if (sub) {
+		sub_keys = sub->keys;
+		sub_spans = sub->spans;
+		nsub = sub->n;
+	}
 	memset(&m, 0, sizeof m);
 	m.text = json;
 	m.keys = keys;
 	m.spans = spans;
 	m.nkeys = nkeys;
 	m.want = -1;
+	m.sub_of = sub_of;
+	m.sub_keys = sub_keys;
+	m.sub_spans = sub_spans;
+	m.nsub = nsub;
+	m.sub_want = -1;
 	for (size_t i = 0; i < nkeys; i++)
 		memset(&spans[i], 0, sizeof spans[i]);
+	for (size_t i = 0; i < nsub; i++)
+		memset(&sub_spans[i], 0, sizeof sub_spans[i]);
 	m.h = yajl_alloc(&member_cbs, NULL, &m);
 	if (!m.h)
 		return err_set(e, ERR_NOMEM, "Out of memory");
@@ -307,20 +373,38 @@ int rpc_members(const char *json, size_t len, const char *const *keys,
 	return 0;
 }
 
+int rpc_members(const char *json, size_t len, const char *const *keys,
+                struct rpc_span *spans, size_t nkeys, struct err *e)
+{
+	const struct member_keys top = {keys, spans, nkeys};
+	return members_sub(json, len, &top, -1, NULL, e);
+}
+
 int rpc_parse_response(const char *text, size_t len, struct rpc_response *r,
                        struct err *e)
 {
-	static const char *const keys[] = {"jsonrpc", "id", "result", "error"};
-	struct rpc_span s[4];
+	static const char *const keys[] = {"jsonrpc", "id", "result", "error",
+	                                   "method", "params"};
+	static const char *const batch[] = {"columns", "rows"};
+	struct rpc_span s[6], b[2];
+	const struct member_keys top = {keys, s, 6}, rows = {batch, b, 2};
 	json_t *err_obj, *code, *msg;
 	json_error_t je;
 
 	memset(r, 0, sizeof *r);
-	if (rpc_members(text, len, keys, s, 4, e))
+	if (members_sub(text, len, &top, 5, &rows, e))
 		return err_prefix(e, "Malformed response from the session");
 	r->id = s[1];
 	if (s[2].found) {
 		r->result = s[2];
+		return 0;
+	}
+	if (!s[1].found && !s[3].found && s[4].found && s[5].found &&
+	    s[4].len == sizeof RPC_ROWS + 1 &&
+	    !memcmp(s[4].text, "\"" RPC_ROWS "\"", s[4].len)) {
+		r->is_rows = 1;
+		r->columns = b[0];
+		r->rows = b[1];
 		return 0;
 	}
 	if (!s[3].found)

@@ -26,6 +26,9 @@
 #define RPC_QUERY "query"
 #define RPC_STATUS "status"
 #define RPC_SHUTDOWN "shutdown"
+/* The notification that carries a batch of a streamed sql answer (server
+ * to client; the query's "stream_rows": true asks for it). */
+#define RPC_ROWS "rows"
 
 enum {
 	RPC_PARSE_ERROR = -32700,      /* invalid JSON */
@@ -73,6 +76,10 @@ int rpc_exit_status(int rpc_code);
  * appends the result value and then calls rpc_result_close. */
 void rpc_result_open(struct buf *b, const json_t *id);
 void rpc_result_close(struct buf *b);
+/* Starts a batch of a streamed answer to request id:
+ * {"jsonrpc":"2.0","method":"rows","params":{"id":id  -- the caller
+ * appends its members (",\"rows\":[...]") and "}}". */
+void rpc_rows_open(struct buf *b, const json_t *id);
 /* Writes a complete error response. */
 void rpc_error(struct buf *b, const json_t *id, int code, const char *message);
 /* Writes a complete result response around a JSON tree (borrowed). */
@@ -104,8 +111,12 @@ struct rpc_span {
 int rpc_members(const char *json, size_t len, const char *const *keys,
                 struct rpc_span *spans, size_t nkeys, struct err *e);
 
-/* A response picked apart. */
+/* A response picked apart (or, is_rows, a batch of a streamed answer:
+ * the raw text of its params' columns, when present, and rows arrays,
+ * located in the same pass). */
 struct rpc_response {
+	int is_rows;
+	struct rpc_span columns, rows; /* when is_rows */
 	int is_error;
 	int code;                   /* when is_error */
 	char message[ERR_MSG_MAX];  /* when is_error */

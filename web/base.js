@@ -5,7 +5,9 @@
 'use strict';
 
 const DSUI = (() => {
-  const GUTTER = 170;
+  /* the label column's width (resizable: setGutter) */
+  const GUTTER0 = 170;
+  let gutter = GUTTER0;
   const RPAD = 14;
   const PALETTE = ['#2f6fde', '#e8590c', '#12b886', '#ae3ec9', '#f59f00', '#1098ad', '#d6336c', '#5c940d',
     '#7048e8', '#495057', '#c92a2a', '#0b7285'];
@@ -133,7 +135,7 @@ const DSUI = (() => {
 
   /* The time mapping shared by every track. */
   function scale(from, to, w) {
-    const x0 = GUTTER, x1 = w - RPAD, k = (x1 - x0) / (to - from);
+    const x0 = gutter, x1 = w - RPAD, k = (x1 - x0) / (to - from);
     return {
       x0, x1, from, to,
       x: (t) => x0 + (t - from) * k,
@@ -233,6 +235,12 @@ const DSUI = (() => {
     return dl;
   }
 
-  return { GUTTER, RPAD, PALETTE, setWidth, trackWidth, stickyHeight, el, fmtNum, fmtValue, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
+  /* Sets the label column's width (px, clamped to 90..520); returns it. */
+  function setGutter(px) {
+    gutter = Math.round(Math.max(90, Math.min(520, Number.isFinite(px) ? px : GUTTER0)));
+    return gutter;
+  }
+
+  return { get GUTTER() { return gutter; }, GUTTER0, setGutter, RPAD, PALETTE, setWidth, trackWidth, stickyHeight, el, fmtNum, fmtValue, fmtTime, fmtDur, setupCanvas, scale, niceTicks, clipText, showTip, hideTip,
     attachDrag, toast, kv };
 })();

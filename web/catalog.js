@@ -15,6 +15,8 @@ const DSCatalog = (() => {
   const REQ = 0, SESS = 1, SPANS = 2, ITERS = 3;
   const COLLS = ['requests', 'sessions', 'server_spans', 'iterations'];
   const AHEAD = 3;
+  /* the most requests whose summaries the requests table keeps in memory */
+  const TABLE_MAX = 250000;
   const LISTS = ['shards', 'lookup', 'summaries', 'time_summaries', 'search'];
 
   /* The bounds that place collection c's elements of a shard in time: a
@@ -280,6 +282,12 @@ const DSCatalog = (() => {
 
     async queryRequests(params, opts) {
       const o = opts || {}, Q = DSQuery, A = DSAnalysis;
+      /* once the table's summaries are in memory, a window and a sort
+       * read only the page's catalog shards */
+      if (this.tableDone) {
+        const pg = await this.tableRequests(params, o.signal, true);
+        if (pg) return pg;
+      }
       const plan = Q.requestPlan(this.cat, params);
       await this.indexed();
       const v = plan.v;
@@ -313,6 +321,157 @@ const DSCatalog = (() => {
       const best = top.sorted();
       if (sums) await this.fill(best.slice(v.offset, v.offset + v.limit), o.signal);
       return Q.requestAnswer(plan, best.map((x) => x.o), total, true);
+    }
+
+    /* The requests table's page ({total, items: summaries}) of a query
+     * with only a window, a sort, offset and limit, from every request's
+     * summary held in memory (read once, up to TABLE_MAX requests) and
+     * one sorted order per sort key (made once): a click on a column or a
+     * new window then reads no shard.  Same order and total as
+     * queryRequests; the items are the summaries (no spans, lifecycle or
+     * span_count: the table does not show them), or with full the
+     * elements, read from the page's catalog shards (queryRequests' own
+     * answer).  null when the query or the report does not fit
+     * (queryRequests answers it then). */
+    async tableRequests(params, signal, full) {
+      const p = params || {};
+      if (Object.keys(p).some((k) => !['from', 'to', 'sort', 'offset', 'limit'].includes(k) && p[k] !== undefined && p[k] !== null)) return null;
+      const plan = DSQuery.requestPlan(this.cat, p);
+      if (plan.groupBy !== null) return null;
+      const t = await this.summaryTable(signal);
+      if (!t) return null;
+      const v = plan.v, want = v.offset + v.limit, order = this.orderOf(t, plan.keys), out = [];
+      let total = 0;
+      for (let k = 0; k < order.length; k++) {
+        const i = order[k];
+        if (!(t.start[i] <= v.to && t.end[i] >= v.from)) continue;
+        if (total++ < want) out.push(i);
+      }
+      if (!full) return DSQuery.requestAnswer(plan, out.map((i) => t.rows[i]), total, true);
+      const items = out.map((i) => ({ o: t.rows[i], ord: t.ord[i], shard: t.shard[i] }));
+      await this.fill(items.slice(v.offset), signal);
+      return DSQuery.requestAnswer(plan, items.map((x) => x.o), total, true);
+    }
+
+    /* Every request's summary in ordinal order ({rows, start, end}), read
+     * once from the summary shards; null without summaries or above
+     * TABLE_MAX requests.  Only once indexed. */
+    summaryTable(signal) {
+      if (this.table) return this.table;
+      const F = this.ix && this.ix.summary_fields, S = this.ix && this.ix.summaries;
+      if (!F || !S || !this.summarized(this.shardsOf('sessions')) || this.counts().requests > TABLE_MAX) return Promise.resolve(null);
+      const job = (async () => {
+        const byOrd = [];
+        /* read past the shared cache: the table keeps what it needs */
+        const load = (d) => { const hit = this.store.peek(d); return hit ? Promise.resolve(hit) : this.store.text(d, signal).then((x) => this.store.rows(d, x)); };
+        await this.stream(S, (rows) => {
+          for (const [shard, list] of rows) {
+            for (const row of list) {
+              const x = {};
+              for (let j = 0; j < F.length; j++) if (row[j + 1] !== null) x[F[j]] = row[j + 1];
+              byOrd.push([row[0], x, shard]);
+            }
+          }
+        }, signal, null, load);
+        byOrd.sort((a, b) => a[0] - b[0]);
+        const n = byOrd.length, start = new Float64Array(n), end = new Float64Array(n), rows = new Array(n);
+        const ord = new Int32Array(n), shard = new Int32Array(n);
+        for (let i = 0; i < n; i++) {
+          const x = byOrd[i][1];
+          rows[i] = x;
+          ord[i] = byOrd[i][0];
+          shard[i] = byOrd[i][2];
+          start[i] = typeof x.start === 'number' ? x.start : NaN;
+          end[i] = typeof x.end === 'number' ? x.end : NaN;
+        }
+        this.tableDone = true;
+        return { rows, start, end, ord, shard, orders: new Map(), ranks: new Map() };
+      })();
+      this.table = job;
+      job.catch(() => { if (this.table === job) this.table = null; });
+      return job;
+    }
+
+    /* Loads the summaries, then makes the orders of sorts (e.g. '-ttft_ms')
+     * one per task, so that the table's first click on a column finds its
+     * order made. */
+    warmTable(sorts) {
+      if (this.table || !this.indexReady) return;
+      this.summaryTable().then((t) => {
+        if (!t) return;
+        const todo = sorts.slice();
+        const next = () => {
+          if (!todo.length) return;
+          this.orderOf(t, DSQuery.requestPlan(this.cat, { sort: todo.shift() }).keys);
+          setTimeout(next, 0);
+        };
+        setTimeout(next, 0);
+      }, () => {});
+    }
+
+    /* The indexes of t's rows sorted by keys (ties: ordinal), made once
+     * per sort: each key's values as numbers (strings by their code-point
+     * rank), null as NaN (last in either direction, as DSAnalysis.cmpVal). */
+    orderOf(t, keys) {
+      const id = keys.map((k) => (k.desc ? '-' : '') + k.name).join(',');
+      let o = t.orders.get(id);
+      if (o) return o;
+      const n = t.rows.length, ranks = keys.map((k) => this.rankOf(t, k.name)), sign = keys.map((k) => (k.desc ? -1 : 1));
+      o = new Int32Array(n);
+      for (let i = 0; i < n; i++) o[i] = i;
+      if (keys.length === 1) {
+        const r = ranks[0], sg = sign[0];
+        o.sort((a, b) => {
+          const x = r[a], y = r[b];
+          if (x !== y) {
+            if (x !== x) return 1;
+            if (y !== y) return -1;
+            return x < y ? -sg : sg;
+          }
+          return a - b;
+        });
+      } else if (keys.length) {
+        o.sort((a, b) => {
+          for (let k = 0; k < ranks.length; k++) {
+            const x = ranks[k][a], y = ranks[k][b];
+            if (x === y || (x !== x && y !== y)) continue;
+            if (x !== x) return 1;
+            if (y !== y) return -1;
+            return x < y ? -sign[k] : sign[k];
+          }
+          return a - b;
+        });
+      }
+      t.orders.set(id, o);
+      return o;
+    }
+
+    /* Key name's values of t's rows as a Float64Array (a summary carries
+     * span_count instead of spans): numbers as they are, strings by their
+     * rank in code-point order (numbers before strings), null as NaN. */
+    rankOf(t, name) {
+      let r = t.ranks.get(name);
+      if (r) return r;
+      const A = DSAnalysis, n = t.rows.length, vals = new Array(n), strs = new Set();
+      let maxNum = -Infinity;
+      for (let i = 0; i < n; i++) {
+        const x = t.rows[i], v = name === 'span_count' ? (typeof x.span_count === 'number' ? x.span_count : null) : A.sortValue('requests', name, x);
+        vals[i] = v;
+        if (typeof v === 'string') strs.add(v);
+        else if (typeof v === 'number' && v > maxNum) maxNum = v;
+      }
+      /* without surrogates, UTF-16 order (the native sort's) is code-point order */
+      const list = [...strs], plain = !list.some((x) => /[\ud800-\udfff]/.test(x));
+      const rank = new Map((plain ? list.sort() : list.sort(DSQuery.cmpCodePoint)).map((x, k) => [x, k]));
+      /* strings rank after every number */
+      const base = strs.size ? (Number.isFinite(maxNum) ? maxNum : 0) + 1 : 0;
+      r = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = vals[i];
+        r[i] = typeof v === 'number' ? v : typeof v === 'string' ? base + rank.get(v) : NaN;
+      }
+      t.ranks.set(name, r);
+      return r;
     }
 
     /* True when the index has request summaries for every shard of idxs. */

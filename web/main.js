@@ -295,10 +295,11 @@ const DSApp = (() => {
         return s;
       },
       detailDataStatus: () => store.status(),
-      queryNsys: async (p) => Q.queryNsys(cat, store, p),
+      queryNsys: async (p) => DSGpuQuery.withProjections(cat, store, await Q.queryNsys(cat, store, p)),
       queryCpu: async (p) => Q.queryCpu(cat, store, p),
       queryMetrics: async (p) => Q.queryMetrics(cat, store, p),
       queryTimeline: async (p) => DSTimeline.queryTimeline(cat, store, p, undefined, C.sharded ? C : null),
+      queryGpu: async (p) => DSGpuQuery.queryGpu(cat, store, p),
       inspectNsys: async (p) => {
         const o = p || {};
         Q.validate(cat, { from: o.from, to: o.to });
@@ -310,13 +311,15 @@ const DSApp = (() => {
         const from = o.from === undefined || o.from === null ? 0 : o.from;
         const to = o.to === undefined || o.to === null ? app.dur : o.to;
         app.update({ profile: prof.id, tab: 'nsight', from, to });
-        return Q.queryNsys(cat, store, { profile: prof.id, from, to });
+        return DSGpuQuery.withProjections(cat, store, await Q.queryNsys(cat, store, { profile: prof.id, from, to }));
       },
       exportSelection: () => app.exportSelection(),
       exportView: async () => {
         const res = await DSExport.build(app, null);
         return JSON.parse(await res.blob.text());
       },
+      /* 3.3: the Chrome trace (Trace Event Format JSON) as text */
+      exportChromeTrace: async (p) => (await DSExport.buildTrace(app, null, undefined, p || {})).blob.text(),
       whenDetailsReady: () => app.whenReady('details'),
       whenMetricsReady: () => app.whenReady('metrics'),
     };
@@ -372,19 +375,22 @@ const DSApp = (() => {
         window.prompt('Copy this link to the current view:', url);
       }
     };
-    $('btn-export').onclick = async () => {
-      try {
-        await DSExport.run(app);
-      } catch (e) {
-        app.showError('Export failed: ' + e.message);
-      }
-    };
+    for (const [id, chrome] of [['btn-export', false], ['btn-export-trace', true]]) {
+      $(id).onclick = async () => {
+        try {
+          await DSExport.run(app, chrome);
+        } catch (e) {
+          app.showError('Export failed: ' + e.message);
+        }
+      };
+    }
     for (const b of document.querySelectorAll('#tabs button')) b.onclick = () => app.update({ tab: b.dataset.tab });
     document.addEventListener('keydown', (ev) => {
       const t = ev.target;
       if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
       const k = ev.key;
-      if (k === '+' || k === '=') app.zoom(0.5);
+      if (DSNav.key(app, ev)) { /* ?, m, M, Enter, Esc over the help */ }
+      else if (k === '+' || k === '=') app.zoom(0.5);
       else if (k === '-' || k === '_') app.zoom(2);
       else if (k === 'ArrowLeft') app.pan(-0.25);
       else if (k === 'ArrowRight') app.pan(0.25);
@@ -438,6 +444,7 @@ const DSApp = (() => {
       const who = `profile ${p.id} (${p.worker}${p.rank !== null && p.rank !== undefined ? ' rank ' + p.rank : ''})`;
       for (const d of p.event_chunks || []) store.owners.set(d.sha256, `NVTX ranges of ${who}`);
       for (const d of (p.cpu && p.cpu.chunks) || []) store.owners.set(d.sha256, `CPU samples of ${who}`);
+      for (const d of p.gpu_chunks || []) store.owners.set(d.sha256, `GPU rows of ${who}`);
     }
     for (const m of cat.metrics) for (const d of m.chunks || []) store.owners.set(d.sha256, `Metric series ${m.id} (${m.name} @ ${m.worker || '?'})`);
     const families = DSQuery.listMetricFamilies(cat);

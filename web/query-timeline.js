@@ -1,6 +1,6 @@
 /* query-timeline.js: the `timeline` kind in the browser (API 3.2,
  * doc/query-semantics.md "timeline"): requests, nsys (per profile or by
- * name), cpu and metrics over buckets of the window or of a joined request,
+ * name), cpu, metrics and gpu (query-gpu.js) over buckets of the window or of a joined request,
  * with the engine's bucket edges, membership and correctly rounded sums. */
 'use strict';
 
@@ -12,19 +12,14 @@ const DSTimeline = (() => {
     /* --session, --agent and --worker repeat, as in requests */
     const [ls, one] = Q.lists(P, ['session', 'agent', 'worker']);
     const v = Q.validate(cat, one, { profile: 'integer', worker: 'string', rank: 'integer', name: 'string', bucket: 'number',
-      of: 'string', groupBy: 'string', session: 'string', agent: 'string', search: 'string', minTTFT: 'number' });
+      of: 'string', groupBy: 'string', session: 'string', agent: 'string', search: 'string', minTTFT: 'number', device: 'integer',
+      stream: 'integer' });
     if (ls.session) v.sessions = ls.session;
     if (ls.agent) v.agents = ls.agent;
     if (ls.worker) v.workers = ls.worker;
     if (!(typeof v.bucket === 'number' && v.bucket > 0 && Number.isFinite(v.bucket))) throw new Q.UsageError('timeline needs --bucket SECONDS > 0');
     const of = v.of === null ? 'requests' : v.of;
     if (!A.SOURCES.includes(of)) throw new Q.UsageError(`Unknown timeline source '${of}'; choose from requests, nsys, cpu, metrics, gpu`);
-    /* GPU rows are not in the viewer's data: a report without them answers
-     * as the CLI does (no series); one with them is answered by the CLI or
-     * a live session's traceExplorer.query */
-    if (of === 'gpu' && cat.capabilities && cat.capabilities.gpu) {
-      throw new Q.UsageError('GPU activity is not in the viewer\'s data: use dsight query REPORT timeline --of gpu, or traceExplorer.query(\'timeline\', ...) on a page served by a session (dsightd --http)');
-    }
     /* a joined request of a sharded catalog joins once its shard is loaded */
     if (C && typeof P.request === 'string') await C.loadRequest(P.request, signal);
     const join = Q.joinOf(cat, P, v);
@@ -79,7 +74,7 @@ const DSTimeline = (() => {
         series.push({ key: p.id, values: { samples } });
       }
     } else if (of === 'gpu') {
-      total = 0; /* no GPU rows (checked above) */
+      ({ total, series } = await DSGpuQuery.timelineSeries(cat, store, v, bk, signal)); /* query-gpu.js */
     } else {
       let ss = Q.selectSeries(cat, v);
       if (v.workers) ss = ss.filter((s) => v.workers.includes(s.worker));

@@ -102,7 +102,8 @@ const DSQuery = (() => {
   }
 
   function profileItem(p) {
-    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count', 'nvtx_summary']);
+    const o = without(p, ['events', 'names', 'cpu', 'event_chunks', 'event_density', 'event_count', 'nvtx_summary',
+      'gpu_names', 'gpu_chunks', 'gpu_summary']);
     o.event_count = p.event_count !== undefined ? p.event_count : (p.events || []).length;
     o.cpu_samples = p.cpu ? (p.cpu.sample_count !== undefined ? p.cpu.sample_count : (p.cpu.samples || []).length) : 0;
     return o;
@@ -581,6 +582,6 @@ const DSQuery = (() => {
     UsageError, validate, cmpCodePoint, overlaps, nameSums, listProfiles, queryProfiles, queryRequests, listSessions,
     queryIterations, queryServerSpans, getRequest, listMetricFamilies, listMetricSeries, queryNsys, queryCpu,
     queryMetrics, rankText, nsysItem, carried, stream, MSG_RANGE, requestsOf, findRequest, joinOf, selectJoined, scanNsys,
-    selectProfiles, selectSeries, given, slicePage, lower, lists, requestMatches, ATTR_NSYS, requestPlan, requestAnswer, TopK,
+    selectProfiles, selectSeries, given, slicePage, lower, lists, requestMatches, ATTR_NSYS, requestPlan, requestAnswer, TopK, tidParts,
   };
 })();

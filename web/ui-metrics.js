@@ -200,7 +200,7 @@ const DSMetrics = (() => {
     return out;
   }
 
-  function dataKey(app) { return `${app.state.from},${app.state.to}|${DSUI.trackWidth()}`; }
+  function dataKey(app) { return `${app.state.from},${app.state.to}|${DSUI.trackWidth()}|${DSUI.GUTTER}`; }
 
   async function load(app, signal) {
     const jobs = [];
@@ -590,5 +590,5 @@ const DSMetrics = (() => {
     if (app.state.tab === 'metrics') renderDetails(app);
   }
 
-  return { render, load, ready: 'metrics' };
+  return { render, load, seriesLabel, ready: 'metrics' };
 })();

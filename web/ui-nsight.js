@@ -2,7 +2,8 @@
  * thread tracks on the shared time axis with exact NVTX ranges when the
  * window's candidate rows fit the 20,000-row display budget, the labelled
  * 512-bin density overview beyond it, and CPU hotspots plus the selected
- * range for the window (details). */
+ * range for the window (details); each profile's GPU tracks (ui-gpu.js)
+ * follow its threads. */
 'use strict';
 
 const DSNsight = (() => {
@@ -101,7 +102,7 @@ const DSNsight = (() => {
       tr.mode = mode; tr.n = n;
       canvas.dataset.mode = mode;
       tracks.set(p.id, tr);
-      kids.push(...tr.root);
+      kids.push(...tr.root, ...DSGpu.section(app, p)); /* its GPU tracks (ui-gpu.js) */
       const label = mode === 'summary' ? `Summary tracks: per thread and nesting depth, the NVTX name covering most of each bin at that depth (build-time summaries; hover for the top names). ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.`
         : mode === 'density' ? `Density overview: overlapping interval counts per bin (512 bins over the run), not CPU utilization or per-request time. ${DSUI.fmtNum(n)} candidate rows exceed the ${DSUI.fmtNum(BUDGET)}-row display budget: zoom in for exact ranges.` : '';
       if (tr.label.textContent !== label) tr.label.textContent = label;
@@ -195,11 +196,13 @@ const DSNsight = (() => {
       return;
     }
     let y = 0, labelled = 0;
+    tr.threadY = new Map(); /* where each thread's row is (the GPU flow arrows start there) */
     const sel = app.state.nsysEvent;
     const needle = app.state.filter ? app.state.filter.toLowerCase() : '';
     const hit = new Map();
     const matches = (i) => { let m = hit.get(i); if (m === undefined) hit.set(i, m = String(p.names[i]).toLowerCase().includes(needle)); return m; };
     for (const t of threads) {
+      tr.threadY.set(t.tid, y + THEAD / 2);
       ctx.fillStyle = '#f9fafb';
       ctx.fillRect(0, y, w, THEAD + t.lanes * LANE);
       ctx.fillStyle = '#344054';
@@ -306,6 +309,7 @@ const DSNsight = (() => {
     const byName = app.state.tab === 'nsight' ? DSRanges.loadByName(app, signal) : null;
     const flame = app.state.tab === 'nsight' ? DSFlame.load(app, shown(app), signal) : null;
     if (flame) jobs.push(flame);
+    jobs.push(DSGpu.load(app, signal, [...tracks.values()].map((t) => t.p)));
     /* the panels' failures are reported below or by the store: never an
      * unhandled rejection when a track fails first */
     for (const p of [cpu, byName]) if (p) p.catch(() => {});
@@ -378,7 +382,7 @@ const DSNsight = (() => {
     const left = ev ? [el('h2', {}, ev.name, ' ', el('span', { class: 'muted', text: DSUI.fmtDur(ev.end - ev.start) })), DSUI.kv(ev)]
       : [el('h2', { text: 'NVTX range' }), el('p', { class: 'muted', text: 'Click a range in a thread track to inspect it. Drag on any track to select a time window.' }),
         el('p', { class: 'muted', text: 'NVTX ranges are shared worker/rank activity; overlap does not establish request ownership.' })];
-    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left, el('div', { id: 'byname-box' }, el('p', { class: 'muted', text: 'ranges by name: loading…' }))), el('div', {}, el('div', { id: 'flame-box' }), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' })))));
+    box.replaceChildren(el('div', { class: 'cols' }, el('div', {}, left, el('div', { id: 'byname-box' }, el('p', { class: 'muted', text: 'ranges by name: loading…' }))), el('div', {}, el('div', { id: 'gpu-box' }), el('div', { id: 'flame-box' }), el('div', { id: 'cpu-box' }, el('h3', { text: 'CPU hotspots' }), el('p', { class: 'muted', text: 'loading…' })))));
   }
 
   function render(app) {
@@ -387,5 +391,5 @@ const DSNsight = (() => {
     if (app.state.tab === 'nsight') renderDetails(app);
   }
 
-  return { render, load, shown, ready: 'details' };
+  return { render, load, shown, ready: 'details', colorFor, trackFor: (id) => tracks.get(id) };
 })();

@@ -1,6 +1,7 @@
 /* ui-panes.js: resizable and collapsible side and detail panes (drag the
- * splitters, double-click or the buttons to collapse); sizes persist in
- * localStorage when the page may use it. */
+ * splitters, double-click or the buttons to collapse) and the resizable
+ * label column of the tracks (drag its edge, double-click to reset); sizes
+ * persist in localStorage when the page may use it. */
 'use strict';
 
 const DSPanes = (() => {
@@ -20,6 +21,7 @@ const DSPanes = (() => {
     document.getElementById('details').classList.toggle('collapsed', !!o.detailsCollapsed);
     if (o.side) root.setProperty('--side', o.side + 'px');
     if (o.details) document.getElementById('details').style.height = o.details + 'px';
+    if (o.gutter) DSUI.setGutter(o.gutter);
     document.getElementById('btn-side').textContent = o.sideCollapsed ? '»' : '«';
     document.getElementById('btn-details').textContent = o.detailsCollapsed ? '▴ details' : '▾ details';
     if (app) app.render();
@@ -75,10 +77,30 @@ const DSPanes = (() => {
     const toggleDetails = () => { o.detailsCollapsed = !o.detailsCollapsed; save(o); apply(o, app); };
     sh.addEventListener('dblclick', toggleSide);
     dh.addEventListener('dblclick', toggleDetails);
+    /* the label column's edge, over the ruler and the tracks */
+    const gh = DSUI.el('div', { id: 'split-gutter', title: 'Drag to resize the label column; double-click to reset' });
+    document.getElementById('main').append(gh);
+    let g0 = 0, raf = 0;
+    gh.addEventListener('mousedown', () => { g0 = DSUI.GUTTER; });
+    drag(gh, (dx) => {
+      o.gutter = DSUI.setGutter(Math.min(g0 + dx, document.getElementById('tracks').clientWidth / 2));
+      if (!raf) raf = requestAnimationFrame(() => { raf = 0; app.render(true); });
+    }, () => { save(o); app.render(); });
+    gh.addEventListener('dblclick', () => { o.gutter = DSUI.setGutter(DSUI.GUTTER0); save(o); app.render(); });
     document.getElementById('btn-side').onclick = toggleSide;
     document.getElementById('btn-details').onclick = toggleDetails;
     apply(o);
   }
 
-  return { bind, restore };
+  /* Puts the label column's edge where the plot starts (each render). */
+  function placeGutter() {
+    const gh = document.getElementById('split-gutter');
+    if (!gh) return;
+    const main = document.getElementById('main'), tr = document.getElementById('tracks'), ax = document.getElementById('axis');
+    const m = main.getBoundingClientRect(), a = ax.getBoundingClientRect(), t = tr.getBoundingClientRect();
+    /* (wholly in the label column: the plot keeps its first pixels) */
+    Object.assign(gh.style, { left: `${t.left - m.left + DSUI.GUTTER - 6}px`, top: `${a.top - m.top}px`, height: `${t.bottom - a.top}px` });
+  }
+
+  return { bind, restore, placeGutter };
 })();

@@ -11,6 +11,8 @@ const DSReqTable = (() => {
     ['id', 'request', 'id'], ['ttft_ms', 'TTFT', 'num'], ['duration', 'dur', 'num'], ['output_tokens', 'out tok', 'num'],
     ['status', 'st', 'str'], ['start', 'start s', 'num'],
   ];
+  /* every sort a click on a column gives */
+  const SORTS = COLS.flatMap(([k]) => [k, '-' + k]);
   const STEP = 50;
   let topN = STEP, focusHits = [], focusScale = null;
 
@@ -60,15 +62,32 @@ const DSReqTable = (() => {
       title: `${r.id} · session ${r.session} · agent ${r.agent}\nclick: select · double-click: zoom to request`,
       onclick: () => pick(r.id),
       ondblclick: () => (app.catalog.ids.has(r.id) ? zoomTo(app, r, 'whole') : pick(r.id)),
-      onkeydown: (ev) => { if (ev.key === 'Enter') pick(r.id); },
+      onkeydown: (ev) => {
+        if (ev.key === 'Enter') pick(r.id);
+        else if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+          /* the next / previous row takes the focus and the selection */
+          ev.preventDefault();
+          const to = ev.key === 'ArrowDown' ? ev.currentTarget.nextElementSibling : ev.currentTarget.previousElementSibling;
+          if (to && to.classList.contains('req-row')) { to.focus(); pick(to.dataset.id); }
+        }
+      },
     }, COLS.map(([k, , kind]) => el('td', { class: kind === 'num' ? 'num' : kind === 'id' ? 'rid' : '', text: cell(r, k) }))));
+    /* the row that had the keyboard keeps it through the redraw */
+    const act = document.activeElement, had = act && box.contains(act) && act.classList.contains('req-row') ? act.dataset.id : null;
     const more = page.total > page.items.length && topN < 1000
       ? el('button', { class: 'more', onclick: () => { topN += STEP; app.render(); } }, `show ${Math.min(STEP, page.total - page.items.length)} more`) : '';
+    /* a pointer on the column heads loads the request summaries that
+     * the other sorts and windows are answered from (sharded catalogs) */
+    if (app.catalog.sharded) head.addEventListener('pointerenter', () => app.catalog.warmTable(SORTS), { once: true });
     box.replaceChildren(el('div', { class: 'hint', text: `top ${page.items.length} of ${page.total} requests in the window${search ? ' matching the search' : ''}` +
       (page.fromIndex ? ' (from the report index, no download)' : '') }),
       el('table', { class: 'grid reqtable' }, head, rows), more);
     const sel = box.querySelector('tr.sel');
     if (sel && app.scrollSel) { sel.scrollIntoView({ block: 'nearest' }); app.scrollSel = false; }
+    if (had !== null) {
+      const row = rows.find((tr) => tr.dataset.id === had);
+      if (row) { row.focus({ preventScroll: true }); row.scrollIntoView({ block: 'nearest' }); }
+    }
   }
 
   /* Shows a request (phase 'whole') or its prefill, with its workers' profiles. */
@@ -169,5 +188,5 @@ const DSReqTable = (() => {
     drawFocus(app, canvas, r);
   }
 
-  return { render, renderFocus, zoomTo };
+  return { render, renderFocus, zoomTo, SORTS };
 })();

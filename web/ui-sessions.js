@@ -8,6 +8,8 @@
 
 const DSSessions = (() => {
   const ROWH = 20, VIEWH = 320;
+  /* from this many requests the table's summaries load without waiting for the pointer */
+  const WARM_AT = 50000;
   let starts = null;          /* [[first session number, shard index]] */
   const sessOf = new Map();   /* shard index -> its sessions, in order */
   const pending = new Set();  /* shard indexes being fetched for the list */
@@ -124,6 +126,9 @@ const DSSessions = (() => {
     const C = app.catalog, { el } = DSUI;
     const whole = params.from === 0 && params.to === app.dur && !params.search;
     if (whole && (params.sort === '-ttft_ms' || params.sort === '-duration') && params.limit <= 1000) {
+      /* many requests: their summaries load a moment after the page is
+       * ready, so that the first click on another column finds them */
+      if (!C.table && C.counts().requests >= WARM_AT) setTimeout(() => C.warmTable(DSReqTable.SORTS), 1500);
       const all = C.top(params.sort.slice(1));
       return { total: C.counts().requests, items: all.slice(0, params.limit), fromIndex: true };
     }
@@ -152,7 +157,10 @@ const DSSessions = (() => {
       bar.value = j.done;
     }
     showProgress(me);
-    C.queryRequests(params, { signal: me.ctrl.signal, progress: (d, n) => { me.done = d; me.total = n; showProgress(me); } }).then((page) => {
+    C.warmTable(DSReqTable.SORTS);
+    const opts = { signal: me.ctrl.signal, progress: (d, n) => { me.done = d; me.total = n; showProgress(me); } };
+    /* without a search: from the summaries in memory when they fit */
+    C.tableRequests(params, me.ctrl.signal).then((pg) => pg || C.queryRequests(params, opts)).then((page) => {
       if (job !== me) return;
       me.page = page;
       rerender();

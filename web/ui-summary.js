@@ -113,7 +113,9 @@ const DSSummary = (() => {
     const runs = []; /* labelled cells: [name index, first bin, last bin, tid, y, depth] */
     const colors = new Map(), cellSum = new Map();
     let y = 0, labelled = 0;
+    tr.threadY = new Map(); /* where each thread's block is (GPU flow arrows) */
     for (const ln of lanes) {
+      tr.threadY.set(ln.tid, y + THEAD / 2);
       ctx.fillStyle = '#f9fafb';
       ctx.fillRect(0, y, w, THEAD + ln.depths.length * ROW);
       ctx.fillStyle = '#344054';

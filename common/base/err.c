@@ -80,5 +80,5 @@ int err_prefix(struct err *e, const char *fmt, ...)
 
 int err_exit_status(int code)
 {
-	return code == ERR_USAGE ? 2 : 1;
+	return code == ERR_USAGE ? 2 : code == ERR_CLOSED ? 141 : 1;
 }

@@ -18,6 +18,8 @@ enum {
 	ERR_NOMEM = 3,   /* allocation failed (treated as a data error at the edge) */
 	ERR_REBUILT = 4, /* the dataset's generation changed under an open handle */
 	ERR_LIMIT = 5,   /* an output or input size limit was exceeded */
+	ERR_CLOSED = 6,  /* stdout's reader went away (EPIPE): the CLI stops
+	                  * quietly with status 141, as a SIGPIPE death */
 };
 
 #define ERR_MSG_MAX 1024
@@ -44,7 +46,9 @@ int err_sys(struct err *e, int code, const char *fmt, ...)
 int err_prefix(struct err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* The CLI exit status for an error code: 2 for ERR_USAGE, 1 otherwise. */
+/* The CLI exit status for an error code: 2 for ERR_USAGE, 141 for
+ * ERR_CLOSED (128 + SIGPIPE, what a shell reports for `cmd | head` when
+ * cmd dies of the signal), 1 otherwise. */
 int err_exit_status(int code);
 
 #endif

@@ -37,6 +37,24 @@ enum evidence_collection {
 /* The top-level key of collection c ("requests", ...). */
 const char *evidence_collection_key(enum evidence_collection c);
 
+/* A time window; rows are selected inclusively (each reader says how).
+ * Readers take a pointer: NULL means the whole run. */
+struct row_window {
+	double start, end;
+	/* Hint: the window covers much of the run, so a backend may walk the
+	 * rows sequentially rather than through its window index (same rows,
+	 * same order guarantees either way). */
+	int wide;
+};
+
+/* The summary bins i0..i1-1 of width `width` seconds (bin i is
+ * [i*width, (i+1)*width)) of one profile or series, `id`. */
+struct row_bins {
+	int64_t id;
+	double width;
+	int64_t i0, i1;
+};
+
 /* profiles[p].events[k] = [start, end, name_index, global_tid, source_row] */
 struct row_event {
 	double start, end;

@@ -346,14 +346,28 @@ static json_t *new_document(const struct nsys_options *opt, int64_t origin,
 	                 "metric_catalog", "profiles");
 }
 
-/* Imports one export as the next profile of doc. */
-static int import_one(struct item *it, json_t *doc, int64_t origin,
-                      uint64_t done, uint64_t total,
-                      const struct nsys_options *opt,
-                      const struct row_sink *sink,
-                      struct evstats *stats, json_t *warnings,
+/* What every export of one import shares (all borrowed): the document
+ * the profiles join, the common origin, the bytes imported before this
+ * export and in all (progress), the options, rows' sink, statistics and
+ * the warnings list. */
+struct import_run {
+	json_t *doc;
+	int64_t origin;
+	uint64_t done, total;
+	const struct nsys_options *opt;
+	const struct row_sink *sink;
+	struct evstats *stats;
+	json_t *warnings;
+};
+
+/* Imports one export as the next profile of run->doc. */
+static int import_one(struct item *it, const struct import_run *run,
                       struct err *e)
 {
+	json_t *doc = run->doc, *warnings = run->warnings;
+	const struct nsys_options *opt = run->opt;
+	const struct row_sink *sink = run->sink;
+	struct evstats *stats = run->stats;
 	struct nsys_export x;
 	char *skip = NULL, abs[PATH_MAX], sha[65];
 	int64_t bytes, mtime;
@@ -390,12 +404,12 @@ static int import_one(struct item *it, json_t *doc, int64_t origin,
 		return rc;
 	}
 	struct nsys_profile_in in = {
-		.x = &x, .file = it->file, .origin_ns = origin,
+		.x = &x, .file = it->file, .origin_ns = run->origin,
 		.max_events = opt ? opt->max_events : -1,
 		.profile_id = (int64_t)json_array_size(profiles),
 		.source_id = (int64_t)json_array_size(sources), .sink = sink,
-		.file_bytes = it->bytes, .progress_base = done,
-		.progress_total = total};
+		.file_bytes = it->bytes, .progress_base = run->done,
+		.progress_total = run->total};
 	struct nsys_profile_out out;
 	rc = nsys_profile_import(&in, &out, e);
 	nsys_export_close(&x);
@@ -546,8 +560,9 @@ int nsys_import_all(const char *const *paths, size_t npaths,
 	for (size_t i = 0; i < it.n; i++) {
 		if (it.v[i].skipped)
 			continue;
-		if ((rc = import_one(&it.v[i], doc, origin, done, total, opt,
-		                     sink, stats, warnings, e)) != 0)
+		struct import_run run = {doc, origin, done, total, opt, sink,
+		                         stats, warnings};
+		if ((rc = import_one(&it.v[i], &run, e)) != 0)
 			goto out;
 		done += it.v[i].bytes;
 		if (sink && sink->progress)

@@ -455,7 +455,7 @@ int dataset_select(struct dataset *ds, enum evidence_collection c,
 }
 
 int dataset_gpu_rows(struct dataset *ds, int64_t profile,
-                     const struct dataset_window *w, double max_duration,
+                     const struct row_window *w, double max_duration,
                      int with_nvtx_name, store_gpu_fn fn, void *ctx,
                      struct err *e)
 {
@@ -479,15 +479,12 @@ int dataset_gpu_projected(struct dataset *ds, int64_t profile,
 }
 
 int dataset_events(struct dataset *ds, int64_t profile,
-                   const struct dataset_window *w, row_event_fn fn,
+                   const struct row_window *w, row_event_fn fn,
                    void *ctx, struct err *e)
 {
-	double ws = w ? w->start : 0, we = w ? w->end : 0;
 	if (ds->store)
-		return store_events(ds->store, profile, w != NULL, w && w->wide,
-		                    ws, we, fn, ctx, e);
-	return memrows_events(ds->core->rows, profile, w != NULL, ws, we, fn,
-	                      ctx);
+		return store_events(ds->store, profile, w, fn, ctx, e);
+	return memrows_events(ds->core->rows, profile, w, fn, ctx);
 }
 
 int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
@@ -499,27 +496,21 @@ int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
 }
 
 int dataset_samples(struct dataset *ds, int64_t profile,
-                    const struct dataset_window *w, row_sample_fn fn,
+                    const struct row_window *w, row_sample_fn fn,
                     void *ctx, struct err *e)
 {
-	double ws = w ? w->start : 0, we = w ? w->end : 0;
 	if (ds->store)
-		return store_samples(ds->store, profile, w != NULL,
-		                     w && w->wide, ws, we, fn, ctx, e);
-	return memrows_samples(ds->core->rows, profile, w != NULL, ws, we, fn,
-	                       ctx);
+		return store_samples(ds->store, profile, w, fn, ctx, e);
+	return memrows_samples(ds->core->rows, profile, w, fn, ctx);
 }
 
 int dataset_points(struct dataset *ds, int64_t series,
-                   const struct dataset_window *w, row_point_fn fn,
+                   const struct row_window *w, row_point_fn fn,
                    void *ctx, struct err *e)
 {
-	double ws = w ? w->start : 0, we = w ? w->end : 0;
 	if (ds->store)
-		return store_points(ds->store, series, w != NULL, w && w->wide,
-		                    ws, we, fn, ctx, e);
-	return memrows_points(ds->core->rows, series, w != NULL, ws, we, fn,
-	                      ctx);
+		return store_points(ds->store, series, w, fn, ctx, e);
+	return memrows_points(ds->core->rows, series, w, fn, ctx);
 }
 
 int dataset_points_before(struct dataset *ds, int64_t series, double t,
@@ -643,37 +634,33 @@ int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
 	                              fn, ctx, e);
 }
 
-int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
-                      int64_t i0, int64_t i1, int *have, dataset_name_fn fn,
-                      dataset_cross_fn cross, void *ctx, struct err *e)
+int dataset_name_bins(struct dataset *ds, const struct row_bins *b,
+                      int *have, const struct store_sumnames_visit *v,
+                      struct err *e)
 {
 	int rc;
 
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_sumnames_bins(store_summary_names(ds->sum), profile, width,
-	                           i0, i1, have, fn, cross, ctx, e);
+	return store_sumnames_bins(store_summary_names(ds->sum), b, have, v, e);
 }
 
-int dataset_range_bins(struct dataset *ds, int64_t profile, double width,
-                       int64_t i0, int64_t i1, int by_name, int *have,
-                       dataset_bin_fn fn, dataset_cross_fn cross, void *ctx,
-                       struct err *e)
+int dataset_range_bins(struct dataset *ds, const struct row_bins *b,
+                       int by_name, int *have,
+                       const struct store_sumnames_visit *v, struct err *e)
 {
 	int rc;
 
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_sumnames_timeline(store_summary_names(ds->sum), profile,
-	                               width, i0, i1, by_name, have, fn, cross,
-	                               ctx, e);
+	return store_sumnames_timeline(store_summary_names(ds->sum), b, by_name,
+	                               have, v, e);
 }
 
-int dataset_sample_bins(struct dataset *ds, int64_t profile, double width,
-                        int64_t i0, int64_t i1, int *have,
-                        store_sumbins_sample_fn fn, void *ctx,
+int dataset_sample_bins(struct dataset *ds, const struct row_bins *b,
+                        int *have, store_sumbins_sample_fn fn, void *ctx,
                         struct err *e)
 {
 	int rc;
@@ -681,25 +668,25 @@ int dataset_sample_bins(struct dataset *ds, int64_t profile, double width,
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_sumbins_samples(store_summary_bins(ds->sum), profile, width,
-	                             i0, i1, have, fn, ctx, e);
+	return store_sumbins_samples(store_summary_bins(ds->sum), b, have, fn,
+	                             ctx, e);
 }
 
-int dataset_point_bins(struct dataset *ds, int64_t series, double width,
-                       int64_t i0, int64_t i1, int *have,
-                       store_sumbins_point_fn fn, void *ctx, struct err *e)
+int dataset_point_bins(struct dataset *ds, const struct row_bins *b,
+                       int *have, store_sumbins_point_fn fn, void *ctx,
+                       struct err *e)
 {
 	int rc;
 
 	*have = 0;
 	if (!sum_ready(ds, e, &rc))
 		return rc;
-	return store_sumbins_points(store_summary_bins(ds->sum), series, width,
-	                            i0, i1, have, fn, ctx, e);
+	return store_sumbins_points(store_summary_bins(ds->sum), b, have, fn,
+	                            ctx, e);
 }
 
 int dataset_events_by_start(struct dataset *ds, int64_t profile,
-                            const struct dataset_window *w, int *have,
+                            const struct row_window *w, int *have,
                             row_event_fn fn, void *ctx, struct err *e)
 {
 	int rc;

@@ -21,17 +21,9 @@
 #include "store/store_coll.h"
 #include "store/store_gpu.h"
 #include "store/store_sumbins.h"
+#include "store/store_sumnames.h"
 
 struct dataset;
-
-/* A time window; rows are selected inclusively (see each function). */
-struct dataset_window {
-	double start, end;
-	/* Hint: the window covers much of the run, so a backend may walk the
-	 * rows sequentially rather than through its window index (same rows,
-	 * same order guarantees either way). */
-	int wide;
-};
 
 /* Opens path.  On success *out is owned by the caller (dataset_close).
  * ERR_DATA with a clear message for a missing/unknown/corrupt file, and
@@ -79,7 +71,7 @@ int dataset_check_generation(struct dataset *ds, struct err *e);
  * it; max_duration the profile's gpu.max_duration).  The in-memory backend
  * has none. */
 int dataset_gpu_rows(struct dataset *ds, int64_t profile,
-                     const struct dataset_window *w, double max_duration,
+                     const struct row_window *w, double max_duration,
                      int with_nvtx_name, store_gpu_fn fn, void *ctx,
                      struct err *e);
 /* The kernels projected onto an NVTX range (store_gpu_projected); none
@@ -99,7 +91,7 @@ int dataset_gpu_sum_bins(struct dataset *ds, int64_t profile,
                          double duration, int64_t below, int *have,
                          store_gpu_bin_fn fn, void *ctx, struct err *e);
 int dataset_events(struct dataset *ds, int64_t profile,
-                   const struct dataset_window *w, row_event_fn fn,
+                   const struct row_window *w, row_event_fn fn,
                    void *ctx, struct err *e);
 /* The one event (profile, ordinal), if it exists (fn not called
  * otherwise). */
@@ -108,12 +100,12 @@ int dataset_event_at(struct dataset *ds, int64_t profile, int64_t ordinal,
 /* Samples of one profile with w.start <= time <= w.end, ordinal order
  * (w == NULL: all). */
 int dataset_samples(struct dataset *ds, int64_t profile,
-                    const struct dataset_window *w, row_sample_fn fn,
+                    const struct row_window *w, row_sample_fn fn,
                     void *ctx, struct err *e);
 /* Points of one series with w.start <= time <= w.end, ordinal order
  * (w == NULL: all). */
 int dataset_points(struct dataset *ds, int64_t series,
-                   const struct dataset_window *w, row_point_fn fn,
+                   const struct row_window *w, row_point_fn fn,
                    void *ctx, struct err *e);
 /* Every point of the series at the latest timestamp strictly before t, in
  * ordinal order (none when there is no earlier point). */
@@ -202,40 +194,34 @@ typedef int (*dataset_name_fn)(void *ctx, int64_t name, int64_t count,
                                const double *clip, size_t nclip);
 int dataset_run_names(struct dataset *ds, int64_t profile, int *have,
                       dataset_name_fn fn, void *ctx, struct err *e);
-/* The per-second bins i0..i1-1 of profile (bin i = [i, i + 1); see
- * store/store_sumnames.h): fn once per (bin, name) with the ranges
+/* The bins b of profile b->id (bin i = [i*width, (i+1)*width); see
+ * store/store_sumnames.h): v->name once per (bin, name) with the ranges
  * contained in the bin (their time inside a window holding the bin is
- * their duration: dur and clip are the same parts), cross once per range
- * starting in the bins and crossing a bin end. */
-typedef int (*dataset_cross_fn)(void *ctx, int64_t name, double start,
-                                double end);
-int dataset_name_bins(struct dataset *ds, int64_t profile, double width,
-                      int64_t i0, int64_t i1, int *have, dataset_name_fn fn,
-                      dataset_cross_fn cross, void *ctx, struct err *e);
-/* The timeline bins i0..i1-1 of profile at width (store/store_sumnames.h
- * store_sumnames_timeline): fn once per bin (by_name 0; name -2) or per
- * (bin, name) with the ranges contained in it, cross once per range
- * starting in the bins that touches a bin edge. */
-typedef int (*dataset_bin_fn)(void *ctx, int64_t bin, int64_t name,
-                              int64_t count, const double *dur, size_t ndur);
-int dataset_range_bins(struct dataset *ds, int64_t profile, double width,
-                       int64_t i0, int64_t i1, int by_name, int *have,
-                       dataset_bin_fn fn, dataset_cross_fn cross, void *ctx,
-                       struct err *e);
-/* The CPU sample bins i0..i1-1 of profile and the point bins of series
- * (store/store_sumbins.h). */
-int dataset_sample_bins(struct dataset *ds, int64_t profile, double width,
-                        int64_t i0, int64_t i1, int *have,
-                        store_sumbins_sample_fn fn, void *ctx,
+ * their duration: dur and clip are the same parts), v->cross once per
+ * range starting in the bins and crossing a bin end. */
+int dataset_name_bins(struct dataset *ds, const struct row_bins *b,
+                      int *have, const struct store_sumnames_visit *v,
+                      struct err *e);
+/* The timeline bins b of profile b->id (store/store_sumnames.h
+ * store_sumnames_timeline): v->bin once per bin (by_name 0; name -2) or
+ * per (bin, name) with the ranges contained in it, v->cross once per
+ * range starting in the bins that touches a bin edge. */
+int dataset_range_bins(struct dataset *ds, const struct row_bins *b,
+                       int by_name, int *have,
+                       const struct store_sumnames_visit *v, struct err *e);
+/* The CPU sample bins b of profile b->id and the point bins of series
+ * b->id (store/store_sumbins.h). */
+int dataset_sample_bins(struct dataset *ds, const struct row_bins *b,
+                        int *have, store_sumbins_sample_fn fn, void *ctx,
                         struct err *e);
-int dataset_point_bins(struct dataset *ds, int64_t series, double width,
-                       int64_t i0, int64_t i1, int *have,
-                       store_sumbins_point_fn fn, void *ctx, struct err *e);
+int dataset_point_bins(struct dataset *ds, const struct row_bins *b,
+                       int *have, store_sumbins_point_fn fn, void *ctx,
+                       struct err *e);
 /* The ranges of profile overlapping w in ascending start order (equal
  * starts in any order); fn's non-zero return stops the walk and is
  * returned.  Offered with the summaries (*have as above). */
 int dataset_events_by_start(struct dataset *ds, int64_t profile,
-                            const struct dataset_window *w, int *have,
+                            const struct row_window *w, int *have,
                             row_event_fn fn, void *ctx, struct err *e);
 
 #endif

@@ -431,9 +431,11 @@ static int emit_event(const struct memrows *m, const struct mprof *p,
 	return fn(ctx, (int64_t)k, &ev);
 }
 
-int memrows_events(const struct memrows *m, int64_t profile, int has_window,
-                   double wstart, double wend, row_event_fn fn, void *ctx)
+int memrows_events(const struct memrows *m, int64_t profile,
+                   const struct row_window *w, row_event_fn fn, void *ctx)
 {
+	int has_window = w != NULL;
+	double wstart = w ? w->start : 0, wend = w ? w->end : 0;
 	const struct mprof *p;
 	int rc;
 
@@ -496,10 +498,11 @@ static size_t lower_bound(const double *t, size_t n, double v)
 	return lo;
 }
 
-int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
-                    double wstart, double wend, row_sample_fn fn,
-                    void *ctx)
+int memrows_samples(const struct memrows *m, int64_t profile,
+                    const struct row_window *w, row_sample_fn fn, void *ctx)
 {
+	int has_window = w != NULL;
+	double wstart = w ? w->start : 0, wend = w ? w->end : 0;
 	const struct mprof *p;
 	size_t k = 0;
 	int rc;
@@ -551,9 +554,11 @@ static int emit_point(const struct memrows *m, const struct mseries *s,
 	return fn(ctx, (int64_t)k, &pt);
 }
 
-int memrows_points(const struct memrows *m, int64_t series, int has_window,
-                   double wstart, double wend, row_point_fn fn, void *ctx)
+int memrows_points(const struct memrows *m, int64_t series,
+                   const struct row_window *w, row_point_fn fn, void *ctx)
 {
+	int has_window = w != NULL;
+	double wstart = w ? w->start : 0, wend = w ? w->end : 0;
 	const struct mseries *s;
 	size_t k = 0;
 	int rc;

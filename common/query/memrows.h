@@ -24,15 +24,14 @@ int memrows_load(const char *path, json_t **catalog, struct memrows **out,
 void memrows_free(struct memrows *m);
 
 /* The scans of store.h with the same meaning and order guarantees. */
-int memrows_events(const struct memrows *m, int64_t profile, int has_window,
-                   double wstart, double wend, row_event_fn fn, void *ctx);
+int memrows_events(const struct memrows *m, int64_t profile,
+                   const struct row_window *w, row_event_fn fn, void *ctx);
 int memrows_event_at(const struct memrows *m, int64_t profile,
                      int64_t ordinal, row_event_fn fn, void *ctx);
-int memrows_samples(const struct memrows *m, int64_t profile, int has_window,
-                    double wstart, double wend, row_sample_fn fn,
-                    void *ctx);
-int memrows_points(const struct memrows *m, int64_t series, int has_window,
-                   double wstart, double wend, row_point_fn fn, void *ctx);
+int memrows_samples(const struct memrows *m, int64_t profile,
+                    const struct row_window *w, row_sample_fn fn, void *ctx);
+int memrows_points(const struct memrows *m, int64_t series,
+                   const struct row_window *w, row_point_fn fn, void *ctx);
 int memrows_points_before(const struct memrows *m, int64_t series, double t,
                           row_point_fn fn, void *ctx);
 

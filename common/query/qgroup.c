@@ -209,11 +209,11 @@ static int order_cmp(const void *pa, const void *pb, void *pc)
 }
 
 int qgroup_order(const struct qkey *keys, const struct num *vals,
-                 size_t nvals, size_t n, const struct qgroup_by *def,
-                 size_t ndef, const struct qgroup_by *sort, size_t nsort,
+                 size_t nvals, size_t n, const struct qgroup_sort *by,
                  size_t *order)
 {
-	struct order_ctx c = {keys, vals, nvals, def, sort, ndef, nsort};
+	struct order_ctx c = {keys, vals, nvals, by->def, by->sort, by->ndef,
+	                      by->nsort};
 	for (size_t k = 0; k < n; k++)
 		order[k] = k;
 	if (n > 1)

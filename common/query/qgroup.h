@@ -79,9 +79,12 @@ struct qgroup_by {
 	int val;  /* value index, or QGROUP_KEY */
 	int desc;
 };
+struct qgroup_sort {
+	const struct qgroup_by *def, *sort; /* borrowed */
+	size_t ndef, nsort;
+};
 int qgroup_order(const struct qkey *keys, const struct num *vals,
-                 size_t nvals, size_t n, const struct qgroup_by *def,
-                 size_t ndef, const struct qgroup_by *sort, size_t nsort,
+                 size_t nvals, size_t n, const struct qgroup_sort *by,
                  size_t *order);
 
 #endif

@@ -21,6 +21,8 @@
 #define QPARAM_LIST_MAX 1000
 
 /* Several values of one parameter (n == 0: not given as a list). */
+struct query_sql_cursor;
+
 struct qlist {
 	const char *const *v;
 	size_t n;
@@ -64,6 +66,12 @@ struct query_params {
 	/* Not a parameter: the caller's stop flag (borrowed, may be NULL); a
 	 * long statement of the sql kind ends soon after it is set. */
 	const volatile sig_atomic_t *stop;
+	/* Not parameters (borrowed, may be NULL): a second stop flag of one
+	 * sql statement (its asker went away); and where the sql kind hands
+	 * over its open cursor (query_sql_open) instead of writing the
+	 * answer: *sql_cursor is then the caller's (query_sql_close). */
+	const volatile sig_atomic_t *cancel;
+	struct query_sql_cursor **sql_cursor;
 };
 
 enum qparam_type {

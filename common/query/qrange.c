@@ -213,7 +213,7 @@ static int set_depths(struct collect *c)
 }
 
 static int depth_events(struct qctx *q, int64_t profile,
-                        const struct dataset_window *w, row_event_fn fn,
+                        const struct row_window *w, row_event_fn fn,
                         void *ctx)
 {
 	struct collect c;
@@ -243,7 +243,7 @@ static int depth_events(struct qctx *q, int64_t profile,
 }
 
 int qrange_events(struct qctx *q, int64_t profile,
-                  const struct dataset_window *w, row_event_fn fn, void *ctx)
+                  const struct row_window *w, row_event_fn fn, void *ctx)
 {
 	struct pass ps = {q->p, fn, ctx};
 
@@ -314,13 +314,13 @@ static int profile_depths(struct qctx *q, int64_t profile, struct batch *bt)
 		}
 	}
 	if (best > 1) {
-		struct dataset_window w = {bt->rows[bi]->start,
+		struct row_window w = {bt->rows[bi]->start,
 		                           bt->rows[bi + best - 1]->start, 0};
 		struct batch some = {bt->rows + bi, best};
 		rc = dataset_events(q->ds, profile, &w, on_candidate, &some, q->e);
 	}
 	for (size_t j = 0; j < bt->n && !rc; j++) {
-		struct dataset_window w = {bt->rows[j]->start, bt->rows[j]->start,
+		struct row_window w = {bt->rows[j]->start, bt->rows[j]->start,
 		                           0};
 		struct batch one = {&bt->rows[j], 1};
 		if (best > 1 && j >= bi && j < bi + best)

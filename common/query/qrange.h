@@ -27,7 +27,7 @@ int qrange_on(const struct qctx *q);
 /* dataset_events of profile over w, keeping the ranges that pass the
  * filters (every range when none is given; order unspecified). */
 int qrange_events(struct qctx *q, int64_t profile,
-                  const struct dataset_window *w, row_event_fn fn, void *ctx);
+                  const struct row_window *w, row_event_fn fn, void *ctx);
 
 /* A page row whose depth is wanted: in, its profile (catalog index),
  * ordinal and row (tid copied, owned by the caller); out, depth. */

@@ -106,7 +106,7 @@ double q_number(const json_t *obj, const char *key, int *ok);
 /* True when obj's [kstart, kend] overlaps the window (both numbers). */
 int q_overlaps(const struct qctx *q, const json_t *obj, const char *kstart,
                const char *kend);
-/* The window covers at least a quarter of the run (dataset_window.wide). */
+/* The window covers at least a quarter of the run (row_window.wide). */
 int q_wide(const struct qctx *q);
 /* The window is the whole run [0, duration]: build-time summaries apply
  * (dataset_run_*). */

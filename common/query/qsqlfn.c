@@ -22,8 +22,35 @@ void qsqlfn_clock_start(struct qsqlfn_clock *c, double timeout_s,
 		c->deadline.tv_nsec -= 1000000000L;
 	}
 	c->stop = stop;
+	c->cancel = NULL;
+	c->paused.tv_sec = -1;
 	c->expired = 0;
 	c->ticks = 0;
+}
+
+void qsqlfn_clock_pause(struct qsqlfn_clock *c)
+{
+	if (c->paused.tv_sec < 0)
+		clock_gettime(CLOCK_MONOTONIC, &c->paused);
+}
+
+void qsqlfn_clock_resume(struct qsqlfn_clock *c)
+{
+	struct timespec now;
+
+	if (c->paused.tv_sec < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	c->deadline.tv_sec += now.tv_sec - c->paused.tv_sec;
+	c->deadline.tv_nsec += now.tv_nsec - c->paused.tv_nsec;
+	if (c->deadline.tv_nsec >= 1000000000L) {
+		c->deadline.tv_sec++;
+		c->deadline.tv_nsec -= 1000000000L;
+	} else if (c->deadline.tv_nsec < 0) {
+		c->deadline.tv_sec--;
+		c->deadline.tv_nsec += 1000000000L;
+	}
+	c->paused.tv_sec = -1;
 }
 
 int qsqlfn_clock_expired(struct qsqlfn_clock *c)
@@ -34,6 +61,10 @@ int qsqlfn_clock_expired(struct qsqlfn_clock *c)
 		return 1;
 	if (c->stop && *c->stop) {
 		c->expired = 2;
+		return 1;
+	}
+	if (c->cancel && *c->cancel) {
+		c->expired = 3;
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);

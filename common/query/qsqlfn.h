@@ -24,14 +24,23 @@
 struct qsqlfn_clock {
 	struct timespec deadline;              /* CLOCK_MONOTONIC */
 	const volatile sig_atomic_t *stop;     /* borrowed; NULL: none */
-	int expired;  /* 1 once the deadline passed, 2 once stop was set */
+	/* a second flag (borrowed; NULL: none): the one asker went away */
+	const volatile sig_atomic_t *cancel;
+	struct timespec paused;  /* when the clock was paused (tv_sec < 0: running) */
+	/* 1 once the deadline passed, 2 once stop was set, 3 once cancel was */
+	int expired;
 	unsigned ticks;
 };
 
 /* Sets c's deadline timeout_s seconds from now (timeout_s > 0, finite)
- * and its stop flag (borrowed, may be NULL). */
+ * and its stop flag (borrowed, may be NULL); no cancel flag, running. */
 void qsqlfn_clock_start(struct qsqlfn_clock *c, double timeout_s,
                         const volatile sig_atomic_t *stop);
+
+/* Stops c's clock (the statement waits for its reader: that time does
+ * not count) and starts it again, the deadline moved by the pause. */
+void qsqlfn_clock_pause(struct qsqlfn_clock *c);
+void qsqlfn_clock_resume(struct qsqlfn_clock *c);
 
 /* 1 when the deadline has passed or the stop flag is set (remembered in
  * c->expired); cheap enough to call every few thousand operations. */

@@ -182,7 +182,7 @@ static size_t count_series(struct qctx *q, const size_t *idx, size_t n)
 int qtgpu_series(struct qctx *q, const struct qbucket *bk, size_t *total)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	struct dataset_window w = {q->start, q->end, 0};
+	struct row_window w = {q->start, q->end, 0};
 	size_t *idx = NULL, n = 0, from, to, pos = 0, nn = 0;
 	struct q_needle *nd = NULL;
 	int rc = q_select_profiles(q, &idx, &n), first = 1;
@@ -215,7 +215,7 @@ int qtgpu_series(struct qctx *q, const struct qbucket *bk, size_t *total)
 		s.nnames = json_array_size(names);
 		double maxd = json_number_value(json_object_get(
 			json_object_get(pr, "gpu"), "max_duration"));
-		struct dataset_window wi = w;
+		struct row_window wi = w;
 		if (!rc && s.nlanes && (rc = from_bins(q, &s, (int64_t)idx[i])) ==
 		    0 && s.from)
 			wi.start = bk->b[s.from];

@@ -31,28 +31,27 @@ static void hold(struct qtm_cells *c, struct qtline_held *h, const struct num *v
 		c->oom = 1;
 }
 
-/* Bucket i takes samples values whose smallest is min (ordinal min_ord),
- * largest max and exact sum the parts: ties keep the smallest ordinal, the
- * value a scan in ordinal order sees first. */
-static void add_points(struct qtm_cells *c, size_t i, int64_t samples,
-                       const struct num *min, int64_t min_ord,
-                       const struct num *max, int64_t max_ord,
-                       const double *parts, size_t nparts)
+/* Bucket i takes p's samples (p->bin unused): the smallest value min
+ * (ordinal min_ordinal), the largest max and the exact sum's parts; ties
+ * keep the smallest ordinal, the value a scan in ordinal order sees
+ * first. */
+static void add_points(struct qtm_cells *c, size_t i,
+                       const struct store_sumbins_point *p)
 {
 	int m;
-	if (!c->samples[i] || (m = num_cmp(min, &c->min[i].v)) < 0 ||
-	    (m == 0 && min_ord < c->min_ord[i])) {
-		hold(c, &c->min[i], min);
-		c->min_ord[i] = min_ord;
+	if (!c->samples[i] || (m = num_cmp(&p->min, &c->min[i].v)) < 0 ||
+	    (m == 0 && p->min_ordinal < c->min_ord[i])) {
+		hold(c, &c->min[i], &p->min);
+		c->min_ord[i] = p->min_ordinal;
 	}
-	if (!c->samples[i] || (m = num_cmp(max, &c->max[i].v)) > 0 ||
-	    (m == 0 && max_ord < c->max_ord[i])) {
-		hold(c, &c->max[i], max);
-		c->max_ord[i] = max_ord;
+	if (!c->samples[i] || (m = num_cmp(&p->max, &c->max[i].v)) > 0 ||
+	    (m == 0 && p->max_ordinal < c->max_ord[i])) {
+		hold(c, &c->max[i], &p->max);
+		c->max_ord[i] = p->max_ordinal;
 	}
-	c->samples[i] += samples;
-	for (size_t k = 0; k < nparts; k++)
-		qsum_add(&c->sum[i], parts[k]);
+	c->samples[i] += p->samples;
+	for (size_t k = 0; k < p->nsum; k++)
+		qsum_add(&c->sum[i], p->sum[k]);
 }
 
 static int on_point(void *ctx, int64_t ordinal,
@@ -60,21 +59,25 @@ static int on_point(void *ctx, int64_t ordinal,
 {
 	struct qtm_cells *c = ctx;
 	long i = qbucket_find(c->bk, row->time);
+	struct store_sumbins_point one;
 	double d;
 	if (i < 0 || row->value.kind == NUM_NULL)
 		return 0;
 	d = num_to_double(&row->value);
-	add_points(c, (size_t)i, 1, &row->value, ordinal, &row->value, ordinal,
-	           &d, 1);
+	one.bin = 0;
+	one.samples = 1;
+	one.min = one.max = row->value;
+	one.min_ordinal = one.max_ordinal = ordinal;
+	one.sum = &d;
+	one.nsum = 1;
+	add_points(c, (size_t)i, &one);
 	return c->oom;
 }
 
 static int on_point_bin(void *ctx, const struct store_sumbins_point *p)
 {
 	struct qtm_cells *c = ctx;
-	add_points(c, qbucket_bin_bucket(c->bk, &c->bins, p->bin), p->samples,
-	           &p->min, p->min_ordinal, &p->max, p->max_ordinal, p->sum,
-	           p->nsum);
+	add_points(c, qbucket_bin_bucket(c->bk, &c->bins, p->bin), p);
 	return c->oom;
 }
 
@@ -84,14 +87,15 @@ static int on_point_bin(void *ctx, const struct store_sumbins_point *p)
 static int point_cells_fill(struct qctx *q, int64_t series,
                             struct qtm_cells *c)
 {
-	struct dataset_window w = {q->start, q->end, q_wide(q)};
+	struct row_window w = {q->start, q->end, q_wide(q)};
 	int have = 0, rc = 0;
 
-	if (qbucket_bins(c->bk, 1.0, &c->bins))
-		rc = dataset_point_bins(q->ds, series, 1.0, c->bins.i0,
-		                        c->bins.i1, &have, on_point_bin, c, q->e);
+	if (qbucket_bins(c->bk, 1.0, &c->bins)) {
+		const struct row_bins b = {series, 1.0, c->bins.i0, c->bins.i1};
+		rc = dataset_point_bins(q->ds, &b, &have, on_point_bin, c, q->e);
+	}
 	if (!rc && have)
-		w = (struct dataset_window){c->bins.rest, q->end, 0};
+		w = (struct row_window){c->bins.rest, q->end, 0};
 	if (!rc)
 		rc = dataset_points(q->ds, series, &w, on_point, c, q->e);
 	return rc;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "query/qcoll.h"
 #include "query/qkinds.h"
 #include "query/qnotes.h"
 #include "base/text.h"
@@ -72,223 +73,6 @@ int query_request(struct qctx *q, int lifecycle_only)
 	}
 	return err_set(q->e, ERR_USAGE, "Unknown client request: %s",
 	               q->p->request_id);
-}
-
-/* Collects arr's elements for which keep() is true (*el malloc'd). */
-static int collect(struct qctx *q, const json_t *arr,
-                   int (*keep)(struct qctx *, const json_t *, void *),
-                   void *arg, const json_t ***el, size_t *n)
-{
-	size_t total = json_array_size(arr), k;
-	const json_t *v;
-
-	*n = 0;
-	*el = malloc((total ? total : 1) * sizeof **el);
-	if (!*el)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	json_array_foreach(arr, k, v) {
-		if (keep(q, v, arg))
-			(*el)[(*n)++] = v;
-	}
-	return 0;
-}
-
-/* Writes the list head, the page of el[0..n) (sorted) through emit and
- * the list's tail (q_list_tail); the caller closes the list. */
-static void emit_page(struct qctx *q, const json_t *const *el, size_t n,
-                      void (*emit)(struct qctx *, const json_t *))
-{
-	size_t from, to;
-
-	q_page(q, n, &from, &to);
-	q_list_head(q, n);
-	for (size_t k = from; k < to; k++) {
-		if (k > from)
-			buf_putc(q->out, ',');
-		emit(q, el[k]);
-	}
-	q_list_tail(q);
-}
-
-static void emit_object(struct qctx *q, const json_t *el)
-{
-	q_emit_object(q, el);
-}
-
-/* Sorts el[0..n) by the query's sort and writes the whole list; frees el
- * (malloc'd) either way. */
-static int sorted_list(struct qctx *q, const json_t **el, size_t n,
-                       void (*emit)(struct qctx *, const json_t *))
-{
-	int rc = qorder_sort_objects(&q->order, q->kind, el, n, q->e);
-	if (!rc) {
-		emit_page(q, el, n, emit);
-		q_list_close(q, n);
-	}
-	free(el);
-	return rc;
-}
-
-/* Emits a plain list: matching elements of arr, whole, in the sort's
- * order. */
-static int plain_list(struct qctx *q, const json_t *arr,
-                      int (*keep)(struct qctx *, const json_t *, void *),
-                      void *arg)
-{
-	const json_t **el;
-	size_t n;
-	int rc = collect(q, arr, keep, arg, &el, &n);
-	if (rc) {
-		free(el);
-		return rc;
-	}
-	return sorted_list(q, el, n, emit_object);
-}
-
-/* ---- catalog collections (requests, sessions, server_spans,
- * iterations): the backend's own selection when it can answer exactly
- * (dataset_select), else every element through the filters here ---- */
-
-/* The elements of a collection kept by a filter (references held). */
-struct kept {
-	struct qctx *q;
-	int (*keep)(struct qctx *, const json_t *, void *);
-	void *arg;
-	const json_t **el;
-	size_t n, cap;
-};
-
-static int keep_one(void *ctx, int64_t ordinal, const json_t *v)
-{
-	struct kept *k = ctx;
-	(void)ordinal;
-	if (!k->keep(k->q, v, k->arg))
-		return 0;
-	if (vec_reserve(&k->el, &k->cap, k->n + 1, sizeof *k->el))
-		return err_set(k->q->e, ERR_NOMEM, "out of memory");
-	k->el[k->n++] = json_incref((json_t *)v);
-	return 0;
-}
-
-static void kept_free(struct kept *k)
-{
-	for (size_t i = 0; i < k->n; i++)
-		json_decref((json_t *)k->el[i]);
-	free(k->el);
-}
-
-/* Collects collection c's elements for which keep() is true, sorted by
- * the query's sort (references held: kept_free). */
-static int coll_collect(struct qctx *q, enum evidence_collection c,
-                        int (*keep)(struct qctx *, const json_t *, void *),
-                        void *arg, struct kept *k)
-{
-	int rc;
-	memset(k, 0, sizeof *k);
-	k->q = q;
-	k->keep = keep;
-	k->arg = arg;
-	rc = dataset_foreach(q->ds, c, keep_one, k, q->e);
-	if (!rc)
-		rc = qorder_sort_objects(&q->order, q->kind, k->el, k->n, q->e);
-	return rc;
-}
-
-/* A page written by the backend's selection. */
-struct sel_page {
-	struct qctx *q;
-	void (*emit)(struct qctx *, const json_t *);
-	int n;
-};
-
-static int emit_one(void *ctx, int64_t ordinal, const json_t *el)
-{
-	struct sel_page *p = ctx;
-	(void)ordinal;
-	if (p->n++)
-		buf_putc(p->q->out, ',');
-	p->emit(p->q, el);
-	return 0;
-}
-
-static struct store_strs strs_of(const struct qfilter *f)
-{
-	struct store_strs s = {f->v, f->n, f->on};
-	return s;
-}
-
-/* The selection of c answered by the backend: the list up to its tail
- * (q_list_tail), *total set; DATASET_FALLBACK when it cannot. */
-static int backend_list(struct qctx *q, enum evidence_collection c,
-                        struct store_select *sel, int64_t *unaligned,
-                        void (*emit)(struct qctx *, const json_t *),
-                        size_t *total_out)
-{
-	struct sel_page pg = {q, emit, 0};
-	struct store_sort_key keys[16];
-	size_t mark = q->out->len, n;
-	int64_t total = 0;
-	char *items;
-	int rc;
-
-	if (q->order.n > 16)
-		return DATASET_FALLBACK;
-	for (size_t i = 0; i < q->order.n; i++) {
-		keys[i].key = q->order.keys[i].name;
-		keys[i].desc = q->order.keys[i].desc;
-	}
-	sel->sort = keys;
-	sel->nsort = q->order.n;
-	sel->start = q->start;
-	sel->end = q->end;
-	sel->offset = q->p->offset;
-	sel->limit = q->p->limit;
-	/* the total is known once the page is written: write the items, then
-	 * put the head before them */
-	rc = dataset_select(q->ds, c, sel, &total, unaligned, emit_one, &pg, q->e);
-	if (rc) {
-		q->out->len = mark;
-		return rc;
-	}
-	n = q->out->len - mark;
-	items = malloc(n + 1);
-	if (!items)
-		return err_set(q->e, ERR_NOMEM, "out of memory");
-	if (n)
-		memcpy(items, q->out->data + mark, n);
-	q->out->len = mark;
-	q_list_head(q, (size_t)total);
-	buf_append(q->out, items, n);
-	free(items);
-	q_list_tail(q);
-	*total_out = (size_t)total;
-	return 0;
-}
-
-/* A plain list of a collection: the backend's, else keep() over every
- * element. */
-static int coll_list(struct qctx *q, enum evidence_collection c,
-                     struct store_select *sel,
-                     int (*keep)(struct qctx *, const json_t *, void *))
-{
-	struct kept k;
-	size_t total;
-	int rc = backend_list(q, c, sel, NULL, emit_object, &total);
-
-	if (rc != DATASET_FALLBACK) {
-		if (!rc)
-			q_list_close(q, total);
-		return rc;
-	}
-	rc = coll_collect(q, c, keep, NULL, &k);
-	if (rc) {
-		kept_free(&k);
-		return rc;
-	}
-	emit_page(q, k.el, k.n, emit_object);
-	q_list_close(q, k.n);
-	kept_free(&k);
-	return 0;
 }
 
 /* ---- requests ---- */
@@ -401,9 +185,9 @@ static struct store_select request_select(struct qctx *q,
 	struct store_select sel;
 
 	memset(&sel, 0, sizeof sel);
-	sel.sessions = strs_of(&q->sessions);
-	sel.agents = strs_of(&q->agents);
-	sel.workers = strs_of(&q->workers);
+	sel.sessions = qcoll_strs(&q->sessions);
+	sel.agents = qcoll_strs(&q->agents);
+	sel.workers = qcoll_strs(&q->workers);
 	sel.min_ttft_ms = q->p->min_ttft_ms;
 	sel.needle = s->needle;
 	sel.needle_len = s->len;
@@ -473,7 +257,7 @@ static int requests_backend(struct qctx *q)
 		return q->e->code;
 	/* emit_request_item prints neither spans nor lifecycle */
 	sel = request_select(q, &s, STORE_SLIM);
-	rc = backend_list(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,
+	rc = qcoll_backend(q, EVIDENCE_REQUESTS, &sel, NULL, emit_request_item,
 	                  &total);
 	free(s.needle);
 	if (!rc)
@@ -495,7 +279,7 @@ int query_requests(struct qctx *q)
 		free(el);
 		return rc;
 	}
-	return sorted_list(q, el, n, emit_request_item);
+	return qcoll_sorted(q, el, n, emit_request_item);
 }
 
 /* ---- server_spans, sources, sessions, workers ---- */
@@ -518,12 +302,12 @@ int query_server_spans(struct qctx *q)
 {
 	struct store_select sel;
 	memset(&sel, 0, sizeof sel);
-	return coll_list(q, EVIDENCE_SERVER_SPANS, &sel, keep_overlap);
+	return qcoll_list(q, EVIDENCE_SERVER_SPANS, &sel, keep_overlap);
 }
 
 int query_sources(struct qctx *q)
 {
-	return plain_list(q, q_array(q->cat, "sources"), keep_all, NULL);
+	return qcoll_plain(q, q_array(q->cat, "sources"), keep_all, NULL);
 }
 
 static int keep_session(struct qctx *q, const json_t *v, void *arg)
@@ -539,9 +323,9 @@ int query_sessions(struct qctx *q)
 {
 	struct store_select sel;
 	memset(&sel, 0, sizeof sel);
-	sel.sessions = strs_of(&q->sessions);
-	sel.agents = strs_of(&q->agents);
-	return coll_list(q, EVIDENCE_SESSIONS, &sel, keep_session);
+	sel.sessions = qcoll_strs(&q->sessions);
+	sel.agents = qcoll_strs(&q->agents);
+	return qcoll_list(q, EVIDENCE_SESSIONS, &sel, keep_session);
 }
 
 static int keep_worker(struct qctx *q, const json_t *v, void *arg)
@@ -552,7 +336,7 @@ static int keep_worker(struct qctx *q, const json_t *v, void *arg)
 
 int query_workers(struct qctx *q)
 {
-	return plain_list(q, q_array(q->cat, "workers"), keep_worker, NULL);
+	return qcoll_plain(q, q_array(q->cat, "workers"), keep_worker, NULL);
 }
 
 /* ---- families ---- */
@@ -683,7 +467,7 @@ int query_families(struct qctx *q)
 	int rc = needles_make(q, &nd);
 
 	if (!rc && json_array_size(cat)) /* an empty catalog counts as none */
-		rc = plain_list(q, cat, keep_family, &nd);
+		rc = qcoll_plain(q, cat, keep_family, &nd);
 	else if (!rc)
 		rc = derived_families(q, &nd);
 	needles_free(&nd);
@@ -733,30 +517,30 @@ static int keep_iteration(struct qctx *q, const json_t *row, void *arg)
 int query_iterations(struct qctx *q)
 {
 	struct store_select sel;
-	struct kept k;
+	struct qcoll_kept k;
 	size_t total;
 	int64_t unaligned = 0;
 	int rc;
 
 	memset(&sel, 0, sizeof sel);
 	memset(&k, 0, sizeof k);
-	sel.workers = strs_of(&q->workers);
+	sel.workers = qcoll_strs(&q->workers);
 	sel.has_rank = q->p->has_rank;
 	sel.rank = q->p->rank;
-	rc = backend_list(q, EVIDENCE_ITERATIONS, &sel, &unaligned, emit_object,
+	rc = qcoll_backend(q, EVIDENCE_ITERATIONS, &sel, &unaligned, qcoll_emit_object,
 	                  &total);
 	if (rc == DATASET_FALLBACK) {
 		unaligned = 0;
-		rc = coll_collect(q, EVIDENCE_ITERATIONS, keep_iteration,
+		rc = qcoll_gather(q, EVIDENCE_ITERATIONS, keep_iteration,
 		                  &unaligned, &k);
 		if (rc) {
-			kept_free(&k);
+			qcoll_kept_free(&k);
 			return rc;
 		}
 		total = k.n;
-		emit_page(q, k.el, k.n, emit_object);
+		qcoll_emit_page(q, k.el, k.n, qcoll_emit_object);
 	}
-	kept_free(&k);
+	qcoll_kept_free(&k);
 	if (rc)
 		return rc;
 	buf_puts(q->out, ",\"unaligned_rows\":");

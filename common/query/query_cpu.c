@@ -144,7 +144,7 @@ out:
 int query_cpu(struct qctx *q)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	struct dataset_window w = {q->start, q->end, q_wide(q)};
+	struct row_window w = {q->start, q->end, q_wide(q)};
 	struct sym *syms = NULL;
 	size_t nsyms = 0, cap = 0, *idx, n, m = 0, from, to;
 	int64_t total_samples = 0;

@@ -303,7 +303,7 @@ static double max_duration(const json_t *pr)
 static int scan(struct qctx *q, struct gscan *s, store_gpu_fn fn,
                 int with_nvtx, int *partial)
 {
-	struct dataset_window w = {q->start, q->end, 0};
+	struct row_window w = {q->start, q->end, 0};
 	struct q_needle *nd = NULL;
 	size_t nn = 0, *idx = NULL, n;
 	int rc = q_select_profiles(q, &idx, &n);
@@ -422,7 +422,7 @@ static int grouped_from_summary(struct qctx *q, struct gscan *s, int *partial,
 			break;
 		for (int side = 0; side < 2 && !rc; side++) {
 			double at = side ? q->duration : 0;
-			struct dataset_window w = {at, at, 0};
+			struct row_window w = {at, at, 0};
 			s->want = side;
 			rc = dataset_gpu_rows(q->ds, (int64_t)idx[k], &w,
 			                      json_number_value(json_object_get(
@@ -512,7 +512,7 @@ int query_gpu(struct qctx *q)
 	const json_t *profiles = q_array(q->cat, "profiles");
 	for (size_t k = from; k < to && !rc; k++) {
 		const struct hit *h = &heap[k];
-		struct dataset_window w = {h->start, h->start, 0};
+		struct row_window w = {h->start, h->start, 0};
 		if (k > from)
 			buf_putc(q->out, ',');
 		s.pr = json_array_get(profiles, h->pindex);

@@ -302,30 +302,31 @@ static int binned_profile(struct nscan *s, int64_t profile, int64_t i0,
                           int64_t i1, int *have)
 {
 	struct qctx *q = s->q;
-	struct dataset_window left = {q->start, (double)i0, 0};
-	struct dataset_window right = {(double)i1, q->end, 0};
+	struct row_window left = {q->start, (double)i0, 0};
+	struct row_window right = {(double)i1, q->end, 0};
 	/* whole 10-second bins [j0, j1) inside [i0, i1), the seconds around
 	 * them from the 1-second bins (every start in [i0, i1) is in exactly
 	 * one of the three pieces) */
 	int64_t j0 = (i0 + 9) / 10, j1 = i1 / 10;
+	const struct store_sumnames_visit v = {on_group_name, NULL,
+	                                       on_group_cross, s};
+	const struct row_bins tens = {profile, 10.0, j0, j1};
+	const struct row_bins all = {profile, 1.0, i0, i1};
+	const struct row_bins before = {profile, 1.0, i0, j0 * 10};
+	const struct row_bins after = {profile, 1.0, j1 * 10, i1};
 	int rc = 0, h;
 
 	*have = 0;
 	if (j0 < j1)
-		rc = dataset_name_bins(q->ds, profile, 10.0, j0, j1, have,
-		                       on_group_name, on_group_cross, s, q->e);
+		rc = dataset_name_bins(q->ds, &tens, have, &v, q->e);
 	if (rc)
 		return rc;
 	if (!*have) {
-		rc = dataset_name_bins(q->ds, profile, 1.0, i0, i1, have,
-		                       on_group_name, on_group_cross, s, q->e);
+		rc = dataset_name_bins(q->ds, &all, have, &v, q->e);
 	} else {
-		rc = dataset_name_bins(q->ds, profile, 1.0, i0, j0 * 10, &h,
-		                       on_group_name, on_group_cross, s, q->e);
+		rc = dataset_name_bins(q->ds, &before, &h, &v, q->e);
 		if (!rc && h)
-			rc = dataset_name_bins(q->ds, profile, 1.0, j1 * 10, i1, &h,
-			                       on_group_name, on_group_cross, s,
-			                       q->e);
+			rc = dataset_name_bins(q->ds, &after, &h, &v, q->e);
 		if (!rc && !h)
 			rc = err_set(q->e, ERR_DATA, "the name bins of profile %lld "
 			             "are incomplete", (long long)profile);
@@ -377,7 +378,7 @@ int q_nsys_groups_hook(struct qctx *q, const char *field, q_group_row_fn hook,
                        void *hook_ctx, struct q_nvtx_groups *out)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	struct dataset_window w = {q->start, q->end,
+	struct row_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct nscan s;
 	struct q_needle *nd = NULL;
@@ -481,8 +482,8 @@ int q_nvtx_groups_order(struct qctx *q, const struct q_nvtx_groups *gs,
 	if (!rc && with_sort)
 		rc = sort_spec(q, nsys_keys, &sort, &nsort);
 	if (!rc)
-		qgroup_order(gs->keys.keys, *vals, NV_N, n, def, 3, sort, nsort,
-		             *order);
+		qgroup_order(gs->keys.keys, *vals, NV_N, n,
+		             &(struct qgroup_sort){def, sort, 3, nsort}, *order);
 	free(sort);
 	if (rc) {
 		free(*vals);
@@ -703,8 +704,8 @@ int query_requests_grouped(struct qctx *q)
 	if (!rc)
 		rc = sort_spec(q, requests_keys, &sort, &nsort);
 	if (!rc) {
-		qgroup_order(s.keys.keys, vals, RV_N, ng, def, 2, sort, nsort,
-		             order);
+		qgroup_order(s.keys.keys, vals, RV_N, ng,
+		             &(struct qgroup_sort){def, sort, 2, nsort}, order);
 		q_page(q, ng, &from, &to);
 		q_groups_head(q, n, ng);
 		for (size_t k = from; k < to; k++) {

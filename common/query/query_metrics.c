@@ -64,7 +64,7 @@ static int one_series(struct qctx *q, const json_t *series, size_t index,
 	static const char *const skip[] = {"points", NULL};
 	static const char *const stats[] = {"samples", "min", "max", "mean",
 	                                    "last"};
-	struct dataset_window w = {q->start, q->end, q_wide(q)};
+	struct row_window w = {q->start, q->end, q_wide(q)};
 	struct buf *b = q->out;
 	struct stats s;
 	struct qitem it;

@@ -125,7 +125,7 @@ static int on_event_ordered(void *ctx, int64_t ordinal,
  * apply (a name filter, a sort, a window other than the whole run, a deep
  * page, no summaries). */
 static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
-                        size_t n, int filtered, const struct dataset_window *w,
+                        size_t n, int filtered, const struct row_window *w,
                         int *done)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
@@ -419,7 +419,7 @@ int query_nsys(struct qctx *q)
 	const json_t *profiles = q_array(q->cat, "profiles");
 	/* short windows use the durations lower bound on event_window; a
 	 * window over at least half the run reads every row anyway */
-	struct dataset_window w = {q->start, q->end,
+	struct row_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct scan s;
 	struct q_needle *nd = NULL;

@@ -413,6 +413,9 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 	if (c->clock.expired == 2)
 		return err_set(e, ERR_DATA, "The session is stopping; the "
 		               "statement was interrupted");
+	if (c->clock.expired == 3)
+		return err_set(e, ERR_DATA, "The client went away; the "
+		               "statement was interrupted");
 	if (c->clock.expired)
 		return timed_out(timeout_s, e);
 	if (c->denied[0])
@@ -451,18 +454,23 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 	}
 }
 
-/* Steps st and writes the response; caps rows and bytes. */
-static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
-                double timeout_s, int64_t max_rows, struct buf *out,
-                struct err *e)
-{
-	size_t base = out->len;
-	int ncol = sqlite3_column_count(st), truncated = 0, rc;
-	uint64_t rows = 0;
+struct query_sql_cursor {
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	struct sqlctx c;       /* its clock is borrowed by db: never moved */
+	double timeout_s;
+	int64_t max_rows;
+	int64_t rows;          /* rows written so far */
+	int ncol;
+	int pending;           /* st holds a stepped row not written yet */
+	int done, truncated;
+};
 
-	buf_puts(out, "{\"columns\":[");
-	for (int k = 0; k < ncol; k++) {
-		const char *name = sqlite3_column_name(st, k);
+void query_sql_columns(const struct query_sql_cursor *cur, struct buf *out)
+{
+	buf_putc(out, '[');
+	for (int k = 0; k < cur->ncol; k++) {
+		const char *name = sqlite3_column_name(cur->st, k);
 		if (k)
 			buf_putc(out, ',');
 		if (name)
@@ -470,102 +478,232 @@ static int emit(sqlite3 *db, sqlite3_stmt *st, struct sqlctx *c,
 		else
 			buf_puts(out, "null");
 	}
-	buf_puts(out, "],\"rows\":[");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		size_t mark = out->len;
-		if (rows == (uint64_t)max_rows) {
-			truncated = 1;
-			break;
+	buf_putc(out, ']');
+}
+
+int64_t query_sql_row_count(const struct query_sql_cursor *cur)
+{
+	return cur->rows;
+}
+
+int query_sql_truncated(const struct query_sql_cursor *cur)
+{
+	return cur->truncated;
+}
+
+int query_sql_done(const struct query_sql_cursor *cur)
+{
+	return cur->done;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Writes the stepped row at out (mark = out->len): 1 written, 0 it does
+ * not fit the batch (rolled back; it waits for the next one), -1 it is
+ * longer than row_max (rolled back). */
+static int put_row(struct query_sql_cursor *cur, struct buf *out,
+                   size_t batch, size_t budget, size_t row_max, int first)
+{
+	size_t mark = out->len;
+
+	if (!first)
+		buf_putc(out, ',');
+	buf_putc(out, '[');
+	for (int k = 0; k < cur->ncol; k++) {
+		/* stop before a value that cannot fit (bounds memory); the
+		 * size of text and blobs only: asking a number for its size
+		 * would convert it */
+		int type = sqlite3_column_type(cur->st, k);
+		size_t nb = type == SQLITE_TEXT || type == SQLITE_BLOB
+		                    ? (size_t)sqlite3_column_bytes(cur->st, k)
+		                    : 0;
+		size_t used = out->len - mark;
+		if (nb > row_max || used + nb > row_max) {
+			out->len = mark;
+			return -1;
 		}
-		if (rows)
+		if (!first && out->len - batch + nb > budget) {
+			out->len = mark;
+			return 0;
+		}
+		if (k)
 			buf_putc(out, ',');
-		buf_putc(out, '[');
-		int cut = 0;
-		for (int k = 0; k < ncol && !cut; k++) {
-			/* stop before a value that cannot fit (bounds memory);
-			 * the size of text and blobs only: asking a number for
-			 * its size would convert it */
-			int type = sqlite3_column_type(st, k);
-			size_t nb = type == SQLITE_TEXT || type == SQLITE_BLOB
-			                    ? (size_t)sqlite3_column_bytes(st, k)
-			                    : 0;
-			if (out->len - base + 64 > QUERY_SQL_MAX_BYTES ||
-			    nb > QUERY_SQL_MAX_BYTES) {
-				cut = 1;
+		put_value(out, cur->st, k);
+	}
+	buf_putc(out, ']');
+	if (out->len - mark > row_max) {
+		out->len = mark;
+		return -1;
+	}
+	if (!first && out->len - batch > budget) {
+		out->len = mark;
+		return 0;
+	}
+	return 1;
+}
+
+int query_sql_next(struct query_sql_cursor *cur, struct buf *out,
+                   size_t budget, size_t row_max, double flush_s,
+                   struct err *e)
+{
+	size_t batch = out->len;
+	int64_t n = 0;
+	double t0 = flush_s > 0 ? now_s() : 0;
+	int rc = 0;
+
+	qsqlfn_clock_resume(&cur->c.clock);
+	while (!cur->done) {
+		if (!cur->pending) {
+			int s = sqlite3_step(cur->st);
+			if (s == SQLITE_DONE) {
+				cur->done = 1;
 				break;
 			}
-			if (k)
-				buf_putc(out, ',');
-			put_value(out, st, k);
+			if (s != SQLITE_ROW) {
+				cur->done = 1;
+				rc = sql_error(cur->db, &cur->c, cur->timeout_s, e);
+				break;
+			}
+			cur->pending = 1;
 		}
-		buf_putc(out, ']');
-		if (out->failed)
-			return err_set(e, ERR_NOMEM,
-			               "out of memory writing the rows");
-		/* 64 bytes left for the closing members */
-		if (cut || out->len - base + 64 > QUERY_SQL_MAX_BYTES) {
-			out->len = mark;
-			truncated = 1;
+		if (cur->rows == cur->max_rows) {
+			cur->truncated = cur->done = 1;
 			break;
 		}
-		rows++;
+		int put = put_row(cur, out, batch, budget, row_max, n == 0);
+		if (out->failed) {
+			cur->done = 1;
+			rc = err_set(e, ERR_NOMEM, "out of memory writing the rows");
+			break;
+		}
+		if (put < 0) {
+			cur->truncated = cur->done = 1;
+			break;
+		}
+		if (put == 0)
+			break; /* the batch is full; the row opens the next */
+		cur->pending = 0;
+		cur->rows++;
+		n++;
+		if (out->len - batch >= budget)
+			break;
+		if (flush_s > 0 && !(n & 63) && now_s() - t0 >= flush_s)
+			break;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return sql_error(db, c, timeout_s, e);
+	qsqlfn_clock_pause(&cur->c.clock);
+	return rc;
+}
+
+/* Steps the cursor and writes the whole answer; caps rows and bytes. */
+static int emit(struct query_sql_cursor *cur, struct buf *out, struct err *e)
+{
+	size_t base = out->len, room;
+	int rc;
+
+	buf_puts(out, "{\"columns\":");
+	query_sql_columns(cur, out);
+	buf_puts(out, ",\"rows\":[");
+	/* 64 bytes left for the closing members */
+	room = out->len - base + 64 < QUERY_SQL_MAX_BYTES
+	               ? QUERY_SQL_MAX_BYTES - (out->len - base) - 64 : 0;
+	rc = query_sql_next(cur, out, room, room, 0, e);
+	if (rc)
+		return rc;
+	if (!cur->done) /* a row that does not fit the rest */
+		cur->truncated = cur->done = 1;
 	buf_puts(out, "],\"row_count\":");
-	jsonout_int(out, (int64_t)rows);
-	buf_puts(out, truncated ? ",\"truncated\":true}" :
-	                          ",\"truncated\":false}");
+	jsonout_int(out, cur->rows);
+	buf_puts(out, cur->truncated ? ",\"truncated\":true}" :
+	                               ",\"truncated\":false}");
 	return 0;
+}
+
+void query_sql_close(struct query_sql_cursor *cur)
+{
+	if (!cur)
+		return;
+	sqlite3_finalize(cur->st);
+	sqlite3_close(cur->db);
+	free(cur);
+}
+
+int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
+                   int64_t max_rows, const volatile sig_atomic_t *stop,
+                   const volatile sig_atomic_t *cancel,
+                   struct query_sql_cursor **out, struct err *e)
+{
+	struct query_sql_cursor *cur = calloc(1, sizeof *cur);
+	struct sqlctx *c;
+	const char *tail = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!cur)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	c = &cur->c;
+	cur->timeout_s = timeout_s;
+	cur->max_rows = max_rows;
+	if ((rc = connect(abs_path, &cur->db, c, e)))
+		goto fail;
+	qsqlfn_clock_start(&c->clock, timeout_s, stop);
+	c->clock.cancel = cancel;
+	c->sql = sql;
+	if ((rc = ready_table_functions(cur->db, e)))
+		goto fail;
+	if (qsqlfn_register(cur->db, &c->clock) != SQLITE_OK) {
+		rc = err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
+		             sqlite3_errmsg(cur->db));
+		goto fail;
+	}
+	sqlite3_set_authorizer(cur->db, authorize, c);
+	/* every 100 steps: one step can be a function call over a value of
+	 * up to QUERY_SQL_VALUE_MAX bytes */
+	sqlite3_progress_handler(cur->db, 100, past_deadline, c);
+	if (sqlite3_prepare_v3(cur->db, sql, -1, 0, &cur->st, &tail) !=
+	    SQLITE_OK) {
+		rc = sql_error(cur->db, c, timeout_s, e);
+		goto fail;
+	}
+	if (!cur->st) {
+		rc = err_set(e, ERR_USAGE, "sql needs --sql STATEMENT");
+		goto fail;
+	}
+	if (tail && tail[skip_blank(tail)]) {
+		rc = err_set(e, ERR_USAGE, "Give one SQL statement");
+		goto fail;
+	}
+	if (!sqlite3_stmt_readonly(cur->st)) {
+		rc = err_set(e, ERR_USAGE, "sql is read-only: %s",
+		             "this statement would write");
+		goto fail;
+	}
+	/* the statement text is the caller's: nothing reads it after this */
+	c->sql = "";
+	cur->ncol = sqlite3_column_count(cur->st);
+	qsqlfn_clock_pause(&c->clock);
+	*out = cur;
+	return 0;
+fail:
+	query_sql_close(cur);
+	return rc;
 }
 
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
                   int64_t max_rows, const volatile sig_atomic_t *stop,
                   struct buf *out, struct err *e)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	struct sqlctx c;
-	const char *tail = NULL;
-	int rc;
+	struct query_sql_cursor *cur;
+	int rc = query_sql_open(abs_path, sql, timeout_s, max_rows, stop, NULL,
+	                        &cur, e);
 
-	memset(&c, 0, sizeof c);
-	if ((rc = connect(abs_path, &db, &c, e)))
-		goto done;
-	qsqlfn_clock_start(&c.clock, timeout_s, stop);
-	c.sql = sql;
-	if ((rc = ready_table_functions(db, e)))
-		goto done;
-	if (qsqlfn_register(db, &c.clock) != SQLITE_OK) {
-		rc = err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
-		             sqlite3_errmsg(db));
-		goto done;
-	}
-	sqlite3_set_authorizer(db, authorize, &c);
-	/* every 100 steps: one step can be a function call over a value of
-	 * up to QUERY_SQL_VALUE_MAX bytes */
-	sqlite3_progress_handler(db, 100, past_deadline, &c);
-	if (sqlite3_prepare_v3(db, sql, -1, 0, &st, &tail) != SQLITE_OK) {
-		rc = sql_error(db, &c, timeout_s, e);
-		goto done;
-	}
-	if (!st) {
-		rc = err_set(e, ERR_USAGE, "sql needs --sql STATEMENT");
-		goto done;
-	}
-	if (tail && tail[skip_blank(tail)]) {
-		rc = err_set(e, ERR_USAGE, "Give one SQL statement");
-		goto done;
-	}
-	if (!sqlite3_stmt_readonly(st)) {
-		rc = err_set(e, ERR_USAGE, "sql is read-only: %s",
-		             "this statement would write");
-		goto done;
-	}
-	rc = emit(db, st, &c, timeout_s, max_rows, out, e);
-done:
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	if (!rc)
+		rc = emit(cur, out, e);
+	query_sql_close(cur);
 	return rc;
 }
 
@@ -589,6 +727,10 @@ int query_sql(struct qctx *q)
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
 		return rc;
+	if (q->p->sql_cursor)
+		return query_sql_open(dataset_data_path(q->ds), sql, t,
+		                      q->p->max_rows, q->p->stop, q->p->cancel,
+		                      q->p->sql_cursor, q->e);
 	return query_sql_run(dataset_data_path(q->ds), sql, t,
 	                     q->p->max_rows, q->p->stop, q->out, q->e);
 }

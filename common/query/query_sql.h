@@ -13,6 +13,11 @@
  * could outlive it: qsqlfn.h); the value, pattern, heap and temporary-file
  * bounds (qtempvfs.h); and the output caps (max_rows rows, at most
  * QUERY_SQL_MAX_ROWS_LIMIT, and QUERY_SQL_MAX_BYTES of response).
+ *
+ * It also owns the stepping of a statement in batches (struct
+ * query_sql_cursor): the answer's rows as they are computed, a batch at a
+ * time, for the streamed answers of the CLI and the session (the whole
+ * answer then has no byte cap; one row's JSON is at most QUERY_SQL_ROW_MAX).
  */
 #ifndef DSIGHT_QUERY_SQL_H
 #define DSIGHT_QUERY_SQL_H
@@ -29,6 +34,13 @@
 /* The longest statement text (bytes), however it is given. */
 #define QUERY_SQL_TEXT_MAX ((size_t)1 << 20)
 #define QUERY_SQL_MAX_BYTES (16u << 20)
+/* A streamed answer: the longest row (its JSON text; a longer one ends
+ * the answer, truncated), and the bytes of rows a batch aims at. */
+#define QUERY_SQL_ROW_MAX ((size_t)QUERY_SQL_MAX_BYTES - 64)
+#define QUERY_SQL_BATCH ((size_t)1 << 20)
+/* A batch is also cut once it has taken this long (seconds), so the first
+ * rows of a slow statement go out before the last are computed. */
+#define QUERY_SQL_FLUSH_S 0.1
 /* The largest string or blob: room for the catalog row the views read
  * (at most 32 MiB when dsight builds it), and no more. */
 #define QUERY_SQL_VALUE_MAX ((32 << 20) + (1 << 20))
@@ -64,5 +76,42 @@
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
                   int64_t max_rows, const volatile sig_atomic_t *stop,
                   struct buf *out, struct err *e);
+
+struct query_sql_cursor;
+
+/*
+ * Opens statement sql as query_sql_run would run it (every check and
+ * refusal the same) and prepares it, without stepping: *out (owned by the
+ * caller: query_sql_close) then yields the rows.  cancel (borrowed, may
+ * be NULL) is a second stop flag: once set the statement ends with
+ * ERR_DATA "The client went away; ...".  The time limit counts only the
+ * time spent in query_sql_open and query_sql_next.
+ */
+int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
+                   int64_t max_rows, const volatile sig_atomic_t *stop,
+                   const volatile sig_atomic_t *cancel,
+                   struct query_sql_cursor **out, struct err *e);
+/* Appends the column names as a JSON array. */
+void query_sql_columns(const struct query_sql_cursor *cur, struct buf *out);
+/*
+ * Steps cur and appends the next rows to out, each a JSON array, separated
+ * by commas (no brackets around them, none before the first): whole rows
+ * until the batch holds budget bytes (a row that would take it past stays
+ * for the next call), the rows end, or (flush_s > 0) the batch took
+ * flush_s seconds.  The first row of a batch is taken whatever budget
+ * says, unless its JSON is longer than row_max: the answer then ends,
+ * truncated, as it does after max_rows rows.  On error (the messages of
+ * query_sql_run) the cursor is done.
+ */
+int query_sql_next(struct query_sql_cursor *cur, struct buf *out,
+                   size_t budget, size_t row_max, double flush_s,
+                   struct err *e);
+/* 1 once no row is left (or after an error). */
+int query_sql_done(const struct query_sql_cursor *cur);
+/* Rows written so far; whether rows were left out (max_rows, row_max). */
+int64_t query_sql_row_count(const struct query_sql_cursor *cur);
+int query_sql_truncated(const struct query_sql_cursor *cur);
+/* Frees cur (NULL allowed): its statement and connection. */
+void query_sql_close(struct query_sql_cursor *cur);
 
 #endif

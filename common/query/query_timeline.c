@@ -258,16 +258,18 @@ static int nsys_binned(struct qctx *q, int64_t profile, struct cells *c,
 	*have = 0;
 	for (size_t k = 0; !rc && !*have && !qrange_on(q) && k < 2; k++)
 		if (qbucket_bins(c->bk, widths[k], &pl)) {
+			const struct store_sumnames_visit v = {
+				NULL, on_range_bin, on_range_cross, c};
+			const struct row_bins b = {profile, widths[k], pl.i0,
+			                           pl.i1};
 			c->bins = &pl;
-			rc = dataset_range_bins(q->ds, profile, widths[k], pl.i0,
-			                        pl.i1,
+			rc = dataset_range_bins(q->ds, &b,
 			                        c->name_ok || c->slot_of_name, have,
-			                        on_range_bin, on_range_cross, c,
-			                        q->e);
+			                        &v, q->e);
 		}
 	if (!rc && *have) {
-		struct dataset_window left = {q->start, q->start, 0};
-		struct dataset_window right = {pl.rest, q->end, 0};
+		struct row_window left = {q->start, q->start, 0};
+		struct row_window right = {pl.rest, q->end, 0};
 		c->edge = 1;
 		c->edge_at = q->start;
 		rc = dataset_events(q->ds, profile, &left, on_range, c, q->e);
@@ -307,7 +309,7 @@ static int nsys_by_profile(struct qctx *q, const struct qbucket *bk,
                            size_t *total)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	struct dataset_window w = {q->start, q->end,
+	struct row_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	size_t *idx = NULL, n = 0, from, to, nn = 0;
 	struct q_needle *nd = NULL;
@@ -409,7 +411,7 @@ static int nsys_by_name(struct qctx *q, const struct qbucket *bk,
                         size_t *total)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	struct dataset_window w = {q->start, q->end,
+	struct row_window w = {q->start, q->end,
 	                           q->end - q->start >= q->duration / 2};
 	struct q_nvtx_groups gs;
 	struct num *vals = NULL;
@@ -534,15 +536,15 @@ static int on_sample_bin(void *ctx, int64_t bin, int64_t samples)
  * whole bins, else from a scan of the window. */
 static int cpu_cells(struct qctx *q, int64_t profile, struct sample_cells *c)
 {
-	struct dataset_window w = {q->start, q->end, q_wide(q)};
+	struct row_window w = {q->start, q->end, q_wide(q)};
 	int have = 0, rc = 0;
 
-	if (qbucket_bins(c->bk, 1.0, &c->bins))
-		rc = dataset_sample_bins(q->ds, profile, 1.0, c->bins.i0,
-		                         c->bins.i1, &have, on_sample_bin, c,
-		                         q->e);
+	if (qbucket_bins(c->bk, 1.0, &c->bins)) {
+		const struct row_bins b = {profile, 1.0, c->bins.i0, c->bins.i1};
+		rc = dataset_sample_bins(q->ds, &b, &have, on_sample_bin, c, q->e);
+	}
 	if (!rc && have)
-		w = (struct dataset_window){c->bins.rest, q->end, 0};
+		w = (struct row_window){c->bins.rest, q->end, 0};
 	if (!rc)
 		rc = dataset_samples(q->ds, profile, &w, on_sample, c, q->e);
 	return rc;

@@ -62,7 +62,8 @@ struct decorate {
 	size_t nprofiles;
 };
 
-/* Adds a profile's event_chunks, event_density and cpu.chunks to c. */
+/* Adds a profile's event_chunks, event_density, cpu.chunks and, with GPU
+ * rows, gpu_chunks to c. */
 static void decorate_profile(json_t *c, const json_t *p, size_t i,
                              const struct decorate *d)
 {
@@ -70,6 +71,9 @@ static void decorate_profile(json_t *c, const json_t *p, size_t i,
 
 	json_object_set_new(c, "event_chunks",
 	                    shard_writer_descs_json(d->w, SHARD_EVENTS, (int64_t)i));
+	if (json_is_object(json_object_get(p, "gpu")))
+		json_object_set_new(c, "gpu_chunks",
+		                    shard_writer_descs_json(d->w, SHARD_GPU, (int64_t)i));
 	json_object_set_new(c, "event_density",
 	                    density_json(d->density && i < d->nprofiles
 	                                 ? d->density + i * SHARD_DENSITY_BINS
@@ -268,6 +272,9 @@ static json_t *shard_set(const json_t *core)
 		collect_shas(json_object_get(v, "event_chunks"), set);
 		collect_shas(json_object_get(json_object_get(v, "cpu"), "chunks"), set);
 		collect_summary_shas(json_object_get(v, "nvtx_summary"), set);
+		collect_shas(json_object_get(v, "gpu_chunks"), set);
+		collect_summary_shas(json_object_get(v, "gpu_summary"), set);
+		collect_shas(json_object_get(json_object_get(v, "gpu_summary"), "bins"), set);
 		collect_shas(json_object_get(json_object_get(v, "cpu"), "stack_sums"), set);
 	}
 	json_array_foreach(json_object_get(core, "metrics"), i, v)

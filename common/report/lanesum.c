@@ -180,8 +180,9 @@ static void put_row(struct buf *r, const struct acc *v, size_t i, size_t j)
 	buf_putc(r, ']');
 }
 
-int lanesum_flush(struct lanesum *ls, struct shard_writer *w, int64_t stream0,
-                  int *written, struct err *e)
+int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
+                  enum shard_kind kind, int64_t stream0, int *written,
+                  struct err *e)
 {
 	struct acc *v = ls->v;
 	size_t k = 0;
@@ -200,7 +201,7 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w, int64_t stream0,
 			while (j < k && K_GROUP(v[j].key) == K_GROUP(v[i].key))
 				j++;
 			put_row(&ls->row, v, i, j);
-			rc = shard_writer_add_text(w, SHARD_SUMMARY, stream0 + l, (double)bin * bw,
+			rc = shard_writer_add_text(w, kind, stream0 + l, (double)bin * bw,
 			                           (double)(bin + 1) * bw, ls->row.data,
 			                           ls->row.len, e);
 			i = j;
@@ -214,7 +215,8 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w, int64_t stream0,
 	return rc;
 }
 
-json_t *lanesum_json(double duration, const struct shard_writer *w, int64_t stream0)
+json_t *lanesum_json(double duration, const struct shard_writer *w,
+                     enum shard_kind kind, int64_t stream0)
 {
 	json_t *o = json_object(), *levels = json_array();
 
@@ -226,7 +228,7 @@ json_t *lanesum_json(double duration, const struct shard_writer *w, int64_t stre
 		long nb = (long)LANESUM_BINS0 << (3 * l);
 		json_object_set_new(lv, "bins", json_integer(nb));
 		json_object_set_new(lv, "width", json_real(duration / (double)nb));
-		json_object_set_new(lv, "chunks", shard_writer_descs_json(w, SHARD_SUMMARY, stream0 + l));
+		json_object_set_new(lv, "chunks", shard_writer_descs_json(w, kind, stream0 + l));
 		json_array_append_new(levels, lv);
 	}
 	json_object_set_new(o, "levels", levels);

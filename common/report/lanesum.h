@@ -60,20 +60,21 @@ void lanesum_discard(struct lanesum *ls);
 
 /*
  * Writes the group's bins into streams stream0 .. stream0 + LANESUM_LEVELS
- * - 1 of w (level l in stream0 + l), rows in bin order, then lane, then
+ * - 1 of kind (SHARD_SUMMARY, SHARD_GPUSUM) of w (level l in stream0 + l), rows in bin order, then lane, then
  * depth: [bin, lane, depth, names, name, inner, total, count, ...] (up to
  * LANESUM_TOP names; times in seconds rounded to the microsecond), and
  * empties the accumulator for the next group.  *written is 1 when rows
  * were written, 0 for an empty group or one over a bound.
  */
-int lanesum_flush(struct lanesum *ls, struct shard_writer *w, int64_t stream0,
-                  int *written, struct err *e);
+int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
+                  enum shard_kind kind, int64_t stream0, int *written,
+                  struct err *e);
 
 /* The lane summary object of a flushed group (new reference): {version,
  * top, deeper, levels: [{bins, width, chunks}]} with the descriptors of w
  * (finished); the caller adds its lanes ("threads" or "tracks"). */
 json_t *lanesum_json(double duration, const struct shard_writer *w,
-                     int64_t stream0);
+                     enum shard_kind kind, int64_t stream0);
 
 void lanesum_free(struct lanesum *ls);
 

@@ -69,7 +69,8 @@ static int flush_profile(struct scan *sc, struct err *e)
 		return 0;
 	if (sc->skip)
 		lanesum_discard(sc->bins);
-	rc = lanesum_flush(sc->bins, sc->w, sc->profile * NVTXSUM_STREAMS, &written, e);
+	rc = lanesum_flush(sc->bins, sc->w, SHARD_SUMMARY, sc->profile * NVTXSUM_STREAMS,
+	                   &written, e);
 	sc->s->p[sc->profile].binned = written;
 	sc->skip = 0;
 	sc->last_tid = 0;
@@ -331,7 +332,7 @@ json_t *nvtxsum_profile_json(const struct nvtxsum *s,
 	if (!s || p >= s->n || (!s->p[p].binned && !s->p[p].named))
 		return NULL;
 	ps = &s->p[p];
-	o = lanesum_json(s->duration, w, (int64_t)(p * NVTXSUM_STREAMS));
+	o = lanesum_json(s->duration, w, SHARD_SUMMARY, (int64_t)(p * NVTXSUM_STREAMS));
 	if (ps->binned) {
 		json_t *tids = json_array(), *names = json_array();
 		int any = 0;

@@ -55,7 +55,18 @@ static void add_cost(void *ctx, const json_t *chunks, int kind)
 uint64_t parts_page_bound(const json_t *core, uint64_t base)
 {
 	uint64_t total = base;
+	size_t i, l;
+	json_t *v, *lv;
 	each_chunks(core, add_cost, &total);
+	/* the GPU rows and summaries a one-page report embeds (parts omit them) */
+	json_array_foreach(json_object_get(core, "profiles"), i, v) {
+		add_cost(&total, json_object_get(v, "gpu_chunks"), K_EVENTS);
+		const json_t *gs = json_object_get(v, "gpu_summary");
+		add_cost(&total, json_object_get(gs, "names"), K_EVENTS);
+		add_cost(&total, json_object_get(gs, "bins"), K_EVENTS);
+		json_array_foreach(json_object_get(gs, "levels"), l, lv)
+			add_cost(&total, json_object_get(lv, "chunks"), K_EVENTS);
+	}
 	return total;
 }
 
@@ -289,6 +300,8 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		json_t *p = json_copy(v), *cpu = json_object_get(v, "cpu");
 		json_object_del(p, "nvtx_summary"); /* its shards are the page's */
+		json_object_del(p, "gpu_summary");
+		json_object_del(p, "gpu_chunks"); /* GPU rows are not re-sharded per part */
 		json_object_set_new(p, "event_chunks",
 		                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
 		if (json_is_object(cpu)) {
@@ -502,20 +515,35 @@ static int choose_cuts(const struct hist *h, double limit, long **out,
 	return 0;
 }
 
-static int write_part(const char *dir, const json_t *core,
-                      const struct shard_writer *w, const char *shard_dir,
-                      const char *sqlite_path, sqlite3_stmt *count,
-                      const long *cuts, size_t k, size_t nparts,
-                      double duration, const uint64_t n[3], uint64_t budget,
-                      json_t *list, struct parts_result *r, struct err *e)
+/* The split being written: the job, its cuts and what is listed so far
+ * (list and r are filled part by part). */
+struct split {
+	const struct parts_job *job;
+	sqlite3_stmt *count; /* requests starting in a slice, or NULL */
+	const long *cuts;    /* nparts + 1 slice bounds in milliseconds */
+	size_t nparts;
+	json_t *list;
+	struct parts_result *r;
+};
+
+/* Writes part k (its shards in w, its row counts n) and lists it. */
+static int write_part(struct split *sp, size_t k, const struct shard_writer *w,
+                      const uint64_t n[3], struct err *e)
 {
+	const struct parts_job *job = sp->job;
+	const long *cuts = sp->cuts;
+	size_t nparts = sp->nparts;
+	sqlite3_stmt *count = sp->count;
+	struct parts_result *r = sp->r;
+	uint64_t budget = job->budget;
 	struct html_stats hs;
 	uint64_t nreq = 0;
 	char file[32], path[4096];
 	double t0 = (double)cuts[k] / 1000.0;
-	double t1 = k + 1 == nparts ? duration : (double)cuts[k + 1] / 1000.0;
-	json_t *pc = part_core(core, w, t0, (double)cuts[k + 1] / 1000.0, t1, k,
-	                       nparts, &nreq);
+	double t1 = k + 1 == nparts ? job->duration
+	                            : (double)cuts[k + 1] / 1000.0;
+	json_t *pc = part_core(job->core, w, t0, (double)cuts[k + 1] / 1000.0,
+	                       t1, k, nparts, &nreq);
 	int rc;
 
 	if (!pc)
@@ -532,12 +560,12 @@ static int write_part(const char *dir, const json_t *core,
 			nreq = (uint64_t)sqlite3_column_int64(count, 0);
 	}
 	snprintf(file, sizeof file, "part-%03zu.html", k + 1);
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	rc = html_write_from(path, pc, shard_dir, sqlite_path, &hs, e);
+	snprintf(path, sizeof path, "%s/%s", job->dir, file);
+	rc = html_write_from(path, pc, job->shard_dir, job->sqlite_path, &hs, e);
 	json_decref(pc);
 	if (rc)
 		return rc;
-	json_array_append_new(list, json_pack(
+	json_array_append_new(sp->list, json_pack(
 		"{s:s, s:[f,f], s:I, s:I, s:I, s:I, s:I}", "file", file,
 		"range", t0, t1, "bytes", (json_int_t)hs.bytes,
 		"requests", (json_int_t)nreq, "events", (json_int_t)n[SHARD_EVENTS],
@@ -554,13 +582,17 @@ static int write_part(const char *dir, const json_t *core,
 	return 0;
 }
 
-int parts_write(const char *dir, const json_t *core, const char *shard_dir,
-                const char *sqlite_path, uint64_t base, uint64_t budget,
-                double duration, const volatile sig_atomic_t *cancel,
-                struct parts_result *r, struct err *e)
+int parts_write(const struct parts_job *job, struct parts_result *r,
+                struct err *e)
 {
+	const json_t *core = job->core;
+	const char *sqlite_path = job->sqlite_path;
+	uint64_t base = job->base, budget = job->budget;
+	double duration = job->duration;
+	const volatile sig_atomic_t *cancel = job->cancel;
 	struct hist h = {0};
 	struct route rt = {0};
+	struct split sp = {0};
 	sqlite3 *db = NULL;
 	sqlite3_stmt *count = NULL;
 	long *cuts = NULL;
@@ -632,24 +664,28 @@ int parts_write(const char *dir, const json_t *core, const char *shard_dir,
 	}
 	for (size_t k = 0; k < nparts; k++) {
 		struct shard_writer_opts o = {0};
-		o.dir = shard_dir;
+		o.dir = job->shard_dir;
 		if ((rc = shard_writer_open(&rt.w[k], &o, e)))
 			goto out;
 	}
 	if ((rc = scan_rows(db, route_row, &rt, e)))
 		goto out;
 	list = json_array();
+	sp.job = job;
+	sp.count = count;
+	sp.cuts = cuts;
+	sp.nparts = nparts;
+	sp.list = list;
+	sp.r = r;
 	for (size_t k = 0; k < nparts; k++)
 		if ((cancel_requested(cancel) &&
 		     (rc = err_set(e, ERR_DATA, "interrupted"))) ||
 		    (rc = shard_writer_finish(rt.w[k], e)) ||
-		    (rc = write_part(dir, core, rt.w[k], shard_dir, sqlite_path,
-		                     count, cuts, k, nparts,
-		                     duration, rt.n[k], budget, list, r, e)))
+		    (rc = write_part(&sp, k, rt.w[k], rt.n[k], e)))
 			goto out;
 	r->parts = nparts;
-	if ((rc = write_parts_json(dir, list, e)) ||
-	    (rc = write_list(dir, core, list, &r->index_bytes, e)))
+	if ((rc = write_parts_json(job->dir, list, e)) ||
+	    (rc = write_list(job->dir, core, list, &r->index_bytes, e)))
 		goto out;
 out:
 	for (size_t k = 0; rt.w && k < nparts; k++)

@@ -51,20 +51,28 @@ struct parts_result {
  */
 uint64_t parts_page_bound(const json_t *core, uint64_t base);
 
+/* What parts_write splits; every pointer is borrowed. */
+struct parts_job {
+	const char *dir;         /* the report's staging directory */
+	const json_t *core;      /* the embedded core catalog */
+	const char *shard_dir;   /* scratch directory holding the shards (the
+	                          * parts' own shards are written there too) */
+	const char *sqlite_path; /* the staged store, whose rows are read
+	                          * twice (costs by millisecond, then routed to
+	                          * every part whose closed slice they touch) */
+	uint64_t base;           /* size of the page without shards */
+	uint64_t budget;         /* bytes per page (> 0) */
+	double duration;         /* the run's meta.duration */
+	const volatile sig_atomic_t *cancel; /* NULL: never; stops the scans
+	                                      * and the parts ("interrupted") */
+};
+
 /*
- * Splits when the page bound exceeds budget (> 0).  core is the embedded
- * core catalog (borrowed); shard_dir the scratch directory holding the
- * shards (the parts' own shards are written there too); sqlite_path the
- * staged store, whose rows are read twice (costs by millisecond, then
- * routed to every part whose closed slice they touch); base the size of
- * the page without shards; duration the run's meta.duration; cancel
- * (borrowed, NULL: never) stops the scans and the parts ("interrupted").
- * Writes dir/part-NNN.html, dir/parts.json and overwrites dir/index.html
- * with the list.  r->parts = 0 when nothing was split.
+ * Splits when the page bound of job->core exceeds job->budget.  Writes
+ * dir/part-NNN.html, dir/parts.json and overwrites dir/index.html with the
+ * list.  r->parts = 0 when nothing was split.
  */
-int parts_write(const char *dir, const json_t *core, const char *shard_dir,
-                const char *sqlite_path, uint64_t base, uint64_t budget,
-                double duration, const volatile sig_atomic_t *cancel,
-                struct parts_result *r, struct err *e);
+int parts_write(const struct parts_job *job, struct parts_result *r,
+                struct err *e);
 
 #endif

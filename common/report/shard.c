@@ -444,6 +444,62 @@ int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
 	return point_row_end(w, SHARD_POINTS, series, r->time, r->source_row, e);
 }
 
+/* An integer of a GPU row, or null. */
+static void gpu_int(struct buf *b, const struct row_gpu *r, int slot)
+{
+	buf_putc(b, ',');
+	if (r->nulls & (1u << slot))
+		buf_puts(b, "null");
+	else
+		jsonout_int(b, r->v[slot]);
+}
+
+static void gpu_index(struct buf *b, int64_t k)
+{
+	buf_putc(b, ',');
+	if (k >= 0)
+		jsonout_int(b, k);
+	else
+		buf_puts(b, "null");
+}
+
+int shard_writer_gpu(void *ctx, int64_t profile, int64_t ordinal,
+                     const struct row_gpu *r, struct err *e)
+{
+	struct shard_writer *w = ctx;
+	struct buf *b = &w->row;
+	(void)ordinal;
+
+	buf_reset(b);
+	buf_putc(b, '[');
+	jsonout_real(b, r->start);
+	buf_putc(b, ',');
+	jsonout_real(b, r->end);
+	buf_putc(b, ',');
+	jsonout_int(b, r->kind);
+	gpu_int(b, r, ROW_GPU_DEVICE);
+	gpu_int(b, r, ROW_GPU_STREAM);
+	gpu_index(b, r->name);
+	gpu_int(b, r, ROW_GPU_CORRELATION);
+	buf_putc(b, ',');
+	if (r->launch_tid) {
+		jsonout_str(b, r->launch_tid, r->launch_tid_len);
+		buf_putc(b, ',');
+		jsonout_real(b, r->launch_start);
+	} else {
+		buf_puts(b, "null,null");
+	}
+	gpu_index(b, r->launch_name);
+	gpu_index(b, r->nvtx);
+	buf_putc(b, ',');
+	jsonout_int(b, r->source_row);
+	gpu_index(b, r->short_name);
+	for (int k = ROW_GPU_BYTES; k <= ROW_GPU_GRAPH_NODE; k++)
+		gpu_int(b, r, k);
+	buf_putc(b, ']');
+	return stream_add(w, SHARD_GPU, profile, r->start, r->end, e);
+}
+
 int shard_writer_add_text(struct shard_writer *w, enum shard_kind kind,
                           int64_t index, double start, double end,
                           const char *text, size_t len, struct err *e)
@@ -460,6 +516,7 @@ void shard_writer_sink(struct shard_writer *w, struct row_sink *sink)
 	sink->event = shard_writer_event;
 	sink->sample = shard_writer_sample;
 	sink->point = shard_writer_point;
+	sink->gpu = shard_writer_gpu;
 }
 
 /* ---- lifecycle --------------------------------------------------------- */

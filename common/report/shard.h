@@ -52,9 +52,12 @@
 
 /* SHARD_SUMMARY: the NVTX summaries of the viewer (report/nvtxsum.h),
  * stream index = profile * NVTXSUM_STREAMS + level (or the names stream);
- * SHARD_SERIESSUM: the metric summaries (report/seriessum.h), stream 0. */
+ * SHARD_SERIESSUM: the metric summaries (report/seriessum.h), stream 0;
+ * SHARD_GPU: GPU rows per profile (shard_writer_gpu); SHARD_GPUSUM: their
+ * lane summaries (report/gpusum.h), stream profile * GPUSUM_STREAMS + level. */
 enum shard_kind { SHARD_EVENTS = 0, SHARD_SAMPLES = 1, SHARD_POINTS = 2,
-                  SHARD_SUMMARY = 3, SHARD_SERIESSUM = 4, SHARD_KINDS = 5 };
+                  SHARD_SUMMARY = 3, SHARD_SERIESSUM = 4, SHARD_GPU = 5,
+                  SHARD_GPUSUM = 6, SHARD_KINDS = 7 };
 
 struct shard_desc {
 	char sha256[65];         /* of the compressed bytes; also the name */
@@ -87,8 +90,8 @@ int shard_writer_open(struct shard_writer **out,
  */
 void shard_writer_set_duration(struct shard_writer *w, double duration);
 
-/* Fills *sink with the writer's event/sample/point callbacks (ctx = w,
- * progress NULL). */
+/* Fills *sink with the writer's event/sample/point/gpu callbacks (ctx =
+ * w, progress NULL). */
 void shard_writer_sink(struct shard_writer *w, struct row_sink *sink);
 
 /* The sink callbacks, callable directly (a tee calls them in turn). */
@@ -98,6 +101,12 @@ int shard_writer_sample(void *w, int64_t profile, int64_t ordinal,
                         const struct row_sample *row, struct err *e);
 int shard_writer_point(void *w, int64_t series, int64_t ordinal,
                        const struct row_point *row, struct err *e);
+/* A GPU row of profile (doc/report-files.md "GPU shards"): [start, end,
+ * kind, device, stream, name, correlation, launch_tid, launch_start,
+ * launch_name, nvtx, source_row, short_name, bytes, grid x y z, block x y
+ * z, registers, static_smem, dynamic_smem, graph_node]. */
+int shard_writer_gpu(void *w, int64_t profile, int64_t ordinal,
+                     const struct row_gpu *row, struct err *e);
 
 /* Appends one row given as its compact JSON text (text copied), with its
  * time bounds (start = end for samples and points); no density. */

@@ -3,6 +3,7 @@
 #include "base/cancel.h"
 #include "report/catshard.h"
 #include "report/html.h"
+#include "report/gpusum.h"
 #include "report/nvtxsum.h"
 #include "report/seriessum.h"
 #include "report/parts.h"
@@ -206,6 +207,7 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 {
 	struct html_stats hs;
 	struct parts_result pr;
+	struct parts_job job;
 	double duration = json_number_value(json_object_get(
 		json_object_get(catalog, "meta"), "duration"));
 	int rc;
@@ -214,8 +216,15 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 		return rc;
 	if (parts_page_bound(core, hs.bytes) <= wr->max_part_bytes)
 		return 0;
-	if ((rc = parts_write(wr->staging, core, wr->shard_dir, sqlite_path, hs.bytes,
-	                      wr->max_part_bytes, duration, wr->cancel, &pr, e)))
+	job.dir = wr->staging;
+	job.core = core;
+	job.shard_dir = wr->shard_dir;
+	job.sqlite_path = sqlite_path;
+	job.base = hs.bytes;
+	job.budget = wr->max_part_bytes;
+	job.duration = duration;
+	job.cancel = wr->cancel;
+	if ((rc = parts_write(&job, &pr, e)))
 		return rc;
 	st->parts = pr.parts;
 	st->max_part_bytes = pr.max_bytes;
@@ -285,6 +294,7 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	struct html_stats hs;
 	uint64_t *bins = NULL;
 	struct nvtxsum *sums = NULL;
+	struct gpusum *gsums = NULL;
 	struct seriessum *ssum = NULL;
 	json_t *core = NULL;
 	size_t nprofiles = json_array_size(json_object_get(catalog, "profiles"));
@@ -306,6 +316,10 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
 	             json_object_get(json_object_get(catalog, "meta"), "duration")),
 	             nprofiles, wr->cancel, e);
+	if (!rc)
+		rc = gpusum_build(&gsums, wr->w, sqlite_path, catalog, json_number_value(
+		             json_object_get(json_object_get(catalog, "meta"), "duration")),
+		             wr->cancel, e);
 	if (threaded)
 		pthread_join(th, NULL);
 	else if (!rc)
@@ -347,8 +361,11 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		json_t *pr = json_array_get(json_object_get(core, "profiles"), i);
 		json_t *ns = nvtxsum_profile_json(sums, wr->w, i);
 		json_t *cs = nvtxsum_cpu_json(sums, wr->w, i);
+		json_t *gs = gpusum_profile_json(gsums, wr->w, i, pr);
 		if (ns)
 			json_object_set_new(pr, "nvtx_summary", ns);
+		if (gs)
+			json_object_set_new(pr, "gpu_summary", gs);
 		if (cs && json_is_object(json_object_get(pr, "cpu")))
 			json_object_set_new(json_object_get(pr, "cpu"), "stack_sums", cs);
 		else
@@ -408,6 +425,7 @@ out:
 	free(page);
 	free(bins);
 	nvtxsum_free(sums);
+	gpusum_free(gsums);
 	seriessum_free(ssum);
 	json_decref(core);
 	return rc;

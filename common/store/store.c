@@ -541,21 +541,24 @@ int store_check_durations(struct store *s, int64_t profile, struct err *e)
 	return rc;
 }
 
-int store_events(struct store *s, int64_t profile, int has_window, int wide,
-                 double wstart, double wend, row_event_fn fn, void *ctx,
+int store_events(struct store *s, int64_t profile,
+                 const struct row_window *w, row_event_fn fn, void *ctx,
                  struct err *e)
 {
 	struct bucket_max *bm = NULL;
 	size_t n = 0;
 	sqlite3_stmt *st;
+	double wstart, wend;
 	int rc;
 
-	if (!has_window) {
+	if (!w) {
 		st = s->st[ST_EVENTS_ALL];
 		sqlite3_bind_int64(st, 1, profile);
 		return run_events(s, profile, st, fn, ctx, e);
 	}
-	if (wide) {
+	wstart = w->start;
+	wend = w->end;
+	if (w->wide) {
 		/* Most rows match: one pass over the profile's rows beats an
 		 * index lookup per row. */
 		st = s->st[ST_EVENTS_WIDE];
@@ -672,41 +675,37 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 /* Runs the windowed payload statement of one profile's samples or one
  * series' points (all / wide / exact window) through sink. */
 static int windowed_payloads(struct store *s, const char *what, int64_t id,
-                             const int stmt[3], int has_window, int wide,
-                             double wstart, double wend,
+                             const int stmt[3], const struct row_window *w,
                              struct payload_fns *sink, struct err *e)
 {
-	sqlite3_stmt *st = s->st[stmt[!has_window ? 0 : wide ? 1 : 2]];
+	sqlite3_stmt *st = s->st[stmt[!w ? 0 : w->wide ? 1 : 2]];
 
 	sqlite3_bind_int64(st, 1, id);
-	if (has_window) {
-		sqlite3_bind_double(st, 2, wstart);
-		sqlite3_bind_double(st, 3, wend);
+	if (w) {
+		sqlite3_bind_double(st, 2, w->start);
+		sqlite3_bind_double(st, 3, w->end);
 	}
 	return run_payloads(s, what, id, st, sink, e);
 }
 
-int store_samples(struct store *s, int64_t profile, int has_window,
-                  int wide, double wstart, double wend, row_sample_fn fn,
-                  void *ctx, struct err *e)
+int store_samples(struct store *s, int64_t profile,
+                  const struct row_window *w, row_sample_fn fn, void *ctx,
+                  struct err *e)
 {
 	static const int stmt[3] = {ST_SAMPLES_ALL, ST_SAMPLES_WIDE,
 	                            ST_SAMPLES_WIN};
 	struct payload_fns sink = {fn, NULL, ctx};
 
-	return windowed_payloads(s, "samples", profile, stmt, has_window, wide,
-	                         wstart, wend, &sink, e);
+	return windowed_payloads(s, "samples", profile, stmt, w, &sink, e);
 }
 
-int store_points(struct store *s, int64_t series, int has_window, int wide,
-                 double wstart, double wend, row_point_fn fn, void *ctx,
-                 struct err *e)
+int store_points(struct store *s, int64_t series, const struct row_window *w,
+                 row_point_fn fn, void *ctx, struct err *e)
 {
 	static const int stmt[3] = {ST_POINTS_ALL, ST_POINTS_WIDE, ST_POINTS_WIN};
 	struct payload_fns sink = {NULL, fn, ctx};
 
-	return windowed_payloads(s, "points", series, stmt, has_window, wide,
-	                         wstart, wend, &sink, e);
+	return windowed_payloads(s, "points", series, stmt, w, &sink, e);
 }
 
 int store_points_before(struct store *s, int64_t series, double t,

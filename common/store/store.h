@@ -81,32 +81,31 @@ int store_check_generation(struct store *s, const char *generation,
 /*
  * Row scans.  A callback returning non-zero stops the scan; that value is
  * returned.  Data errors return ERR_DATA with e filled.
- *  store_events: has_window 0 = every event of the profile in ordinal
- *    order; else the durations lower-bound scan of doc/query-semantics.md on
- *    event_window, keeping start <= wend && end >= wstart (no order);
- *    wide != 0 (a window over most of the run) filters the profile's
- *    rows in one primary-key pass instead.
+ *  store_events: w NULL = every event of the profile in ordinal order;
+ *    else the durations lower-bound scan of doc/query-semantics.md on
+ *    event_window, keeping start <= w->end && end >= w->start (no order);
+ *    w->wide (a window over most of the run) filters the profile's rows
+ *    in one primary-key pass instead.
  *  store_event_at: the one event (profile, ordinal), if any.
- *  store_samples / store_points: wstart <= time <= wend (has_window) in
- *    ordinal order; wide != 0 walks the primary key instead of the
- *    time index (cheaper when the window holds most rows).
+ *  store_samples / store_points: w->start <= time <= w->end (every row
+ *    when w is NULL) in ordinal order; w->wide walks the primary key
+ *    instead of the time index (cheaper when the window holds most rows).
  *  store_points_before: every point at the latest time strictly before t.
  */
 /* ERR_DATA unless profile's durations rows hold maxima inside their
  * buckets and cover every bucket its events are in (the lower-bound scans
  * would miss events otherwise); one index probe per bucket present. */
 int store_check_durations(struct store *s, int64_t profile, struct err *e);
-int store_events(struct store *s, int64_t profile, int has_window, int wide,
-                 double wstart, double wend, row_event_fn fn, void *ctx,
+int store_events(struct store *s, int64_t profile,
+                 const struct row_window *w, row_event_fn fn, void *ctx,
                  struct err *e);
 int store_event_at(struct store *s, int64_t profile, int64_t ordinal,
                    row_event_fn fn, void *ctx, struct err *e);
-int store_samples(struct store *s, int64_t profile, int has_window,
-                  int wide, double wstart, double wend, row_sample_fn fn,
-                  void *ctx, struct err *e);
-int store_points(struct store *s, int64_t series, int has_window, int wide,
-                 double wstart, double wend, row_point_fn fn, void *ctx,
-                 struct err *e);
+int store_samples(struct store *s, int64_t profile,
+                  const struct row_window *w, row_sample_fn fn, void *ctx,
+                  struct err *e);
+int store_points(struct store *s, int64_t series, const struct row_window *w,
+                 row_point_fn fn, void *ctx, struct err *e);
 int store_points_before(struct store *s, int64_t series, double t,
                         row_point_fn fn, void *ctx, struct err *e);
 

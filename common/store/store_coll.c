@@ -150,20 +150,32 @@ int store_coll_check_generation(struct store_coll *c, const char *generation,
 	return 0;
 }
 
-/* Parses column col of st (a row of k), checks it and calls fn. */
-static int call_with(struct store_coll *c, int k, sqlite3_stmt *st, int col,
-                     enum store_shape shape, int64_t ordinal,
-                     store_elem_fn fn, void *ctx, struct err *e)
+/* Where the elements of collection k read in one shape go (all borrowed);
+ * got counts the rows run_page read. */
+struct sink {
+	struct store_coll *c;
+	int k;
+	enum store_shape shape;
+	store_elem_fn fn;
+	void *ctx;
+	int64_t got;
+};
+
+/* Parses column col of st (a row of s->k), checks it and calls s->fn. */
+static int call_with(const struct sink *s, sqlite3_stmt *st, int col,
+                     int64_t ordinal, struct err *e)
 {
+	struct store_coll *c = s->c;
 	json_t *el;
-	int rc = store_elem_read(st, col, shape, c->path, store_ext_table(k),
-	                         &el, e);
+	int rc = store_elem_read(st, col, s->shape, c->path,
+	                         store_ext_table(s->k), &el, e);
 
 	if (rc)
 		return rc;
-	rc = store_check_element(c->path, k, c->meta.irregular[k], shape, el, e);
+	rc = store_check_element(c->path, s->k, c->meta.irregular[s->k],
+	                         s->shape, el, e);
 	if (!rc)
-		rc = fn(ctx, ordinal, el);
+		rc = s->fn(s->ctx, ordinal, el);
 	json_decref(el);
 	return rc;
 }
@@ -171,6 +183,7 @@ static int call_with(struct store_coll *c, int k, sqlite3_stmt *st, int col,
 int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
                        store_elem_fn fn, void *ctx, struct err *e)
 {
+	const struct sink to = {c, (int)k, STORE_WHOLE, fn, ctx, 0};
 	char sql[96];
 	sqlite3_stmt *st = NULL;
 	int rc = 0, s;
@@ -180,8 +193,7 @@ int store_coll_foreach(struct store_coll *c, enum evidence_collection k,
 	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return c_fail(c, e, store_ext_table(k));
 	while ((s = sqlite3_step(st)) == SQLITE_ROW &&
-	       !(rc = call_with(c, k, st, 1, STORE_WHOLE,
-	                        sqlite3_column_int64(st, 0), fn, ctx, e)))
+	       !(rc = call_with(&to, st, 1, sqlite3_column_int64(st, 0), e)))
 		;
 	if (!rc && s != SQLITE_DONE)
 		rc = c_fail(c, e, store_ext_table(k));
@@ -446,41 +458,40 @@ static void order_by(struct buf *b, const struct store_select *sel, size_t from)
 	buf_puts(b, "ordinal");
 }
 
-/* Emits the rows of sql (ordinal, store_elem_columns(shape)) as shape through
- * fn; *got counts them. */
-static int run_page(struct store_coll *c, int k, const char *sql,
-                    const struct q *q, enum store_shape shape,
-                    int64_t limit,
-                    int64_t offset, int64_t *got, store_elem_fn fn, void *ctx,
-                    struct err *e)
+/* Emits the rows of sql (ordinal, store_elem_columns(to->shape)) through
+ * to; to->got counts them. */
+static int run_page(struct sink *to, const char *sql, const struct q *q,
+                    int64_t limit, int64_t offset, struct err *e)
 {
+	struct store_coll *c = to->c;
 	sqlite3_stmt *st = NULL;
 	int rc = 0, s;
 
-	*got = 0;
+	to->got = 0;
 	if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return c_fail(c, e, store_ext_table(k));
+		return c_fail(c, e, store_ext_table(to->k));
 	apply(st, q, 1);
 	sqlite3_bind_int64(st, q->nb + 1, limit);
 	sqlite3_bind_int64(st, q->nb + 2, offset);
 	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-		(*got)++;
-		if ((rc = call_with(c, k, st, 1, shape, sqlite3_column_int64(st, 0),
-		                    fn, ctx, e)))
+		to->got++;
+		if ((rc = call_with(to, st, 1, sqlite3_column_int64(st, 0), e)))
 			break;
 	}
 	if (!rc && s != SQLITE_DONE)
-		rc = c_fail(c, e, store_ext_table(k));
+		rc = c_fail(c, e, store_ext_table(to->k));
 	sqlite3_finalize(st);
 	return rc;
 }
 
-/* The page in order: unsorted by ordinal; sorted in two parts (first key
- * not null, through its index, then null), each ordered by the keys. */
-static int page(struct store_coll *c, int k, const struct store_select *sel,
-                const struct q *q, int64_t total, int wide,
-                store_elem_fn fn, void *ctx, struct err *e)
+/* The page of sel (to->shape is sel's) in order: unsorted by ordinal;
+ * sorted in two parts (first key not null, through its index, then null),
+ * each ordered by the keys. */
+static int page(struct sink *to, const struct store_select *sel,
+                const struct q *q, int64_t total, int wide, struct err *e)
 {
+	struct store_coll *c = to->c;
+	int k = to->k;
 	struct buf sql;
 	int64_t got = 0, nn;
 	int rc;
@@ -494,8 +505,8 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 		           " LIMIT ? OFFSET ?", store_elem_columns(sel->shape), t,
 		           q->where.data ? q->where.data : "");
 		rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-		                : run_page(c, k, sql.data, q, sel->shape, sel->limit,
-		                           sel->offset, &got, fn, ctx, e);
+		                : run_page(to, sql.data, q, sel->limit, sel->offset,
+		                           e);
 		buf_free(&sql);
 		return rc;
 	}
@@ -514,8 +525,8 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	order_by(&sql, sel, 1);
 	buf_puts(&sql, " LIMIT ? OFFSET ?");
 	rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-	                : run_page(c, k, sql.data, q, sel->shape, sel->limit,
-	                           sel->offset, &got, fn, ctx, e);
+	                : run_page(to, sql.data, q, sel->limit, sel->offset, e);
+	got = to->got;
 	if (rc || got >= sel->limit) {
 		buf_free(&sql);
 		return rc;
@@ -540,8 +551,7 @@ static int page(struct store_coll *c, int k, const struct store_select *sel,
 	order_by(&sql, sel, 1);
 	buf_puts(&sql, " LIMIT ? OFFSET ?");
 	rc = sql.failed ? err_set(e, ERR_NOMEM, "out of memory")
-	                : run_page(c, k, sql.data, q, sel->shape, lim,
-	                           off < 0 ? 0 : off, &got, fn, ctx, e);
+	                : run_page(to, sql.data, q, lim, off < 0 ? 0 : off, e);
 	buf_free(&sql);
 	return rc;
 }
@@ -593,6 +603,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 	struct hit *h = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0, s, fts = code_points(sel->needle, sel->needle_len) >= 3;
+	const struct sink to = {c, EVIDENCE_REQUESTS, STORE_WHOLE, fn, ctx, 0};
 
 	buf_init(&sql, 0);
 	buf_init(&match, 0);
@@ -664,8 +675,7 @@ static int search(struct store_coll *c, const struct store_select *sel,
 		if (sqlite3_step(at) != SQLITE_ROW)
 			rc = c_fail(c, e, STORE_EXT_REQUESTS);
 		else
-			rc = call_with(c, EVIDENCE_REQUESTS, at, 0, STORE_WHOLE,
-			               h[i].ordinal, fn, ctx, e);
+			rc = call_with(&to, at, 0, h[i].ordinal, e);
 		sqlite3_reset(at);
 	}
 out:
@@ -741,8 +751,10 @@ int store_coll_select(struct store_coll *c, enum evidence_collection k,
 	} else {
 		rc = count_where(c, k, q.where.data, &q, total, e);
 	}
-	if (!rc)
-		rc = page(c, k, sel, &q, *total, wide, fn, ctx, e);
+	if (!rc) {
+		struct sink to = {c, (int)k, sel->shape, fn, ctx, 0};
+		rc = page(&to, sel, &q, *total, wide, e);
+	}
 	buf_free(&q.where);
 	return rc;
 }

@@ -494,15 +494,15 @@ static int point_row(struct store_sumbins *s, sqlite3_stmt *st,
 /* Walks the bins i0..i1-1 of item at width w with query st when the
  * membership lookup lst lists it (*have 1). */
 static int walk_bins(struct store_sumbins *s, sqlite3_stmt *lst,
-                     sqlite3_stmt *st, double w, int64_t i0, int64_t i1,
-                     int *have, const struct walk *wk, struct err *e)
+                     sqlite3_stmt *st, const struct row_bins *b, int *have,
+                     const struct walk *wk, struct err *e)
 {
-	int rc = listed(s, lst, wk->item, w, e);
+	int rc = listed(s, lst, wk->item, b->width, e);
 
 	*have = 0;
 	if (rc <= 0)
 		return -rc;
-	bind_range(st, wk->item, w, i0, i1);
+	bind_range(st, wk->item, b->width, b->i0, b->i1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		rc = wk->point_fn ? point_row(s, st, wk, e)
 		                  : wk->sample_fn(wk->ctx,
@@ -520,28 +520,24 @@ static int walk_bins(struct store_sumbins *s, sqlite3_stmt *lst,
 	return 0;
 }
 
-int store_sumbins_samples(struct store_sumbins *s, int64_t profile,
-                          double w, int64_t i0, int64_t i1, int *have,
-                          store_sumbins_sample_fn fn, void *ctx,
+int store_sumbins_samples(struct store_sumbins *s, const struct row_bins *b,
+                          int *have, store_sumbins_sample_fn fn, void *ctx,
                           struct err *e)
 {
-	struct walk wk = {fn, NULL, ctx, profile};
+	struct walk wk = {fn, NULL, ctx, b->id};
 	*have = 0;
 	if (!s)
 		return 0;
-	return walk_bins(s, s->st[R_SPROF], s->st[R_SBIN], w, i0, i1, have, &wk,
-	                 e);
+	return walk_bins(s, s->st[R_SPROF], s->st[R_SBIN], b, have, &wk, e);
 }
 
-int store_sumbins_points(struct store_sumbins *s, int64_t series, double w,
-                         int64_t i0, int64_t i1, int *have,
-                         store_sumbins_point_fn fn, void *ctx,
+int store_sumbins_points(struct store_sumbins *s, const struct row_bins *b,
+                         int *have, store_sumbins_point_fn fn, void *ctx,
                          struct err *e)
 {
-	struct walk wk = {NULL, fn, ctx, series};
+	struct walk wk = {NULL, fn, ctx, b->id};
 	*have = 0;
 	if (!s)
 		return 0;
-	return walk_bins(s, s->st[R_PSER], s->st[R_PBIN], w, i0, i1, have, &wk,
-	                 e);
+	return walk_bins(s, s->st[R_PSER], s->st[R_PBIN], b, have, &wk, e);
 }

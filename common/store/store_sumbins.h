@@ -33,6 +33,7 @@
 
 #include "base/err.h"
 #include "base/num.h"
+#include "base/row.h"
 
 /* ---- build side (the store writer's thread) ---- */
 
@@ -66,14 +67,13 @@ int store_sumbins_open(sqlite3 *db, struct store_sumbins **out,
                        struct err *e);
 void store_sumbins_close(struct store_sumbins *s);
 
-/* fn(ctx, bin, samples) for each bin of i0..i1-1 with samples; *have 0
- * when the profile has no bins of that width.  fn's non-zero return stops
+/* fn(ctx, bin, samples) for each bin of b (b->id the profile) with
+ * samples; *have 0 when the profile has no bins of that width.  fn's non-zero return stops
  * the walk and is returned. */
 typedef int (*store_sumbins_sample_fn)(void *ctx, int64_t bin,
                                        int64_t samples);
-int store_sumbins_samples(struct store_sumbins *s, int64_t profile,
-                          double width, int64_t i0, int64_t i1, int *have,
-                          store_sumbins_sample_fn fn, void *ctx,
+int store_sumbins_samples(struct store_sumbins *s, const struct row_bins *b,
+                          int *have, store_sumbins_sample_fn fn, void *ctx,
                           struct err *e);
 
 /* One bin of a series (borrowed, valid during the call). */
@@ -86,9 +86,9 @@ struct store_sumbins_point {
 };
 typedef int (*store_sumbins_point_fn)(void *ctx,
                                       const struct store_sumbins_point *p);
-int store_sumbins_points(struct store_sumbins *s, int64_t series,
-                         double width, int64_t i0, int64_t i1, int *have,
-                         store_sumbins_point_fn fn, void *ctx,
+/* The same for the bins of series b->id. */
+int store_sumbins_points(struct store_sumbins *s, const struct row_bins *b,
+                         int *have, store_sumbins_point_fn fn, void *ctx,
                          struct err *e);
 
 #endif

@@ -530,23 +530,17 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
 /* ---- per-second bins ---- */
 
 /* One callback shape for both readers: a row of st (columns name, count,
- * duration_max, duration_parts, bin). */
-struct bin_reader {
-	store_sumnames_fn fn;         /* store_sumnames_bins */
-	store_sumnames_bin_fn bin_fn; /* store_sumnames_timeline */
-	void *ctx;
-};
-
-static int bin_row(struct bin_reader *r, sqlite3_stmt *st, const double *p,
-                   size_t n)
+ * duration_max, duration_parts, bin) to v->bin when set, else v->name. */
+static int bin_row(const struct store_sumnames_visit *v, sqlite3_stmt *st,
+                   const double *p, size_t n)
 {
 	int64_t name = sqlite3_column_int64(st, 0);
 	int64_t count = sqlite3_column_int64(st, 1);
-	if (r->bin_fn)
-		return r->bin_fn(r->ctx, sqlite3_column_int64(st, 4), name, count,
-		                 p, n);
-	return r->fn(r->ctx, name, count, sqlite3_column_double(st, 2), p, n,
-	             p, n);
+	if (v->bin)
+		return v->bin(v->ctx, sqlite3_column_int64(st, 4), name, count,
+		              p, n);
+	return v->name(v->ctx, name, count, sqlite3_column_double(st, 2), p, n,
+	               p, n);
 }
 
 /* Whether a crossing row (start, end, name, bin) is one the builder
@@ -589,10 +583,11 @@ static int check_group(struct store_sumnames *s, int64_t profile,
 }
 
 static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
-                     int64_t profile, double width, int64_t i0, int64_t i1,
-                     int *have, struct bin_reader *r,
-                     store_sumnames_cross_fn cross, struct err *e)
+                     const struct row_bins *b, int *have,
+                     const struct store_sumnames_visit *v, struct err *e)
 {
+	int64_t profile = b->id, i0 = b->i0, i1 = b->i1;
+	double width = b->width;
 	int64_t rows;
 	int rc;
 
@@ -628,7 +623,7 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 			sqlite3_reset(bins);
 			return bad_row(profile, e);
 		}
-		rc = bin_row(r, bins, s->parts, (size_t)n);
+		rc = bin_row(v, bins, s->parts, (size_t)n);
 		if (rc) {
 			sqlite3_reset(bins);
 			return rc;
@@ -649,7 +644,7 @@ static int read_bins(struct store_sumnames *s, sqlite3_stmt *bins,
 			sqlite3_reset(s->cross);
 			return bad_row(profile, e);
 		}
-		rc = cross(r->ctx, sqlite3_column_int64(s->cross, 2),
+		rc = v->cross(v->ctx, sqlite3_column_int64(s->cross, 2),
 		           sqlite3_column_double(s->cross, 0),
 		           sqlite3_column_double(s->cross, 1));
 		if (rc) {
@@ -667,24 +662,20 @@ fail:
 	               sqlite3_errmsg(s->db));
 }
 
-int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
-                        double width, int64_t i0, int64_t i1, int *have,
-                        store_sumnames_fn fn, store_sumnames_cross_fn cross,
-                        void *ctx, struct err *e)
+int store_sumnames_bins(struct store_sumnames *s, const struct row_bins *b,
+                        int *have, const struct store_sumnames_visit *v,
+                        struct err *e)
 {
-	struct bin_reader r = {fn, NULL, ctx};
-	return read_bins(s, s ? s->bins : NULL, profile, width, i0, i1, have,
-	                 &r, cross, e);
+	struct store_sumnames_visit by_name = *v;
+	by_name.bin = NULL;
+	return read_bins(s, s ? s->bins : NULL, b, have, &by_name, e);
 }
 
-int store_sumnames_timeline(struct store_sumnames *s, int64_t profile,
-                            double width, int64_t i0, int64_t i1,
-                            int by_name, int *have,
-                            store_sumnames_bin_fn fn,
-                            store_sumnames_cross_fn cross, void *ctx,
+int store_sumnames_timeline(struct store_sumnames *s,
+                            const struct row_bins *b, int by_name, int *have,
+                            const struct store_sumnames_visit *v,
                             struct err *e)
 {
-	struct bin_reader r = {NULL, fn, ctx};
 	sqlite3_stmt *bins = !s ? NULL : by_name ? s->bins : s->rbins;
-	return read_bins(s, bins, profile, width, i0, i1, have, &r, cross, e);
+	return read_bins(s, bins, b, have, v, e);
 }

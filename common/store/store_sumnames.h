@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/row.h"
 
 /* ---- build side (the store writer's thread) ---- */
 
@@ -98,17 +99,28 @@ int store_sumnames_profile(struct store_sumnames *s, int64_t profile,
  */
 typedef int (*store_sumnames_cross_fn)(void *ctx, int64_t name, double start,
                                        double end);
-/* fn once per (bin, name) of the width's bins i0..i1-1 (dur and clip are the same
- * parts) and cross once per crossing range starting in them; *have 0
- * when the profile has no bins. */
-int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
-                        double width, int64_t i0, int64_t i1, int *have,
-                        store_sumnames_fn fn, store_sumnames_cross_fn cross,
-                        void *ctx, struct err *e);
+typedef int (*store_sumnames_bin_fn)(void *ctx, int64_t bin, int64_t name,
+                                     int64_t count, const double *dur,
+                                     size_t ndur);
+/* The callbacks of a walk over the bins, each given ctx: name for
+ * store_sumnames_bins, bin for store_sumnames_timeline, cross for both. */
+struct store_sumnames_visit {
+	store_sumnames_fn name;
+	store_sumnames_bin_fn bin;
+	store_sumnames_cross_fn cross;
+	void *ctx;
+};
+/* v->name once per (bin, name) of the bins b->i0..b->i1-1 of profile
+ * b->id at b->width (dur and clip are the same parts) and v->cross once
+ * per crossing range starting in them; *have 0 when the profile has no
+ * bins. */
+int store_sumnames_bins(struct store_sumnames *s, const struct row_bins *b,
+                        int *have, const struct store_sumnames_visit *v,
+                        struct err *e);
 
 /*
- * For `timeline --of nsys` over buckets made of whole bins: fn once per
- * bin of i0..i1-1 with contained ranges, with the bin, the name index (-2
+ * For `timeline --of nsys` over buckets made of whole bins: v->bin once
+ * per bin of b with contained ranges, with the bin, the name index (-2
  * when by_name is 0: the bin's every name together, from
  * dsight_summary_range_bins; else one call per (bin, name)), the count
  * and the parts of their exact duration sum; cross as above.  A contained
@@ -117,14 +129,9 @@ int store_sumnames_bins(struct store_sumnames *s, int64_t profile,
  * (both ends of an overlap are inclusive) only because they are listed as
  * crossing.  *have 0 when the profile has no bins.
  */
-typedef int (*store_sumnames_bin_fn)(void *ctx, int64_t bin, int64_t name,
-                                     int64_t count, const double *dur,
-                                     size_t ndur);
-int store_sumnames_timeline(struct store_sumnames *s, int64_t profile,
-                            double width, int64_t i0, int64_t i1,
-                            int by_name, int *have,
-                            store_sumnames_bin_fn fn,
-                            store_sumnames_cross_fn cross, void *ctx,
+int store_sumnames_timeline(struct store_sumnames *s,
+                            const struct row_bins *b, int by_name, int *have,
+                            const struct store_sumnames_visit *v,
                             struct err *e);
 
 #endif

@@ -4,13 +4,15 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "store/store_ext.h"
 
 const int store_typed_cols[2] = {6, 4};
 
 static const char schema_sql[] =
 	"CREATE TABLE " STORE_TYPED_SAMPLES " (profile INTEGER, ordinal INTEGER,"
 	" time REAL, tid TEXT, stack INTEGER, source_row INTEGER,"
-	" PRIMARY KEY (profile, ordinal)) WITHOUT ROWID;"
+	/* the leaf frame's symbol, set once the frames are written */
+	" symbol, PRIMARY KEY (profile, ordinal)) WITHOUT ROWID;"
 	/* value has no affinity: an INTEGER stays INTEGER, a REAL stays REAL */
 	"CREATE TABLE " STORE_TYPED_POINTS " (series INTEGER, ordinal INTEGER,"
 	" time REAL, value, PRIMARY KEY (series, ordinal)) WITHOUT ROWID;";
@@ -18,20 +20,90 @@ static const char schema_sql[] =
 /*
  * The views group and filter by names through these: an outer loop over a
  * dictionary in name order and an inner seek into the rows of that name,
- * so GROUP BY name needs no sort.
+ * so GROUP BY name (or worker, name) needs no sort.  A join on nvtx.worker
+ * loops over the worker's names and seeks each name's ranges by start; one
+ * on a request seeks its workers; GROUP BY symbol over cpu_self reads one
+ * index.
  */
 static const char index_sql[] =
 	"CREATE INDEX dsight_events_name ON events (profile, name, start,"
 	" \"end\");"
 	"CREATE INDEX dsight_view_names_name ON dsight_view_names (name,"
 	" profile, id);"
+	/* worker then name: GROUP BY worker, name streams too */
+	"CREATE INDEX dsight_view_names_worker ON dsight_view_names (worker,"
+	" name, profile, id);"
 	"CREATE INDEX dsight_view_series_name ON dsight_view_series (name,"
 	" series);"
+	"CREATE INDEX dsight_samples_symbol ON " STORE_TYPED_SAMPLES
+	" (symbol);"
+	"CREATE INDEX dsight_view_requests_id ON " STORE_TYPED_REQUESTS " (id);"
+	"CREATE INDEX dsight_view_request_workers_request ON "
+	STORE_TYPED_REQUEST_WORKERS " (request, worker);"
 	/* Table sizes for the planner (sqlite_stat1), sampled: at most 400
 	 * rows of each index are read, so it costs milliseconds at any size.
 	 * Without them SQLite guesses every table equally large and may loop
 	 * over millions of ranges outside a few requests. */
-	"PRAGMA analysis_limit = 400; ANALYZE;";
+	"PRAGMA analysis_limit = 400; ANALYZE;"
+	/* A sample of 400 rows sees one profile or series and takes it for
+	 * the whole table ("401 rows per profile"), so SQLite would sort
+	 * millions of rows rather than loop over the names.  The row counts
+	 * it estimated stay; the rows per key prefix come from the
+	 * dictionaries: per profile, per series, per (profile, name), per
+	 * (profile, duration bucket). */
+	"WITH d(p, s, nm, b) AS (SELECT"
+	" max(1, (SELECT count(*) FROM dsight_view_profiles)),"
+	" max(1, (SELECT count(*) FROM dsight_view_series)),"
+	" max(1, (SELECT count(*) FROM dsight_view_names)),"
+	" max(1, (SELECT count(*) FROM durations)))"
+	" UPDATE sqlite_stat1 SET stat = (SELECT CASE sqlite_stat1.idx"
+	" WHEN 'event_window' THEN printf('%d %d %d 1', n, max(1, n / p),"
+	" max(1, n / b))"
+	" WHEN 'dsight_events_name' THEN printf('%d %d %d 1 1', n,"
+	" max(1, n / p), max(1, n / nm))"
+	" WHEN 'dsight_samples_symbol' THEN sqlite_stat1.stat"
+	" ELSE printf('%d %d 1', n, max(1, n / (CASE WHEN sqlite_stat1.tbl IN"
+	" ('points', '" STORE_TYPED_POINTS "') THEN s ELSE p END))) END"
+	" FROM d, (SELECT CAST(sqlite_stat1.stat AS INTEGER) AS n))"
+	" WHERE tbl IN ('events', 'samples', 'points', '" STORE_TYPED_SAMPLES
+	"', '" STORE_TYPED_POINTS "', 'dsight_view_depth');";
+
+/*
+ * The typed catalog collections: the values json_extract reads from each
+ * request's JSON, read once here by the same function, so the views give
+ * the values and types the JSON-decoding views gave.  Then each sample's
+ * leaf symbol, from the frames (NULL where its stack has none).
+ */
+#define REQ_COL(k) "json_extract(json, '$." k "')"
+static const char views_sql[] =
+	"CREATE TABLE " STORE_TYPED_REQUESTS " (ordinal INTEGER PRIMARY KEY,"
+	" id, session, agent, conversation, start, \"end\", first, ttft_ms,"
+	" input_tokens, output_tokens, cached_tokens, status, client_kind);"
+	"INSERT INTO " STORE_TYPED_REQUESTS " SELECT ordinal, "
+	REQ_COL("id") ", " REQ_COL("session") ", " REQ_COL("agent") ", "
+	REQ_COL("conversation") ", " REQ_COL("start") ", " REQ_COL("end") ", "
+	REQ_COL("first") ", " REQ_COL("ttft_ms") ", " REQ_COL("input_tokens")
+	", " REQ_COL("output_tokens") ", " REQ_COL("cached_tokens") ", "
+	REQ_COL("status") ", " REQ_COL("client_kind")
+	" FROM " STORE_EXT_REQUESTS " ORDER BY ordinal;"
+	"CREATE TABLE " STORE_TYPED_REQUEST_WORKERS " (ordinal INTEGER"
+	" PRIMARY KEY, request, worker);"
+	"INSERT INTO " STORE_TYPED_REQUEST_WORKERS " (request, worker)"
+	" SELECT json_extract(r.json, '$.id'), w.value"
+	" FROM " STORE_EXT_REQUESTS " AS r, json_each(r.json, '$.workers') AS w"
+	" ORDER BY r.ordinal, w.id;"
+	"UPDATE " STORE_TYPED_SAMPLES " SET symbol = (SELECT f.symbol"
+	" FROM dsight_view_frames AS f WHERE f.profile = "
+	STORE_TYPED_SAMPLES ".profile AND f.stack = " STORE_TYPED_SAMPLES
+	".stack AND f.depth = 0);";
+
+int store_typed_views(sqlite3 *db, struct err *e)
+{
+	if (sqlite3_exec(db, views_sql, NULL, NULL, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot write the typed requests: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}
 
 /*
  * One row's values: a sample's tid is read from its JSON string and a
@@ -60,8 +132,10 @@ static int prepare(sqlite3 *db, enum store_typed_kind k, int rows,
 
 	buf_init(&sql, 0);
 	buf_printf(&sql, "INSERT INTO %s VALUES ",
-	           k == STORE_TYPED_SAMPLE ? STORE_TYPED_SAMPLES
-	                                   : STORE_TYPED_POINTS);
+	           k == STORE_TYPED_SAMPLE
+	                   ? STORE_TYPED_SAMPLES " (profile, ordinal, time, tid,"
+	                                         " stack, source_row)"
+	                   : STORE_TYPED_POINTS);
 	for (int r = 0; r < rows; r++) {
 		if (r)
 			buf_putc(&sql, ',');
@@ -102,18 +176,16 @@ sqlite3_stmt *store_typed_stmt(const struct store_typed *t,
 }
 
 void store_typed_bind_sample(sqlite3_stmt *st, int row, int64_t profile,
-                             int64_t ordinal, double time,
-                             const char *tid_json, size_t tid_len,
-                             int64_t stack, int64_t source_row)
+                             int64_t ordinal, const struct row_sample *s)
 {
 	int b = row * store_typed_cols[STORE_TYPED_SAMPLE];
 
 	sqlite3_bind_int64(st, b + 1, profile);
 	sqlite3_bind_int64(st, b + 2, ordinal);
-	sqlite3_bind_double(st, b + 3, time);
-	sqlite3_bind_text(st, b + 4, tid_json, (int)tid_len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, b + 5, stack);
-	sqlite3_bind_int64(st, b + 6, source_row);
+	sqlite3_bind_double(st, b + 3, s->time);
+	sqlite3_bind_text(st, b + 4, s->tid, (int)s->tid_len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, b + 5, s->stack);
+	sqlite3_bind_int64(st, b + 6, s->source_row);
 }
 
 void store_typed_bind_point(sqlite3_stmt *st, int row, int64_t series,

@@ -5,10 +5,13 @@
  * It owns the extension tables STORE_TYPED_POINTS (a point's time and its
  * value as INTEGER or REAL; the rarely read source id and row, and a real's
  * exact text, stay in the v1 payload) and
- * STORE_TYPED_SAMPLES (a sample's tid, stack and source row), filled by the
- * store writer in the same pass as the v1 rows; the indexes that let the
- * views group by a name without sorting (events by profile and name, the
- * name dictionaries by name);. store_check.c checks that a
+ * STORE_TYPED_SAMPLES (a sample's tid, stack and source row, and the symbol
+ * of its leaf frame), filled by the store writer in the same pass as the v1
+ * rows; STORE_TYPED_REQUESTS and STORE_TYPED_REQUEST_WORKERS (the requests'
+ * scalar members and worker lists, read from the extension table's JSON
+ * after the load); the indexes that let the views group by a name without
+ * sorting (events by profile and name, the name dictionaries by name and
+ * worker) and the planner's statistics.  store_check.c checks that a
  * cache's typed tables agree with its payloads.  A typed value is what SQLite's JSON
  * functions read from the payload (the same conversion), so a view over
  * these tables gives the rows the JSON-decoding views gave.
@@ -22,9 +25,12 @@
 
 #include "base/err.h"
 #include "base/num.h"
+#include "base/row.h"
 
 #define STORE_TYPED_POINTS "dsight_points"
 #define STORE_TYPED_SAMPLES "dsight_samples"
+#define STORE_TYPED_REQUESTS "dsight_view_requests"
+#define STORE_TYPED_REQUEST_WORKERS "dsight_view_request_workers"
 
 enum store_typed_kind { STORE_TYPED_SAMPLE, STORE_TYPED_POINT };
 
@@ -50,12 +56,11 @@ int store_typed_create(sqlite3 *db, struct store_typed *t, int multi_rows,
 sqlite3_stmt *store_typed_stmt(const struct store_typed *t,
                                enum store_typed_kind k, int n);
 
-/* Binds sample row `row` of st: tid_json is the tid as the payload holds
- * it (a JSON string; borrowed until the step). */
+/* Binds sample row `row` of st, the sample `ordinal` of profile: s->tid
+ * is the tid as the payload holds it (a JSON string; borrowed until the
+ * step). */
 void store_typed_bind_sample(sqlite3_stmt *st, int row, int64_t profile,
-                             int64_t ordinal, double time,
-                             const char *tid_json, size_t tid_len,
-                             int64_t stack, int64_t source_row);
+                             int64_t ordinal, const struct row_sample *s);
 
 /* Binds point row `row` of st: v is the value, text its JSON text as the
  * payload holds it (borrowed until the step). */
@@ -66,8 +71,16 @@ void store_typed_bind_point(sqlite3_stmt *st, int row, int64_t series,
 void store_typed_close(struct store_typed *t);
 
 /*
+ * After the load, the extension tables and the views' helper tables, in
+ * the load's transaction (store_views_write): the typed requests and
+ * request workers, and each sample's leaf symbol.  ERR_DATA naming db's
+ * message.
+ */
+int store_typed_views(sqlite3 *db, struct err *e);
+
+/*
  * After the load and the views' helper tables (store_views_write): the
- * indexes.  ERR_DATA naming db's message.
+ * indexes and the planner's statistics.  ERR_DATA naming db's message.
  */
 int store_typed_finish(sqlite3 *db, struct err *e);
 

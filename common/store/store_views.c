@@ -52,8 +52,10 @@ static int step_reset(sqlite3 *db, sqlite3_stmt *st, const char *what,
 static const char helper_sql[] =
 	"CREATE TABLE dsight_view_profiles (profile INTEGER PRIMARY KEY,"
 	" worker, rank);"
+	/* a name carries its profile's worker and rank: nvtx joins one
+	 * dictionary, once per name, not the profiles once per range */
 	"CREATE TABLE dsight_view_names (profile INTEGER, id INTEGER, name,"
-	" PRIMARY KEY (profile, id)) WITHOUT ROWID;"
+	" worker, rank, PRIMARY KEY (profile, id)) WITHOUT ROWID;"
 	"CREATE TABLE dsight_view_frames (profile INTEGER, stack INTEGER,"
 	" depth INTEGER, symbol, PRIMARY KEY (profile, stack, depth))"
 	" WITHOUT ROWID;"
@@ -71,7 +73,7 @@ static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 	sqlite3_stmt *st[4] = {NULL, NULL, NULL, NULL};
 	static const char *const sql[4] = {
 		"INSERT INTO dsight_view_profiles VALUES (?1,?2,?3)",
-		"INSERT INTO dsight_view_names VALUES (?1,?2,?3)",
+		"INSERT INTO dsight_view_names VALUES (?1,?2,?3,?4,?5)",
 		"INSERT INTO dsight_view_frames VALUES (?1,?2,?3,?4)",
 		"INSERT OR IGNORE INTO " STORE_VIEWS_THREADS " VALUES (?1,?2,?3)",
 	};
@@ -96,6 +98,8 @@ static int fill_profiles(sqlite3 *db, const json_t *profiles, struct err *e)
 			sqlite3_bind_int64(st[1], 1, (sqlite3_int64)p);
 			sqlite3_bind_int64(st[1], 2, (sqlite3_int64)k);
 			bind_json(st[1], 3, v);
+			bind_json(st[1], 4, json_object_get(pr, "worker"));
+			bind_json(st[1], 5, json_object_get(pr, "rank"));
 			if ((rc = step_reset(db, st[1], "nvtx", e)))
 				goto done;
 		}
@@ -156,7 +160,8 @@ static int fill_series(sqlite3 *db, const json_t *series, struct err *e)
 
 /*
  * The sources of the catalog collections, one place: each is a subquery
- * with one column `j` (the element's JSON) in stored order.
+ * with one column `j` (the element's JSON) in stored order.  (requests
+ * and request_workers read the typed copies of store_typed.)
  */
 #define SRC_REQUESTS \
 	"(SELECT json AS j FROM " STORE_EXT_REQUESTS " ORDER BY ordinal)"
@@ -169,10 +174,15 @@ static int fill_series(sqlite3 *db, const json_t *series, struct err *e)
 	" 'integer', 'real') THEN json_extract(value, '$.labels.\"" k "\"')" \
 	" END"
 
+/* A sample's worker (NULL where its profile has none). */
+#define SAMPLE_WORKER \
+	"(SELECT p.worker FROM dsight_view_profiles AS p" \
+	" WHERE p.profile = s.profile)"
+
 /* The fixed views. */
 static const char fixed_sql[] =
-	"CREATE VIEW nvtx AS SELECT e.profile AS profile, p.worker AS worker,"
-	" p.rank AS rank, e.tid AS tid, e.start AS start, e.\"end\" AS \"end\","
+	"CREATE VIEW nvtx AS SELECT e.profile AS profile, n.worker AS worker,"
+	" n.rank AS rank, e.tid AS tid, e.start AS start, e.\"end\" AS \"end\","
 	" e.\"end\" - e.start AS duration, n.name AS name,"
 	" e.source_row AS source_row, e.ordinal AS ordinal,"
 	/* subqueries, not joins: they cost nothing unless the column is read */
@@ -181,27 +191,27 @@ static const char fixed_sql[] =
 	" (SELECT t.name FROM " STORE_VIEWS_THREADS " AS t"
 	" WHERE t.profile = e.profile AND t.tid = e.tid) AS thread_name"
 	/* an inner join to the names (every id an event uses has a row: the
-	 * build refuses a name_index outside the names) lets the planner loop over the names in name
-	 * order, so GROUP BY name streams through dsight_events_name */
+	 * build refuses a name_index outside the names) lets the planner loop
+	 * over the names in name order, so GROUP BY name streams through
+	 * dsight_events_name; the names carry the worker, so a join on the
+	 * worker loops over its names, and no range joins a second table */
 	" FROM events AS e"
 	" JOIN dsight_view_names AS n ON n.profile = e.profile"
-	" AND n.id = e.name"
-	" LEFT JOIN dsight_view_profiles AS p ON p.profile = e.profile;"
+	" AND n.id = e.name;"
 
+	/* the worker through a subquery: nothing unless it is read */
 	"CREATE VIEW cpu_samples AS SELECT s.profile AS profile,"
-	" p.worker AS worker, s.time AS time, s.tid AS tid, s.stack AS stack,"
-	" s.source_row AS source_row"
-	" FROM " STORE_TYPED_SAMPLES " AS s"
-	" LEFT JOIN dsight_view_profiles AS p ON p.profile = s.profile;"
+	" " SAMPLE_WORKER " AS worker, s.time AS time, s.tid AS tid,"
+	" s.stack AS stack, s.source_row AS source_row"
+	" FROM " STORE_TYPED_SAMPLES " AS s;"
 
 	"CREATE VIEW cpu_frames AS SELECT profile, stack, depth, symbol"
 	" FROM dsight_view_frames;"
 
+	/* the leaf frame's symbol as the build read it from the frames */
 	"CREATE VIEW cpu_self AS SELECT s.profile AS profile,"
-	" s.worker AS worker, s.time AS time, s.tid AS tid, f.symbol AS symbol"
-	" FROM cpu_samples AS s"
-	" LEFT JOIN dsight_view_frames AS f ON f.profile = s.profile"
-	" AND f.stack = s.stack AND f.depth = 0;"
+	" " SAMPLE_WORKER " AS worker, s.time AS time, s.tid AS tid,"
+	" s.symbol AS symbol FROM " STORE_TYPED_SAMPLES " AS s;"
 
 	/* value_text: an integer's text is its decimal digits; a real's
 	 * exact text, source_id and source_row are read from the v1 payload,
@@ -247,25 +257,13 @@ static const char fixed_sql[] =
 	" json_extract(value, '$.group') AS family_group"
 	" FROM catalog, json_each(catalog.json, '$.metrics') AS m;"
 
-	"CREATE VIEW requests AS SELECT json_extract(j, '$.id') AS id,"
-	" json_extract(j, '$.session') AS session,"
-	" json_extract(j, '$.agent') AS agent,"
-	" json_extract(j, '$.conversation') AS conversation,"
-	" json_extract(j, '$.start') AS start,"
-	" json_extract(j, '$.end') AS \"end\","
-	" json_extract(j, '$.first') AS first,"
-	" json_extract(j, '$.ttft_ms') AS ttft_ms,"
-	" json_extract(j, '$.end') - json_extract(j, '$.start') AS duration,"
-	" json_extract(j, '$.input_tokens') AS input_tokens,"
-	" json_extract(j, '$.output_tokens') AS output_tokens,"
-	" json_extract(j, '$.cached_tokens') AS cached_tokens,"
-	" json_extract(j, '$.status') AS status,"
-	" json_extract(j, '$.client_kind') AS client_kind"
-	" FROM " SRC_REQUESTS ";"
+	"CREATE VIEW requests AS SELECT id, session, agent, conversation,"
+	" start, \"end\", first, ttft_ms, \"end\" - start AS duration,"
+	" input_tokens, output_tokens, cached_tokens, status, client_kind"
+	" FROM " STORE_TYPED_REQUESTS ";"
 
-	"CREATE VIEW request_workers AS SELECT json_extract(r.j, '$.id')"
-	" AS request, w.value AS worker"
-	" FROM " SRC_REQUESTS " AS r, json_each(r.j, '$.workers') AS w;"
+	"CREATE VIEW request_workers AS SELECT request, worker"
+	" FROM " STORE_TYPED_REQUEST_WORKERS ";"
 
 	"CREATE VIEW lifecycle_stages AS SELECT json_extract(r.j, '$.id')"
 	" AS request, json_extract(s.value, '$.name') AS name,"
@@ -467,6 +465,7 @@ int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e)
 	if (exec(db, helper_sql, "helper", e) ||
 	    fill_profiles(db, json_object_get(catalog, "profiles"), e) ||
 	    fill_series(db, json_object_get(catalog, "metrics"), e) ||
+	    store_typed_views(db, e) ||
 	    store_depth_write(db, e) ||
 	    exec(db, fixed_sql, "fixed", e))
 		return e->code;

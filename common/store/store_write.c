@@ -234,10 +234,11 @@ static int insert_typed(struct store_writer *w, const struct rec *r,
 	for (size_t j = 0; j < n; j++) {
 		const struct rec *x = &r[j];
 		const char *text = w->payload.data + voff[j];
-		if (k == STORE_TYPED_SAMPLE)
-			store_typed_bind_sample(st, (int)j, x->key, x->ordinal, x->t0,
-			                        text, vlen[j], x->name, x->source_row);
-		else
+		if (k == STORE_TYPED_SAMPLE) {
+			const struct row_sample s = {x->t0, text, vlen[j], x->name,
+			                             x->source_row};
+			store_typed_bind_sample(st, (int)j, x->key, x->ordinal, &s);
+		} else
 			store_typed_bind_point(st, (int)j, x->key, x->ordinal, x->t0,
 			                       &x->value, text, vlen[j]);
 	}

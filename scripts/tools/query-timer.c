@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 		long hits = 0;
 		for (int k = 0; k < 10; k++) {
 			struct query_params p;
-			struct dataset_window w;
+			struct row_window w;
 			struct counter ci, cf;
 			double best_q = 1e9, best_i = 1e9, best_f = 1e9;
 			memset(&w, 0, sizeof w); /* narrow: the indexed scan */

@@ -72,7 +72,8 @@ function asBrowser(kind, a) {
 export function dquery(report, kind, params) {
   const flags = { from: '--from', to: '--to', profile: '--profile', name: '--name', offset: '--offset', limit: '--limit',
     worker: '--worker', rank: '--rank', session: '--session', agent: '--agent', search: '--search', minTTFT: '--min-ttft-ms', request: '--request',
-    sort: '--sort', fields: '--fields', groupBy: '--group-by', bucket: '--bucket', of: '--of', phase: '--phase' };
+    sort: '--sort', fields: '--fields', groupBy: '--group-by', bucket: '--bucket', of: '--of', phase: '--phase',
+    device: '--device', stream: '--stream', gpu_kind: '--gpu-kind' };
   const args = ['query', report, kind];
   for (const [k, v] of Object.entries(params || {})) {
     if (v === undefined || v === null) continue;

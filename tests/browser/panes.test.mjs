@@ -1,6 +1,6 @@
 // panes.test.mjs: the pane splitters (drag to resize, double-click to
 // collapse and restore, sizes kept across a reload, tracks re-laid to the
-// new width) and the export size warning (a whole-run export of a report
+// new width), the resizable label column, and the export size warning (a whole-run export of a report
 // with more than 64 MiB of rows asks first and exports nothing when
 // declined; a small selection exports at once).
 import path from 'node:path';
@@ -47,10 +47,32 @@ async function splitters() {
   await page.click('#btn-details');
   tap.ok(near((await rect('#details')).h, det1.h), 'and restores its height');
 
+  /* the label column: drag its edge; the time axis starts where it ends */
+  const g0 = await page.evaluate(() => DSUI.GUTTER), e0 = await rect('#split-gutter');
+  await dragBy('#split-gutter', 80, 0);
+  const g1 = await page.evaluate(() => DSUI.GUTTER), e1 = await rect('#split-gutter');
+  tap.ok(near(g1, g0 + 80, 1) && near(e1.x, e0.x + 80, 2), `dragging the label column's edge 80 px widens the labels (${g0} -> ${g1} px)`);
+  const st = await page.evaluate(() => window.traceExplorer.getState()), tr = await rect('#tracks');
+  const tw = await trackW(), x1 = tr.x + g1 + 20, x2 = tr.x + g1 + 200, y = tr.y + 60;
+  await page.mouse.move(x1, y);
+  await page.mouse.down();
+  await page.mouse.move(x1 + 90, y);
+  await page.mouse.move(x2, y);
+  await page.mouse.up();
+  const sel = (await page.evaluate(() => window.traceExplorer.getState())).sel;
+  const tAt = (x) => st.from + (x - tr.x - g1) / (tw - 14 - g1) * (st.to - st.from), px = (st.to - st.from) / (tw - 14 - g1);
+  tap.ok(sel && Math.abs(sel[0] - tAt(x1)) <= 2 * px && Math.abs(sel[1] - tAt(x2)) <= 2 * px, 'an area dragged on a track maps x to time from the new label edge', { sel, want: [tAt(x1), tAt(x2)] });
+  await page.evaluate(() => window.traceExplorer.setState({ sel: null }));
+  await saveShot(page, 'panes-02-label-column.png');
+
   await page.reload();
   await page.evaluate(() => new Promise((r) => (window.traceExplorer ? r() : addEventListener('trace-explorer:ready', r, { once: true }))));
   const side2 = await rect('#sidebar'), det2 = await rect('#details');
   tap.ok(near(side2.w, side1.w) && near(det2.h, det1.h), `a reload keeps both sizes (${side2.w} px, ${det2.h} px)`);
+  await page.waitForFunction((g) => DSUI.GUTTER === g, g1);
+  tap.ok(true, `and the label column's width (${g1} px)`);
+  await page.dblclick('#split-gutter');
+  tap.ok(await page.evaluate(() => DSUI.GUTTER) === g0, 'double-click on its edge resets the label column');
   tap.ok(mv.v.errors.length === 0, 'no page error', mv.v.errors);
 }
 

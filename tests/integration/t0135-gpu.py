@@ -7,15 +7,19 @@ order, the launch link by correlationId within one process, the NVTX
 projection (the latest-stored range open on the launching thread at the
 launch call's start), the per-range projected kernels and busy unions on
 `nsys` rows, `gpu` pages over random windows and filters, `gpu
---group-by`, the views; on a small export and a graph-heavy one; and
+--group-by`, the views, the static report's GPU shards and summary; on
+a small export and a graph-heavy one; and
 exports of older layouts (a missing column, missing tables) import with a
 warning naming the export, table and column.
 """
+import base64
 import bisect
+import gzip
 import json
 import math
 import os
 import random
+import re
 import shutil
 import sqlite3
 import sys
@@ -207,6 +211,37 @@ FIELDS = ["gpu_kind", "start", "end", "device", "stream", "name",
           "launch_name", "nvtx_ordinal", "nvtx_name", "rowid"]
 
 
+def check_shards(label, report, rows):
+    """The static report's GPU shards hold every row in order, its GPU
+    summary the (device, stream) tracks and the kernels' queue delays."""
+    html = open(os.path.join(report, "index.html")).read()
+    m = re.search(r'id="dsight-catalog">([^<]*)<', html)
+    p = json.loads(gzip.decompress(base64.b64decode(m.group(1))))["profiles"][0]
+    names, got = p["gpu_names"], []
+    for d in p["gpu_chunks"]:
+        with gzip.open(os.path.join(report, d["url"])) as f:
+            got += json.load(f)
+    want = [(r["start"], r["end"], r["kind"], r["device"], r["stream"],
+             r["name"], r["correlation"], r["launch_tid"], r["launch_start"],
+             r["launch_name"], r["nvtx_ordinal"], r["rowid"],
+             r["graph_node"]) for r in rows]
+    have = [(g[0], g[1], KINDS[g[2]], g[3], g[4], names[g[5]], g[6], g[7],
+             g[8], None if g[9] is None else names[g[9]], g[10], g[11],
+             g[23]) for g in got]
+    t.ok(have == want, "%s: the report's GPU shards hold every GPU row in "
+         "order with its launch and NVTX link" % label,
+         [(a, b) for a, b in zip(have, want) if a != b][:3])
+    sm = p["gpu_summary"]
+    tracks = sorted({(r["device"], r["stream"]) for r in rows})
+    q = [r["start"] - r["launch_start"] for r in rows
+         if r["kind"] == "kernel" and r["launch_tid"] is not None]
+    t.ok(sorted((x["device"], x["stream"]) for x in sm["tracks"]) == tracks
+         and len(sm["levels"]) == 3 and
+         sm["queue_delay"] == [min(q), max(q)],
+         "%s: gpu_summary: %d device/stream tracks, 3 levels, the kernels' "
+         "queue delay bounds" % (label, len(tracks)), sm.get("queue_delay"))
+
+
 def check_export(label, path, seed):
     rows, rng = reference(path)
     report, _ = build(path, label)
@@ -223,6 +258,7 @@ def check_export(label, path, seed):
     t.eq((pr["rows"], pr["launch_linked"], pr["nvtx_projected"]),
          (len(rows), linked, proj),
          "%s: profiles says rows, linked and projected" % label)
+    check_shards(label, report, rows)
     # pages over random windows and filters
     bad = []
     for i in range(14):

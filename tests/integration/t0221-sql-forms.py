@@ -335,5 +335,32 @@ rr = c.call("query", {"kind": "sql", "sql": GEN % 10, "max_rows": 4})
 t.ok(rr.get("result", {}).get("data", {}).get("row_count") == 4, "RPC: max_rows", rr)
 rr = c.call("query", {"kind": "sql", "sql": "SELECT 1" + " " * (MIB - 100)})
 t.ok(rr.get("result", {}).get("data", {}).get("rows") == [[1]], "RPC: a long statement", str(rr)[:200])
+
+
+# ---- a reader that stops early (`| head`) and a full disk ----
+def piped(target):
+    """Runs 200,000 rows as csv into a reader that takes 100 bytes and
+    closes the pipe: (exit status, stderr)."""
+    cmd = [DS, "query"] + target + ["sql", "--max-rows", "200000", "--format",
+                                    "csv", "--sql", GEN % 200000]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL)
+    p.stdout.read(100)
+    p.stdout.close()
+    err = p.stderr.read().decode(errors="replace")
+    return p.wait(timeout=60), err
+
+
+for label, target in (("local", [rep]), ("remote", rem)):
+    code, err = piped(target)
+    t.ok(code == 141 and err == "",
+         "%s: a reader that closes the pipe early ends it quietly (141, as "
+         "SIGPIPE)" % label, (code, err[:300]))
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([DS, "query"] + target + ["sql", "--sql", "SELECT 1"],
+                           stdout=full, stderr=subprocess.PIPE, timeout=60)
+    t.ok(r.returncode == 1 and err_of(r).get("error") ==
+         "cannot write the response: No space left on device",
+         "%s: a full disk is an error naming why" % label, r.stderr[:300])
 s.stop()
 sys.exit(t.done())

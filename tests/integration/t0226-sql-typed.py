@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""The views over the typed tables (dsight_points, dsight_samples, the name
-indexes) give exactly the rows, values and types of the JSON-decoding views
-they replaced (scripts/bench/sql-baseline-views.sql, installed as temporary
-views over the same file), on the fixture, a small capture and mutations
-(integers past 64 bits, nulls, reals with 17 digits, -0.0, odd tids); the typed columns agree with the payloads; and
-a cache whose typed tables disagree with its rows is a data error."""
+"""The views over the typed tables (dsight_points, dsight_samples, the typed
+requests and request workers, the name indexes) give exactly the rows,
+values and types of the JSON-decoding views they replaced
+(scripts/bench/sql-baseline-views.sql, installed as temporary views over the
+same file), on the fixture, a small capture and mutations (integers past 64
+bits, nulls, reals with 17 digits, -0.0, odd tids, odd request members);
+random statements (filters, GROUP BY, ORDER BY, joins of requests, their
+workers and nvtx, window functions, LIMIT/OFFSET) give the same rows from
+dsight's sql kind, from the file's views and from the JSON views; the typed
+columns agree with the payloads; and a cache whose typed tables disagree
+with its rows is a data error."""
 import copy
 import json
 import math
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
@@ -21,7 +27,9 @@ import tap  # noqa: E402
 t = tap.T()
 BASELINE = open(os.path.join(tap.TOP, "scripts", "bench", "sql-baseline-views.sql")).read()
 VIEWS = {"nvtx": "profile, ordinal", "cpu_samples": "profile, time, source_row",
-         "cpu_self": "profile, time, tid, symbol", "metric_points": "series, time, source_row"}
+         "cpu_self": "profile, time, tid, symbol", "metric_points": "series, time, source_row",
+         # stored order: these views have no ORDER BY and give their rows in it
+         "requests": None, "request_workers": None}
 
 
 def cols(c, view):
@@ -30,8 +38,8 @@ def cols(c, view):
 
 def rows(c, schema, view, names):
     sel = ", ".join('typeof("%s"), "%s"' % (n, n) for n in names)
-    return c.execute("SELECT %s FROM %s.%s ORDER BY %s" %
-                     (sel, schema, view, VIEWS[view])).fetchall()
+    order = " ORDER BY " + VIEWS[view] if VIEWS[view] else ""
+    return c.execute("SELECT %s FROM %s.%s%s" % (sel, schema, view, order)).fetchall()
 
 
 def same(a, b):
@@ -42,6 +50,85 @@ def same(a, b):
         x == y or (type(x) is float and type(y) is float and
                    math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-300))
         for x, y in zip(a, b))
+
+
+rnd = random.Random(226)
+NUMS = {"nvtx": ["start", '"end"', "duration", "depth", "profile"],
+        "requests": ["start", '"end"', "first", "ttft_ms", "duration", "input_tokens"],
+        "metric_points": ["time", "value", "series"], "cpu_self": ["time", "profile"]}
+KEYS = {"nvtx": ["name", "worker", "tid", "thread_name"], "requests": ["status", "session", "agent"],
+        "metric_points": ["name", "worker"], "cpu_self": ["symbol", "worker", "tid"]}
+
+
+def statements(c):
+    """Random statements over the views, each (sql, ordered): ordered when
+    its ORDER BY fixes every row's place."""
+    lo, hi = c.execute("SELECT min(start), max(\"end\") FROM main.nvtx").fetchone()
+    lo, hi = lo or 0, hi or 1
+    out = []
+    for _ in range(24):
+        v = rnd.choice(sorted(NUMS))
+        num, key = rnd.choice(NUMS[v]), rnd.choice(KEYS[v])
+        cut = round(rnd.uniform(lo, hi), 3) if num in ("start", '"end"', "time", "first") \
+            else rnd.choice([0, 1, 2, 10, 100, 2000])
+        k = rnd.randrange(4)
+        if k == 0:
+            # every column after the first key: ties cannot pick other rows
+            every = ", ".join(str(i + 1) for i in range(len(cols(c, v))))
+            out.append(("SELECT * FROM %s WHERE %s %s %r ORDER BY %s, %s LIMIT %d OFFSET %d" %
+                        (v, num, rnd.choice(["<", ">=", "<>"]), cut, num, every,
+                         rnd.randint(1, 50), rnd.randint(0, 5)), True))
+        elif k == 1:
+            out.append(("SELECT %s, count(*), sum(%s), min(%s), max(%s), avg(%s) FROM %s"
+                        " GROUP BY %s ORDER BY %s" % (key, num, num, num, num, v, key, key), True))
+        elif k == 2:
+            out.append(("SELECT %s, %s, rank() OVER (PARTITION BY %s ORDER BY %s) AS k,"
+                        " count(*) OVER (PARTITION BY %s), max(%s) OVER (ORDER BY %s)"
+                        " FROM %s WHERE %s >= %r" %
+                        (key, num, key, num, key, num, num, v, num, cut), False))
+        else:
+            out.append(("SELECT count(*), count(DISTINCT %s) FROM %s WHERE %s BETWEEN %r AND %r" %
+                        (key, v, num, cut, cut + rnd.choice([1, 10, 100])), True))
+    for _ in range(8):
+        ms = rnd.choice([0, 500, 1000, 2000])
+        out.append(("SELECT r.id, r.ttft_ms, count(n.name), sum(n.duration) FROM requests r"
+                    " JOIN request_workers w ON w.request = r.id JOIN nvtx n ON n.worker = w.worker"
+                    " AND n.start <= r.first AND n.\"end\" >= r.start WHERE r.ttft_ms > %d"
+                    " GROUP BY r.id ORDER BY r.id" % ms, True))
+        out.append(("SELECT w.worker, count(*), max(r.duration) FROM request_workers w"
+                    " LEFT JOIN requests r ON r.id = w.request WHERE r.%s IS NOT NULL"
+                    " GROUP BY w.worker ORDER BY 2 DESC, 1 LIMIT %d" %
+                    (rnd.choice(["start", "first", "status"]), rnd.randint(1, 5)), True))
+        out.append(("SELECT r.id, w.worker, (SELECT count(*) FROM nvtx n WHERE n.worker ="
+                    " w.worker AND n.start BETWEEN r.start AND r.\"end\") FROM requests r,"
+                    " request_workers w WHERE w.request = r.id ORDER BY r.id, w.worker LIMIT %d"
+                    % rnd.randint(1, 30), False))
+    return out
+
+
+def sql_kind(rep, sql):
+    r = tap.query(rep, "sql", "--sql", sql, "--max-rows", "1000000")
+    if r.returncode:
+        return r.stderr
+    return [tuple(x) for x in json.loads(r.stdout)["rows"]]
+
+
+def random_parity(label, rep, c):
+    bad = []
+    stmts = statements(c)
+    for sql, ordered in stmts:
+        new = c.execute(sql).fetchall()
+        old = c.execute(sql.replace(" FROM ", " FROM temp.").replace(" JOIN ", " JOIN temp.")
+                        .replace(" LEFT JOIN temp.", " LEFT JOIN temp.")).fetchall()
+        eng = sql_kind(rep, sql)
+        if not ordered:
+            new, old = sorted(new, key=repr), sorted(old, key=repr)
+            eng = sorted(eng, key=repr) if isinstance(eng, list) else eng
+        if not (isinstance(eng, list) and len(new) == len(old) == len(eng) and
+                all(map(same, new, old)) and all(map(same, new, eng))):
+            bad.append((sql, new[:2], old[:2], eng[:2]))
+    t.ok(not bad, "%s: %d random statements give the same rows from the sql kind, the"
+         " file's views and the JSON views" % (label, len(stmts)), bad[:2])
 
 
 def compare(label, rep):
@@ -64,6 +151,7 @@ def compare(label, rep):
         old = sorted(c.execute(sql % "temp").fetchall(), key=repr)
         t.ok(len(new) == len(old) and all(map(same, new, old)),
              "%s: %s" % (label, sql % "..."), (new[:2], old[:2]))
+    random_parity(label, rep, c)
     c.close()
     return db
 
@@ -84,6 +172,11 @@ def mutate(doc):
         if cpu:
             for k, s in enumerate(cpu["samples"]):
                 s[1] = ["t\\1", "\u00e9", "123", "a\"b"][k % 4]
+    for k, r in enumerate(d["requests"]):
+        r["ttft_ms"] = [9223372036854775807, 0.1 + 0.2, -0.0, 9007199254740993][k % 4]
+        r["input_tokens"] = [None, 1e300, 12.0, -9223372036854775808][k % 4]
+        r["status"] = [7, None, "ok", 1.5][k % 4]
+        r["workers"] = r["workers"] + [["x"], {"w": 1}, 3, None][k % 4:k % 4 + 1]
     return d
 
 

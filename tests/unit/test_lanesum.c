@@ -61,7 +61,7 @@ TEST(depth_rows_and_deeper)
 	CHECK_EQ(lanesum_add(ls, 0, 1, 2, 20.5, 30.0), 0);
 	CHECK_EQ(lanesum_add(ls, 0, 12, 3, 40.0, 41.0), 0);
 	CHECK_EQ(lanesum_add(ls, 0, 1, 4, 150.0, 160.0), 0); /* outside: ignored */
-	CHECK_EQ(lanesum_flush(ls, w, 0, &written, &e), 0);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 0, &written, &e), 0);
 	CHECK_EQ(written, 1);
 	CHECK_EQ(shard_writer_finish(w, &e), 0);
 	char *t = stream_text(w, 0, &count);
@@ -91,19 +91,19 @@ TEST(ranking_and_bounds)
 	CHECK_EQ(lanesum_add(ls, 2, 0, 5, 3.0, 3.25), 0);
 	CHECK_EQ(lanesum_add(ls, 2, 0, 7, 3.25, 3.75), 0);
 	CHECK_EQ(lanesum_add(ls, 2, 0, -1, 3.75, 3.875), 0);
-	CHECK_EQ(lanesum_flush(ls, w, 10, &written, &e), 0);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 10, &written, &e), 0);
 	CHECK_EQ(written, 1);
 	/* a bad lane or name drops the group: nothing written */
 	CHECK_EQ(lanesum_add(ls, 0, 0, 1, 1.0, 2.0), 0);
 	CHECK_EQ(lanesum_add(ls, LANESUM_MAX_LANES, 0, 1, 1.0, 2.0), -1);
 	CHECK_EQ(lanesum_add(ls, 0, 0, 1, 1.0, 2.0), -1);
-	CHECK_EQ(lanesum_flush(ls, w, 20, &written, &e), 0);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 20, &written, &e), 0);
 	CHECK_EQ(written, 0);
 	CHECK_EQ(lanesum_add(ls, 0, 0, LANESUM_MAX_NAME + 1, 1.0, 2.0), -1);
-	CHECK_EQ(lanesum_flush(ls, w, 20, &written, &e), 0);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 20, &written, &e), 0);
 	lanesum_add(ls, 0, 0, 1, 1.0, 2.0);
 	lanesum_discard(ls);
-	CHECK_EQ(lanesum_flush(ls, w, 20, &written, &e), 0);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 20, &written, &e), 0);
 	CHECK_EQ(written, 0);
 	CHECK_EQ(shard_writer_finish(w, &e), 0);
 	char *t = stream_text(w, 10, &count);
@@ -111,7 +111,7 @@ TEST(ranking_and_bounds)
 	CHECK_EQ(count, 1);
 	CHECK_STR(t, "[[3,2,0,3,7,0.5,0.5,1,5,0.25,0.25,1,-1,0.125,0.125,1]]");
 	free(t);
-	json_t *o = lanesum_json(512.0, w, 10);
+	json_t *o = lanesum_json(512.0, w, SHARD_SUMMARY, 10);
 	CHECK_EQ(json_integer_value(json_object_get(o, "version")), 2);
 	CHECK_EQ(json_integer_value(json_object_get(o, "deeper")), 8);
 	CHECK_EQ(json_array_size(json_object_get(o, "levels")), LANESUM_LEVELS);

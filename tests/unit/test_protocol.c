@@ -146,6 +146,42 @@ TEST(rpc_result_embeds_verbatim_and_members_locate_raw_text)
 	buf_free(&b);
 }
 
+/* A batch of a streamed answer: its columns and rows located raw in the
+ * parse that validates the frame; a result is not a batch. */
+TEST(rpc_rows_batch_is_located)
+{
+	struct buf b;
+	struct rpc_response r;
+	struct err e;
+	json_t *id = json_string("q1");
+	const char *rows = "[[1,\"a\"],[2.5,null]]";
+
+	buf_init(&b, 0);
+	rpc_rows_open(&b, id);
+	buf_puts(&b, ",\"generation\":\"g\",\"columns\":[\"x\",\"y\"],\"rows\":");
+	buf_puts(&b, rows);
+	buf_puts(&b, "}}");
+	CHECK_EQ(rpc_parse_response(b.data, b.len, &r, &e), 0);
+	CHECK(r.is_rows && !r.is_error && !r.result.found);
+	CHECK(r.columns.found && r.columns.len == 9 &&
+	      !memcmp(r.columns.text, "[\"x\",\"y\"]", 9));
+	CHECK(r.rows.found && r.rows.len == strlen(rows) &&
+	      !memcmp(r.rows.text, rows, strlen(rows)));
+	buf_reset(&b);
+	rpc_rows_open(&b, id);
+	buf_puts(&b, ",\"rows\":[]}}");
+	CHECK_EQ(rpc_parse_response(b.data, b.len, &r, &e), 0);
+	CHECK(r.is_rows && !r.columns.found && r.rows.len == 2);
+	/* a notification of another method is not an answer */
+	{
+		const char *other = "{\"method\":\"x\",\"params\":{}}";
+		CHECK_EQ(rpc_parse_response(other, strlen(other), &r, &e),
+		         ERR_DATA);
+	}
+	json_decref(id);
+	buf_free(&b);
+}
+
 TEST(address_names)
 {
 	char name[ADDRESS_NAME_MAX + 1];
@@ -273,6 +309,7 @@ int main(void)
 	RUN(frame_end_rejects_oversize);
 	RUN(rpc_request_validation);
 	RUN(rpc_result_embeds_verbatim_and_members_locate_raw_text);
+	RUN(rpc_rows_batch_is_located);
 	RUN(address_names);
 	RUN(address_resolution_order);
 	RUN(httpc_address_forms);

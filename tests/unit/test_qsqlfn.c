@@ -193,21 +193,63 @@ TEST(pattern_ends_at_deadline)
 }
 
 /* The stop flag ends a trim over a long character set at once. */
+/* Steps a two-argument trim long enough to outlive any clock on db;
+ * returns the step's result code. */
+static int long_trim(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT trim(printf('%.*c', 2000000, 'a'),"
+	                       " printf('%.*c', 2000000, 'b') || 'a')",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 TEST(stop_flag_ends_trim)
 {
 	sqlite3 *db;
 	struct qsqlfn_clock clock;
 	volatile sig_atomic_t stop = 1;
-	sqlite3_stmt *st = NULL;
 
 	db = open_bounded(&clock, 30, &stop);
-	CHECK_EQ(sqlite3_prepare_v2(db,
-	         "SELECT trim(printf('%.*c', 2000000, 'a'),"
-	         " printf('%.*c', 2000000, 'b') || 'a')",
-	         -1, &st, NULL), SQLITE_OK);
-	CHECK_EQ(sqlite3_step(st), SQLITE_INTERRUPT);
+	CHECK_EQ(long_trim(db), SQLITE_INTERRUPT);
 	CHECK_EQ(clock.expired, 2);
-	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+/* A paused clock does not run out: the time a streamed answer waits for
+ * its reader is not the statement's; resumed, it counts again. */
+TEST(paused_clock_keeps_its_time)
+{
+	struct qsqlfn_clock clock;
+	struct timespec nap = {0, 300000000L};
+
+	qsqlfn_clock_start(&clock, 0.2, NULL);
+	qsqlfn_clock_pause(&clock);
+	nanosleep(&nap, NULL);
+	qsqlfn_clock_resume(&clock);
+	CHECK_EQ(qsqlfn_clock_expired(&clock), 0);
+	nanosleep(&nap, NULL);
+	CHECK_EQ(qsqlfn_clock_expired(&clock), 1);
+	CHECK_EQ(clock.expired, 1);
+}
+
+/* The cancel flag (the one asker went away) ends a statement as stop does,
+ * remembered as 3. */
+TEST(cancel_flag_ends_trim)
+{
+	sqlite3 *db;
+	struct qsqlfn_clock clock;
+	volatile sig_atomic_t cancel = 1;
+
+	db = open_bounded(&clock, 30, NULL);
+	clock.cancel = &cancel;
+	CHECK_EQ(long_trim(db), SQLITE_INTERRUPT);
+	CHECK_EQ(clock.expired, 3);
 	sqlite3_close(db);
 }
 
@@ -217,5 +259,7 @@ int main(void)
 	RUN(long_search_is_linear_and_exact);
 	RUN(pattern_ends_at_deadline);
 	RUN(stop_flag_ends_trim);
+	RUN(paused_clock_keeps_its_time);
+	RUN(cancel_flag_ends_trim);
 	return testlib_done();
 }

@@ -28,6 +28,7 @@ import threading as _threading
 from . import _native
 from ._errors import DataError, Error, NoSession, QueryError
 from ._session import Session as _Session
+from ._session import SqlRows as _SqlRows
 
 __all__ = ["open", "connect", "Dataset", "Session", "TraceDataset",
            "QueryError", "DataError", "NoSession", "Error", "KINDS",
@@ -158,6 +159,14 @@ class Session(_Queryable):
 
     def query(self, kind="summary", **params):
         return self._s.query_params(_params(kind, params))
+
+    def sql_rows(self, sql, **params):
+        """The rows of one sql statement as they are computed: an iterable
+        of rows (lists) whose columns, row_count and truncated attributes
+        fill in as it goes (max_rows up to 1,000,000, no 16 MiB cap on the
+        socket; over HTTP the answer comes in one piece).  Stopping early
+        closes the connection, which ends the statement."""
+        return _SqlRows(self._s, _params("sql", dict(params, sql=sql)))
 
     def status(self):
         """The session's status object (as `dsight ctl status` prints)."""

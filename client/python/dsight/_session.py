@@ -103,11 +103,89 @@ class _Conn:
         self.answered += 1
         return rpc_result(msg)
 
+    def _frame(self):
+        (n,) = struct.unpack(">I", self._read_exact(4))
+        if n > FRAME_MAX:
+            raise DataError("Malformed response from the session")
+        return json.loads(self._read_exact(n).decode("utf-8"))
+
+    def stream(self, params, rows):
+        """Sends an sql query with stream_rows and yields its batches of
+        rows as they come; rows (an SqlRows) gets the columns first and
+        row_count and truncated at the end.  The connection is unusable
+        unless the generator ran to its end (Session drops it)."""
+        rid = self.next_id
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": rid, "method": "query",
+                    "params": dict(params, stream_rows=True)})
+        try:
+            while True:
+                msg = self._frame()
+                if not isinstance(msg, dict):
+                    raise DataError("Malformed response from the session")
+                if msg.get("method") == "rows" and "id" not in msg:
+                    batch = msg.get("params") or {}
+                    if "columns" in batch:
+                        rows.columns = batch["columns"]
+                        rows.generation = batch.get("generation")
+                    yield batch.get("rows", [])
+                    continue
+                if msg.get("id") != rid:
+                    raise DataError("Malformed response from the session")
+                self.answered += 1
+                result = rpc_result(msg)
+                data = result["data"]
+                if rows.columns is None:  # answered in one reply
+                    rows.columns = data["columns"]
+                    rows.generation = result.get("generation")
+                    yield data["rows"]
+                rows.row_count = data["row_count"]
+                rows.truncated = data["truncated"]
+                return
+        except socket.timeout:
+            raise DataError("The session did not answer within %.0f s"
+                            % READ_TIMEOUT) from None
+        except (ValueError, UnicodeDecodeError, KeyError, TypeError):
+            raise DataError("Malformed response from the session") from None
+
     def close(self):
         try:
             self.sock.close()
         except OSError:
             pass
+
+
+class SqlRows:
+    """The rows of a streamed sql answer (Session.sql_rows), iterated as
+    they arrive.  columns (and generation) are known once iteration
+    started; row_count and truncated once it ended."""
+
+    def __init__(self, session, params):
+        self.columns = None
+        self.generation = None
+        self.row_count = None
+        self.truncated = None
+        self._session = session
+        self._params = params
+
+    def __iter__(self):
+        s = self._session
+        c = s._conn()
+        if not hasattr(c, "stream"):   # HTTP: the answer is one body
+            data = c.call("query", self._params)
+            result = data["data"]
+            self.columns, self.generation = result["columns"], data.get("generation")
+            self.row_count, self.truncated = result["row_count"], result["truncated"]
+            yield from result["rows"]
+            return
+        done = False
+        try:
+            for batch in c.stream(self._params, self):
+                yield from batch
+            done = True
+        finally:
+            if not done:   # frames of this answer may still come: drop it
+                s._drop(c)
 
 
 class Session:
@@ -156,6 +234,15 @@ class Session:
                 self._conns.remove(c)
         c.close()
         return self._conn().call(method, params or {})
+
+    def _drop(self, c):
+        """Closes c and forgets it (its thread gets a new one)."""
+        if getattr(self._local, "conn", None) is c:
+            self._local.conn = None
+        with self._lock:
+            if c in self._conns:
+                self._conns.remove(c)
+        c.close()
 
     def query_params(self, params):
         return self.call("query", params)["data"]
