@@ -10,6 +10,8 @@
 #include "base/buf.h"
 #include "base/strdict.h"
 #include "base/vec.h"
+#include "ingest/nsys_launch.h"
+#include "ingest/nsys_runs.h"
 
 enum { T_KERNEL, T_MEMCPY, T_MEMSET, T_RUNTIME, NTABLES };
 
@@ -91,9 +93,10 @@ struct nsys_gpu {
 	int table[NTABLES];     /* present and importable */
 	int col[NTABLES][NCOLS];
 	int rt_cols[4];         /* runtime: start, globalTid, correlationId, nameId */
-	int linking;            /* the launch table is being filled */
-	sqlite3_stmt *rt, *ins;
-	int rt_row;             /* rt holds an unconsumed row */
+	int linking;            /* runtime calls are being filed */
+	struct nsys_runs *rt;   /* the runtime calls in (start, rowid) order */
+	sqlite3_stmt *rt_cur;   /* its row not filed yet, or NULL */
+	struct nsys_launch *launch;
 	struct strdict tids;    /* gtid (8 bytes) -> index in stacks */
 	struct stack *stacks;
 	size_t nstacks, cap;
@@ -186,27 +189,14 @@ int nsys_gpu_open(const struct nsys_export *x, const char *file,
 	    !g->table[T_RUNTIME] || !g->rt_cols[0] || !g->rt_cols[1] ||
 	    !g->rt_cols[2])
 		return 0;
-	char sql[512];
-	rc = sqlite3_exec(x->db, "CREATE TEMP TABLE IF NOT EXISTS dsight_launch "
-	                  "(pid INTEGER, corr INTEGER, tid INTEGER, start "
-	                  "INTEGER, name INTEGER, nvtx INTEGER, PRIMARY KEY "
-	                  "(pid, corr)) WITHOUT ROWID; DELETE FROM "
-	                  "temp.dsight_launch;", NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
-		return sqlerr(g, rc, "creating a temporary table", e);
-	rc = sqlite3_prepare_v2(x->db, "INSERT OR IGNORE INTO temp.dsight_launch "
-	                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &g->ins,
-	                        NULL);
-	if (rc != SQLITE_OK)
-		return sqlerr(g, rc, "creating a temporary table", e);
-	snprintf(sql, sizeof sql, "SELECT start, globalTid, correlationId, %s "
-	         "FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE typeof(start) = "
-	         "'integer' AND typeof(globalTid) = 'integer' AND "
-	         "typeof(correlationId) = 'integer' ORDER BY start, rowid",
-	         g->rt_cols[3] ? "nameId" : "NULL");
-	rc = sqlite3_prepare_v2(x->db, sql, -1, &g->rt, NULL);
-	if (rc != SQLITE_OK)
-		return sqlerr(g, rc, "reading CUPTI_ACTIVITY_KIND_RUNTIME", e);
+	if ((rc = nsys_launch_open(x, &g->launch, e)) != 0 ||
+	    (rc = nsys_runs_open(x, table_names[T_RUNTIME], "start", 1,
+	                         g->rt_cols[3] ? "globalTid, correlationId, "
+	                         "nameId" : "globalTid, correlationId, NULL",
+	                         "typeof(start) = 'integer' AND typeof(globalTid)"
+	                         " = 'integer' AND typeof(correlationId) = "
+	                         "'integer'", &g->rt, e)) != 0)
+		return rc;
 	g->linking = 1;
 	return 0;
 }
@@ -227,35 +217,22 @@ static struct stack *stack_of(struct nsys_gpu *g, int64_t gtid, int create)
 	return &g->stacks[g->nstacks++];
 }
 
-/* Files the current runtime call with the range open on its thread. */
+/* Files the current runtime call (rowid, start, globalTid,
+ * correlationId, nameId) with the range open on its thread. */
 static int resolve(struct nsys_gpu *g, struct err *e)
 {
-	sqlite3_stmt *r = g->rt;
-	int64_t t = sqlite3_column_int64(r, 0), tid = sqlite3_column_int64(r, 1);
-	struct stack *s = stack_of(g, tid, 0);
-	int64_t nvtx = -1;
-	while (s && s->n && s->v[s->n - 1].end < t)
+	sqlite3_stmt *r = g->rt_cur;
+	struct nsys_launch_call c;
+	c.start = sqlite3_column_int64(r, 1);
+	c.tid = sqlite3_column_int64(r, 2);
+	struct stack *s = stack_of(g, c.tid, 0);
+	while (s && s->n && s->v[s->n - 1].end < c.start)
 		s->n--;
-	if (s && s->n)
-		nvtx = s->v[s->n - 1].ordinal;
-	sqlite3_stmt *in = g->ins;
-	sqlite3_reset(in);
-	sqlite3_bind_int64(in, 1, (tid >> 24) & 0xFFFFFF);
-	sqlite3_bind_int64(in, 2, sqlite3_column_int64(r, 2));
-	sqlite3_bind_int64(in, 3, tid);
-	sqlite3_bind_int64(in, 4, t);
-	if (sqlite3_column_type(r, 3) == SQLITE_INTEGER)
-		sqlite3_bind_int64(in, 5, sqlite3_column_int64(r, 3));
-	else
-		sqlite3_bind_null(in, 5);
-	if (nvtx >= 0)
-		sqlite3_bind_int64(in, 6, nvtx);
-	else
-		sqlite3_bind_null(in, 6);
-	int rc = sqlite3_step(in);
-	if (rc != SQLITE_DONE)
-		return sqlerr(g, rc, "linking GPU launches", e);
-	return 0;
+	c.nvtx = s && s->n ? s->v[s->n - 1].ordinal : -1;
+	c.name = sqlite3_column_type(r, 4) == SQLITE_INTEGER ?
+	         sqlite3_column_int64(r, 4) : -1;
+	return nsys_launch_file(g->launch, (c.tid >> 24) & 0xFFFFFF,
+	                        sqlite3_column_int64(r, 3), &c, e);
 }
 
 /* Files every runtime call that starts before `before` (all when
@@ -263,23 +240,22 @@ static int resolve(struct nsys_gpu *g, struct err *e)
 static int advance(struct nsys_gpu *g, int64_t before, int all, struct err *e)
 {
 	for (;;) {
-		if (!g->rt_row) {
-			int r = sqlite3_step(g->rt);
-			if (r == SQLITE_DONE) {
+		if (!g->rt_cur) {
+			int r = nsys_runs_next(g->rt, &g->rt_cur, e);
+			if (r < 0)
+				return e->code;
+			if (r == 0) {
+				g->rt_cur = NULL;
 				g->linking = 0;
 				return 0;
 			}
-			if (r != SQLITE_ROW)
-				return sqlerr(g, r, "reading "
-				              "CUPTI_ACTIVITY_KIND_RUNTIME", e);
-			g->rt_row = 1;
 		}
-		if (!all && sqlite3_column_int64(g->rt, 0) >= before)
+		if (!all && sqlite3_column_int64(g->rt_cur, 1) >= before)
 			return 0;
 		int rc = resolve(g, e);
 		if (rc)
 			return rc;
-		g->rt_row = 0;
+		g->rt_cur = NULL;
 	}
 }
 
@@ -308,6 +284,15 @@ struct gstream {
 	struct nsys_gpu *g;
 	struct strdict names;   /* the profile's gpu.names */
 	struct strdict cache;   /* tag + id -> name index */
+	struct {                /* the latest answers of cache, by id */
+		int64_t id, index;
+		char tag;
+	} recent[256];
+	struct {                /* launch tids as text, by tid */
+		int64_t tid;
+		size_t len;     /* 0: empty */
+		char text[24];
+	} tids[16];
 	sqlite3_stmt *string_by_id, *copy_kind;
 	int64_t devices[64];
 	size_t ndevices;
@@ -380,10 +365,19 @@ static int name_of(struct gstream *gs, char tag, int64_t id, int64_t *out,
                    struct err *e)
 {
 	char key[9];
+	size_t slot = ((size_t)id * 31u + (unsigned char)tag) & 255;
+	if (gs->recent[slot].tag == tag && gs->recent[slot].id == id) {
+		*out = gs->recent[slot].index;
+		return 0;
+	}
 	key[0] = tag;
 	memcpy(key + 1, &id, sizeof id);
-	if (strdict_get(&gs->cache, key, sizeof key, out))
+	if (strdict_get(&gs->cache, key, sizeof key, out)) {
+		gs->recent[slot].tag = tag;
+		gs->recent[slot].id = id;
+		gs->recent[slot].index = *out;
 		return 0;
+	}
 	const char *s = NULL;
 	size_t n = 0;
 	int rc;
@@ -410,69 +404,104 @@ static int name_of(struct gstream *gs, char tag, int64_t id, int64_t *out,
 	return 0;
 }
 
-/* The UNION of the present GPU tables joined to their launches. */
-static int gpu_query(struct nsys_gpu *g, struct buf *q)
+/* The columns of GPU table t after start and end, in unified order
+ * (C_DEVICE...): NULL for those it lacks.  A row's column for unified
+ * column c is then 1 + c (column 0 is the rowid). */
+static int rest_cols(struct nsys_gpu *g, int t, struct buf *q)
 {
-	int first = 1;
-	buf_puts(q, "SELECT g.*, l.tid, l.start, l.name, l.nvtx FROM (");
-	for (int t = T_KERNEL; t <= T_MEMSET; t++) {
-		if (!g->table[t])
-			continue;
-		buf_printf(q, "%sSELECT %d AS kind, rowid AS rid", first ? "" :
-		           " UNION ALL ", t);
-		first = 0;
-		for (int c = 0; c < NCOLS; c++) {
-			const char *n = col_names[c];
-			if (!reads(t, c) || !g->col[t][c])
-				buf_printf(q, ", NULL AS c%d", c);
-			else if (c == C_PID)
-				buf_printf(q, ", (\"%s\" >> 24) & 16777215 AS c%d",
-				           n, c);
-			else
-				buf_printf(q, ", \"%s\" AS c%d", n, c);
-		}
-		buf_printf(q, " FROM %s", table_names[t]);
+	for (int c = C_END + 1; c < NCOLS; c++) {
+		const char *n = col_names[c];
+		buf_puts(q, c > C_END + 1 ? ", " : "");
+		if (!reads(t, c) || !g->col[t][c])
+			buf_puts(q, "NULL");
+		else if (c == C_PID)
+			buf_printf(q, "(\"%s\" >> 24) & 16777215", n);
+		else
+			buf_printf(q, "\"%s\"", n);
 	}
-	buf_puts(q, ") g LEFT JOIN temp.dsight_launch l ON l.pid = g.c5 AND "
-	         "l.corr = g.c4 ORDER BY g.c0, g.c1, g.kind, g.rid");
 	return q->failed ? -1 : 0;
 }
 
+/* Column c of st into *v: 1 when it is an integer (one API call, not
+ * two: the row loop's cost is mostly these). */
+static int col_int(sqlite3_stmt *st, int c, int64_t *v)
+{
+	sqlite3_value *x = sqlite3_column_value(st, c);
+	*v = sqlite3_value_int64(x);
+	return sqlite3_value_type(x) == SQLITE_INTEGER;
+}
+
+/* The launch fields of r from its call (pid and corr in st). */
+static int link_row(struct gstream *gs, sqlite3_stmt *st, int64_t at,
+                    struct row_gpu *r, char tid[32], struct err *e)
+{
+	struct nsys_gpu *g = gs->g;
+	struct nsys_launch_call c;
+	int64_t pid, corr;
+	int rc;
+	if (!g->launch || !col_int(st, 1 + C_PID, &pid) ||
+	    !col_int(st, 1 + C_CORR, &corr))
+		return 0;
+	rc = nsys_launch_find(g->launch, at, pid, corr, &c, e);
+	if (rc <= 0)
+		return rc < 0 ? e->code : 0;
+	size_t k = (size_t)(c.tid ^ (c.tid >> 24)) & 15;
+	if (!gs->tids[k].len || gs->tids[k].tid != c.tid) {
+		gs->tids[k].tid = c.tid;
+		gs->tids[k].len = (size_t)snprintf(gs->tids[k].text,
+		                                   sizeof gs->tids[k].text,
+		                                   "%" PRId64, c.tid);
+	}
+	r->launch_tid_len = gs->tids[k].len;
+	memcpy(tid, gs->tids[k].text, r->launch_tid_len + 1);
+	r->launch_tid = tid;
+	if ((rc = nsys_export_seconds(g->x, g->origin_ns, c.start,
+	                              &r->launch_start, e)) != 0)
+		return rc;
+	if (c.name >= 0) {
+		if ((rc = name_of(gs, 'r', c.name, &r->launch_name, e)) != 0)
+			return rc;
+		if (r->launch_name == -2)
+			r->launch_name = -1;
+	}
+	r->nvtx = c.nvtx;
+	return 0;
+}
+
 /* One selected GPU row -> row_gpu (names resolved). */
-static int fill_row(struct gstream *gs, sqlite3_stmt *st, struct row_gpu *r,
-                    char tid[32], struct err *e)
+static int fill_row(struct gstream *gs, int kind, sqlite3_stmt *st,
+                    struct row_gpu *r, char tid[32], struct err *e)
 {
 	struct nsys_gpu *g = gs->g;
 	int rc;
 	memset(r, 0, sizeof *r);
-	r->kind = sqlite3_column_int(st, 0);
-	r->source_row = sqlite3_column_int64(st, 1);
-	if ((rc = nsys_export_seconds(g->x, g->origin_ns,
-	                              sqlite3_column_int64(st, 2 + C_START),
-	                              &r->start, e)) != 0 ||
+	r->kind = kind;
+	r->source_row = sqlite3_column_int64(st, 0);
+	int64_t at = sqlite3_column_int64(st, 1 + C_START);
+	if ((rc = nsys_export_seconds(g->x, g->origin_ns, at, &r->start,
+	                              e)) != 0 ||
 	    (rc = nsys_export_seconds(g->x, g->origin_ns,
-	                              sqlite3_column_int64(st, 2 + C_END),
+	                              sqlite3_column_int64(st, 1 + C_END),
 	                              &r->end, e)) != 0)
 		return rc;
 	for (int c = 0; c < NCOLS; c++) {
 		int slot = int_slot(c);
 		if (slot < 0)
 			continue;
-		if (sqlite3_column_type(st, 2 + c) == SQLITE_INTEGER)
-			r->v[slot] = sqlite3_column_int64(st, 2 + c);
-		else
+		if (!col_int(st, 1 + c, &r->v[slot])) {
+			r->v[slot] = 0;
 			r->nulls |= 1u << slot;
+		}
 	}
 	r->short_name = -1;
 	if (r->kind == ROW_GPU_KERNEL) {
-		int has_n = sqlite3_column_type(st, 2 + C_NAME) == SQLITE_INTEGER;
-		int has_s = sqlite3_column_type(st, 2 + C_SHORT) == SQLITE_INTEGER;
-		if (has_s && (rc = name_of(gs, 'k', sqlite3_column_int64(
-		                  st, 2 + C_SHORT), &r->short_name, e)) != 0)
+		int64_t n, sn;
+		int has_n = col_int(st, 1 + C_NAME, &n);
+		int has_s = col_int(st, 1 + C_SHORT, &sn);
+		if (has_s && (rc = name_of(gs, 'k', sn, &r->short_name, e)) != 0)
 			return rc;
 		if (has_n) {
-			if ((rc = name_of(gs, 'k', sqlite3_column_int64(
-			                  st, 2 + C_NAME), &r->name, e)) != 0)
+			if ((rc = name_of(gs, 'k', n, &r->name, e)) != 0)
 				return rc;
 		} else if (has_s) {
 			r->name = r->short_name;
@@ -480,9 +509,9 @@ static int fill_row(struct gstream *gs, sqlite3_stmt *st, struct row_gpu *r,
 			return err_set(e, ERR_NOMEM, "out of memory");
 		}
 	} else if (r->kind == ROW_GPU_MEMCPY) {
-		int64_t k = sqlite3_column_type(st, 2 + C_COPYKIND) ==
-		            SQLITE_INTEGER ? sqlite3_column_int64(st, 2 + C_COPYKIND)
-		                           : -1;
+		int64_t k;
+		if (!col_int(st, 1 + C_COPYKIND, &k))
+			k = -1;
 		if ((rc = name_of(gs, 'c', k, &r->name, e)) != 0)
 			return rc;
 	} else if ((r->name = intern(gs, "Memset", 6)) < 0) {
@@ -490,26 +519,7 @@ static int fill_row(struct gstream *gs, sqlite3_stmt *st, struct row_gpu *r,
 	}
 	r->launch_name = -1;
 	r->nvtx = -1;
-	const int L = 2 + NCOLS;
-	if (sqlite3_column_type(st, L) == SQLITE_INTEGER) {
-		r->launch_tid_len = (size_t)snprintf(tid, 32, "%" PRId64,
-			(int64_t)sqlite3_column_int64(st, L));
-		r->launch_tid = tid;
-		if ((rc = nsys_export_seconds(g->x, g->origin_ns,
-		                              sqlite3_column_int64(st, L + 1),
-		                              &r->launch_start, e)) != 0)
-			return rc;
-		if (sqlite3_column_type(st, L + 2) == SQLITE_INTEGER) {
-			if ((rc = name_of(gs, 'r', sqlite3_column_int64(st, L + 2),
-			                  &r->launch_name, e)) != 0)
-				return rc;
-			if (r->launch_name == -2)
-				r->launch_name = -1;
-		}
-		if (sqlite3_column_type(st, L + 3) == SQLITE_INTEGER)
-			r->nvtx = sqlite3_column_int64(st, L + 3);
-	}
-	return 0;
+	return link_row(gs, st, at, r, tid, e);
 }
 
 /* Notes device d in the sorted device list (at most 64 kept). */
@@ -593,59 +603,122 @@ static json_t *gpu_json(struct gstream *gs, struct nsys_gpu_out *out)
 	                 "max_duration", gs->max_duration, "devices", dev);
 }
 
+/* The GPU tables read in order: each through nsys_runs, merged here. */
+struct gtables {
+	struct nsys_runs *t[3];
+	sqlite3_stmt *cur[3];   /* each table's next row, NULL at its end */
+	int bad[3];             /* its start or end is not an integer */
+	int64_t key[3][3];      /* its start, end and rowid */
+};
+
+/* Steps table k of m; <0 (e set) on failure. */
+static int gt_step(struct gtables *m, int k, struct err *e)
+{
+	int r = nsys_runs_next(m->t[k], &m->cur[k], e);
+	if (r <= 0) {
+		m->cur[k] = NULL;
+		return r < 0 ? -1 : 0;
+	}
+	sqlite3_stmt *st = m->cur[k];
+	m->bad[k] = !col_int(st, 1, &m->key[k][0]) |
+	            !col_int(st, 2, &m->key[k][1]);
+	m->key[k][2] = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+static int gt_open(struct nsys_gpu *g, struct gtables *m, struct err *e)
+{
+	for (int t = T_KERNEL; t <= T_MEMSET; t++) {
+		struct buf q;
+		int rc;
+		if (!g->table[t])
+			continue;
+		buf_init(&q, 0);
+		if (rest_cols(g, t, &q) != 0) {
+			buf_free(&q);
+			return err_set(e, ERR_NOMEM, "out of memory");
+		}
+		rc = nsys_runs_open(g->x, table_names[t], "start, \"end\"", 2,
+		                    q.data, NULL, &m->t[t], e);
+		buf_free(&q);
+		if (rc || gt_step(m, t, e))
+			return e->code;
+	}
+	return 0;
+}
+
+/* 1 when table a's row orders before table b's (start, end, kind,
+ * rowid; a row without integer start and end first). */
+static int before(const struct gtables *m, int a, int b)
+{
+	if (m->bad[a] || m->bad[b])
+		return m->bad[a];
+	for (int c = 0; c < 2; c++)
+		if (m->key[a][c] != m->key[b][c])
+			return m->key[a][c] < m->key[b][c];
+	if (a != b)
+		return a < b;
+	return m->key[a][2] < m->key[b][2];
+}
+
+/* The table whose row comes next, -1 when all are done. */
+static int gt_pick(const struct gtables *m)
+{
+	int k = -1;
+	for (int t = 0; t < 3; t++)
+		if (m->cur[t] && (k < 0 || before(m, t, k)))
+			k = t;
+	return k;
+}
+
+static void gt_close(struct gtables *m)
+{
+	for (int t = 0; t < 3; t++)
+		nsys_runs_close(m->t[t]);
+}
+
 static int stream_rows(struct gstream *gs, const struct row_sink *sink,
                        int64_t profile_id, int64_t max_rows,
                        struct nsys_gpu_out *out, struct err *e)
 {
-	struct nsys_gpu *g = gs->g;
-	struct buf q;
-	sqlite3_stmt *st = NULL;
-	int rc, r;
-	buf_init(&q, 0);
-	if (gpu_query(g, &q) != 0) {
-		buf_free(&q);
-		return err_set(e, ERR_NOMEM, "out of memory");
-	}
-	rc = sqlite3_prepare_v2(g->x->db, q.data, -1, &st, NULL);
-	buf_free(&q);
-	if (rc != SQLITE_OK)
-		return sqlerr(g, rc, "reading GPU activity", e);
-	int64_t kept = 0;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		if (sqlite3_column_type(st, 2 + C_START) != SQLITE_INTEGER ||
-		    sqlite3_column_type(st, 2 + C_END) != SQLITE_INTEGER ||
-		    sqlite3_column_int64(st, 2 + C_END) <
-		    sqlite3_column_int64(st, 2 + C_START)) {
-			out->invalid++;
-			continue;
-		}
-		if (max_rows >= 0 && kept >= max_rows) {
-			out->truncated = 1;
-			continue;
-		}
-		struct row_gpu row;
-		char tid[32];
-		if ((rc = fill_row(gs, st, &row, tid, e)) != 0)
-			goto out;
-		note_device(gs, &row);
-		if (row.end - row.start > gs->max_duration)
-			gs->max_duration = row.end - row.start;
-		gs->kinds[row.kind]++;
-		gs->linked += row.launch_tid != NULL;
-		gs->projected += row.nvtx >= 0;
-		if (sink && sink->gpu &&
-		    (rc = sink->gpu(sink->ctx, profile_id, kept, &row, e)) != 0)
-			goto out;
-		kept++;
-	}
-	if (r != SQLITE_DONE) {
-		rc = sqlerr(g, r, "reading GPU activity", e);
+	struct gtables m;
+	int rc, k;
+	memset(&m, 0, sizeof m);
+	if ((rc = gt_open(gs->g, &m, e)) != 0)
 		goto out;
+	int64_t kept = 0;
+	while ((k = gt_pick(&m)) >= 0) {
+		sqlite3_stmt *st = m.cur[k];
+		if (m.bad[k] || m.key[k][1] < m.key[k][0]) {
+			out->invalid++;
+		} else if (max_rows >= 0 && kept >= max_rows) {
+			out->truncated = 1;
+		} else {
+			struct row_gpu row;
+			char tid[32];
+			if ((rc = fill_row(gs, k, st, &row, tid, e)) != 0)
+				goto out;
+			note_device(gs, &row);
+			if (row.end - row.start > gs->max_duration)
+				gs->max_duration = row.end - row.start;
+			gs->kinds[row.kind]++;
+			gs->linked += row.launch_tid != NULL;
+			gs->projected += row.nvtx >= 0;
+			if (sink && sink->gpu &&
+			    (rc = sink->gpu(sink->ctx, profile_id, kept, &row,
+			                    e)) != 0)
+				goto out;
+			kept++;
+		}
+		if (gt_step(&m, k, e)) {
+			rc = e->code;
+			goto out;
+		}
 	}
 	out->rows = (uint64_t)kept;
 	rc = 0;
 out:
-	sqlite3_finalize(st);
+	gt_close(&m);
 	return rc;
 }
 
@@ -664,18 +737,8 @@ int nsys_gpu_stream(struct nsys_gpu *g, const struct row_sink *sink,
 		goto out;
 	if (!(g->table[T_KERNEL] || g->table[T_MEMCPY] || g->table[T_MEMSET]))
 		goto done;
-	if (!g->rt) {
-		/* no launch table: create it empty so the join has one */
-		rc = sqlite3_exec(g->x->db, "CREATE TEMP TABLE IF NOT EXISTS "
-		                  "dsight_launch (pid INTEGER, corr INTEGER, tid "
-		                  "INTEGER, start INTEGER, name INTEGER, nvtx "
-		                  "INTEGER, PRIMARY KEY (pid, corr)) WITHOUT ROWID",
-		                  NULL, NULL, NULL);
-		if (rc != SQLITE_OK) {
-			rc = sqlerr(g, rc, "creating a temporary table", e);
-			goto out;
-		}
-	}
+	if (g->launch && (rc = nsys_launch_seal(g->launch, e)) != 0)
+		goto out;
 	rc = sqlite3_prepare_v2(g->x->db, "SELECT value FROM StringIds WHERE "
 	                        "id = ?1", -1, &gs.string_by_id, NULL);
 	if (rc != SQLITE_OK) {
@@ -720,11 +783,8 @@ void nsys_gpu_close(struct nsys_gpu *g)
 {
 	if (!g)
 		return;
-	sqlite3_finalize(g->rt);
-	sqlite3_finalize(g->ins);
-	if (g->x && g->x->db)
-		sqlite3_exec(g->x->db, "DROP TABLE IF EXISTS temp.dsight_launch",
-		             NULL, NULL, NULL);
+	nsys_runs_close(g->rt);
+	nsys_launch_close(g->launch);
 	for (size_t i = 0; i < g->nstacks; i++)
 		free(g->stacks[i].v);
 	free(g->stacks);

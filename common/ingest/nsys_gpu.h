@@ -3,14 +3,14 @@
  * "GPU activity").
  *
  * Owns which CUPTI tables and columns an export has (matched by name; a
- * missing column is null and warned about), the launch link (a GPU row to
- * the CUDA runtime call with its correlationId in the same process), the
- * NVTX projection (the innermost range open on the launching thread when
- * the call started) and the stream of GPU rows in (start, end, kind,
- * rowid) order with their name dictionary.  The launches live in a
- * temporary table of the export's connection (on disk), so memory does not
- * grow with the row count: only the per-thread stacks of open ranges and
- * the dictionaries are held.
+ * missing column is null and warned about), the NVTX projection (the
+ * innermost range open on the launching thread when the call started: the
+ * runtime calls and the ranges, both in start order, merged) and the
+ * stream of GPU rows in (start, end, kind, rowid) order (each table read
+ * in order by nsys_runs, the three merged here) with their name
+ * dictionary and launch link (nsys_launch).  Memory does not grow with
+ * the row count: only the per-thread stacks of open ranges, the launch
+ * window and the dictionaries are held.
  */
 #ifndef DSIGHT_NSYS_GPU_H
 #define DSIGHT_NSYS_GPU_H

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "base/vec.h"
 
 const json_t *q_array(const json_t *obj, const char *key)
 {
@@ -276,4 +277,98 @@ int q_keep_series(const struct qctx *q, const json_t *s)
 		}
 	}
 	return 1;
+}
+
+int q_keys_cmp(const void *a, const void *b, const struct qorder *o,
+               q_key_value_fn value)
+{
+	for (size_t k = 0; o && k < o->n; k++) {
+		struct qval x, y;
+		int c;
+		value(a, o->keys[k].name, &x);
+		value(b, o->keys[k].name, &y);
+		if ((c = qval_cmp(&x, &y, o->keys[k].desc)) != 0)
+			return c;
+	}
+	return 0;
+}
+
+void q_topk_init(struct q_topk *t, size_t elem, size_t keep,
+                 int (*cmp)(const void *, const void *, void *), void *ctx)
+{
+	memset(t, 0, sizeof *t);
+	t->elem = elem;
+	t->keep = keep;
+	t->cmp = cmp;
+	t->ctx = ctx;
+}
+
+static void *at(const struct q_topk *t, size_t i)
+{
+	return (char *)t->v + i * t->elem;
+}
+
+static void swap(struct q_topk *t, size_t i, size_t j)
+{
+	unsigned char *a = at(t, i), *b = at(t, j);
+	for (size_t k = 0; k < t->elem; k++) {
+		unsigned char c = a[k];
+		a[k] = b[k];
+		b[k] = c;
+	}
+}
+
+static void sift_down(struct q_topk *t, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < t->n && t->cmp(at(t, l), at(t, m), t->ctx) > 0)
+			m = l;
+		if (r < t->n && t->cmp(at(t, r), at(t, m), t->ctx) > 0)
+			m = r;
+		if (m == i)
+			return;
+		swap(t, i, m);
+		i = m;
+	}
+}
+
+static void sift_up(struct q_topk *t, size_t i)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (t->cmp(at(t, i), at(t, parent), t->ctx) <= 0)
+			return;
+		swap(t, i, parent);
+		i = parent;
+	}
+}
+
+int q_topk_offer(struct q_topk *t, const void *x)
+{
+	if (t->n < t->keep) {
+		if (vec_reserve(&t->v, &t->cap, t->n + 1, t->elem)) {
+			t->oom = 1;
+			return 1;
+		}
+		memcpy(at(t, t->n), x, t->elem);
+		sift_up(t, t->n++);
+	} else if (t->n && t->cmp(x, t->v, t->ctx) < 0) {
+		memcpy(t->v, x, t->elem);
+		sift_down(t, 0);
+	}
+	return 0;
+}
+
+void q_topk_sort(struct q_topk *t)
+{
+	if (t->n > 1)
+		qsort_r(t->v, t->n, t->elem, t->cmp, t->ctx);
+}
+
+void q_topk_free(struct q_topk *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
 }

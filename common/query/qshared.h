@@ -190,4 +190,33 @@ int q_timeline_count(struct qctx *q);
 /* The page [from, to) of a list of total matches. */
 void q_page(const struct qctx *q, size_t total, size_t *from, size_t *to);
 
+/* A hit's value for sort key `key` (the kind's own element type). */
+typedef void (*q_key_value_fn)(const void *hit, const char *key,
+                               struct qval *v);
+
+/* Compares a and b on the keys of o (NULL: none), each value read by
+ * value; 0 when every key is equal (the kind's default order decides). */
+int q_keys_cmp(const void *a, const void *b, const struct qorder *o,
+               q_key_value_fn value);
+
+/* The keep smallest of the elements offered (by cmp), kept in a max-heap
+ * (v[0] the largest kept) while offering; q_topk_sort then orders them.
+ * v is malloc'd and owned by the struct (q_topk_free). */
+struct q_topk {
+	void *v;
+	size_t n, cap, keep, elem;
+	int (*cmp)(const void *a, const void *b, void *ctx);
+	void *ctx;
+	int oom;
+};
+
+void q_topk_init(struct q_topk *t, size_t elem, size_t keep,
+                 int (*cmp)(const void *, const void *, void *), void *ctx);
+/* Copies x in when it is among the keep smallest so far; 1 (and t->oom
+ * set) when out of memory, else 0. */
+int q_topk_offer(struct q_topk *t, const void *x);
+/* Orders the kept elements, smallest first. */
+void q_topk_sort(struct q_topk *t);
+void q_topk_free(struct q_topk *t);
+
 #endif

@@ -21,8 +21,9 @@ struct hit {
 	const json_t *name;
 };
 
-static void hit_value(const struct hit *h, const char *key, struct qval *v)
+static void hit_value(const void *hit, const char *key, struct qval *v)
 {
+	const struct hit *h = hit;
 	if (!strcmp(key, "start"))
 		qval_number(h->start, v);
 	else if (!strcmp(key, "duration"))
@@ -39,14 +40,9 @@ static void hit_value(const struct hit *h, const char *key, struct qval *v)
 static int hit_cmp(const struct hit *a, const struct hit *b,
                    const struct qorder *o)
 {
-	for (size_t k = 0; o && k < o->n; k++) {
-		struct qval x, y;
-		int c;
-		hit_value(a, o->keys[k].name, &x);
-		hit_value(b, o->keys[k].name, &y);
-		if ((c = qval_cmp(&x, &y, o->keys[k].desc)) != 0)
-			return c;
-	}
+	int c = q_keys_cmp(a, b, o, hit_value);
+	if (c)
+		return c;
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	if (a->profile != b->profile)
@@ -70,9 +66,8 @@ struct gscan {
 	unsigned char *name_ok;
 	size_t nnames;
 	int kind; /* -1 any */
-	/* list: the keep smallest hits, a max-heap while filling */
-	struct hit *heap;
-	size_t n, cap, keep;
+	/* list: the keep smallest hits (top.v: struct hit) */
+	struct q_topk top;
 	size_t total;
 	/* grouped */
 	struct q_nvtx_groups *gs;
@@ -80,37 +75,6 @@ struct gscan {
 	int64_t want;
 	int done, oom;
 };
-
-static void sift_down(struct hit *h, size_t n, size_t i,
-                      const struct qorder *o)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && hit_cmp(&h[l], &h[m], o) > 0)
-			m = l;
-		if (r < n && hit_cmp(&h[r], &h[m], o) > 0)
-			m = r;
-		if (m == i)
-			return;
-		struct hit t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
-static void sift_up(struct hit *h, size_t i, const struct qorder *o)
-{
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (hit_cmp(&h[i], &h[parent], o) <= 0)
-			return;
-		struct hit t = h[i];
-		h[i] = h[parent];
-		h[parent] = t;
-		i = parent;
-	}
-}
 
 /* Whether row passes the filters beyond the window and the profile. */
 static int row_ok(const struct gscan *s, const struct row_gpu *row)
@@ -139,7 +103,7 @@ static int on_list(void *ctx, int64_t ordinal, const struct row_gpu *row,
 	if (!row_ok(s, row))
 		return 0;
 	s->total++;
-	if (!s->keep)
+	if (!s->top.keep)
 		return 0;
 	h.start = row->start;
 	h.end = row->end;
@@ -148,16 +112,9 @@ static int on_list(void *ctx, int64_t ordinal, const struct row_gpu *row,
 	h.profile = s->profile;
 	h.ordinal = ordinal;
 	h.name = json_array_get(s->names, (size_t)row->name);
-	if (s->n < s->keep) {
-		if (vec_reserve(&s->heap, &s->cap, s->n + 1, sizeof *s->heap)) {
-			s->oom = 1;
-			return 1;
-		}
-		s->heap[s->n] = h;
-		sift_up(s->heap, s->n++, &s->q->order);
-	} else if (hit_cmp(&h, &s->heap[0], &s->q->order) < 0) {
-		s->heap[0] = h;
-		sift_down(s->heap, s->n, 0, &s->q->order);
+	if (q_topk_offer(&s->top, &h)) {
+		s->oom = 1;
+		return 1;
 	}
 	return 0;
 }
@@ -540,20 +497,21 @@ int query_gpu(struct qctx *q)
 		return gpu_grouped(q);
 	memset(&s, 0, sizeof s);
 	s.q = q;
-	s.keep = q->p->limit ? (size_t)q->p->offset + (size_t)q->p->limit : 0;
+	q_topk_init(&s.top, sizeof(struct hit), q->p->limit ? (size_t)q->p->offset
+	            + (size_t)q->p->limit : 0, hit_qsort, (void *)&q->order);
 	if ((rc = scan(q, &s, on_list, 0, &partial)) != 0) {
-		free(s.heap);
+		q_topk_free(&s.top);
 		return rc;
 	}
-	if (s.n > 1)
-		qsort_r(s.heap, s.n, sizeof *s.heap, hit_qsort, (void *)&q->order);
+	q_topk_sort(&s.top);
+	const struct hit *heap = s.top.v;
 	q_page(q, s.total, &from, &to);
-	if (to > s.n)
-		to = s.n;
+	if (to > s.top.n)
+		to = s.top.n;
 	q_list_head(q, s.total);
 	const json_t *profiles = q_array(q->cat, "profiles");
 	for (size_t k = from; k < to && !rc; k++) {
-		const struct hit *h = &s.heap[k];
+		const struct hit *h = &heap[k];
 		struct row_window w = {h->start, h->start, 0};
 		if (k > from)
 			buf_putc(q->out, ',');
@@ -572,7 +530,7 @@ int query_gpu(struct qctx *q)
 			             "vanished while reading", (long long)h->ordinal,
 			             (long long)h->profile);
 	}
-	free(s.heap);
+	q_topk_free(&s.top);
 	if (rc)
 		return rc;
 	q_list_tail(q);

@@ -7,7 +7,6 @@
 #include "query/qkinds.h"
 #include "query/qrange.h"
 #include "base/text.h"
-#include "base/vec.h"
 
 /* One match; the page's rows are re-read by ordinal at the end. */
 struct hit {
@@ -19,8 +18,9 @@ struct hit {
 	const json_t *name; /* its dictionary name (sorting by name) */
 };
 
-static void hit_value(const struct hit *h, const char *key, struct qval *v)
+static void hit_value(const void *hit, const char *key, struct qval *v)
 {
+	const struct hit *h = hit;
 	if (!strcmp(key, "start"))
 		qval_number(h->start, v);
 	else if (!strcmp(key, "end"))
@@ -37,14 +37,9 @@ static void hit_value(const struct hit *h, const char *key, struct qval *v)
 static int hit_cmp(const struct hit *a, const struct hit *b,
                    const struct qorder *o)
 {
-	for (size_t k = 0; o && k < o->n; k++) {
-		struct qval x, y;
-		int c;
-		hit_value(a, o->keys[k].name, &x);
-		hit_value(b, o->keys[k].name, &y);
-		if ((c = qval_cmp(&x, &y, o->keys[k].desc)) != 0)
-			return c;
-	}
+	int c = q_keys_cmp(a, b, o, hit_value);
+	if (c)
+		return c;
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	if (a->profile != b->profile)
@@ -61,55 +56,21 @@ static int hit_qsort(const void *a, const void *b, void *o)
 	return hit_cmp(a, b, o);
 }
 
-/* The keep smallest hits in a max-heap (heap[0] is the largest kept). */
+/* The keep smallest hits (top.v: struct hit). */
 struct scan {
-	struct hit *heap;
-	size_t n, cap, keep;
+	struct q_topk top;
 	size_t total;
-	int oom;
 	/* current profile */
 	int64_t profile;
 	size_t pindex;
 	const unsigned char *name_ok; /* NULL = no name filter */
 	size_t nnames;
 	const json_t *names;          /* the profile's dictionary */
-	const struct qorder *order;
 	int stopped; /* on_event_ordered stopped the walk */
 };
 
 /* The deepest page read in start order (deeper pages scan the window). */
 #define ORDERED_KEEP_MAX 10000
-
-static void sift_down(struct hit *h, size_t n, size_t i,
-                      const struct qorder *o)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && hit_cmp(&h[l], &h[m], o) > 0)
-			m = l;
-		if (r < n && hit_cmp(&h[r], &h[m], o) > 0)
-			m = r;
-		if (m == i)
-			return;
-		struct hit t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
-static void sift_up(struct hit *h, size_t i, const struct qorder *o)
-{
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (hit_cmp(&h[i], &h[parent], o) <= 0)
-			return;
-		struct hit t = h[i];
-		h[i] = h[parent];
-		h[parent] = t;
-		i = parent;
-	}
-}
 
 /* Keeps the hit if it is among the keep smallest so far. */
 static int keep_hit(struct scan *s, int64_t ordinal,
@@ -125,18 +86,7 @@ static int keep_hit(struct scan *s, int64_t ordinal,
 	h.source_row = row->source_row;
 	h.ordinal = ordinal;
 	h.pindex = s->pindex;
-	if (s->n < s->keep) {
-		if (vec_reserve(&s->heap, &s->cap, s->n + 1, sizeof *s->heap)) {
-			s->oom = 1;
-			return 1;
-		}
-		s->heap[s->n] = h;
-		sift_up(s->heap, s->n++, s->order);
-	} else if (hit_cmp(&h, &s->heap[0], s->order) < 0) {
-		s->heap[0] = h;
-		sift_down(s->heap, s->n, 0, s->order);
-	}
-	return 0;
+	return q_topk_offer(&s->top, &h);
 }
 
 static int on_event(void *ctx, int64_t ordinal,
@@ -149,7 +99,7 @@ static int on_event(void *ctx, int64_t ordinal,
 	     !s->name_ok[row->name]))
 		return 0;
 	s->total++;
-	if (!s->keep)
+	if (!s->top.keep)
 		return 0;
 	return keep_hit(s, ordinal, row);
 }
@@ -161,7 +111,8 @@ static int on_event_ordered(void *ctx, int64_t ordinal,
 {
 	struct scan *s = ctx;
 
-	if (s->n == s->keep && row->start > s->heap[0].start) {
+	if (s->top.n == s->top.keep &&
+	    row->start > ((const struct hit *)s->top.v)[0].start) {
 		s->stopped = 1;
 		return 1;
 	}
@@ -183,7 +134,7 @@ static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
 
 	*done = 0;
 	if (filtered || qrange_on(q) || q->order.n || !q_whole_run(q) ||
-	    s->keep > ORDERED_KEEP_MAX)
+	    s->top.keep > ORDERED_KEEP_MAX)
 		return 0;
 	for (size_t k = 0; k < n && have && !rc; k++) {
 		int64_t c = 0;
@@ -192,7 +143,7 @@ static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
 	}
 	if (rc || !have)
 		return rc;
-	for (size_t k = 0; k < n && s->keep && !rc; k++) {
+	for (size_t k = 0; k < n && s->top.keep && !rc; k++) {
 		const json_t *pr = json_array_get(profiles, idx[k]);
 		s->names = json_object_get(pr, "names");
 		s->profile = q_id(pr, idx[k]);
@@ -202,7 +153,7 @@ static int ordered_page(struct qctx *q, struct scan *s, const size_t *idx,
 		                             on_event_ordered, s, q->e);
 		if (rc == 1 && s->stopped)
 			rc = 0;
-		if (s->oom)
+		if (s->top.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		if (!rc && !have) /* cannot happen once the counts were there */
 			return err_set(q->e, ERR_DATA, "the summaries vanished");
@@ -484,10 +435,9 @@ int query_nsys(struct qctx *q)
 	if (rc)
 		return rc;
 	rc = q_name_needles(q, &nd, &nn);
-	s.order = &q->order;
-	s.keep = (size_t)q->p->offset + (size_t)q->p->limit;
-	if (q->p->limit == 0)
-		s.keep = 0;
+	q_topk_init(&s.top, sizeof(struct hit), q->p->limit == 0 ? 0 :
+	            (size_t)q->p->offset + (size_t)q->p->limit, hit_qsort,
+	            (void *)&q->order);
 	if (!rc)
 		rc = ordered_page(q, &s, idx, n, nd != NULL, &w, &done);
 	for (size_t k = 0; k < n && !rc; k++)
@@ -512,46 +462,45 @@ int query_nsys(struct qctx *q)
 		s.pindex = idx[k];
 		rc = qrange_events(q, (int64_t)idx[k], &w, on_event, &s);
 		free(name_ok);
-		if (s.oom)
+		if (s.top.oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	}
 	q_name_needles_free(nd, nn);
 	free(idx);
 	if (rc) {
-		free(s.heap);
+		q_topk_free(&s.top);
 		return rc;
 	}
-	if (s.n > 1)
-		qsort_r(s.heap, s.n, sizeof *s.heap, hit_qsort,
-		        (void *)&q->order);
+	q_topk_sort(&s.top);
+	const struct hit *heap = s.top.v;
 	q_page(q, s.total, &from, &to);
-	if (to > s.n)
-		to = s.n;
+	if (to > s.top.n)
+		to = s.top.n;
 	if (from < to && want_key(&q->p->fields, "depth"))
-		rc = page_depths(q, s.heap, from, to, &rows);
+		rc = page_depths(q, heap, from, to, &rows);
 	if (rc) {
-		free(s.heap);
+		q_topk_free(&s.top);
 		return rc;
 	}
 	q_list_head(q, s.total);
 	for (size_t k = from; k < to && !rc; k++) {
-		struct emit em = {q, json_array_get(profiles, s.heap[k].pindex),
-		                  (int64_t)s.heap[k].pindex, s.heap[k].profile, rows ? rows[k - from].depth : 0,
+		struct emit em = {q, json_array_get(profiles, heap[k].pindex),
+		                  (int64_t)heap[k].pindex, heap[k].profile, rows ? rows[k - from].depth : 0,
 		                  0};
 		if (k > from)
 			buf_putc(q->out, ',');
-		rc = dataset_event_at(q->ds, (int64_t)s.heap[k].pindex,
-		                      s.heap[k].ordinal, emit_event, &em, q->e);
+		rc = dataset_event_at(q->ds, (int64_t)heap[k].pindex,
+		                      heap[k].ordinal, emit_event, &em, q->e);
 		if (rc == -1 && q->e->code)
 			rc = q->e->code;
 		if (!rc && !em.done)
 			rc = err_set(q->e, ERR_DATA,
 			             "Event %lld of profile %lld vanished while "
 			             "reading",
-			             (long long)s.heap[k].ordinal,
-			             (long long)s.heap[k].profile);
+			             (long long)heap[k].ordinal,
+			             (long long)heap[k].profile);
 	}
-	free(s.heap);
+	q_topk_free(&s.top);
 	page_rows_free(rows, to - from);
 	if (rc)
 		return rc;

@@ -403,31 +403,31 @@ int store_gpu_summarize(sqlite3 *db, double duration, struct err *e)
 	return rc;
 }
 
-int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
-                        int *have, store_gpu_sum_fn fn, void *ctx,
-                        struct err *e)
+/* One summary row read back: its exact sum's parts; fn's non-zero return
+ * stops the read. */
+typedef int (*sum_row_fn)(void *call, sqlite3_stmt *st,
+                          const double *parts, size_t nparts);
+
+/* Steps st (prepared and bound; finalized here) over summary rows whose
+ * parts are column pcol and whose run duration is column rcol, calling
+ * row for each; *have = 0 (and the read stops) at a malformed row or one
+ * for another duration. */
+static int read_summary(sqlite3 *db, sqlite3_stmt *st, int pcol, int rcol,
+                        double duration, int *have, sum_row_fn row,
+                        void *call, struct err *e)
 {
-	sqlite3_stmt *st;
 	double *parts = NULL;
 	size_t cap = 0;
 	int r, rc = 0;
 
-	*have = 0;
-	if (sqlite3_prepare_v2(db, "SELECT name, count, duration, max, run FROM "
-	                       STORE_GPU_SUM_NAMES " WHERE profile = ?1", -1,
-	                       &st, NULL) != SQLITE_OK)
-		return 0; /* a cache without the summary */
-	sqlite3_bind_int64(st, 1, profile);
 	*have = 1;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		long np = store_sumio_parts(st, 2, &parts, &cap, 0);
-		if (np < 0 || sqlite3_column_double(st, 4) != duration) {
+		long np = store_sumio_parts(st, pcol, &parts, &cap, 0);
+		if (np < 0 || sqlite3_column_double(st, rcol) != duration) {
 			*have = 0; /* malformed, or for another duration */
 			break;
 		}
-		if ((rc = fn(ctx, sqlite3_column_int64(st, 0),
-		             sqlite3_column_int64(st, 1), parts, (size_t)np,
-		             sqlite3_column_double(st, 3))) != 0)
+		if ((rc = row(call, st, parts, (size_t)np)) != 0)
 			break;
 	}
 	if (!rc && *have && r != SQLITE_DONE)
@@ -436,6 +436,36 @@ int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
 	sqlite3_finalize(st);
 	free(parts);
 	return rc;
+}
+
+struct name_call {
+	store_gpu_sum_fn fn;
+	void *ctx;
+};
+
+static int name_row(void *call, sqlite3_stmt *st, const double *parts,
+                    size_t nparts)
+{
+	struct name_call *c = call;
+	return c->fn(c->ctx, sqlite3_column_int64(st, 0),
+	             sqlite3_column_int64(st, 1), parts, nparts,
+	             sqlite3_column_double(st, 3));
+}
+
+int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
+                        int *have, store_gpu_sum_fn fn, void *ctx,
+                        struct err *e)
+{
+	sqlite3_stmt *st;
+	struct name_call call = {fn, ctx};
+
+	*have = 0;
+	if (sqlite3_prepare_v2(db, "SELECT name, count, duration, max, run FROM "
+	                       STORE_GPU_SUM_NAMES " WHERE profile = ?1", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return 0; /* a cache without the summary */
+	sqlite3_bind_int64(st, 1, profile);
+	return read_summary(db, st, 2, 4, duration, have, name_row, &call, e);
 }
 
 /* The per-second bins of one (profile, device) being built. */
@@ -596,14 +626,26 @@ static int store_gpu_summarize_bins(sqlite3 *db, double duration,
 	return rc;
 }
 
+struct bin_call {
+	store_gpu_bin_fn fn;
+	void *ctx;
+};
+
+static int bin_row(void *call, sqlite3_stmt *st, const double *parts,
+                   size_t nparts)
+{
+	struct bin_call *c = call;
+	return c->fn(c->ctx, sqlite3_column_int64(st, 0),
+	             sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+	             parts, nparts);
+}
+
 int store_gpu_sum_bins(sqlite3 *db, int64_t profile, double duration,
                        int64_t below, int *have, store_gpu_bin_fn fn,
                        void *ctx, struct err *e)
 {
 	sqlite3_stmt *st;
-	double *parts = NULL;
-	size_t cap = 0;
-	int r, rc = 0;
+	struct bin_call call = {fn, ctx};
 
 	*have = 0;
 	if (sqlite3_prepare_v2(db, "SELECT device, bin, kernels, busy, run FROM "
@@ -613,22 +655,5 @@ int store_gpu_sum_bins(sqlite3 *db, int64_t profile, double duration,
 		return 0;
 	sqlite3_bind_int64(st, 1, profile);
 	sqlite3_bind_int64(st, 2, below);
-	*have = 1;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		long np = store_sumio_parts(st, 3, &parts, &cap, 0);
-		if (np < 0 || sqlite3_column_double(st, 4) != duration) {
-			*have = 0;
-			break;
-		}
-		if ((rc = fn(ctx, sqlite3_column_int64(st, 0),
-		             sqlite3_column_int64(st, 1),
-		             sqlite3_column_int64(st, 2), parts, (size_t)np)) != 0)
-			break;
-	}
-	if (!rc && *have && r != SQLITE_DONE)
-		rc = err_set(e, ERR_DATA, "cannot read the GPU summary: %s",
-		             sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	free(parts);
-	return rc;
+	return read_summary(db, st, 3, 4, duration, have, bin_row, &call, e);
 }

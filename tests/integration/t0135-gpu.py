@@ -45,10 +45,11 @@ def gen(name, *args):
     return path
 
 
-def build(export, name):
+def build(export, name, env=None):
     out = os.path.join(TMP, name)
     shutil.rmtree(out, ignore_errors=True)
-    r = tap.run([DSIGHT, "build", "--nsys-sqlite", export, "-o", out])
+    r = tap.run([DSIGHT, "build", "--nsys-sqlite", export, "-o", out],
+                env=env)
     assert r.returncode == 0, r.stderr
     return out, r.stderr
 
@@ -449,6 +450,50 @@ for r in rows:
 t.ok(by_corr and max(by_corr.values()) >= 48,
      "graph-heavy: one cudaGraphLaunch launches up to %d kernels"
      % max(by_corr.values() or [0]))
+
+# An export stored out of order, with awkward links: the kernels in random
+# rowid order (too many runs to merge: SQLite sorts them), duplicated and
+# late runtime calls, kernels whose call is filed after they start or is
+# missing, rows ending before they start; built with a launch window of 5 calls, so
+# the window drops calls and the exact lookup answers for them.
+mixed = gen("mixed", "--ranges", "600", "--kernels", "1500", "--duration-s",
+            "4", "--threads", "3", "--graph-size", "8")
+db = sqlite3.connect(mixed)
+K = "CUPTI_ACTIVITY_KIND_KERNEL"
+R = "CUPTI_ACTIVITY_KIND_RUNTIME"
+db.execute("CREATE TABLE k2 AS SELECT * FROM %s ORDER BY "
+           "(rowid * 7919) %% 1009" % K)
+db.execute("DELETE FROM %s" % K)
+db.execute("INSERT INTO %s SELECT * FROM k2" % K)
+db.execute("DROP TABLE k2")
+db.execute("INSERT INTO %s SELECT start + 5, end, eventClass, globalTid + 1,"
+           " correlationId, nameId, returnValue, NULL FROM %s WHERE rowid %% 9 = 2"
+           % (R, R))
+db.execute("INSERT INTO %s SELECT start - 5, end, eventClass, globalTid + 2,"
+           " correlationId, nameId, returnValue, NULL FROM %s WHERE rowid %% 13 = 4"
+           " AND globalTid %% 4 = 0" % (R, R))
+db.execute("UPDATE %s SET start = start + 90000000 WHERE rowid %% 17 = 3" % R)
+db.execute("UPDATE %s SET correlationId = 777777777 WHERE rowid %% 23 = 5"
+           % K)
+db.execute("UPDATE %s SET end = start - 1 WHERE rowid %% 101 = 7" % K)
+db.commit()
+db.close()
+rows, _ = reference(mixed)
+report, _ = build(mixed, "mixed", dict(os.environ,
+                                       DSIGHT_TEST_LAUNCH_WINDOW="5"))
+dur = query(report, "summary")["meta"]["duration"]
+want = [{k: (r["kind"] if k == "gpu_kind" else r[k]) for k in FIELDS}
+        for r in rows if overlaps(r, 0, dur)]
+got = []
+while len(got) < len(want):
+    page = query(report, "gpu", "--limit", "1000", "--offset", str(len(got)),
+                 "--fields", ",".join(FIELDS))["items"]
+    if not page:
+        break
+    got += page
+t.ok(len(want) > 1000 and got == want,
+     "out of order, odd links, a window of 5 calls: every GPU row and its "
+     "link equal the reference (%d rows)" % len(want))
 
 # older layouts: a missing column, missing tables
 old = gen("old", "--ranges", "300", "--kernels", "400", "--omit-column",
