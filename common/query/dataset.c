@@ -461,8 +461,7 @@ int dataset_gpu_rows(struct dataset *ds, int64_t profile,
 {
 	if (!ds->store)
 		return 0;
-	return store_gpu_rows(store_db(ds->store), profile, w != NULL,
-	                      w ? w->start : 0, w ? w->end : 0, max_duration,
+	return store_gpu_rows(store_db(ds->store), profile, w, max_duration,
 	                      with_nvtx_name, fn, ctx, e);
 }
 

@@ -181,9 +181,9 @@ int store_gpu_finish(sqlite3 *db, const json_t *catalog, struct err *e)
 	return 0;
 }
 
-int store_gpu_rows(sqlite3 *db, int64_t profile, int has_window, double ws,
-                   double we, double max_duration, int with_nvtx_name,
-                   store_gpu_fn fn, void *ctx, struct err *e)
+int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
+                   double max_duration, int with_nvtx_name, store_gpu_fn fn,
+                   void *ctx, struct err *e)
 {
 	char sql[640];
 	sqlite3_stmt *st;
@@ -206,15 +206,15 @@ int store_gpu_rows(sqlite3 *db, int64_t profile, int has_window, double ws,
 	         with_nvtx_name ? "(SELECT e.name FROM events AS e WHERE"
 	                          " e.profile = g.profile AND e.ordinal ="
 	                          " g.nvtx)" : "NULL",
-	         has_window ? " AND start <= ?3 AND start >= ?2 - ?4 AND"
+	         w ? " AND start <= ?3 AND start >= ?2 - ?4 AND"
 	                      " \"end\" >= ?2" : "");
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
 		               sqlite3_errmsg(db));
 	sqlite3_bind_int64(st, 1, profile);
-	if (has_window) {
-		sqlite3_bind_double(st, 2, ws);
-		sqlite3_bind_double(st, 3, we);
+	if (w) {
+		sqlite3_bind_double(st, 2, w->start);
+		sqlite3_bind_double(st, 3, w->end);
 		/* a margin so that rounding never drops an overlapping row */
 		sqlite3_bind_double(st, 4, max_duration * (1 + 1e-9) + 1e-9);
 	}
@@ -408,14 +408,24 @@ int store_gpu_summarize(sqlite3 *db, double duration, struct err *e)
 typedef int (*sum_row_fn)(void *call, sqlite3_stmt *st,
                           const double *parts, size_t nparts);
 
-/* Steps st (prepared and bound; finalized here) over summary rows whose
- * parts are column pcol and whose run duration is column rcol, calling
- * row for each; *have = 0 (and the read stops) at a malformed row or one
- * for another duration. */
-static int read_summary(sqlite3 *db, sqlite3_stmt *st, int pcol, int rcol,
-                        double duration, int *have, sum_row_fn row,
-                        void *call, struct err *e)
+/* How summary rows are read: their exact sum's parts are column pcol,
+ * the run duration they were made for column rcol (it must be duration),
+ * and row(call, ...) takes each. */
+struct sum_read {
+	int pcol, rcol;
+	double duration;
+	sum_row_fn row;
+	void *call;
+};
+
+/* Steps st (prepared and bound; finalized here) over the summary rows as
+ * rd says; *have = 0 (and the read stops) at a malformed row or one for
+ * another duration. */
+static int read_summary(sqlite3 *db, sqlite3_stmt *st,
+                        const struct sum_read *rd, int *have, struct err *e)
 {
+	int pcol = rd->pcol, rcol = rd->rcol;
+	double duration = rd->duration;
 	double *parts = NULL;
 	size_t cap = 0;
 	int r, rc = 0;
@@ -427,7 +437,7 @@ static int read_summary(sqlite3 *db, sqlite3_stmt *st, int pcol, int rcol,
 			*have = 0; /* malformed, or for another duration */
 			break;
 		}
-		if ((rc = row(call, st, parts, (size_t)np)) != 0)
+		if ((rc = rd->row(rd->call, st, parts, (size_t)np)) != 0)
 			break;
 	}
 	if (!rc && *have && r != SQLITE_DONE)
@@ -465,7 +475,8 @@ int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
 	                       &st, NULL) != SQLITE_OK)
 		return 0; /* a cache without the summary */
 	sqlite3_bind_int64(st, 1, profile);
-	return read_summary(db, st, 2, 4, duration, have, name_row, &call, e);
+	const struct sum_read rd = {2, 4, duration, name_row, &call};
+	return read_summary(db, st, &rd, have, e);
 }
 
 /* The per-second bins of one (profile, device) being built. */
@@ -655,5 +666,6 @@ int store_gpu_sum_bins(sqlite3 *db, int64_t profile, double duration,
 		return 0;
 	sqlite3_bind_int64(st, 1, profile);
 	sqlite3_bind_int64(st, 2, below);
-	return read_summary(db, st, 3, 4, duration, have, bin_row, &call, e);
+	const struct sum_read rd = {3, 4, duration, bin_row, &call};
+	return read_summary(db, st, &rd, have, e);
 }

@@ -63,15 +63,16 @@ typedef int (*store_gpu_fn)(void *ctx, int64_t ordinal,
 
 /*
  * The GPU rows of profile in ordinal order (= start order: the rows are
- * stored so, and the scan reads the (profile, start) index); with has_window only
- * those overlapping [ws, we] (start <= we and end >= ws; max_duration, the
- * profile's longest row, bounds the index scan).  A cache without the
+ * stored so, and the scan reads the (profile, start) index); with a
+ * window w (NULL: all) only those overlapping it (start <= w->end and
+ * end >= w->start; max_duration, the profile's longest row, bounds the
+ * index scan).  A cache without the
  * table has no rows.  fn's non-zero return stops the scan and is
  * returned; ERR_DATA on an SQLite failure.
  */
-int store_gpu_rows(sqlite3 *db, int64_t profile, int has_window, double ws,
-                   double we, double max_duration, int with_nvtx_name,
-                   store_gpu_fn fn, void *ctx, struct err *e);
+int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
+                   double max_duration, int with_nvtx_name, store_gpu_fn fn,
+                   void *ctx, struct err *e);
 
 /* The kernels launched on thread tid (global tid text) of profile while a
  * range [start, end] was open (launch_start within it): *count, their
