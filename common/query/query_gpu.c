@@ -373,15 +373,16 @@ static int on_sum(void *ctx, int64_t name, int64_t count, const double *parts,
 }
 
 /* The rows the summary leaves out (not inside [0, duration]) that overlap
- * the run: those around 0, then those around the end starting at or after
- * 0 (so none twice). */
+ * the run: those around 0 (start <= 0 <= end), then those around the end
+ * starting after 0 (so none twice: a row from exactly 0 across the end
+ * is one of the first). */
 static int on_boundary(void *ctx, int64_t ordinal, const struct row_gpu *r,
                        int64_t nvtx_name)
 {
 	struct gscan *s = ctx;
 	if (r->start >= 0 && r->end <= s->q->duration)
 		return 0;
-	if (s->want == 1 && r->start < 0)
+	if (s->want == 1 && r->start <= 0)
 		return 0;
 	return on_group(ctx, ordinal, r, nvtx_name);
 }

@@ -415,10 +415,13 @@ def timeline_ref(rows, a, b, w, buckets):
 
 small = gen("small", "--ranges", "1500", "--kernels", "2500",
             "--duration-s", "6", "--threads", "3")
-# rows across the run's bounds: before 0, across the end, after it
+# rows across the run's bounds: before 0, across the end, after it, and
+# one starting exactly at 0 and ending after the end (both boundary
+# scans of the whole-run summary see it: it must count once)
 db = sqlite3.connect(small)
 for s, e in ((-2_000_000, 1_000_000), (-5_000_000, -1_000_000),
-             (5_999_000_000, 6_400_000_000), (6_100_000_000, 6_200_000_000)):
+             (5_999_000_000, 6_400_000_000), (6_100_000_000, 6_200_000_000),
+             (0, 6_300_000_000)):
     db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT ?, ?, "
                "deviceId, contextId, greenContextId, streamId, NULL, "
                "globalPid, demangledName, shortName, mangledName, launchType, "
