@@ -620,8 +620,10 @@ static int gt_step(struct gtables *m, int k, struct err *e)
 		return r < 0 ? -1 : 0;
 	}
 	sqlite3_stmt *st = m->cur[k];
-	m->bad[k] = !col_int(st, 1, &m->key[k][0]) |
-	            !col_int(st, 2, &m->key[k][1]);
+	/* both keys are read, whatever the first says */
+	int ok0 = col_int(st, 1, &m->key[k][0]);
+	int ok1 = col_int(st, 2, &m->key[k][1]);
+	m->bad[k] = !ok0 || !ok1;
 	m->key[k][2] = sqlite3_column_int64(st, 0);
 	return 0;
 }
