@@ -67,6 +67,21 @@ const DSMetrics = (() => {
     return parts.filter(Boolean).join(' · ') || `series ${s.id}`;
   }
 
+  /* The indexes (ascending) of a chart's series the view hides. */
+  function hiddenOf(app, series) {
+    const ids = new Set(app.state.hiddenSeries);
+    return new Set(series.map((s, i) => (ids.has(s.id) ? i : -1)).filter((i) => i >= 0));
+  }
+
+  /* The legend changed ch.hidden: the view (and its link) follows. */
+  function keepHidden(app, ch) {
+    const mine = new Set(ch.series.map((s) => s.id));
+    const ids = app.state.hiddenSeries.filter((id) => !mine.has(id)).concat([...ch.hidden].map((i) => ch.series[i].id)).sort((a, b) => a - b);
+    if (ids.join() === app.state.hiddenSeries.join()) return;
+    app.state.hiddenSeries = ids;
+    app.syncUrl();
+  }
+
   function renderSection(app) {
     const { el } = DSUI;
     const sec = document.getElementById('sec-metrics');
@@ -86,9 +101,9 @@ const DSMetrics = (() => {
         DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectArea(a, b), null);
         canvas.addEventListener('mousemove', (ev) => hover(app, ch, ev));
         canvas.addEventListener('mouseleave', () => { DSUI.hideTip(); if (ch.data) draw(app, ch); });
-        ch.hidden = new Set();
+        ch.hidden = hiddenOf(app, series);
         ch.highlight = null;
-        const legend = DSLegend.build(series, seriesLabel, ch, () => { if (ch.data) draw(app, ch); });
+        const legend = DSLegend.build(series, seriesLabel, ch, () => { keepHidden(app, ch); if (ch.data) draw(app, ch); });
         ch.root = el('div', { class: 'chart' }, el('div', { class: 'chart-head' },
           el('span', { class: 'title', text: fam.title || name }), el('span', { class: 'mono muted', text: name }),
           el('span', { class: 'muted', text: [fam.unit, fam.temporal].filter(Boolean).join(' · ') }),
@@ -97,6 +112,13 @@ const DSMetrics = (() => {
           } }, 'log'),
           el('button', { class: 'unpin', title: 'Unpin', onclick: () => togglePin(app, name), text: '✕' })), legend, el('div', { class: 'sec-body' }, canvas), ch.status);
         charts.set(name, ch);
+      }
+      /* hidden series as the view says (a link, setState) */
+      const hid = hiddenOf(app, ch.series);
+      if ([...hid].join() !== [...ch.hidden].sort((a, b) => a - b).join()) {
+        ch.hidden = hid;
+        if (ch.syncLegend) ch.syncLegend();
+        if (ch.data) draw(app, ch);
       }
       /* the points of the same window and width are kept (pinning another
        * family, a change of tab or selection) */
