@@ -388,6 +388,17 @@ static int track_of(struct prof *pf, const char *g, size_t n, int64_t *out)
 	return 0;
 }
 
+/* ,"pid":P,"tid":T,"args":{"source_row":R (the args left open). */
+static void track_args(struct buf *b, int64_t pid, int64_t tid, int64_t row)
+{
+	buf_puts(b, ",\"pid\":");
+	jsonout_int(b, pid);
+	buf_puts(b, ",\"tid\":");
+	jsonout_int(b, tid);
+	buf_puts(b, ",\"args\":{\"source_row\":");
+	jsonout_int(b, row);
+}
+
 static int on_range(void *ctx, int64_t ordinal, const struct row_event *r,
                     int64_t depth)
 {
@@ -413,12 +424,7 @@ static int on_range(void *ctx, int64_t ordinal, const struct row_event *r,
 	jsonout_real(&c->b, r->start * US);
 	buf_puts(&c->b, ",\"dur\":");
 	jsonout_real(&c->b, (r->end - r->start) * US);
-	buf_puts(&c->b, ",\"pid\":");
-	jsonout_int(&c->b, pf->id);
-	buf_puts(&c->b, ",\"tid\":");
-	jsonout_int(&c->b, tid);
-	buf_puts(&c->b, ",\"args\":{\"source_row\":");
-	jsonout_int(&c->b, r->source_row);
+	track_args(&c->b, pf->id, tid, r->source_row);
 	buf_puts(&c->b, ",\"depth\":");
 	jsonout_int(&c->b, depth);
 	buf_puts(&c->b, ",\"global_tid\":");
@@ -455,12 +461,7 @@ static int on_sample(void *ctx, int64_t ordinal, const struct row_sample *r)
 		jsonout_cstr(&c->b, "(unknown stack)");
 	buf_puts(&c->b, ",\"cat\":\"cpu\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 	jsonout_real(&c->b, r->time * US);
-	buf_puts(&c->b, ",\"pid\":");
-	jsonout_int(&c->b, pf->id);
-	buf_puts(&c->b, ",\"tid\":");
-	jsonout_int(&c->b, tid);
-	buf_puts(&c->b, ",\"args\":{\"source_row\":");
-	jsonout_int(&c->b, r->source_row);
+	track_args(&c->b, pf->id, tid, r->source_row);
 	buf_puts(&c->b, ",\"stack\":[");
 	json_array_foreach(stack, i, f) {
 		const json_t *nm = json_array_get(names, (size_t)json_integer_value(f));
