@@ -6,6 +6,8 @@
 'use strict';
 
 const DSData = (() => {
+  /* how long a shard fetch nobody waits for lives on before it is cancelled */
+  const ABORT_GRACE_MS = 100;
   const FILE_HELP = 'This progressive report must be served over HTTP: it loads its detail data ' +
     'from the detail/ directory next to index.html, which a browser cannot read from a file:// page. ' +
     'Serve the report directory from any static host (for example `python3 -m http.server` inside it) ' +
@@ -214,9 +216,13 @@ const DSData = (() => {
         const onAbort = () => {
           if (done) return;
           done = true;
-          /* the last waiter left: cancel, and let a later get() start afresh
-           * instead of joining the cancelled fetch */
-          if (--fl.waiters === 0 && this.inflight.get(key) === fl) { this.inflight.delete(key); fl.ctrl.abort(); }
+          /* the last waiter left: cancel, unless a get() joins it soon (a
+           * redraw aborts its loads and asks again for the same shards at
+           * once: pinning a family keeps the tracks' fetches going); a
+           * later get() starts afresh instead of joining the cancelled fetch */
+          if (--fl.waiters === 0) setTimeout(() => {
+            if (fl.waiters === 0 && this.inflight.get(key) === fl) { this.inflight.delete(key); fl.ctrl.abort(); }
+          }, ABORT_GRACE_MS);
           reject(abortError());
         };
         signal.addEventListener('abort', onAbort, { once: true });

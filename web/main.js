@@ -15,7 +15,7 @@ const DSApp = (() => {
       this.store = store;
       this.dur = cat.meta.duration;
       this.state = { from: 0, to: this.dur, request: null, profile: null, pinnedMetrics: [], tab: 'requests', nsysEvent: null,
-        sel: null, workers: [], reqSort: '-ttft_ms', filter: '' };
+        sel: null, workers: [], reqSort: '-ttft_ms', filter: '', hiddenSeries: [] };
       /* a part of a split single-file report opens on its own slice */
       const part = cat.delivery && cat.delivery.part;
       if (part && Array.isArray(part.range) && part.range[0] >= 0 && part.range[0] < part.range[1] && part.range[1] <= this.dur)
@@ -33,7 +33,8 @@ const DSApp = (() => {
     getState() {
       const s = this.state;
       return { from: s.from, to: s.to, request: s.request, profile: s.profile, pinnedMetrics: s.pinnedMetrics.slice(), tab: s.tab,
-        sel: s.sel ? s.sel.slice() : null, workers: s.workers.slice(), reqSort: s.reqSort, filter: s.filter };
+        sel: s.sel ? s.sel.slice() : null, workers: s.workers.slice(), reqSort: s.reqSort, filter: s.filter,
+        hiddenSeries: s.hiddenSeries.slice() };
     }
 
     /* Applies known, valid keys of partial; ignores unknown or stale ones. */
@@ -58,6 +59,8 @@ const DSApp = (() => {
       if ('workers' in p && Array.isArray(p.workers)) out.workers = [...new Set(p.workers.filter((w) => typeof w === 'string' && w))];
       if ('filter' in p && typeof p.filter === 'string') out.filter = p.filter;
       if ('reqSort' in p && typeof p.reqSort === 'string' && /^-?[a-z_]+$/.test(p.reqSort)) out.reqSort = p.reqSort;
+      if ('hiddenSeries' in p && Array.isArray(p.hiddenSeries))
+        out.hiddenSeries = [...new Set(p.hiddenSeries.filter((i) => Number.isInteger(i) && i >= 0 && i < this.cat.metrics.length))].sort((a, b) => a - b);
       return out;
     }
 
@@ -89,6 +92,28 @@ const DSApp = (() => {
         this.scrollSel = true;
         this.update({ request: id }, { push: false });
       }, (e) => { if (!e || e.name !== 'AbortError') this.showError(e.message, true); });
+    }
+
+    /* A linked NVTX range ([profile, global tid, start, end, row] as the
+     * link's text; a global tid may be beyond 2^53): its row
+     * is read from the profile's range shards, then selected (unless the
+     * selection changed meanwhile). */
+    followRange(range) {
+      if (!Array.isArray(range) || range.length !== 5) return null;
+      const [pi, a, b, row] = [range[0], range[2], range[3], range[4]].map(Number), tid = range[1];
+      const p = this.cat.profiles[pi];
+      if (![a, b, row].every(Number.isFinite)) return null;
+      const cur = this.state.nsysEvent;
+      if (!p || !Number.isInteger(pi) || (cur && cur.profile === pi && cur.rowid === row)) return null;
+      return (async () => {
+        for await (const rows of DSQuery.stream(this.store, p.event_chunks, a, b)) {
+          const r = rows.find((x) => x[4] === row && String(x[3]) === tid && x[0] === a && x[1] === b);
+          if (r) {
+            if (this.state.nsysEvent === cur) this.update({ nsysEvent: DSQuery.nsysItem(p, r) }, { push: false });
+            return;
+          }
+        }
+      })().catch((e) => { if (!e || e.name !== 'AbortError') this.showError(e.message, true); });
     }
 
     selectRange(from, to) {
@@ -172,6 +197,13 @@ const DSApp = (() => {
       for (const w of s.workers) q.append('worker', w);
       if (s.reqSort !== '-ttft_ms') q.set('sort', s.reqSort);
       if (s.filter) q.set('filter', s.filter);
+      if (s.hiddenSeries.length) q.set('hide', s.hiddenSeries.join(','));
+      /* the selected NVTX range: profile, thread, start, end and its row */
+      const ev = s.nsysEvent;
+      if (ev && Number.isInteger(ev.profile) && ev.rowid !== undefined)
+        q.set('range', [ev.profile, ev.global_tid, ev.start, ev.end, ev.rowid].join(','));
+      const pn = DSPanes.sizes();
+      for (const k of ['side', 'details', 'labels']) if (pn[k] !== undefined) q.set(k, String(pn[k]));
       return '#' + q.toString();
     }
 
@@ -187,6 +219,10 @@ const DSApp = (() => {
       p.workers = q.getAll('worker');
       if (q.has('sort')) p.reqSort = q.get('sort');
       p.filter = q.get('filter') || '';
+      p.hiddenSeries = q.has('hide') ? q.get('hide').split(',').filter(Boolean).map(Number) : [];
+      if (q.has('range')) p.range = q.get('range').split(',');
+      p.panes = {};
+      for (const k of ['side', 'details', 'labels']) if (q.has(k) && Number.isFinite(Number(q.get(k)))) p.panes[k] = Number(q.get(k));
       return p;
     }
 
@@ -408,8 +444,10 @@ const DSApp = (() => {
     const restore = () => {
       if (location.hash === app.fragment()) return;
       const p = App.parseFragment(location.hash);
+      DSPanes.fromLink(p.panes);
       app.update(p, { push: false });
       app.followRequest(p.request);
+      app.followRange(p.range);
     };
     window.addEventListener('hashchange', restore);
     window.addEventListener('popstate', restore);
@@ -485,8 +523,9 @@ const DSApp = (() => {
     if (app.catalog.sharded)
       app.catalog.indexed().then(() => app.catalog.nameShards(store.owners), (e) => app.showError(e.message));
     app.syncUrl();
-    if (DSPanes.restore()) app.render(); else app.load();
+    if (DSPanes.restore(linked.panes)) app.render(); else app.load();
     app.followRequest(linked.request);
+    app.followRange(linked.range);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

@@ -243,7 +243,7 @@ const DSQuery = (() => {
     const p = params || {};
     const v = { worker: typed(p, 'worker', 'string'), name: typed(p, 'name', 'string'), rank: typed(p, 'rank', 'integer') };
     if (v.worker === '') v.worker = null;
-    return selectSeries(cat, v).map((s) => without(s, ['points', 'chunks', 'summary_chunks']));
+    return selectSeries(cat, v).map((s) => without(s, ['points', 'chunks', 'summary_chunks', 'fine_group']));
   }
 
   /* ---- shard-backed kinds ---- */
@@ -538,7 +538,7 @@ const DSQuery = (() => {
   }
 
   async function seriesItem(s, store, v, withPoints, signal) {
-    const item = without(s, ['points', 'chunks', 'summary_chunks']);
+    const item = without(s, ['points', 'chunks', 'summary_chunks', 'fine_group']);
     let n = 0, samples = 0, sum = 0, min = null, max = null, last = null;
     const pts = [];
     for await (const rows of stream(store, s.chunks, v.from, v.to, signal)) {

@@ -5,7 +5,8 @@
  * progress line and a size warning before large exports; and "Chrome
  * trace": the same selection as Trace Event Format JSON for Perfetto UI and
  * chrome://tracing (NVTX ranges as complete events per profile and thread,
- * the pinned families' series as counters, requests as async slices). */
+ * CPU samples as instant events on their threads, the pinned families'
+ * series as counters, requests as async slices). */
 'use strict';
 
 const DSExport = (() => {
@@ -28,7 +29,10 @@ const DSExport = (() => {
     let bytes = 0, shards = 0;
     for (const p of profs) for (const d of p.event_chunks || []) if (DSQuery.overlaps(d, win[0], win[1])) { bytes += d.decoded_bytes; shards++; }
     for (const s of series) for (const d of s.chunks || []) if (DSQuery.overlaps(d, win[0], win[1])) { bytes += d.decoded_bytes; shards++; }
-    return { win, profs, series, bytes, shards };
+    /* the Chrome trace also reads the profiles' CPU samples */
+    let cpuBytes = 0, cpuShards = 0;
+    for (const p of profs) for (const d of (p.cpu && p.cpu.chunks) || []) if (DSQuery.overlaps(d, win[0], win[1])) { cpuBytes += d.decoded_bytes; cpuShards++; }
+    return { win, profs, series, bytes, shards, cpuBytes, cpuShards };
   }
 
   /* Builds the export as Blob parts; onProgress(done, total) per shard. */
@@ -126,8 +130,8 @@ const DSExport = (() => {
    * their own. */
   async function buildTrace(app, onProgress, signal, opts) {
     const pl = plan(app, opts), [a, b] = pl.win, parts = [], J = JSON.stringify;
-    let done = 0, rows = 0, points = 0, first = true;
-    const tick = () => { done++; if (onProgress) onProgress(done, pl.shards); };
+    let done = 0, rows = 0, points = 0, samples = 0, first = true;
+    const tick = () => { done++; if (onProgress) onProgress(done, pl.shards + pl.cpuShards); };
     const emit = (ev) => { parts.push((first ? '' : ',\n') + J(ev)); first = false; };
     parts.push('{"displayTimeUnit":"ms","otherData":', J({ generator: 'dsight viewer', job: app.cat.meta.job, origin_ns: app.cat.meta.origin_ns, window: [a, b] }),
       ',"traceEvents":[\n');
@@ -143,23 +147,42 @@ const DSExport = (() => {
        * already holds (threads of two processes) takes a free number */
       const dep = depths(list), tids = new Map(), taken = new Set(), names = threadNames(p);
       let buf = '', spare = 0x40000000;
-      for (let i = 0; i < list.length; i++) {
-        const r = list[i];
-        let tid = tids.get(r[3]);
+      const trackOf = (g) => {
+        let tid = tids.get(g);
         if (tid === undefined) {
-          tid = traceTid(r[3]);
+          tid = traceTid(g);
           while (taken.has(tid)) tid = spare++;
           taken.add(tid);
-          tids.set(r[3], tid);
-          emit({ ph: 'M', name: 'thread_name', pid: p.id, tid, args: { name: DSSummary.threadLabel(p, r[3], names.get(r[3])) } });
+          tids.set(g, tid);
+          emit({ ph: 'M', name: 'thread_name', pid: p.id, tid, args: { name: DSSummary.threadLabel(p, g, names.get(g)) } });
         }
+        return tid;
+      };
+      for (let i = 0; i < list.length; i++) {
+        const r = list[i], tid = trackOf(r[3]);
         const nm = p.names[r[2]];
         buf += ',\n' + J({ name: typeof nm === 'string' ? nm : '(no name)', cat: 'nvtx', ph: 'X', ts: r[0] * US, dur: (r[1] - r[0]) * US, pid: p.id, tid,
           args: { source_row: r[4], depth: dep[i], global_tid: r[3] } });
         rows++;
         if (buf.length > 1 << 20) { parts.push(first ? buf.slice(2) : buf); first = false; buf = ''; }
       }
-      if (buf) { parts.push(first ? buf.slice(2) : buf); first = false; }
+      if (buf) { parts.push(first ? buf.slice(2) : buf); first = false; buf = ''; }
+      /* CPU samples: instant events on their thread's track, named by the
+       * leaf frame (element 0 of the stack), the frames in args */
+      const cpu = p.cpu;
+      if (!cpu) continue;
+      for await (const chunk of DSQuery.stream(app.store, cpu.chunks, a, b, signal)) {
+        for (const r of chunk) {
+          if (!(r[0] >= a && r[0] <= b)) continue;
+          const st = cpu.stacks[r[2]], tid = trackOf(r[1]);
+          const frames = Array.isArray(st) ? st.map((k) => (typeof cpu.names[k] === 'string' ? cpu.names[k] : null)) : [];
+          const leaf = frames.length && typeof frames[0] === 'string' ? frames[0] : '(unknown stack)';
+          buf += ',\n' + J({ name: leaf, cat: 'cpu', ph: 'i', s: 't', ts: r[0] * US, pid: p.id, tid, args: { source_row: r[3], stack: frames, global_tid: r[1] } });
+          samples++;
+        }
+        if (buf) { parts.push(first ? buf.slice(2) : buf); first = false; buf = ''; }
+        tick();
+      }
     }
     if (pl.series.length) emit({ ph: 'M', name: 'process_name', pid: METRIC_PID, tid: 0, args: { name: 'metrics' } });
     for (const s of pl.series) {
@@ -200,15 +223,15 @@ const DSExport = (() => {
       }
     }
     parts.push('\n]}');
-    return { blob: new Blob(parts, { type: 'application/json' }), rows, points, requests };
+    return { blob: new Blob(parts, { type: 'application/json' }), rows, points, requests, samples };
   }
   const MAX_TRACE_REQUESTS = 100000;
 
   /* The toolbar button: warn, build with progress, download. */
   async function run(app, chrome) {
     const btn = document.getElementById(chrome ? 'btn-export-trace' : 'btn-export');
-    const pl = plan(app);
-    if (pl.bytes > WARN_BYTES && !window.confirm(`This export reads ${pl.shards} shards (${DSUI.fmtNum(Math.round(pl.bytes / 1048576))} MiB of rows) ` +
+    const pl = plan(app), bytes = pl.bytes + (chrome ? pl.cpuBytes : 0), shards = pl.shards + (chrome ? pl.cpuShards : 0);
+    if (bytes > WARN_BYTES && !window.confirm(`This export reads ${shards} shards (${DSUI.fmtNum(Math.round(bytes / 1048576))} MiB of rows) ` +
       'and the file will be about as large. Continue? (Select a narrower area to export less.)')) return null;
     const label = btn.textContent;
     btn.disabled = true;
@@ -218,7 +241,7 @@ const DSExport = (() => {
       document.body.append(a); a.click(); a.remove();
       setTimeout(() => URL.revokeObjectURL(a.href), 10000);
       DSUI.toast(`Exported ${DSUI.fmtNum(res.rows)} NVTX rows, ${DSUI.fmtNum(res.points)} metric points` +
-        `${chrome ? ` and ${DSUI.fmtNum(res.requests)} requests as a Chrome trace (open it in ui.perfetto.dev)` : ''} (${DSUI.fmtNum(Math.round(res.blob.size / 1024))} KiB)`);
+        `${chrome ? `, ${DSUI.fmtNum(res.samples)} CPU samples and ${DSUI.fmtNum(res.requests)} requests as a Chrome trace (open it in ui.perfetto.dev)` : ''} (${DSUI.fmtNum(Math.round(res.blob.size / 1024))} KiB)`);
       return res;
     } finally {
       btn.disabled = false;

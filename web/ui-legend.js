@@ -10,7 +10,8 @@ const DSLegend = (() => {
   }
 
   /* Builds the legend of series for chart ch (ch.hidden: Set of indexes,
-   * ch.highlight: index or null); redraw() repaints the chart. */
+   * ch.highlight: index or null); redraw() repaints the chart;
+   * ch.syncLegend() shows a changed ch.hidden. */
   function build(series, label, ch, redraw) {
     const { el } = DSUI;
     const items = series.map((s, i) => {
@@ -40,6 +41,7 @@ const DSLegend = (() => {
     }
     box.append(...items);
     sync();
+    ch.syncLegend = sync;
     return box;
   }
 

@@ -67,6 +67,21 @@ const DSMetrics = (() => {
     return parts.filter(Boolean).join(' · ') || `series ${s.id}`;
   }
 
+  /* The indexes (ascending) of a chart's series the view hides. */
+  function hiddenOf(app, series) {
+    const ids = new Set(app.state.hiddenSeries);
+    return new Set(series.map((s, i) => (ids.has(s.id) ? i : -1)).filter((i) => i >= 0));
+  }
+
+  /* The legend changed ch.hidden: the view (and its link) follows. */
+  function keepHidden(app, ch) {
+    const mine = new Set(ch.series.map((s) => s.id));
+    const ids = app.state.hiddenSeries.filter((id) => !mine.has(id)).concat([...ch.hidden].map((i) => ch.series[i].id)).sort((a, b) => a - b);
+    if (ids.join() === app.state.hiddenSeries.join()) return;
+    app.state.hiddenSeries = ids;
+    app.syncUrl();
+  }
+
   function renderSection(app) {
     const { el } = DSUI;
     const sec = document.getElementById('sec-metrics');
@@ -86,9 +101,9 @@ const DSMetrics = (() => {
         DSUI.attachDrag(canvas, () => ch.scale, (a, b) => app.selectArea(a, b), null);
         canvas.addEventListener('mousemove', (ev) => hover(app, ch, ev));
         canvas.addEventListener('mouseleave', () => { DSUI.hideTip(); if (ch.data) draw(app, ch); });
-        ch.hidden = new Set();
+        ch.hidden = hiddenOf(app, series);
         ch.highlight = null;
-        const legend = DSLegend.build(series, seriesLabel, ch, () => { if (ch.data) draw(app, ch); });
+        const legend = DSLegend.build(series, seriesLabel, ch, () => { keepHidden(app, ch); if (ch.data) draw(app, ch); });
         ch.root = el('div', { class: 'chart' }, el('div', { class: 'chart-head' },
           el('span', { class: 'title', text: fam.title || name }), el('span', { class: 'mono muted', text: name }),
           el('span', { class: 'muted', text: [fam.unit, fam.temporal].filter(Boolean).join(' · ') }),
@@ -97,6 +112,13 @@ const DSMetrics = (() => {
           } }, 'log'),
           el('button', { class: 'unpin', title: 'Unpin', onclick: () => togglePin(app, name), text: '✕' })), legend, el('div', { class: 'sec-body' }, canvas), ch.status);
         charts.set(name, ch);
+      }
+      /* hidden series as the view says (a link, setState) */
+      const hid = hiddenOf(app, ch.series);
+      if ([...hid].join() !== [...ch.hidden].sort((a, b) => a - b).join()) {
+        ch.hidden = hid;
+        if (ch.syncLegend) ch.syncLegend();
+        if (ch.data) draw(app, ch);
       }
       /* the points of the same window and width are kept (pinning another
        * family, a change of tab or selection) */
@@ -120,12 +142,25 @@ const DSMetrics = (() => {
     }
   }
 
-  /* The build's 512-bin summary of a series (doc/report-files.md "Metric
-   * summary shards") when its bins are at most 2 pixels wide: the chart
-   * then reads a few small shards instead of every point of the run. */
-  function useSummary(app, s) {
-    const ms = app.cat.metric_summary, sc = DSUI.scale(app.state.from, app.state.to, DSUI.trackWidth());
-    return !!(ms && Array.isArray(s.summary_chunks) && ms.width <= 2 * (app.state.to - app.state.from) / Math.max(1, sc.x1 - sc.x0));
+  /* The build's summary of a series (doc/report-files.md "Metric summary
+   * shards") instead of its points: the 512-bin level when its bins are at
+   * most 2 pixels wide (the whole run), else the 8192-bin level when the
+   * window holds more points than 2-pixel columns and its bins are at most
+   * 4 pixels wide (a minute of a long run): the chart then reads a few
+   * small shards instead of every point shard the window touches.  Returns
+   * { width, descs } or null (read the points). */
+  function summaryLevel(app, s) {
+    const ms = app.cat.metric_summary, { from, to } = app.state;
+    if (!ms) return null;
+    const sc = DSUI.scale(from, to, DSUI.trackWidth()), px = (to - from) / Math.max(1, sc.x1 - sc.x0);
+    if (Array.isArray(s.summary_chunks) && ms.width <= 2 * px)
+      return { width: ms.width, bins: ms.bins, descs: ms.chunks.slice(s.summary_chunks[0], s.summary_chunks[1] + 1) };
+    const fine = ms.fine, D = app.cat.meta.duration;
+    if (!fine || !Number.isInteger(s.fine_group) || !(fine.width <= 4 * px) || !(D > 0)) return null;
+    const points = (s.chunks || []).reduce((a, c) => a + c.count, 0);
+    if (points * (to - from) / D <= (sc.x1 - sc.x0) / 2) return null;
+    const descs = (fine.groups[s.fine_group] || []).filter((c) => c.bounds[0] <= to && c.bounds[3] >= from);
+    return { width: fine.width, bins: fine.bins, descs };
   }
 
   /* A summary shard's rows by series (computed once per decoded shard). */
@@ -140,14 +175,16 @@ const DSMetrics = (() => {
     return m;
   }
 
-  async function loadSummary(app, s, signal) {
-    const ms = app.cat.metric_summary, { from, to } = app.state;
-    const out = { s, pts: [], n: 0, truncated: true, carried: [], conflicts: [], summary: new Map(), bins: new Map() };
+  async function loadSummary(app, s, ms, signal) {
+    const { from, to } = app.state;
+    const out = { s, pts: [], n: 0, truncated: true, carried: [], conflicts: [], summary: new Map(), bins: new Map(), level: ms };
     const st = { samples: 0, sum: 0, min: null, max: null, last: null, approx: true };
     out.stats = st;
     const sc = DSUI.scale(from, to, DSUI.trackWidth());
-    for (let k = s.summary_chunks[0]; k <= s.summary_chunks[1]; k++) {
-      const rows = bySeries(await app.store.get(ms.chunks[k], signal)).get(s.id) || [];
+    /* every shard at once (series share them: the store fetches each once) */
+    const shards = await Promise.all(ms.descs.map((desc) => app.store.get(desc, signal)));
+    for (const got of shards) {
+      const rows = bySeries(got).get(s.id) || [];
       for (const r of rows) {
         const t0 = r[1] * ms.width, t1 = (r[1] + 1) * ms.width;
         if (t1 < from || t0 > to) continue;
@@ -168,7 +205,8 @@ const DSMetrics = (() => {
 
   /* Loads one series' window points (bounded) plus the carried setting. */
   async function loadSeries(app, s, signal) {
-    if (useSummary(app, s)) return loadSummary(app, s, signal);
+    const level = summaryLevel(app, s);
+    if (level) return loadSummary(app, s, level, signal);
     const { from, to } = app.state;
     const out = { s, pts: [], n: 0, truncated: false, carried: [], conflicts: [] };
     /* every point lands in its 2-pixel column (min, max, sum, count), so
@@ -493,10 +531,10 @@ const DSMetrics = (() => {
       ctx.beginPath(); ctx.moveTo(hoverX + 0.5, top); ctx.lineTo(hoverX + 0.5, bot); ctx.stroke();
     }
     ctx.restore();
-    const summarised = ch.data.some((d) => d.summary);
+    const summarised = [...new Set(ch.data.filter((d) => d.summary).map((d) => d.level.bins))].join(' and ');
     ch.status.replaceChildren(`${ch.series.length} series · ${DSUI.fmtNum(total)} points in the window`,
       tracks ? ` · counter tracks: one per shown series, each with its own y-range (${ch.series.length > MANY ? `more than ${MANY} series` : `scales over ${SCALES}× apart`})` : '',
-      summarised ? ' · drawn from the build\'s 512-bin summaries (hover: bin mean, min, max; zoom in for every point)'
+      summarised ? ` · drawn from the build's ${summarised}-bin summaries (hover: bin mean, min, max; zoom in for every point)`
         : truncated ? ` · drawn as 2-pixel means (hover shows the first ${DSUI.fmtNum(CAP)} points per series)` : '',
       clipped ? DSUI.el('span', { class: 'conflict', text: ` · ▲ ${clipped} value${clipped > 1 ? 's' : ''} beyond the 0.1–99.9 percentiles clipped to the edge` }) : '',
       conflicts ? DSUI.el('span', { class: 'conflict', text: ` · ▲ ${conflicts} conflicting timestamp${conflicts > 1 ? 's' : ''} (all values kept)` }) : '');
@@ -520,9 +558,8 @@ const DSMetrics = (() => {
 
   /* The readout of series d at time t: [text, value for distance]. */
   function readout(app, d, t, unit) {
-    const ms = app.cat.metric_summary;
     if (d.summary) {
-      const r = d.summary.get(Math.floor(t / ms.width));
+      const r = d.summary.get(Math.floor(t / d.level.width));
       return r && r[3] ? [`mean ${DSUI.fmtValue(r[6], unit)} (${DSUI.fmtValue(r[4], unit)} – ${DSUI.fmtValue(r[5], unit)}, ${DSUI.fmtNum(r[3])} points)`, r[6]] : ['—', null];
     }
     const { vals, at } = valueAt(d, t);
@@ -579,7 +616,7 @@ const DSMetrics = (() => {
       rows.length ? el('table', { class: 'grid' }, el('tr', {}, ['family', 'series', 'points', 'min', 'max', 'mean', 'last', 'carried setting'].map((h) => el('th', { text: h }))), rows)
         : el('p', { class: 'muted', text: app.state.pinnedMetrics.length ? 'Loading…' : 'Pin metric families on the left to chart them and see their statistics for the window.' }),
       el('p', { class: 'muted', text: 'Exact statistics for any window: traceExplorer.queryMetrics({from, to, name}) or `dsight query REPORT metrics`. ' +
-        '≈: from the build\'s 512-bin summaries (wide windows; the mean of the bin means weighted by their points, the last value by time).' }));
+        '≈: from the build\'s 512- or 8192-bin summaries (wide windows; the mean of the bin means weighted by their points, the last value by time).' }));
   }
 
   function render(app) {

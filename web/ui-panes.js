@@ -1,7 +1,8 @@
 /* ui-panes.js: resizable and collapsible side and detail panes (drag the
  * splitters, double-click or the buttons to collapse) and the resizable
  * label column of the tracks (drag its edge, double-click to reset); sizes
- * persist in localStorage when the page may use it. */
+ * persist in localStorage when the page may use it, and a copied link
+ * carries them (sizes, fromLink). */
 'use strict';
 
 const DSPanes = (() => {
@@ -43,10 +44,31 @@ const DSPanes = (() => {
    * first localStorage access of a page costs milliseconds. */
   const o = {};
 
-  /* Applies the stored sizes; true when there were any (then the caller
-   * renders again). */
-  function restore() {
+  /* The sizes a link carries: side pane width and detail pane height in
+   * pixels (0: collapsed) and the label column's width, those set. */
+  function sizes() {
+    const out = {};
+    if (o.sideCollapsed || o.side) out.side = o.sideCollapsed ? 0 : Math.round(o.side);
+    if (o.detailsCollapsed || o.details) out.details = o.detailsCollapsed ? 0 : Math.round(o.details);
+    if (o.gutter) out.labels = Math.round(o.gutter);
+    return out;
+  }
+
+  /* Takes the sizes of a link (as sizes() gives them) over the current ones. */
+  function fromLink(l) {
+    if (!l || !Object.keys(l).length) return false;
+    if (l.side !== undefined) { o.sideCollapsed = l.side <= 0; if (l.side > 0) o.side = Math.max(180, l.side); }
+    if (l.details !== undefined) { o.detailsCollapsed = l.details <= 0; if (l.details > 0) o.details = Math.max(60, l.details); }
+    if (l.labels > 0) o.gutter = l.labels;
+    apply(o);
+    return true;
+  }
+
+  /* Applies the stored sizes, then those of the link (linked); true when
+   * there were any (then the caller renders again). */
+  function restore(linked) {
     Object.assign(o, load());
+    if (fromLink(linked)) return true;
     if (!Object.keys(o).length) return false;
     apply(o);
     return true;
@@ -102,5 +124,5 @@ const DSPanes = (() => {
     Object.assign(gh.style, { left: `${t.left - m.left + DSUI.GUTTER - 6}px`, top: `${a.top - m.top}px`, height: `${t.bottom - a.top}px` });
   }
 
-  return { bind, restore, placeGutter };
+  return { bind, restore, sizes, fromLink, placeGutter };
 })();

@@ -4,10 +4,12 @@
 'use strict';
 
 const DSRequests = (() => {
-  const ROW = 16, HEAD = 16, VIEW = 230;
+  const ROW = 16, HEAD = 16, VIEW = 230, COUNT_H = 56, COL = 3;
   let offset = 0, scrollPos = 0; /* scrollTop of the lanes: only the visible slice is drawn */
   let search = '', layout = null, sc = null, built = false, appRef = null, mode = 'table';
   const openSess = new Set(); /* sessions the user opened stay open across renders */
+  let scrollTo = null;        /* a session whose lane the next drawing scrolls to */
+  let counting = false, table = null, tableAsked = false; /* the request-count track and its data */
 
   function matches(r, needle) {
     if (!needle) return true;
@@ -61,6 +63,7 @@ const DSRequests = (() => {
       };
       if (sd.open) fill();
       sd.addEventListener('toggle', () => {
+        if (sd.open && !openAll && !openSess.has(sess)) scrollToSession(app, sess);
         if (sd.open) { openSess.add(sess); fill(); } else openSess.delete(sess);
       });
       kids.push(sd);
@@ -91,14 +94,14 @@ const DSRequests = (() => {
   }
 
   /* Packs the requests of each session into lanes. */
-  function pack(reqs) {
+  function pack(reqs, top) {
     const groups = new Map();
     for (const r of reqs) {
       if (!groups.has(r.session)) groups.set(r.session, []);
       groups.get(r.session).push(r);
     }
     const rows = [];
-    let y = 0;
+    let y = top;
     for (const [sess, list] of groups) {
       const lanes = [];
       const placed = [];
@@ -127,6 +130,56 @@ const DSRequests = (() => {
     return null;
   }
 
+  /* Requests in flight per COL-pixel column of the window: exact from the
+   * request summaries in memory, else each session shard's requests spread
+   * over its bounds (approx). */
+  function countColumns(app, ncol) {
+    const { from, to } = app.state, C = app.catalog, w = (to - from) / ncol;
+    const diff = new Float64Array(ncol + 1);
+    const add = (a, b, n) => {
+      if (!(b >= from && a <= to)) return;
+      const c0 = Math.max(0, Math.floor((a - from) / w)), c1 = Math.min(ncol - 1, Math.floor((b - from) / w));
+      diff[c0] += n; diff[c1 + 1] -= n;
+    };
+    if (table) {
+      for (let i = 0; i < table.start.length; i++) add(table.start[i], table.end[i], 1);
+    } else {
+      for (const i of C.shardsOf('sessions', from, to)) {
+        const d = C.ix.shards[i], b = d.bounds;
+        if (!b || !d.requests) continue;
+        const a = b[0], z = Math.max(b[3], a), cols = Math.max(1, Math.min(ncol - 1, Math.floor((z - from) / w)) - Math.max(0, Math.floor((a - from) / w)) + 1);
+        add(a, z, d.requests / cols);
+      }
+    }
+    const out = new Float64Array(ncol);
+    let run = 0;
+    for (let c = 0; c < ncol; c++) { run += diff[c]; out[c] = run; }
+    return { counts: out, exact: !!table };
+  }
+
+  function drawCounts(app, ctx, w) {
+    const ncol = Math.max(1, Math.floor((sc.x1 - sc.x0) / COL)), { counts, exact } = countColumns(app, ncol);
+    let max = 0;
+    for (const n of counts) if (n > max) max = n;
+    ctx.fillStyle = '#f2f4f7';
+    ctx.fillRect(0, 0, w, COUNT_H - 4);
+    ctx.fillStyle = '#344054';
+    ctx.font = '600 11px system-ui, "DejaVu Sans", sans-serif';
+    ctx.fillText('requests in flight', 8, 12);
+    ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
+    ctx.fillStyle = '#667085';
+    ctx.fillText(`${exact ? 'max' : '≈ max'} ${DSUI.fmtNum(Math.round(max))}`, 8, 28);
+    ctx.fillText('zoom in or open a session for lanes', 8, 42);
+    ctx.fillStyle = '#2f6fde';
+    const top = 4, h = COUNT_H - 12;
+    for (let c = 0; c < ncol; c++) {
+      if (!(counts[c] > 0)) continue;
+      const bh = Math.max(1, h * counts[c] / max);
+      ctx.fillRect(sc.x0 + c * COL, top + h - bh, COL - 0.5, bh);
+    }
+    return { counts, ncol, exact };
+  }
+
   function drawLanes(app, canvas) {
     const viewH = Math.min(layout.height, VIEW);
     offset = Math.min(scrollPos, Math.max(0, layout.height - viewH));
@@ -135,6 +188,13 @@ const DSRequests = (() => {
     sc = DSUI.scale(app.state.from, app.state.to, w);
     ctx.save();
     ctx.translate(0, -offset);
+    canvas.dataset.counts = '';
+    canvas.dsLayout = layout; /* (what the lanes hold: tests read it) */
+    if (counting) {
+      const cnt = drawCounts(app, ctx, w);
+      canvas.dataset.counts = cnt.exact ? 'exact' : 'approx';
+      canvas.dsCounts = cnt;
+    }
     for (const g of layout.rows) {
       if (g.y > offset + viewH || g.y + HEAD + g.lanes * ROW < offset) continue;
       ctx.fillStyle = '#f2f4f7';
@@ -215,9 +275,30 @@ const DSRequests = (() => {
       ? `${reqs.length} drawn (the loaded sessions)${win > reqs.length ? ': zoom in or open a session to draw more' : ''}`
       : app.cat.requests.length ? `${reqs.length} in window${search ? ' (search)' : ''}` : 'no client requests in the evidence';
     DSReqTable.renderFocus(app, document.getElementById('req-focus-box'));
-    layout = pack(reqs);
+    /* the window holds requests the lanes do not draw: a count track stands in */
+    counting = !!(C.sharded && win && win > reqs.length);
+    /* exact once the requests table's summaries are in memory (loaded for
+     * the table: its pointer, or at once from WARM_AT requests); until then
+     * from the session shards' counts */
+    if (counting && !table && !tableAsked && C.table) {
+      tableAsked = true;
+      C.table.then((t) => { table = t; if (t && counting) drawLanes(app, document.getElementById('req-canvas')); }, () => { tableAsked = false; });
+    }
+    layout = pack(reqs, counting ? COUNT_H : 0);
     document.getElementById('req-spacer').style.height = layout.height + 'px';
+    const body = sec.querySelector('.sec-body'), g = scrollTo !== null && layout.rows.find((x) => x.sess === scrollTo);
+    if (g) {
+      scrollTo = null;
+      body.scrollTop = scrollPos = g.y;
+      sec.scrollIntoView({ block: 'nearest' });
+    }
     drawLanes(app, document.getElementById('req-canvas'));
+  }
+
+  /* The next drawing scrolls the lanes to session id (when drawn). */
+  function scrollToSession(app, id) {
+    scrollTo = id;
+    if (layout && document.getElementById('sec-requests').firstChild) renderSection(app, visible(app));
   }
 
   function lifecycle(app, r) {
@@ -314,5 +395,5 @@ const DSRequests = (() => {
     if ((more || !counted) && !signal.aborted) renderSection(app, visible(app));
   }
 
-  return { render, load };
+  return { render, load, scrollToSession };
 })();

@@ -58,6 +58,7 @@ const DSSessions = (() => {
       part.from = Math.max(0, s.start - pad); part.to = Math.min(app.dur, s.end + pad);
     }
     app.update(part);
+    DSRequests.scrollToSession(app, s.id);
   }
 
   /* Selects a request, loading its session shard first when needed. */

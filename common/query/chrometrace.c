@@ -388,6 +388,17 @@ static int track_of(struct prof *pf, const char *g, size_t n, int64_t *out)
 	return 0;
 }
 
+/* ,"pid":P,"tid":T,"args":{"source_row":R (the args left open). */
+static void track_args(struct buf *b, int64_t pid, int64_t tid, int64_t row)
+{
+	buf_puts(b, ",\"pid\":");
+	jsonout_int(b, pid);
+	buf_puts(b, ",\"tid\":");
+	jsonout_int(b, tid);
+	buf_puts(b, ",\"args\":{\"source_row\":");
+	jsonout_int(b, row);
+}
+
 static int on_range(void *ctx, int64_t ordinal, const struct row_event *r,
                     int64_t depth)
 {
@@ -413,18 +424,58 @@ static int on_range(void *ctx, int64_t ordinal, const struct row_event *r,
 	jsonout_real(&c->b, r->start * US);
 	buf_puts(&c->b, ",\"dur\":");
 	jsonout_real(&c->b, (r->end - r->start) * US);
-	buf_puts(&c->b, ",\"pid\":");
-	jsonout_int(&c->b, pf->id);
-	buf_puts(&c->b, ",\"tid\":");
-	jsonout_int(&c->b, tid);
-	buf_puts(&c->b, ",\"args\":{\"source_row\":");
-	jsonout_int(&c->b, r->source_row);
+	track_args(&c->b, pf->id, tid, r->source_row);
 	buf_puts(&c->b, ",\"depth\":");
 	jsonout_int(&c->b, depth);
 	buf_puts(&c->b, ",\"global_tid\":");
 	jsonout_str(&c->b, r->tid, r->tid_len);
 	buf_puts(&c->b, "}}");
 	c->n.rows++;
+	return flush(c, 0);
+}
+
+/* A CPU sample: an instant event on its thread's track named by its leaf
+ * frame, args.stack its frames leaf first. */
+static int on_sample(void *ctx, int64_t ordinal, const struct row_sample *r)
+{
+	struct prof *pf = ctx;
+	struct ct *c = pf->c;
+	const json_t *cpu = json_object_get(pf->p, "cpu");
+	const json_t *names = json_object_get(cpu, "names"), *f;
+	const json_t *stack = r->stack >= 0 ? json_array_get(json_object_get(cpu, "stacks"), (size_t)r->stack) : NULL;
+	const json_t *leaf = json_array_get(names, (size_t)json_integer_value(json_array_get(stack, 0)));
+	int64_t tid = 0;
+	size_t i;
+	int rc;
+
+	(void)ordinal;
+	if (!isfinite(r->time))
+		return 0;
+	if ((rc = track_of(pf, r->tid, r->tid_len, &tid)))
+		return rc;
+	ev_open(c);
+	key(&c->b, "name");
+	if (json_array_size(stack) && json_is_string(leaf))
+		jsonout_str(&c->b, json_string_value(leaf), json_string_length(leaf));
+	else
+		jsonout_cstr(&c->b, "(unknown stack)");
+	buf_puts(&c->b, ",\"cat\":\"cpu\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+	jsonout_real(&c->b, r->time * US);
+	track_args(&c->b, pf->id, tid, r->source_row);
+	buf_puts(&c->b, ",\"stack\":[");
+	json_array_foreach(stack, i, f) {
+		const json_t *nm = json_array_get(names, (size_t)json_integer_value(f));
+		if (i)
+			buf_putc(&c->b, ',');
+		if (json_is_string(nm))
+			jsonout_str(&c->b, json_string_value(nm), json_string_length(nm));
+		else
+			buf_puts(&c->b, "null");
+	}
+	buf_puts(&c->b, "],\"global_tid\":");
+	jsonout_str(&c->b, r->tid, r->tid_len);
+	buf_puts(&c->b, "}}");
+	c->n.samples++;
 	return flush(c, 0);
 }
 
@@ -463,6 +514,8 @@ static int profile_events(struct ct *c, const json_t *p, size_t k)
 	 * query kinds decide) */
 	w.wide = c->z - c->a >= c->duration / 4;
 	rc = qrange_nested(c->ds, (int64_t)k, &w, on_range, &pf, c->e);
+	if (!rc && json_object_get(p, "cpu"))
+		rc = dataset_samples(c->ds, (int64_t)k, &w, on_sample, &pf, c->e);
 	for (size_t i = 0; i < pf.nt; i++)
 		free(pf.t[i].gtid);
 	free(pf.t);

@@ -4,7 +4,9 @@
  * "Chrome trace" export writes (doc/viewer-api.md exportChromeTrace): the
  * NVTX ranges of the profiles in scope as complete events ('X', one
  * process per profile, one track per thread, with process and thread name
- * metadata 'M'), the metric series in scope as counters ('C') and the
+ * metadata 'M'), their CPU samples in the window as instant events ('i'
+ * on the thread's track, named by the leaf frame, the stack in args), the
+ * metric series in scope as counters ('C') and the
  * requests of the window as async slices ('b'/'e', with prefill and decode
  * when the first token is known).  Times are microseconds from
  * meta.origin_ns; events are whole (not clipped to the window).  Rows are
@@ -45,7 +47,7 @@ struct chrometrace_opts {
 
 /* What was written. */
 struct chrometrace_counts {
-	int64_t rows, points, requests;
+	int64_t rows, points, requests, samples;
 };
 
 /* Receives the text in order (borrowed during the call); returns 0, or an

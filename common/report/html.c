@@ -280,6 +280,9 @@ static json_t *shard_set(const json_t *core)
 	json_array_foreach(json_object_get(core, "metrics"), i, v)
 		collect_shas(json_object_get(v, "chunks"), set);
 	collect_shas(json_object_get(json_object_get(core, "metric_summary"), "chunks"), set);
+	json_array_foreach(json_object_get(json_object_get(json_object_get(core, "metric_summary"),
+	                                                   "fine"), "groups"), i, v)
+		collect_shas(v, set);
 	return set;
 }
 

@@ -321,6 +321,7 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 	json_array_foreach(json_object_get(core, "metrics"), i, v) {
 		json_t *s = json_copy(v);
 		json_object_del(s, "summary_chunks"); /* the page's metric summaries */
+		json_object_del(s, "fine_group");
 		json_object_set_new(s, "chunks",
 		                    shard_writer_descs_json(w, SHARD_POINTS, (int64_t)i));
 		json_array_append_new(arr, s);

@@ -1,4 +1,4 @@
-/* seriessum: whole-run metric summaries of the viewer (see seriessum.h). */
+/* seriessum: the metric summaries of the viewer (see seriessum.h). */
 #include "report/seriessum.h"
 #include "base/buf.h"
 #include "base/cancel.h"
@@ -18,7 +18,8 @@ struct bin {
 
 struct seriessum {
 	uint64_t *first, *end; /* per series: its rows [first, end) in the stream */
-	size_t n;
+	int64_t *group;        /* per series: its fine group, -1 when none */
+	size_t n, ngroups;
 	double duration;
 	int any;
 };
@@ -37,19 +38,19 @@ static int cmp_order(const void *pa, const void *pb)
 
 /* Bins one series' points (bins zeroed by the caller). */
 static int bin_series(sqlite3_stmt *st, size_t id, double d, struct bin *bins,
-                      struct err *e)
+                      size_t nbins, struct err *e)
 {
 	int rc;
 
 	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		double t = sqlite3_column_double(st, 0), x = floor(t * SERIESSUM_BINS / d);
+		double t = sqlite3_column_double(st, 0), x = floor(t * (double)nbins / d);
 		int ty = sqlite3_column_type(st, 1);
 		struct bin *b;
 		if (!(t >= 0 && t <= d))
 			continue;
-		b = &bins[x > SERIESSUM_BINS - 1 ? SERIESSUM_BINS - 1 : (size_t)x];
+		b = &bins[x > (double)(nbins - 1) ? nbins - 1 : (size_t)x];
 		b->rows++;
 		if (ty != SQLITE_INTEGER && ty != SQLITE_FLOAT)
 			continue;
@@ -68,6 +69,32 @@ static int bin_series(sqlite3_stmt *st, size_t id, double d, struct bin *bins,
 	return 0;
 }
 
+/* One row: [series, bin, points, numeric, min, max, mean, last]. */
+static void format_row(struct buf *row, size_t id, size_t bin, const struct bin *b)
+{
+	buf_reset(row);
+	buf_putc(row, '[');
+	jsonout_int(row, (int64_t)id);
+	buf_putc(row, ',');
+	jsonout_int(row, (int64_t)bin);
+	buf_putc(row, ',');
+	jsonout_int(row, (int64_t)b->rows);
+	buf_putc(row, ',');
+	jsonout_int(row, (int64_t)b->count);
+	if (b->count) {
+		double mean = b->sum / (double)b->count;
+		buf_putc(row, ',');
+		jsonout_real(row, b->min);
+		buf_putc(row, ',');
+		jsonout_real(row, b->max);
+		buf_putc(row, ',');
+		jsonout_real(row, isfinite(mean) ? mean : b->last);
+		buf_putc(row, ',');
+		jsonout_real(row, b->last);
+	}
+	buf_putc(row, ']');
+}
+
 static int emit(struct shard_writer *w, struct buf *row, size_t id, double d,
                 const struct bin *bins, uint64_t *nrows, struct err *e)
 {
@@ -76,27 +103,7 @@ static int emit(struct shard_writer *w, struct buf *row, size_t id, double d,
 		const struct bin *b = &bins[i];
 		if (!b->rows)
 			continue;
-		buf_reset(row);
-		buf_putc(row, '[');
-		jsonout_int(row, (int64_t)id);
-		buf_putc(row, ',');
-		jsonout_int(row, (int64_t)i);
-		buf_putc(row, ',');
-		jsonout_int(row, (int64_t)b->rows);
-		buf_putc(row, ',');
-		jsonout_int(row, (int64_t)b->count);
-		if (b->count) {
-			double mean = b->sum / (double)b->count;
-			buf_putc(row, ',');
-			jsonout_real(row, b->min);
-			buf_putc(row, ',');
-			jsonout_real(row, b->max);
-			buf_putc(row, ',');
-			jsonout_real(row, isfinite(mean) ? mean : b->last);
-			buf_putc(row, ',');
-			jsonout_real(row, b->last);
-		}
-		buf_putc(row, ']');
+		format_row(row, id, i, b);
 		if (shard_writer_add_text(w, SHARD_SERIESSUM, 0, (double)i * width,
 		                          (double)(i + 1) * width, row->data, row->len, e))
 			return e->code;
@@ -174,6 +181,7 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 		sc->s = s;
 	if (!sc || !s || !(s->first = calloc(n ? n : 1, sizeof *s->first)) ||
 	    !(s->end = calloc(n ? n : 1, sizeof *s->end)) ||
+	    !(s->group = malloc((n ? n : 1) * sizeof *s->group)) ||
 	    !(sc->ord = calloc(n ? n : 1, sizeof *sc->ord)) ||
 	    !(sc->nkept = calloc(n ? n : 1, sizeof *sc->nkept)) ||
 	    !(sc->bins = calloc(SERIESSUM_BINS, sizeof *sc->bins))) {
@@ -182,6 +190,8 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 		seriessum_scan_free(sc);
 		return err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
 	}
+	for (size_t i = 0; i < n; i++)
+		s->group[i] = -1;
 	s->n = n;
 	s->duration = d;
 	*out = sc;
@@ -208,7 +218,7 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 	cancel_sqlite(sc->db, cancel);
 	while (sc->ahead < k) {
 		memset(sc->bins, 0, SERIESSUM_BINS * sizeof *sc->bins);
-		if ((rc = bin_series(sc->st, sc->ord[sc->ahead].id, d, sc->bins, e)))
+		if ((rc = bin_series(sc->st, sc->ord[sc->ahead].id, d, sc->bins, SERIESSUM_BINS, e)))
 			goto fail;
 		int kr = keep_bins(sc);
 		if (kr < 0) {
@@ -222,6 +232,86 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 fail:
 	seriessum_scan_free(sc);
 	*out = NULL;
+	return rc;
+}
+
+/* ---- the fine level ---------------------------------------------------- */
+
+/* One non-empty fine bin of one series. */
+struct fine {
+	uint32_t bin;
+	uint32_t series;
+	struct bin b;
+};
+
+static int cmp_fine(const void *pa, const void *pb)
+{
+	const struct fine *a = pa, *b = pb;
+	if (a->bin != b->bin)
+		return (a->bin > b->bin) - (a->bin < b->bin);
+	return (a->series > b->series) - (a->series < b->series);
+}
+
+/* Writes group g's kept bins (sorted by bin, then series) as stream
+ * 1 + g of SHARD_SERIESSUM. */
+static int fine_emit(struct shard_writer *w, struct buf *row, struct fine *f,
+                     size_t nf, double d, int64_t g, struct err *e)
+{
+	double width = d / SERIESSUM_FINE_BINS;
+	qsort(f, nf, sizeof *f, cmp_fine);
+	for (size_t i = 0; i < nf; i++) {
+		const struct bin *b = &f[i].b;
+		format_row(row, f[i].series, f[i].bin, b);
+		if (shard_writer_add_text(w, SHARD_SERIESSUM, 1 + g, (double)f[i].bin * width,
+		                          (double)(f[i].bin + 1) * width, row->data, row->len, e))
+			return e->code;
+	}
+	return 0;
+}
+
+/* Bins every summarised series again at SERIESSUM_FINE_BINS and writes the
+ * groups: consecutive series of one family, closed when the family changes
+ * or the kept bins pass SERIESSUM_FINE_GROUP. */
+static int fine_build(struct seriessum_scan *sc, struct shard_writer *w,
+                      struct buf *row, struct err *e)
+{
+	struct seriessum *s = sc->s;
+	double d = s->duration;
+	struct bin *bins = calloc(SERIESSUM_FINE_BINS, sizeof *bins);
+	struct fine *f = NULL;
+	size_t nf = 0, capf = 0;
+	int64_t g = 0;
+	int rc = 0;
+
+	if (!bins)
+		return err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
+	for (size_t i = 0; i < sc->k && !rc; i++) {
+		memset(bins, 0, SERIESSUM_FINE_BINS * sizeof *bins);
+		if ((rc = bin_series(sc->st, sc->ord[i].id, d, bins, SERIESSUM_FINE_BINS, e)))
+			break;
+		size_t before = nf;
+		for (size_t j = 0; j < SERIESSUM_FINE_BINS; j++) {
+			if (!bins[j].rows)
+				continue;
+			if (vec_reserve(&f, &capf, nf + 1, sizeof *f)) {
+				rc = err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
+				break;
+			}
+			f[nf].bin = (uint32_t)j;
+			f[nf].series = (uint32_t)sc->ord[i].id;
+			f[nf++].b = bins[j];
+		}
+		if (nf > before)
+			s->group[sc->ord[i].id] = g;
+		if (!rc && nf && (i + 1 == sc->k || nf >= SERIESSUM_FINE_GROUP ||
+		                  strcmp(sc->ord[i].name, sc->ord[i + 1].name))) {
+			rc = fine_emit(w, row, f, nf, d, g++, e);
+			nf = 0;
+		}
+	}
+	s->ngroups = (size_t)g;
+	free(f);
+	free(bins);
 	return rc;
 }
 
@@ -243,13 +333,15 @@ int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
 			for (size_t j = from; j < from + sc->nkept[i]; j++)
 				sc->bins[sc->kept[j].bin] = sc->kept[j].b;
 			from += sc->nkept[i];
-		} else if ((rc = bin_series(sc->st, sc->ord[i].id, d, sc->bins, e))) {
+		} else if ((rc = bin_series(sc->st, sc->ord[i].id, d, sc->bins, SERIESSUM_BINS, e))) {
 			break;
 		}
 		s->first[sc->ord[i].id] = nrows;
 		rc = emit(w, &row, sc->ord[i].id, d, sc->bins, &nrows, e);
 		s->end[sc->ord[i].id] = nrows;
 	}
+	if (!rc && nrows)
+		rc = fine_build(sc, w, &row, e);
 	buf_free(&row);
 	if (rc) {
 		seriessum_scan_free(sc);
@@ -290,6 +382,9 @@ int seriessum_annotate(const struct seriessum *s, const struct shard_writer *w,
 		start[i + 1] = start[i] + ds[i]->count;
 	for (size_t i = 0; i < s->n && i < json_array_size(metrics); i++) {
 		size_t a = 0, b;
+		if (s->group[i] >= 0)
+			json_object_set_new(json_array_get(metrics, i), "fine_group",
+			                    json_integer((json_int_t)s->group[i]));
 		if (s->end[i] == s->first[i])
 			continue;
 		while (a + 1 < nd && start[a + 1] <= s->first[i])
@@ -304,6 +399,15 @@ int seriessum_annotate(const struct seriessum *s, const struct shard_writer *w,
 	json_object_set_new(o, "bins", json_integer(SERIESSUM_BINS));
 	json_object_set_new(o, "width", json_real(s->duration / SERIESSUM_BINS));
 	json_object_set_new(o, "chunks", shard_writer_descs_json(w, SHARD_SERIESSUM, 0));
+	if (s->ngroups) {
+		json_t *fine = json_object(), *groups = json_array();
+		for (size_t g = 0; g < s->ngroups; g++)
+			json_array_append_new(groups, shard_writer_descs_json(w, SHARD_SERIESSUM, (int64_t)(1 + g)));
+		json_object_set_new(fine, "bins", json_integer(SERIESSUM_FINE_BINS));
+		json_object_set_new(fine, "width", json_real(s->duration / SERIESSUM_FINE_BINS));
+		json_object_set_new(fine, "groups", groups);
+		json_object_set_new(o, "fine", fine);
+	}
 	return json_object_set_new(core, "metric_summary", o) ? ERR_NOMEM : 0;
 }
 
@@ -313,5 +417,6 @@ void seriessum_free(struct seriessum *s)
 		return;
 	free(s->first);
 	free(s->end);
+	free(s->group);
 	free(s);
 }

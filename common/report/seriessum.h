@@ -1,13 +1,18 @@
 /*
- * seriessum: the whole-run metric summaries of the viewer (doc/report-files.md
+ * seriessum: the metric summaries of the viewer (doc/report-files.md
  * "Metric summary shards"): per series whose temporal is not "setting",
  * SERIESSUM_BINS bins over [0, duration] with the points' count and the
  * numeric values' count, min, max, mean and last (in ordinal order), written
- * as detail shards of kind SHARD_SERIESSUM, rows ordered by family name then
- * series, so a family's rows are a few consecutive shards.
+ * as detail shards of kind SHARD_SERIESSUM stream 0, rows ordered by family
+ * name then series, so a family's rows are a few consecutive shards.
+ * A fine level, SERIESSUM_FINE_BINS bins of the same row form, is written
+ * per group of series (consecutive series of one family; stream 1 + group),
+ * its rows ordered by bin then series, so a window of a family reads only
+ * the shards whose time bounds it overlaps.
  *
  * Memory: one series' bins at a time, plus the non-empty bins a read-ahead
- * scan keeps (at most SERIESSUM_AHEAD_BYTES).
+ * scan keeps (at most SERIESSUM_AHEAD_BYTES) and one fine group's
+ * non-empty bins (about SERIESSUM_FINE_GROUP of them).
  */
 #ifndef DSIGHT_SERIESSUM_H
 #define DSIGHT_SERIESSUM_H
@@ -19,6 +24,10 @@
 #include "report/shard.h"
 
 #define SERIESSUM_BINS 512
+#define SERIESSUM_FINE_BINS 8192
+#ifndef SERIESSUM_FINE_GROUP /* non-empty fine bins that close a group */
+#define SERIESSUM_FINE_GROUP ((size_t)1 << 19)
+#endif
 
 struct seriessum;
 
@@ -34,8 +43,10 @@ int seriessum_build(struct seriessum **out, struct shard_writer *w,
 
 /*
  * Adds "metric_summary" to the core catalog (top level: bins, width,
- * chunks) and "summary_chunks": [first, last] chunk indexes to each summarised
- * series of core.metrics; w must be finished.  Returns 0 or ERR_NOMEM.
+ * chunks, fine: {bins, width, groups: [[descriptor...]...]}) and
+ * "summary_chunks": [first, last] chunk indexes and "fine_group" to each
+ * summarised series of core.metrics; w must be finished.  Returns 0 or
+ * ERR_NOMEM.
  */
 int seriessum_annotate(const struct seriessum *s, const struct shard_writer *w,
                        json_t *core);

@@ -4,12 +4,14 @@
 // listSessions, queryIterations, queryServerSpans) return Promises whose
 // answers equal `dsight query` on the same report (compared as JavaScript
 // values, same order), an id costs at most two shard fetches, and errors
-// carry the CLI's messages.  DSIGHT_CATALOG_REQUESTS sets the request count
+// carry the CLI's messages.  At the whole run a request-count track stands
+// in for the lanes; opening a session scrolls the lanes to it.
+// DSIGHT_CATALOG_REQUESTS sets the request count
 // (default 20,000, which shards; the 200,000 run is the manual one).
 import assert from 'node:assert';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, rng, runTest } from './harness.mjs';
+import { Tap, tmpdir, run, dquery, readCatalog, serve, openViewer, rng, runTest, saveShot } from './harness.mjs';
 
 const tap = new Tap();
 const N = Number(process.env.DSIGHT_CATALOG_REQUESTS || 20000);
@@ -204,6 +206,32 @@ await runTest(tap, 'catalog', async () => {
   tap.ok(/top 50 of [0-9]+ requests.*from the report index/.test(hint) && firstRow === ix.top_ttft[0][0],
     'the requests table shows the slowest requests from the index', [hint, firstRow]);
   tap.ok(catFetches() === before, 'the top list needs no catalog shard');
+  /* the whole run's lanes cannot draw its requests: a request-count track
+   * stands in (from the session shards' counts, then, once the table's
+   * summaries are in memory, exact: its columns the requests in flight, as
+   * the cache's requests) */
+  const approx = await p.$eval('#req-canvas', (c) => c.dataset.counts);
+  tap.ok(approx === 'approx', 'at the whole run a request-count track stands in for the lanes at once', approx);
+  await p.hover('#req-table th');
+  const cnt = await p.waitForFunction(() => {
+    const c = document.getElementById('req-canvas'), te = window.traceExplorer;
+    if (c.dataset.counts !== 'exact') { te.setState({ from: 0, to: te.describe().meta.duration }); return false; }
+    return { counts: [...c.dsCounts.counts], ncol: c.dsCounts.ncol, st: te.getState() };
+  }, null, { timeout: 60000, polling: 200 }).then((h) => h.jsonValue(), () => null);
+  if (tap.ok(cnt, 'once the table\'s summaries are loaded the counts are exact')) {
+    const q = run('dsight', ['query', rep, 'sql', '--sql', 'SELECT start, "end" FROM requests', '--max-rows', '1000000']);
+    const all = q.code === 0 ? JSON.parse(q.stdout).rows.map(([start, end]) => ({ start, end })) : [];
+    const want = new Array(cnt.ncol).fill(0), w = (cnt.st.to - cnt.st.from) / cnt.ncol;
+    for (const r of all) {
+      if (!(r.end >= cnt.st.from && r.start <= cnt.st.to)) continue;
+      const c0 = Math.max(0, Math.floor((r.start - cnt.st.from) / w)), c1 = Math.min(cnt.ncol - 1, Math.floor((r.end - cnt.st.from) / w));
+      for (let c = c0; c <= c1; c++) want[c]++;
+    }
+    tap.ok(all.length > 3000 && JSON.stringify(cnt.counts) === JSON.stringify(want),
+      `its ${cnt.ncol} columns count the requests in flight, as dsight query requests (${all.length} requests, max ${Math.max(...want)})`,
+      { got: cnt.counts.slice(0, 20), want: want.slice(0, 20) });
+    await saveShot(p, 'catalog-01-request-count-track.png');
+  }
   await p.click('button[data-mode=tree]');
   await p.locator('.vlist .sess .muted').first().waitFor({ timeout: 10000 });
   const rows = await p.locator('.vlist .sess').count();
@@ -213,6 +241,15 @@ await runTest(tap, 'catalog', async () => {
   await p.locator('#sess-open .req').first().waitFor({ timeout: 10000 });
   const opened = await p.locator('#sess-open .hint').textContent();
   tap.ok(/session .*: [0-9]+ requests/.test(opened), `opening a session lists its requests (${Date.now() - t1} ms)`, opened);
+  const lane = await p.evaluate(() => {
+    const id = document.querySelector('#sess-open .hint').textContent.replace(/^session (.*): [0-9]+ requests$/, '$1');
+    const c = document.getElementById('req-canvas'), body = document.querySelector('#sec-requests .sec-body');
+    const g = c.dsLayout.rows.find((x) => x.sess === id);
+    return { id, y: g ? g.y : null, top: body.scrollTop, max: body.scrollHeight - body.clientHeight, groups: c.dsLayout.rows.length };
+  });
+  tap.ok(lane.y !== null && Math.abs(lane.top - Math.min(lane.y, lane.max)) <= 1,
+    'opening a session scrolls the lanes to its lane', lane);
+  await saveShot(p, 'catalog-02-opened-session-lane.png');
   await p.click('button[data-mode=table]');
   await p.evaluate((d) => window.traceExplorer.setState({ from: 0, to: d }), D); /* opening the session narrowed the window */
   await p.fill('#side-requests input[type=search]', r0.id.slice(-4));

@@ -3,7 +3,8 @@
 // workers' Nsight profiles) and Perfetto-style navigation: W/S zoom at the
 // cursor, A/D pan, Ctrl+wheel, drag to select an area kept across zooms,
 // f to focus it, Esc, the relative ruler, Back/Forward through view history
-// and a copied link that restores the selection.
+// and a copied link that restores the selection, the selected NVTX range,
+// the hidden series and the pane sizes.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Tap, dquery, saveShot, openViewer, mediumViewer, runTest } from './harness.mjs';
@@ -150,6 +151,50 @@ async function main() {
   const got = v2.readyAt !== null ? await state(v2.page) : null;
   tap.ok(got && JSON.stringify(got) === JSON.stringify(want), 'opening the copied link restores the view, the selection, the request and the workers', { got, want });
   await v2.close();
+
+  /* 6b. ... and the selected NVTX range, the hidden series and the pane
+   * sizes (a fresh browser: nothing stored) */
+  const fam = cat.metrics.find((m) => cat.metrics.filter((x) => x.name === m.name).length >= 3).name;
+  const prof = cat.profiles.find((p) => p.event_count > 0);
+  const it = (await page.evaluate(([d, p]) => window.traceExplorer.queryNsys({ from: d * 0.4, to: d * 0.45, profile: p, limit: 1 }), [D, prof.id])).items[0];
+  delete it.depth; /* as a click on a track selects it */
+  await page.evaluate(([d, f, ev]) => { window.traceExplorer.setState({ from: d * 0.4, to: d * 0.45, tab: 'nsight', pinnedMetrics: [f], nsysEvent: ev, sel: null, request: null, workers: [] }); return window.traceExplorer.whenMetricsReady(); }, [D, fam, it]);
+  await page.locator('#sec-metrics .chart .lg').nth(1).click();
+  await page.locator('#sec-metrics .chart .lg').nth(2).click();
+  const rect = (pg, sel) => pg.$eval(sel, (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+  const dragBy = async (sel, dx, dy) => {
+    const r = await rect(page, sel), x = r.x + r.w / 2, y = r.y + r.h / 2;
+    await page.mouse.move(x, y); await page.mouse.down(); await page.mouse.move(x + dx / 2, y + dy / 2); await page.mouse.move(x + dx, y + dy); await page.mouse.up();
+    await settle(page);
+  };
+  await dragBy('#split-side', 90, 0);
+  await dragBy('#split-details', 0, -70);
+  await dragBy('#split-gutter', 50, 0);
+  const look = (pg) => pg.evaluate(async () => {
+    const det = document.getElementById('details');
+    /* the linked range is read from its shards: wait for its heading */
+    for (let i = 0; i < 100 && !det.querySelector('dl.kv'); i++) await new Promise((r) => setTimeout(r, 50));
+    await window.traceExplorer.whenMetricsReady();
+    return {
+      range: det.querySelector('h2') ? det.querySelector('h2').textContent : null,
+      fields: det.querySelector('dl.kv') ? det.querySelector('dl.kv').textContent : null,
+      shown: [...document.querySelectorAll('#sec-metrics .chart .lg')].map((b) => b.getAttribute('aria-pressed')).join(''),
+      side: Math.round(document.getElementById('sidebar').getBoundingClientRect().width),
+      details: Math.round(document.getElementById('details').getBoundingClientRect().height),
+      labels: DSUI.GUTTER,
+    };
+  });
+  await page.click('#btn-link');
+  const link2 = await page.$eval('#btn-link', (b) => b.dataset.link);
+  const want2 = Object.assign(await look(page), { state: await state(page) });
+  const v3 = await openViewer(link2);
+  const got2 = v3.readyAt !== null ? Object.assign(await look(v3.page), { state: await state(v3.page) }) : null;
+  tap.ok(want2.range && want2.range.startsWith(it.name) && want2.fields && want2.shown.split('false').length === 3 && want2.state.hiddenSeries.length === 2,
+    'the view to link: a selected NVTX range, two series hidden, panes resized', want2);
+  tap.ok(got2 && JSON.stringify(got2) === JSON.stringify(want2),
+    'opening the copied link restores the selected NVTX range, the hidden series and the pane sizes', { got2, want2, link2 });
+  await saveShot(v3.page, 'nav-04-linked-range-hidden-panes.png');
+  await v3.close();
 
   /* 7. usable at 1024x700 */
   await page.setViewportSize({ width: 1024, height: 700 });

@@ -188,6 +188,34 @@ async function main() {
   const pts = stats.items.reduce((a, it) => a + it.points_total, 0);
   tap.ok(status.includes(`${pts.toLocaleString('en-US')} points in the window`), `its point count is exact (${pts}, queryMetrics)`, status);
   await saveShot(page, 'summary-04-metric-family-whole-run.png');
+
+  /* 6. a window whose 8192-bin summaries are a quarter pixel wide, of a
+   * family with more points there than 2-pixel columns, draws from the fine
+   * summary shards its bounds overlap, no point shard */
+  const fine = cat.metric_summary.fine;
+  const tw = await te(() => DSUI.trackWidth());
+  const W = fine.width * tw * 4, f0 = Math.max(0, D / 2 - W / 2), f1 = f0 + W;
+  const dense = (m) => Number.isInteger(m.fine_group) && m.chunks.reduce((a, c) => a + c.count, 0) * W / D > tw;
+  const famF = cat.metrics.find((m) => dense(m) && cat.metrics.filter((x) => x.name === m.name).length > 1);
+  if (tap.ok(famF, `a family with more points than columns in a ${W.toFixed(2)}-s window`)) {
+    const fser = cat.metrics.filter((m) => m.name === famF.name);
+    const fineUrls = new Set(fine.groups.flat().map((d) => '/' + d.url));
+    const ptUrls = new Set(fser.flatMap((m) => m.chunks.map((d) => '/' + d.url)));
+    const want = new Set(fser.flatMap((m) => (Number.isInteger(m.fine_group) ? fine.groups[m.fine_group] : []))
+      .filter((d) => d.bounds[0] <= f1 && d.bounds[3] >= f0).map((d) => '/' + d.url));
+    await te(([a, b]) => { window.traceExplorer.setState({ from: a, to: b, sel: null, tab: 'metrics', pinnedMetrics: [] }); return window.traceExplorer.whenMetricsReady(); }, [f0, f1]);
+    const mark = server.log.length;
+    await te((f) => { window.traceExplorer.setState({ pinnedMetrics: [f] }); return window.traceExplorer.whenMetricsReady(); }, famF.name);
+    const got = server.log.slice(mark);
+    const st2 = await page.$eval('#sec-metrics .chart-status', (e) => e.textContent);
+    const readFine = got.filter((u) => fineUrls.has(u)), readPts = got.filter((u) => ptUrls.has(u));
+    tap.ok(/8192-bin summaries/.test(st2) && readPts.length === 0 && readFine.length > 0 && readFine.every((u) => want.has(u)),
+      `the ${W.toFixed(2)}-s chart of ${famF.name} (${fser.length} series) reads ${readFine.length} fine summary shards (those its window overlaps), no point shard`, { st2, readFine, readPts: readPts.length });
+    const table = await page.$$eval('#details table.grid tr', (trs) => trs.slice(1).map((tr) => [...tr.children].map((td) => td.textContent)));
+    const exact = await te(([f, a, b]) => window.traceExplorer.queryMetrics({ name: f, from: a, to: b, limit: 1000 }), [famF.name, f0, f1]);
+    tap.ok(table.length === fser.length && exact.items.length > 0, `the window table lists the ${fser.length} series`, { rows: table.length, items: exact.items.length });
+    await saveShot(page, 'summary-05-metric-family-fine.png');
+  }
   tap.ok(mv.v.errors.length === 0, 'no page error', mv.v.errors);
 }
 

@@ -2,7 +2,8 @@
 // exported as Trace Event Format JSON holds, as complete events on the
 // profile's pid and the thread's tid, exactly the NVTX rows `dsight query
 // nsys` gives for the window (times in microseconds, names, source rows,
-// depths), a thread_name for every thread, the pinned family's points as
+// depths), a thread_name for every thread, the CPU samples as instant
+// events named by their leaf frame, the pinned family's points as
 // counters, and the window's requests as async slices; `dsight export
 // --format chrome-trace` writes the same events for the same selection.
 import fs from 'node:fs';
@@ -52,6 +53,25 @@ async function main() {
   const threads = new Set(xs.map((e) => `${e.pid}/${e.tid}`));
   tap.ok(threads.size > 0 && [...threads].every((t) => named.has(t)), `each of the ${threads.size} threads has a thread_name`);
   tap.ok(evs.some((e) => e.ph === 'M' && e.name === 'process_name' && e.pid === prof.id && e.args.name.includes(prof.worker)), 'the profile is a process named after its worker');
+
+  /* CPU samples: instant events on their thread's track, named by the
+   * leaf frame, equal the cache's samples of the window (of a profile
+   * with samples there) */
+  const sampled = (p) => (p.cpu && p.cpu.chunks || []).some((d) => d.bounds[0] <= w[1] && d.bounds[3] >= w[0]);
+  const cp = cat.profiles.find(sampled);
+  if (tap.ok(cp, 'a profile has CPU samples in the window')) {
+    const q = run('dsight', ['query', rep, 'sql', '--sql', `SELECT time, tid, symbol FROM cpu_self WHERE profile = ${cp.id} AND time >= ${w[0]} AND time <= ${w[1]}`, '--max-rows', '1000000']);
+    const wantS = q.code === 0 ? JSON.parse(q.stdout).rows.map(([t0, g, sym]) => JSON.stringify([t0 * 1e6, g, sym === null ? '(unknown stack)' : sym])).sort() : [];
+    const ce2 = JSON.parse(await page.evaluate(([a, b, id]) => window.traceExplorer.exportChromeTrace({ from: a, to: b, profile: id }), [w[0], w[1], cp.id])).traceEvents;
+    const named2 = new Set(ce2.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => `${e.pid}/${e.tid}`));
+    const is = ce2.filter((e) => e.ph === 'i');
+    const gotS = is.map((e) => JSON.stringify([e.ts, e.args.global_tid, e.name])).sort();
+    tap.ok(wantS.length > 0 && JSON.stringify(gotS) === JSON.stringify(wantS) && is.every((e) => e.cat === 'cpu' && e.s === 't' && e.pid === cp.id && named2.has(`${e.pid}/${e.tid}`) && Array.isArray(e.args.stack) && e.args.stack[0] === e.name),
+      `profile ${cp.id}'s ${is.length} instant events are its ${wantS.length} CPU samples of the window (ts, thread, leaf frame; the stack in args)`, { got: gotS.slice(0, 3), want: wantS.slice(0, 3), stderr: q.stderr });
+    const cli2 = run('dsight', ['export', rep, '--format', 'chrome-trace', '--from', String(w[0]), '--to', String(w[1]), '--profile', String(cp.id), '--no-requests']);
+    const ci = cli2.code === 0 ? JSON.parse(cli2.stdout).traceEvents.filter((e) => e.ph === 'i').map((e) => JSON.stringify(e)).sort() : null;
+    tap.ok(ci && JSON.stringify(ci) === JSON.stringify(is.map((e) => JSON.stringify(e)).sort()), 'dsight export writes the same instant events', { code: cli2.code, stderr: cli2.stderr, ci: ci && ci.slice(0, 2), vi: is.slice(0, 2) });
+  }
 
   /* metrics: counters equal the CLI's points of the pinned family */
   const ms = dquery(rep, 'metrics', { name: fam, from: w[0], to: w[1], points: true, limit: 1000 }).ok;

@@ -237,15 +237,18 @@ for d in (ms or {}).get("chunks", []):
     all_ok &= ok
     files.add(d["url"])
     got += rows
-want, order = [], sorted((s["name"], i) for i, s in enumerate(core["metrics"])
-                         if s.get("temporal") != "setting")
-for _, i in order:
+order = sorted((s["name"], i) for i, s in enumerate(core["metrics"])
+               if s.get("temporal") != "setting")
+
+
+def binned(i, nbins):
+    """Series i's points binned as the build does: {bin: row tail}."""
     bins = {}
     for (payload,) in db.execute("SELECT payload FROM points WHERE series = ? ORDER BY ordinal", (i,)):
         tm, v = json.loads(payload)[:2]
         if not (0 <= tm <= D):
             continue
-        b = bins.setdefault(min(511, math.floor(tm * 512 / D)), [0, 0, None, None, 0.0, None])
+        b = bins.setdefault(min(nbins - 1, math.floor(tm * nbins / D)), [0, 0, None, None, 0.0, None])
         b[0] += 1
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
             v = float(v)
@@ -254,9 +257,13 @@ for _, i in order:
             b[3] = v if b[3] is None else max(b[3], v)
             b[4] += v
             b[5] = v
-    for k in sorted(bins):
-        n, c, lo, hi, sm, last = bins[k]
-        want.append([i, k, n, c] + ([lo, hi, sm / c, last] if c else []))
+    return {k: [n, c] + ([lo, hi, sm / c, last] if c else [])
+            for k, (n, c, lo, hi, sm, last) in bins.items()}
+
+
+want = []
+for _, i in order:
+    want += [[i, k] + r for k, r in sorted(binned(i, 512).items())]
 t.ok(ms is not None and ms["bins"] == 512 and ms["width"] == D / 512, "core catalog: metric_summary (512 bins)")
 t.eq(got, want, "metric summary rows = the cache's points binned, in family order")
 spans = {i: s.get("summary_chunks") for i, s in enumerate(core["metrics"])}
@@ -268,6 +275,29 @@ for k, d in enumerate((ms or {}).get("chunks", [])):
     first += d["count"]
 t.ok(ok and all(spans[i] is None for i, s in enumerate(core["metrics"]) if s.get("temporal") == "setting"),
      "each series' summary_chunks span the shards that hold its rows; settings have none")
+# The fine level: 8192 bins, one group of consecutive series of one family,
+# rows by bin then series, so a window reads the shards its bounds overlap.
+fine = (ms or {}).get("fine") or {}
+t.ok(fine.get("bins") == 8192 and fine.get("width") == D / 8192 and fine.get("groups"),
+     "core catalog: metric_summary.fine (8192 bins, groups)")
+groups = {}
+for _, i in order:
+    groups.setdefault(core["metrics"][i].get("fine_group"), []).append(i)
+t.ok(None not in groups and sorted(groups) == list(range(len(fine.get("groups", []))))
+     and all(len({core["metrics"][i]["name"] for i in ids}) == 1 for ids in groups.values()),
+     "every summarised series has a fine group; a group is one family's series")
+fine_ok = True
+for g, descs in enumerate(fine.get("groups", [])):
+    rows = []
+    for d in descs:
+        ok, rs = check_descriptor(rep, d, ("series bins", fine["width"]))
+        fine_ok &= ok
+        files.add(d["url"])
+        rows += rs
+    exp = sorted(([i, k] + r for i in groups.get(g, []) for k, r in binned(i, 8192).items()),
+                 key=lambda r: (r[1], r[0]))
+    fine_ok &= rows == exp
+t.ok(fine_ok and fine.get("groups"), "fine rows = each group's points binned, by bin then series")
 db.close()
 t.ok(all_ok and files, "every descriptor matches its file (names, hashes, sizes, "
      "count, bounds, zero mtime) and point rows keep the cache's text")

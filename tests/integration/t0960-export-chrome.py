@@ -79,6 +79,24 @@ def check_trace(label, ds, w=None, extra=(), qextra=(), metric_names=None):
     wantc = sorted((s["name"], p[0] * US, p[1]) for s in series for p in s["points"] if p[1] is not None)
     t.ok(cs == wantc, "%s: C events are the metrics points (%d)" % (label, len(wantc)),
          "%d vs %d" % (len(cs), len(wantc)))
+    # CPU samples: i events == the cache's samples (profile, time, thread, leaf)
+    ins = sorted((e["pid"], e["ts"], e["args"]["global_tid"], e["name"], e["args"]["source_row"])
+                 for e in evs if e["ph"] == "i")
+    pids = sorted({e["pid"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"
+                   and e["pid"] < 1000000})
+    wants = []
+    if pids:
+        lo, hi = w if w else (0, json.loads(tap.query(ds, "summary").stdout)["meta"]["duration"])
+        # (a document's samples are its built report's: sql needs the cache)
+        q = tap.query(rep if ds == FIX else ds, "sql", "--sql", "SELECT profile, time, tid, stack, source_row FROM cpu_samples"
+                      " WHERE profile IN (%s) AND time >= %r AND time <= %r" % (",".join(map(str, pids)), lo, hi),
+                      "--max-rows", "1000000")
+        wants = json.loads(q.stdout)["rows"]
+    t.ok(len(ins) == len(wants) and sorted((r[0], r[1] * US, r[2], r[4]) for r in wants) ==
+         [(a, b, c, e) for a, b, c, _, e in ins] and all(e["cat"] == "cpu" and e["s"] == "t" and
+                                                          e["args"]["stack"][:1] in ([e["name"]], [])
+                                                          for e in evs if e["ph"] == "i"),
+         "%s: i events are the CPU samples (%d)" % (label, len(wants)), "%d vs %d" % (len(ins), len(wants)))
     return tr
 
 
