@@ -14,6 +14,7 @@
 #include "base/utf8.h"
 #include "query/qkinds.h"
 #include "query/qsqlfn.h"
+#include "query/qsqlvtab.h"
 #include "query/qtempvfs.h"
 #include "store/store.h"
 #include "store/store_depth.h"
@@ -635,6 +636,7 @@ void query_sql_close(struct query_sql_cursor *cur)
 int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
                    int64_t max_rows, const volatile sig_atomic_t *stop,
                    const volatile sig_atomic_t *cancel,
+                   const struct qsqlmem *mem,
                    struct query_sql_cursor **out, struct err *e)
 {
 	struct query_sql_cursor *cur = calloc(1, sizeof *cur);
@@ -654,6 +656,8 @@ int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
 	c->clock.cancel = cancel;
 	c->sql = sql;
 	if ((rc = ready_table_functions(cur->db, e)))
+		goto fail;
+	if (mem && (rc = qsqlvtab_install(cur->db, mem, e)))
 		goto fail;
 	if (qsqlfn_register(cur->db, &c->clock) != SQLITE_OK) {
 		rc = err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
@@ -695,11 +699,11 @@ fail:
 
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
                   int64_t max_rows, const volatile sig_atomic_t *stop,
-                  struct buf *out, struct err *e)
+                  const struct qsqlmem *mem, struct buf *out, struct err *e)
 {
 	struct query_sql_cursor *cur;
 	int rc = query_sql_open(abs_path, sql, timeout_s, max_rows, stop, NULL,
-	                        &cur, e);
+	                        mem, &cur, e);
 
 	if (!rc)
 		rc = emit(cur, out, e);
@@ -730,7 +734,8 @@ int query_sql(struct qctx *q)
 	if (q->p->sql_cursor)
 		return query_sql_open(dataset_data_path(q->ds), sql, t,
 		                      q->p->max_rows, q->p->stop, q->p->cancel,
-		                      q->p->sql_cursor, q->e);
+		                      q->p->sql_mem, q->p->sql_cursor, q->e);
 	return query_sql_run(dataset_data_path(q->ds), sql, t,
-	                     q->p->max_rows, q->p->stop, q->out, q->e);
+	                     q->p->max_rows, q->p->stop, q->p->sql_mem,
+	                     q->out, q->e);
 }

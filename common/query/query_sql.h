@@ -28,6 +28,8 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+struct qsqlmem;
+
 /* The default and the largest max_rows (rows of one answer). */
 #define QUERY_SQL_MAX_ROWS 10000
 #define QUERY_SQL_MAX_ROWS_LIMIT 1000000
@@ -70,12 +72,14 @@
  * refusals are ERR_USAGE with a message naming the cause; the time limit is
  * ERR_DATA "The statement ran longer than <t> s"; once *stop (borrowed,
  * may be NULL) is set, the statement ends within moments with ERR_DATA
- * "The session is stopping; ...".  The file is opened
+ * "The session is stopping; ...".  mem (borrowed, may be NULL): the sql
+ * engine's columns (qsqlmem.h), whose virtual tables then answer for the
+ * file's nvtx and metric_points views (qsqlvtab.h).  The file is opened
  * and closed here; nothing in it changes.
  */
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
                   int64_t max_rows, const volatile sig_atomic_t *stop,
-                  struct buf *out, struct err *e);
+                  const struct qsqlmem *mem, struct buf *out, struct err *e);
 
 struct query_sql_cursor;
 
@@ -90,6 +94,7 @@ struct query_sql_cursor;
 int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
                    int64_t max_rows, const volatile sig_atomic_t *stop,
                    const volatile sig_atomic_t *cancel,
+                   const struct qsqlmem *mem,
                    struct query_sql_cursor **out, struct err *e);
 /* Appends the column names as a JSON array. */
 void query_sql_columns(const struct query_sql_cursor *cur, struct buf *out);
