@@ -18,8 +18,13 @@ enum { P_SERIES, P_NAME, P_WORKER, P_RANK, P_TIME, P_VALUE, P_ORDINAL };
  * and the group order. */
 enum {
 	USE_NAME = 1, USE_WORKER = 2, USE_KEY = 4, USE_LO = 8, USE_HI = 16,
-	BY_WORKER = 32, BY_NAME_DESC = 64
+	BY_WORKER = 32, BY_NAME_DESC = 64, USE_END_LO = 128, USE_END_HI = 256
 };
+
+/* The constraint kinds, in the order of their values in argv. */
+#define NUSES 7
+static const int uses[NUSES] = {USE_NAME, USE_WORKER, USE_KEY, USE_LO,
+                                USE_HI, USE_END_LO, USE_END_HI};
 
 struct vt_aux {
 	const struct qsqlmem *m;
@@ -40,7 +45,8 @@ struct cur {
 	size_t nvisit, gi; /* gi: position in visit */
 	size_t row, end;   /* the current row and the end of its group */
 	double lo, hi;     /* bounds on start/time (used when use_lo/use_hi) */
-	int use_lo, use_hi;
+	double elo, ehi;   /* bounds on an NVTX range's end */
+	int use_lo, use_hi, use_elo, use_ehi;
 };
 
 static int vt_connect(sqlite3 *db, void *aux, int argc,
@@ -92,6 +98,7 @@ static int col_of(enum vt_kind kind, int use)
 	case USE_NAME: return kind == VT_NVTX ? N_NAME : P_NAME;
 	case USE_WORKER: return kind == VT_NVTX ? N_WORKER : P_WORKER;
 	case USE_KEY: return kind == VT_NVTX ? N_PROFILE : P_SERIES;
+	case USE_END_LO: case USE_END_HI: return kind == VT_NVTX ? N_END : -2;
 	default: return kind == VT_NVTX ? N_START : P_TIME;
 	}
 }
@@ -105,9 +112,7 @@ static int is_binary(sqlite3_index_info *ii, int k)
 static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 {
 	const struct vt *v = (const struct vt *)tab;
-	static const int uses[] = {USE_NAME, USE_WORKER, USE_KEY, USE_LO,
-	                           USE_HI};
-	int pick[5] = {-1, -1, -1, -1, -1};
+	int pick[NUSES] = {-1, -1, -1, -1, -1, -1, -1};
 	int plan = 0, argv = 0;
 	double rows = (double)vt_rows(v) + 1;
 
@@ -116,17 +121,18 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 		unsigned char op = c->op;
 		if (!c->usable)
 			continue;
-		for (int u = 0; u < 5; u++) {
+		for (int u = 0; u < NUSES; u++) {
+			int lo = u == 3 || u == 5, hi = u == 4 || u == 6;
 			if (c->iColumn != col_of(v->kind, uses[u]) || pick[u] >= 0)
 				continue;
 			if (u < 3 && op == SQLITE_INDEX_CONSTRAINT_EQ &&
 			    is_binary(ii, k))
 				pick[u] = k;
-			else if (u == 3 && (op == SQLITE_INDEX_CONSTRAINT_GT ||
+			else if (lo && (op == SQLITE_INDEX_CONSTRAINT_GT ||
 			                    op == SQLITE_INDEX_CONSTRAINT_GE ||
 			                    op == SQLITE_INDEX_CONSTRAINT_EQ))
 				pick[u] = k;
-			else if (u == 4 && (op == SQLITE_INDEX_CONSTRAINT_LT ||
+			else if (hi && (op == SQLITE_INDEX_CONSTRAINT_LT ||
 			                    op == SQLITE_INDEX_CONSTRAINT_LE ||
 			                    op == SQLITE_INDEX_CONSTRAINT_EQ))
 				pick[u] = k;
@@ -134,13 +140,14 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 	}
 	if (v->kind == VT_POINTS)
 		pick[1] = -1; /* a series' worker: few series, no gain */
-	for (int u = 0; u < 5; u++) {
+	for (int u = 0; u < NUSES; u++) {
 		if (pick[u] < 0)
 			continue;
 		plan |= uses[u];
 		/* SQLite checks the constraint again (omit stays 0) */
 		ii->aConstraintUsage[pick[u]].argvIndex = ++argv;
-		rows *= u == 0 ? 0.05 : u == 1 ? 0.1 : u == 2 ? 0.05 : 0.3;
+		rows *= u == 0 ? 0.05 : u == 1 ? 0.1 : u == 2 ? 0.05
+		        : u < 5 ? 0.3 : 0.5;
 	}
 	/* the groups in name order (ascending, or descending by name with a
 	 * name's groups in their ascending order), or in worker then name
@@ -245,6 +252,17 @@ static const double *times(const struct cur *c)
 	                              : c->vt->m->points.time;
 }
 
+/* Whether row i can meet the bounds (they are checked again by SQLite;
+ * a row skipped here cannot meet them). */
+static int row_ok(const struct cur *c, const double *t, size_t i)
+{
+	const double *end = c->vt->m->nvtx.end;
+
+	return !((c->use_lo && t[i] < c->lo) || (c->use_hi && t[i] > c->hi) ||
+	         (c->use_elo && end[i] < c->elo) ||
+	         (c->use_ehi && end[i] > c->ehi));
+}
+
 /* Positions the cursor on the first row of the visit list from gi on. */
 static void seek_group(struct cur *c)
 {
@@ -257,6 +275,8 @@ static void seek_group(struct cur *c)
 			a = lower(t, a, b, c->lo);
 		if (g->sorted && c->use_hi)
 			b = upper(t, a, b, c->hi);
+		while (a < b && !row_ok(c, t, a))
+			a++;
 		if (a < b) {
 			c->row = a;
 			c->end = b;
@@ -312,12 +332,12 @@ static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
 	const struct qsqlmem *m = c->vt->m;
 	int nvtx = c->vt->kind == VT_NVTX;
 	size_t ng = nvtx ? m->nvtx.ng : m->points.ng;
-	sqlite3_value *x[5] = {NULL, NULL, NULL, NULL, NULL};
+	sqlite3_value *x[NUSES] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 	int a = 0;
 
 	(void)s;
-	for (int u = 0; u < 5; u++)
-		if ((plan & (1 << u)) && a < argc)
+	for (int u = 0; u < NUSES; u++)
+		if ((plan & uses[u]) && a < argc)
 			x[u] = argv[a++];
 	c->groups = nvtx ? m->nvtx.g : m->points.g;
 	free(c->visit);
@@ -327,6 +347,8 @@ static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
 	c->nvisit = c->gi = 0;
 	c->use_lo = x[3] && bound(x[3], 0, &c->lo);
 	c->use_hi = x[4] && bound(x[4], 1, &c->hi);
+	c->use_elo = x[5] && bound(x[5], 0, &c->elo);
+	c->use_ehi = x[6] && bound(x[6], 1, &c->ehi);
 	order_groups(m, c->groups, ng, plan, c->visit);
 	for (size_t k = 0; k < ng; k++) {
 		uint32_t gi = c->visit[k];
@@ -347,8 +369,11 @@ static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
 static int vt_next(sqlite3_vtab_cursor *cc)
 {
 	struct cur *c = (struct cur *)cc;
+	const double *t = times(c);
 
-	if (++c->row >= c->end) {
+	while (++c->row < c->end && !row_ok(c, t, c->row))
+		;
+	if (c->row >= c->end) {
 		c->gi++;
 		seek_group(c);
 	}

@@ -160,6 +160,8 @@ def random_parity(label, rep, c, engine="ready"):
         ("SELECT name, count(*) AS n, sum(duration) AS busy FROM nvtx GROUP BY name"
          " ORDER BY busy DESC, name LIMIT 3", True),
         ("SELECT DISTINCT name FROM nvtx ORDER BY 1 DESC", True),
+        ("SELECT profile, ordinal, \"end\" FROM nvtx WHERE \"end\" > 1.5 AND \"end\" <= 3"
+         " AND start < '2' ORDER BY 1, 2", True),
         ("SELECT name, max(value) FROM metric_points GROUP BY name ORDER BY name DESC", True),
         ("SELECT * FROM nvtx WHERE profile = 0 AND start BETWEEN 1 AND 2 ORDER BY start, ordinal", True),
         ("SELECT * FROM nvtx WHERE name = (SELECT min(name) FROM main.nvtx)"
