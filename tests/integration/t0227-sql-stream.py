@@ -227,6 +227,10 @@ j = json.loads(a.stdout) if a.returncode == 0 else {}
 t.ok(j.get("row_count") == 12 and not j.get("truncated") and a.stdout == b.stdout,
      "a streamed answer past 16 MiB is whole (12 rows of 2 MB), locally and through the session",
      (a.stderr, b.stderr))
+# a new connection: the first may have been idle past the session's
+# --conn-idle-timeout (60 s) while the steps above ran on a loaded machine
+c.close()
+c = sl.Conn(sock, timeout=60)
 one = json.loads(unstreamed_data(c, {"sql": blob}))
 t.ok(one.get("truncated") is True and 0 < one["row_count"] < 12,
      "the one-reply answer stays cut at 16 MiB (truncated: true)", one.get("row_count"))
