@@ -32,7 +32,7 @@ static const char usage[] =
 	"usage: dsightd serve REPORT [--name NAME | --path SOCKET] [--daemonize] [--log FILE]\n"
 	"                            [--idle-timeout auto|DURATION] [--idle-start auto|orphaned|last-query]\n"
 	"                            [--conn-idle-timeout DURATION] [--frame-timeout DURATION]\n"
-	"                            [--http [HOST:]PORT [--allow-remote]]\n"
+	"                            [--http [HOST:]PORT [--allow-remote]] [--no-sql-engine]\n"
 	"\n"
 	"Keeps REPORT (a report directory, a trace-data.sqlite cache or an evidence\n"
 	"document) open behind a unix socket so that `dsight query --remote NAME ...`\n"
@@ -59,6 +59,9 @@ static const char usage[] =
 	"                       SOCKET.http (`dsight ctl url NAME` prints the viewer's URL)\n"
 	"  --allow-remote       let --http listen on a non-loopback address (plain HTTP:\n"
 	"                       an ssh tunnel is safer)\n"
+	"  --no-sql-engine      answer sql statements from the file's views only (by default\n"
+	"                       the first sql query loads nvtx and metric_points into memory\n"
+	"                       in the background, and later ones read them there)\n"
 	"\n"
 	"Prints one startup record on stdout:\n"
 	"  pid=N session=NAME socket-path=PATH [http=URL] idle-timeout=1800s report=PATH generation=ID\n"
@@ -68,6 +71,7 @@ struct opts {
 	const char *report, *name, *path, *log, *http;
 	int daemonize;
 	int allow_remote;
+	int no_sql_engine;
 	int64_t idle_ms;
 	int idle_start;
 	int64_t conn_idle_ms, frame_ms; /* 0: the server's defaults */
@@ -163,6 +167,10 @@ static int parse(int argc, char **argv, struct opts *o, struct err *e)
 		}
 		if (!strcmp(a, "--allow-remote")) {
 			o->allow_remote = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-sql-engine")) {
+			o->no_sql_engine = 1;
 			continue;
 		}
 		if (!strcmp(a, "--name"))
@@ -303,7 +311,8 @@ static int start(struct daemon *d, struct buf *record, struct buf *guide, struct
 	address_lock_path(d->socket_path, d->lock_path, sizeof d->lock_path);
 
 	/* 1. the report first: a live socket always means a usable session */
-	if (session_open(d->o.report, d->o.http != NULL, &d->sess, e))
+	if (session_open(d->o.report, d->o.http != NULL, !d->o.no_sql_engine,
+	                 &d->sess, e))
 		return e->code;
 	/* 2. one server per name (a generated name that is taken: pick another) */
 	for (int tries = 0;; tries++) {

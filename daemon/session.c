@@ -1,6 +1,7 @@
 /* session: the warm dataset and its generations (see session.h). */
 #include "session.h"
 #include "query/dataset.h"
+#include "query/qsqlmem.h"
 #include "webgen.h"
 #include "base/fileid.h"
 #include "base/vec.h"
@@ -22,11 +23,23 @@ struct session_gen {
 	struct dataset **pool;  /* idle per-thread handles */
 	size_t npool, cap;
 	struct webgen *web;     /* the viewer files (sessions with --http) */
+	/* the sql engine's columns (qsqlmem.h), loaded on a thread of their
+	 * own at the generation's first sql query; queries use them once
+	 * mem_state is MEM_READY */
+	pthread_t loader;
+	int loader_started;     /* guarded by lock */
+	atomic_int mem_state;
+	struct qsqlmem *mem;
+	volatile sig_atomic_t stop_load;
+	int no_mem;             /* the session runs without the engine */
 };
+
+enum { MEM_OFF, MEM_LOADING, MEM_READY, MEM_DECLINED, MEM_FAILED };
 
 struct session {
 	char *report;
 	int web;                /* load each generation's viewer files */
+	int sql_engine;         /* generations may load the sql engine */
 	struct session_gen *cur;
 };
 
@@ -37,6 +50,11 @@ static int gen_open_data(const char *report, struct session_gen **out,
 
 static void gen_free(struct session_gen *g)
 {
+	if (g->loader_started) {
+		g->stop_load = 1;
+		pthread_join(g->loader, NULL);
+	}
+	qsqlmem_free(g->mem);
 	for (size_t k = 0; k < g->npool; k++)
 		dataset_close(g->pool[k]);
 	free(g->pool);
@@ -101,8 +119,8 @@ static int gen_open_data(const char *report, struct session_gen **out, struct er
 	return 0;
 }
 
-int session_open(const char *report, int web, struct session **out,
-                 struct err *e)
+int session_open(const char *report, int web, int sql_engine,
+                 struct session **out, struct err *e)
 {
 	char abs[PATH_MAX];
 	struct session *s;
@@ -115,11 +133,13 @@ int session_open(const char *report, int web, struct session **out,
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	}
 	s->web = web;
+	s->sql_engine = sql_engine;
 	if (gen_open(s->report, web, &s->cur, e)) {
 		free(s->report);
 		free(s);
 		return e->code;
 	}
+	s->cur->no_mem = !sql_engine;
 	*out = s;
 	return 0;
 }
@@ -156,6 +176,7 @@ int session_load(const struct session *s, struct session_gen **out,
 	if (gen_open(s->report, s->web, out, e))
 		return err_prefix(e, "The report changed but its new generation could not be opened "
 		                     "(the next request will try again)");
+	(*out)->no_mem = !s->sql_engine;
 	return 0;
 }
 
@@ -212,15 +233,57 @@ static void give_handle(struct session_gen *g, struct dataset *ds)
 	pthread_mutex_unlock(&g->lock);
 }
 
+/* The loader thread: g's columns, or the state saying why none. */
+static void *load_mem(void *arg)
+{
+	struct session_gen *g = arg;
+	struct err e;
+	int rc;
+
+	err_clear(&e);
+	rc = qsqlmem_load(g->data_path, &g->stop_load, &g->mem, &e);
+	atomic_store(&g->mem_state, rc == 0 ? MEM_READY
+	                            : rc == QSQLMEM_DECLINED ? MEM_DECLINED
+	                                                     : MEM_FAILED);
+	return NULL;
+}
+
+/* Starts loading g's columns once (an sql query asked). */
+static void start_load(struct session_gen *g)
+{
+	pthread_mutex_lock(&g->lock);
+	if (!g->loader_started) {
+		atomic_store(&g->mem_state, MEM_LOADING);
+		if (pthread_create(&g->loader, NULL, load_mem, g) == 0)
+			g->loader_started = 1;
+		else
+			atomic_store(&g->mem_state, MEM_FAILED);
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+const char *session_sql_engine(const struct session *s)
+{
+	static const char *const names[] = {"off", "loading", "ready",
+	                                    "declined", "failed"};
+	return names[atomic_load(&s->cur->mem_state)];
+}
+
 int session_gen_query(struct session_gen *g, const struct query_params *p,
                       struct buf *out, struct err *e)
 {
+	struct query_params q = *p;
 	struct dataset *ds;
 	int rc;
 
+	if (p->kind && !strcmp(p->kind, "sql") && !g->no_mem) {
+		start_load(g);
+		if (atomic_load(&g->mem_state) == MEM_READY)
+			q.sql_mem = g->mem;
+	}
 	if (take_handle(g, &ds, e))
 		return e->code;
-	rc = query_run(ds, p, out, e);
+	rc = query_run(ds, &q, out, e);
 	if (rc == 0 && out->failed)
 		rc = err_set(e, out->failed, "Query output failed");
 	give_handle(g, ds);

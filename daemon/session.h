@@ -23,9 +23,12 @@ struct session_gen;
 
 /* Opens the dataset at report (made absolute here).  web != 0: every
  * generation also loads its viewer files (webgen.h) for the HTTP
- * transport.  *out is owned by the caller (session_close). */
-int session_open(const char *report, int web, struct session **out,
-                 struct err *e);
+ * transport.  sql_engine != 0: a generation's first sql query starts
+ * loading the sql engine's columns (qsqlmem.h) on a thread of their own,
+ * and its sql queries read them once loaded.  *out is owned by the caller
+ * (session_close). */
+int session_open(const char *report, int web, int sql_engine,
+                 struct session **out, struct err *e);
 /* Releases the current generation; in-flight requests keep theirs. */
 void session_close(struct session *s);
 
@@ -33,6 +36,11 @@ void session_close(struct session *s);
 const char *session_report(const struct session *s);
 /* The current generation's id (borrowed; valid until the next install). */
 const char *session_generation(const struct session *s);
+
+/* The current generation's sql engine: "off" (not asked for yet, or the
+ * session runs without it), "loading", "ready", "declined" (the cache is
+ * not one it serves: the file's views answer) or "failed". */
+const char *session_sql_engine(const struct session *s);
 
 /* Loop thread: 1 when the data file's identity differs from the current
  * generation's (the report was rebuilt, removed or replaced), else 0. */

@@ -70,6 +70,8 @@ void status_write(struct buf *o, const struct status_input *si)
 	jsonout_int(o, si->connections);
 	put_key(o, "sql_streams", 0);
 	jsonout_int(o, si->sql_streams);
+	put_key(o, "sql_engine", 0);
+	jsonout_cstr(o, session_sql_engine(si->sess));
 	/* Server-side time of the last TIMES queries, from the decoded frame
 	 * to the framed response (queue wait included), in microseconds. */
 	put_key(o, "server_time_us", 0);

@@ -22,6 +22,7 @@
 
 /* Several values of one parameter (n == 0: not given as a list). */
 struct query_sql_cursor;
+struct qsqlmem;
 
 struct qlist {
 	const char *const *v;
@@ -72,6 +73,10 @@ struct query_params {
 	 * answer: *sql_cursor is then the caller's (query_sql_close). */
 	const volatile sig_atomic_t *cancel;
 	struct query_sql_cursor **sql_cursor;
+	/* Not a parameter (borrowed, may be NULL): the sql engine's columns
+	 * (qsqlmem.h), which then answer for the file's nvtx and
+	 * metric_points views. */
+	const struct qsqlmem *sql_mem;
 };
 
 enum qparam_type {

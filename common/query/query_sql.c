@@ -14,6 +14,7 @@
 #include "base/utf8.h"
 #include "query/qkinds.h"
 #include "query/qsqlfn.h"
+#include "query/qsqlvtab.h"
 #include "query/qtempvfs.h"
 #include "store/store.h"
 #include "store/store_depth.h"
@@ -633,8 +634,7 @@ void query_sql_close(struct query_sql_cursor *cur)
 }
 
 int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
-                   int64_t max_rows, const volatile sig_atomic_t *stop,
-                   const volatile sig_atomic_t *cancel,
+                   int64_t max_rows, const struct query_sql_with *with,
                    struct query_sql_cursor **out, struct err *e)
 {
 	struct query_sql_cursor *cur = calloc(1, sizeof *cur);
@@ -650,10 +650,12 @@ int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
 	cur->max_rows = max_rows;
 	if ((rc = connect(abs_path, &cur->db, c, e)))
 		goto fail;
-	qsqlfn_clock_start(&c->clock, timeout_s, stop);
-	c->clock.cancel = cancel;
+	qsqlfn_clock_start(&c->clock, timeout_s, with->stop);
+	c->clock.cancel = with->cancel;
 	c->sql = sql;
 	if ((rc = ready_table_functions(cur->db, e)))
+		goto fail;
+	if (with->mem && (rc = qsqlvtab_install(cur->db, with->mem, e)))
 		goto fail;
 	if (qsqlfn_register(cur->db, &c->clock) != SQLITE_OK) {
 		rc = err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
@@ -695,11 +697,12 @@ fail:
 
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
                   int64_t max_rows, const volatile sig_atomic_t *stop,
-                  struct buf *out, struct err *e)
+                  const struct qsqlmem *mem, struct buf *out, struct err *e)
 {
 	struct query_sql_cursor *cur;
-	int rc = query_sql_open(abs_path, sql, timeout_s, max_rows, stop, NULL,
-	                        &cur, e);
+	struct query_sql_with with = {stop, NULL, mem};
+	int rc = query_sql_open(abs_path, sql, timeout_s, max_rows, &with, &cur,
+	                        e);
 
 	if (!rc)
 		rc = emit(cur, out, e);
@@ -727,10 +730,14 @@ int query_sql(struct qctx *q)
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
 		return rc;
-	if (q->p->sql_cursor)
+	if (q->p->sql_cursor) {
+		struct query_sql_with with = {q->p->stop, q->p->cancel,
+		                              q->p->sql_mem};
 		return query_sql_open(dataset_data_path(q->ds), sql, t,
-		                      q->p->max_rows, q->p->stop, q->p->cancel,
-		                      q->p->sql_cursor, q->e);
+		                      q->p->max_rows, &with, q->p->sql_cursor,
+		                      q->e);
+	}
 	return query_sql_run(dataset_data_path(q->ds), sql, t,
-	                     q->p->max_rows, q->p->stop, q->out, q->e);
+	                     q->p->max_rows, q->p->stop, q->p->sql_mem,
+	                     q->out, q->e);
 }

@@ -28,6 +28,8 @@
 #include "base/buf.h"
 #include "base/err.h"
 
+struct qsqlmem;
+
 /* The default and the largest max_rows (rows of one answer). */
 #define QUERY_SQL_MAX_ROWS 10000
 #define QUERY_SQL_MAX_ROWS_LIMIT 1000000
@@ -70,26 +72,34 @@
  * refusals are ERR_USAGE with a message naming the cause; the time limit is
  * ERR_DATA "The statement ran longer than <t> s"; once *stop (borrowed,
  * may be NULL) is set, the statement ends within moments with ERR_DATA
- * "The session is stopping; ...".  The file is opened
+ * "The session is stopping; ...".  mem (borrowed, may be NULL): the sql
+ * engine's columns (qsqlmem.h), whose virtual tables then answer for the
+ * file's nvtx and metric_points views (qsqlvtab.h).  The file is opened
  * and closed here; nothing in it changes.
  */
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
                   int64_t max_rows, const volatile sig_atomic_t *stop,
-                  struct buf *out, struct err *e);
+                  const struct qsqlmem *mem, struct buf *out, struct err *e);
 
 struct query_sql_cursor;
+
+/* What a statement runs with besides its text (all borrowed, may be
+ * NULL): stop and mem as query_sql_run takes them; cancel a second stop
+ * flag: once set the statement ends with ERR_DATA "The client went away;
+ * ...". */
+struct query_sql_with {
+	const volatile sig_atomic_t *stop, *cancel;
+	const struct qsqlmem *mem;
+};
 
 /*
  * Opens statement sql as query_sql_run would run it (every check and
  * refusal the same) and prepares it, without stepping: *out (owned by the
- * caller: query_sql_close) then yields the rows.  cancel (borrowed, may
- * be NULL) is a second stop flag: once set the statement ends with
- * ERR_DATA "The client went away; ...".  The time limit counts only the
- * time spent in query_sql_open and query_sql_next.
+ * caller: query_sql_close) then yields the rows.  The time limit counts
+ * only the time spent in query_sql_open and query_sql_next.
  */
 int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
-                   int64_t max_rows, const volatile sig_atomic_t *stop,
-                   const volatile sig_atomic_t *cancel,
+                   int64_t max_rows, const struct query_sql_with *with,
                    struct query_sql_cursor **out, struct err *e);
 /* Appends the column names as a JSON array. */
 void query_sql_columns(const struct query_sql_cursor *cur, struct buf *out);

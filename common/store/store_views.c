@@ -2,6 +2,7 @@
 #include "store/store_views.h"
 #include "store/store_ext.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "base/buf.h"
@@ -290,6 +291,35 @@ static const char fixed_sql[] =
 	" json_extract(j, '$.name'), json_extract(j, '$.worker'),"
 	" json_extract(j, '$.role'), json_extract(j, '$.start'),"
 	" json_extract(j, '$.end') FROM " SRC_SERVER_SPANS ";";
+
+int store_views_current(sqlite3 *db, const char *name)
+{
+	char head[64];
+	const char *def, *end;
+	sqlite3_stmt *st = NULL;
+	int same = 0;
+
+	snprintf(head, sizeof head, "CREATE VIEW %s AS ", name);
+	for (def = fixed_sql; (def = strstr(def, head)); def++)
+		if (def == fixed_sql || def[-1] == ';')
+			break;
+	if (!def || !(end = strchr(def, ';')))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT sql FROM main.sqlite_master"
+	                       " WHERE type = 'view' AND name = ?1", -1, &st,
+	                       NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		size_t n = (size_t)sqlite3_column_bytes(st, 0);
+		same = n == (size_t)(end - def) &&
+		       !memcmp(sqlite3_column_text(st, 0), def, n);
+	}
+	sqlite3_finalize(st);
+	return same;
+}
 
 /* The columns of fixed_sql's views and what the catalog views hold (a
  * test compares them with a built cache). */

@@ -43,4 +43,11 @@ extern const size_t store_view_doc_count;
  */
 int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e);
 
+/*
+ * 1 when db's view `name` (one of the fixed views: nvtx, metric_points,
+ * ...) has exactly the definition this dsight writes, else 0 (an older or
+ * newer cache, or no such view).
+ */
+int store_views_current(sqlite3 *db, const char *name);
+
 #endif

@@ -19,6 +19,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sessionlib as sl  # noqa: E402
@@ -113,25 +114,92 @@ def sql_kind(rep, sql):
     return [tuple(x) for x in json.loads(r.stdout)["rows"]]
 
 
-def random_parity(label, rep, c):
+def engine_state(sock):
+    r = tap.run([tap.binpath("dsight"), "ctl", "status", sock])
+    return json.loads(r.stdout).get("sql_engine") if r.returncode == 0 else r.stderr
+
+
+def warm_session(label, rep, want):
+    """A session on rep whose sql engine (nvtx and metric_points in
+    memory) has loaded: its first sql query starts the load, status says
+    when it ends."""
+    sock = os.path.join(t.tmp, label.replace(" ", "_") + ".sock")
+    srv = sl.Server(rep, "--path", sock, "--idle-timeout", "300", label="dsightd " + label)
+    before = engine_state(sock)
+    r = tap.query("--remote", sock, "sql", "--sql", "SELECT count(*) FROM nvtx")
+    state = engine_state(sock)
+    for _ in range(600):
+        if state != "loading":
+            break
+        time.sleep(0.1)
+        state = engine_state(sock)
+    t.ok(before == "off" and r.returncode == 0 and state == want,
+         "%s: the session's sql engine is %s once an sql query asked for it" % (label, want),
+         (before, state, r.stderr))
+    return srv, sock
+
+
+def remote_sql(sock, sql):
+    r = tap.query("--remote", sock, "sql", "--sql", sql, "--max-rows", "1000000")
+    if r.returncode:
+        return r.stderr
+    return [tuple(x) for x in json.loads(r.stdout)["rows"]]
+
+
+def random_parity(label, rep, c, engine="ready"):
     bad = []
-    stmts = statements(c)
+    stmts = statements(c) + [
+        # the engine's plans: grouped by name (and worker), filtered by
+        # name, worker, profile, series and bounds on start or time
+        ("SELECT name, count(*), sum(duration), min(depth), max(thread_name) FROM nvtx"
+         " GROUP BY name ORDER BY 3 DESC, 1", True),
+        ("SELECT worker, name, count(*), total(\"end\") FROM nvtx WHERE start >= 0.5"
+         " AND start < 3 GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2", True),
+        ("SELECT name, worker, count(*) FROM nvtx GROUP BY name, worker ORDER BY 1, 2", True),
+        ("SELECT name, count(*), sum(duration) FROM nvtx GROUP BY name ORDER BY name DESC", True),
+        ("SELECT name, count(*) AS n, sum(duration) AS busy FROM nvtx GROUP BY name"
+         " ORDER BY busy DESC, name LIMIT 3", True),
+        ("SELECT DISTINCT name FROM nvtx ORDER BY 1 DESC", True),
+        ("SELECT profile, ordinal, \"end\" FROM nvtx WHERE \"end\" > 1.5 AND \"end\" <= 3"
+         " AND start < '2' ORDER BY 1, 2", True),
+        ("SELECT name, max(value) FROM metric_points GROUP BY name ORDER BY name DESC", True),
+        ("SELECT * FROM nvtx WHERE profile = 0 AND start BETWEEN 1 AND 2 ORDER BY start, ordinal", True),
+        ("SELECT * FROM nvtx WHERE name = (SELECT min(name) FROM main.nvtx)"
+         " AND start > '1' ORDER BY profile, ordinal", True),
+        ("SELECT name, count(*), avg(value), max(value), min(value_text) FROM metric_points"
+         " GROUP BY name", True),
+        ("SELECT CAST(time / 1 AS INT) AS b, avg(value), count(source_id) FROM metric_points"
+         " WHERE name = (SELECT min(name) FROM main.series) GROUP BY b ORDER BY b", True),
+        ("SELECT * FROM metric_points WHERE series = 1 AND time >= 2 AND time <= 4.5"
+         " ORDER BY time, source_row", True),
+        ("SELECT typeof(value), count(*) FROM metric_points GROUP BY 1 ORDER BY 1", True),
+        ("SELECT name, tid, count(*) FROM nvtx WHERE worker = (SELECT max(worker) FROM main.nvtx)"
+         " GROUP BY 1, 2 ORDER BY 1, 2", True),
+    ]
+    srv, sock = warm_session(label, rep, engine)
     for sql, ordered in stmts:
         new = c.execute(sql).fetchall()
         old = c.execute(sql.replace(" FROM ", " FROM temp.").replace(" JOIN ", " JOIN temp.")
-                        .replace(" LEFT JOIN temp.", " LEFT JOIN temp.")).fetchall()
+                        .replace(" LEFT JOIN temp.", " LEFT JOIN temp.")
+                        .replace(" FROM temp.main.", " FROM main.")).fetchall()
         eng = sql_kind(rep, sql)
+        mem = remote_sql(sock, sql)
         if not ordered:
             new, old = sorted(new, key=repr), sorted(old, key=repr)
             eng = sorted(eng, key=repr) if isinstance(eng, list) else eng
-        if not (isinstance(eng, list) and len(new) == len(old) == len(eng) and
-                all(map(same, new, old)) and all(map(same, new, eng))):
-            bad.append((sql, new[:2], old[:2], eng[:2]))
+            mem = sorted(mem, key=repr) if isinstance(mem, list) else mem
+        if not (isinstance(eng, list) and isinstance(mem, list) and
+                len(new) == len(old) == len(eng) == len(mem) and
+                all(map(same, new, old)) and all(map(same, new, eng)) and
+                all(map(same, new, mem))):
+            bad.append((sql, new[:2], old[:2], eng[:2], mem[:2] if isinstance(mem, list) else mem))
     t.ok(not bad, "%s: %d random statements give the same rows from the sql kind, the"
-         " file's views and the JSON views" % (label, len(stmts)), bad[:2])
+         " session's engine (%s), the file's views and the JSON views"
+         % (label, len(stmts), engine), bad[:2])
+    srv.check(t)
 
 
-def compare(label, rep):
+def compare(label, rep, engine="ready"):
     db = os.path.join(rep, "trace-data.sqlite")
     c = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     c.executescript(BASELINE)
@@ -151,7 +219,7 @@ def compare(label, rep):
         old = sorted(c.execute(sql % "temp").fetchall(), key=repr)
         t.ok(len(new) == len(old) and all(map(same, new, old)),
              "%s: %s" % (label, sql % "..."), (new[:2], old[:2]))
-    random_parity(label, rep, c)
+    random_parity(label, rep, c, engine)
     c.close()
     return db
 

@@ -1,0 +1,543 @@
+/* qsqlvtab: virtual tables over qsqlmem and the TEMP views (see
+ * qsqlvtab.h). */
+#include "query/qsqlvtab.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Which table a vtab serves. */
+enum vt_kind { VT_NVTX, VT_POINTS };
+
+/* Columns of the two tables. */
+enum { N_PROFILE, N_WORKER, N_RANK, N_TID, N_START, N_END, N_DURATION,
+       N_NAME, N_SOURCE_ROW, N_ORDINAL };
+enum { P_SERIES, P_NAME, P_WORKER, P_RANK, P_TIME, P_VALUE, P_ORDINAL };
+
+/* idxNum bits: the constraints used (their values in this order in argv)
+ * and the group order. */
+enum {
+	USE_NAME = 1, USE_WORKER = 2, USE_KEY = 4, USE_LO = 8, USE_HI = 16,
+	BY_WORKER = 32, BY_NAME_DESC = 64, USE_END_LO = 128, USE_END_HI = 256
+};
+
+/* The constraint kinds, in the order of their values in argv. */
+#define NUSES 7
+static const int uses[NUSES] = {USE_NAME, USE_WORKER, USE_KEY, USE_LO,
+                                USE_HI, USE_END_LO, USE_END_HI};
+
+struct vt_aux {
+	const struct qsqlmem *m;
+	enum vt_kind kind;
+};
+
+struct vt {
+	sqlite3_vtab base;
+	const struct qsqlmem *m;
+	enum vt_kind kind;
+};
+
+struct cur {
+	sqlite3_vtab_cursor base;
+	const struct vt *vt;
+	const struct qsqlmem_group *groups;
+	uint32_t *visit;   /* the groups to visit, in order */
+	size_t nvisit, gi; /* gi: position in visit */
+	size_t row, end;   /* the current row and the end of its group */
+	double lo, hi;     /* bounds on start/time (used when use_lo/use_hi) */
+	double elo, ehi;   /* bounds on an NVTX range's end */
+	int use_lo, use_hi, use_elo, use_ehi;
+};
+
+static int vt_connect(sqlite3 *db, void *aux, int argc,
+                      const char *const *argv, sqlite3_vtab **out,
+                      char **err)
+{
+	const struct qsqlmem *m = ((const struct vt_aux *)aux)->m;
+	enum vt_kind kind = ((const struct vt_aux *)aux)->kind;
+	struct vt *v;
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	(void)err;
+	/* the declared types are the file's views' column affinities */
+	rc = sqlite3_declare_vtab(db, kind == VT_NVTX
+	        ? "CREATE TABLE x(profile INTEGER, worker, rank, tid TEXT,"
+	          " start REAL, \"end\" REAL, duration, name,"
+	          " source_row INTEGER, ordinal INTEGER)"
+	        : "CREATE TABLE x(series INTEGER, name, worker, rank,"
+	          " time REAL, value, ordinal INTEGER)");
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+	if (!(v = sqlite3_malloc(sizeof *v)))
+		return SQLITE_NOMEM;
+	memset(v, 0, sizeof *v);
+	v->m = m;
+	v->kind = kind;
+	*out = &v->base;
+	return SQLITE_OK;
+}
+
+static int vt_disconnect(sqlite3_vtab *v)
+{
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+static size_t vt_rows(const struct vt *v)
+{
+	return v->kind == VT_NVTX ? v->m->nvtx.n : v->m->points.n;
+}
+
+/* The column of a constraint kind in table kind. */
+static int col_of(enum vt_kind kind, int use)
+{
+	switch (use) {
+	case USE_NAME: return kind == VT_NVTX ? N_NAME : P_NAME;
+	case USE_WORKER: return kind == VT_NVTX ? N_WORKER : P_WORKER;
+	case USE_KEY: return kind == VT_NVTX ? N_PROFILE : P_SERIES;
+	case USE_END_LO: case USE_END_HI: return kind == VT_NVTX ? N_END : -2;
+	default: return kind == VT_NVTX ? N_START : P_TIME;
+	}
+}
+
+static int is_binary(sqlite3_index_info *ii, int k)
+{
+	const char *coll = sqlite3_vtab_collation(ii, k);
+	return !coll || !strcmp(coll, "BINARY");
+}
+
+static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
+{
+	const struct vt *v = (const struct vt *)tab;
+	int pick[NUSES] = {-1, -1, -1, -1, -1, -1, -1};
+	int plan = 0, argv = 0;
+	double rows = (double)vt_rows(v) + 1;
+
+	for (int k = 0; k < ii->nConstraint; k++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[k];
+		unsigned char op = c->op;
+		if (!c->usable)
+			continue;
+		for (int u = 0; u < NUSES; u++) {
+			int lo = u == 3 || u == 5, hi = u == 4 || u == 6;
+			if (c->iColumn != col_of(v->kind, uses[u]) || pick[u] >= 0)
+				continue;
+			if (u < 3 && op == SQLITE_INDEX_CONSTRAINT_EQ &&
+			    is_binary(ii, k))
+				pick[u] = k;
+			else if (lo && (op == SQLITE_INDEX_CONSTRAINT_GT ||
+			                    op == SQLITE_INDEX_CONSTRAINT_GE ||
+			                    op == SQLITE_INDEX_CONSTRAINT_EQ))
+				pick[u] = k;
+			else if (hi && (op == SQLITE_INDEX_CONSTRAINT_LT ||
+			                    op == SQLITE_INDEX_CONSTRAINT_LE ||
+			                    op == SQLITE_INDEX_CONSTRAINT_EQ))
+				pick[u] = k;
+		}
+	}
+	if (v->kind == VT_POINTS)
+		pick[1] = -1; /* a series' worker: few series, no gain */
+	for (int u = 0; u < NUSES; u++) {
+		if (pick[u] < 0)
+			continue;
+		plan |= uses[u];
+		/* SQLite checks the constraint again (omit stays 0) */
+		ii->aConstraintUsage[pick[u]].argvIndex = ++argv;
+		rows *= u == 0 ? 0.05 : u == 1 ? 0.1 : u == 2 ? 0.05
+		        : u < 5 ? 0.3 : 0.5;
+	}
+	/* the groups in name order (ascending, or descending by name with a
+	 * name's groups in their ascending order), or in worker then name
+	 * order: the order asked for, exactly (SQLite may rely on a GROUP
+	 * BY's order for an equal ORDER BY) */
+	if (ii->nOrderBy == 1 &&
+	    ii->aOrderBy[0].iColumn == col_of(v->kind, USE_NAME)) {
+		ii->orderByConsumed = 1;
+		if (ii->aOrderBy[0].desc)
+			plan |= BY_NAME_DESC;
+	} else if (ii->nOrderBy == 2 && v->kind == VT_NVTX &&
+	           ii->aOrderBy[0].iColumn == N_WORKER &&
+	           ii->aOrderBy[1].iColumn == N_NAME &&
+	           !ii->aOrderBy[0].desc && !ii->aOrderBy[1].desc) {
+		ii->orderByConsumed = 1;
+		plan |= BY_WORKER;
+	}
+	ii->idxNum = plan;
+	ii->estimatedRows = (sqlite3_int64)rows + 1;
+	ii->estimatedCost = rows + 1;
+	return SQLITE_OK;
+}
+
+static int vt_open(sqlite3_vtab *tab, sqlite3_vtab_cursor **out)
+{
+	struct cur *c = sqlite3_malloc(sizeof *c);
+
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof *c);
+	c->vt = (const struct vt *)tab;
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static int vt_close(sqlite3_vtab_cursor *cc)
+{
+	struct cur *c = (struct cur *)cc;
+	free(c->visit);
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+/* Whether a group's dictionary value v may equal the constraint value x:
+ * a superset of SQLite's answer (it checks again). */
+static int may_equal(const struct qsqlmem_val *v, sqlite3_value *x)
+{
+	if (sqlite3_value_type(x) != SQLITE_TEXT)
+		return 1;
+	if (v->type != SQLITE_TEXT)
+		return v->type != SQLITE_NULL; /* affinity may convert it */
+	return v->n == sqlite3_value_bytes(x) &&
+	       !memcmp(v->s, sqlite3_value_text(x), (size_t)v->n);
+}
+
+/* A bound as a double one step looser than the value (a superset), or 0
+ * when the value is not a number. */
+static int bound(sqlite3_value *x, int upper, double *out)
+{
+	int t = sqlite3_value_type(x);
+	double d;
+
+	if (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
+		return 0;
+	d = t == SQLITE_INTEGER ? (double)sqlite3_value_int64(x)
+	                        : sqlite3_value_double(x);
+	if (isnan(d))
+		return 0;
+	*out = nextafter(d, upper ? INFINITY : -INFINITY);
+	return 1;
+}
+
+/* The first row of [a, b) whose t is >= lo (t sorted). */
+static size_t lower(const double *t, size_t a, size_t b, double lo)
+{
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (t[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* The first row of [a, b) whose t is > hi (t sorted). */
+static size_t upper(const double *t, size_t a, size_t b, double hi)
+{
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (t[mid] <= hi)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+static const double *times(const struct cur *c)
+{
+	return c->vt->kind == VT_NVTX ? c->vt->m->nvtx.start
+	                              : c->vt->m->points.time;
+}
+
+/* Whether row i can meet the bounds (they are checked again by SQLite;
+ * a row skipped here cannot meet them). */
+static int row_ok(const struct cur *c, const double *t, size_t i)
+{
+	const double *end = c->vt->m->nvtx.end;
+
+	return !((c->use_lo && t[i] < c->lo) || (c->use_hi && t[i] > c->hi) ||
+	         (c->use_elo && end[i] < c->elo) ||
+	         (c->use_ehi && end[i] > c->ehi));
+}
+
+/* Positions the cursor on the first row of the visit list from gi on. */
+static void seek_group(struct cur *c)
+{
+	const double *t = times(c);
+
+	while (c->gi < c->nvisit) {
+		const struct qsqlmem_group *g = &c->groups[c->visit[c->gi]];
+		size_t a = g->first, b = g->first + g->count;
+		if (g->sorted && c->use_lo)
+			a = lower(t, a, b, c->lo);
+		if (g->sorted && c->use_hi)
+			b = upper(t, a, b, c->hi);
+		while (a < b && !row_ok(c, t, a))
+			a++;
+		if (a < b) {
+			c->row = a;
+			c->end = b;
+			return;
+		}
+		c->gi++;
+	}
+}
+
+static int same_val(const struct qsqlmem_val *a, const struct qsqlmem_val *b)
+{
+	if (a->type != b->type)
+		return 0;
+	switch (a->type) {
+	case SQLITE_INTEGER: return a->i == b->i;
+	case SQLITE_FLOAT: return a->d == b->d;
+	case SQLITE_TEXT: return a->n == b->n && !memcmp(a->s, b->s, (size_t)a->n);
+	default: return 1;
+	}
+}
+
+/* Fills out with the ng groups in the plan's order: worker then name;
+ * descending name, a name's groups in their ascending order (blocks of
+ * equal names, the last block first); or ascending name. */
+static void order_groups(const struct qsqlmem *m, const struct qsqlmem_group *g,
+                         size_t ng, int plan, uint32_t *out)
+{
+	size_t n = 0, end = ng;
+
+	if (plan & BY_WORKER) {
+		memcpy(out, m->nvtx.by_worker, ng * sizeof *out);
+		return;
+	}
+	if (!(plan & BY_NAME_DESC)) {
+		for (size_t k = 0; k < ng; k++)
+			out[k] = (uint32_t)k;
+		return;
+	}
+	while (end > 0) {
+		size_t start = end - 1;
+		while (start > 0 && same_val(&g[start - 1].name, &g[end - 1].name))
+			start--;
+		for (size_t k = start; k < end; k++)
+			out[n++] = (uint32_t)k;
+		end = start;
+	}
+}
+
+static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
+                     int argc, sqlite3_value **argv)
+{
+	struct cur *c = (struct cur *)cc;
+	const struct qsqlmem *m = c->vt->m;
+	int nvtx = c->vt->kind == VT_NVTX;
+	size_t ng = nvtx ? m->nvtx.ng : m->points.ng;
+	sqlite3_value *x[NUSES] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+	int a = 0;
+
+	(void)s;
+	for (int u = 0; u < NUSES; u++)
+		if ((plan & uses[u]) && a < argc)
+			x[u] = argv[a++];
+	c->groups = nvtx ? m->nvtx.g : m->points.g;
+	free(c->visit);
+	c->visit = malloc((ng ? ng : 1) * sizeof *c->visit);
+	if (!c->visit)
+		return SQLITE_NOMEM;
+	c->nvisit = c->gi = 0;
+	c->use_lo = x[3] && bound(x[3], 0, &c->lo);
+	c->use_hi = x[4] && bound(x[4], 1, &c->hi);
+	c->use_elo = x[5] && bound(x[5], 0, &c->elo);
+	c->use_ehi = x[6] && bound(x[6], 1, &c->ehi);
+	order_groups(m, c->groups, ng, plan, c->visit);
+	for (size_t k = 0; k < ng; k++) {
+		uint32_t gi = c->visit[k];
+		const struct qsqlmem_group *g = &c->groups[gi];
+		if (x[0] && !may_equal(&g->name, x[0]))
+			continue;
+		if (x[1] && !may_equal(&g->worker, x[1]))
+			continue;
+		if (x[2] && sqlite3_value_type(x[2]) == SQLITE_INTEGER &&
+		    g->key != sqlite3_value_int64(x[2]))
+			continue;
+		c->visit[c->nvisit++] = gi;
+	}
+	seek_group(c);
+	return SQLITE_OK;
+}
+
+static int vt_next(sqlite3_vtab_cursor *cc)
+{
+	struct cur *c = (struct cur *)cc;
+	const double *t = times(c);
+
+	while (++c->row < c->end && !row_ok(c, t, c->row))
+		;
+	if (c->row >= c->end) {
+		c->gi++;
+		seek_group(c);
+	}
+	return SQLITE_OK;
+}
+
+static int vt_eof(sqlite3_vtab_cursor *cc)
+{
+	const struct cur *c = (const struct cur *)cc;
+	return c->gi >= c->nvisit;
+}
+
+static void put_val(sqlite3_context *ctx, const struct qsqlmem_val *v)
+{
+	switch (v->type) {
+	case SQLITE_INTEGER: sqlite3_result_int64(ctx, v->i); break;
+	case SQLITE_FLOAT: sqlite3_result_double(ctx, v->d); break;
+	case SQLITE_TEXT:
+		sqlite3_result_text(ctx, v->s, v->n, SQLITE_STATIC);
+		break;
+	default: sqlite3_result_null(ctx);
+	}
+}
+
+static void nvtx_column(const struct cur *c, sqlite3_context *ctx, int k)
+{
+	const struct qsqlmem_nvtx *t = &c->vt->m->nvtx;
+	const struct qsqlmem_group *g = &c->groups[c->visit[c->gi]];
+	size_t i = c->row;
+
+	switch (k) {
+	case N_PROFILE: sqlite3_result_int64(ctx, g->key); break;
+	case N_WORKER: put_val(ctx, &g->worker); break;
+	case N_RANK: put_val(ctx, &g->rank); break;
+	case N_TID:
+		if (t->tid[i] == UINT32_MAX)
+			sqlite3_result_null(ctx);
+		else
+			put_val(ctx, &t->tids[t->tid[i]]);
+		break;
+	case N_START: sqlite3_result_double(ctx, t->start[i]); break;
+	case N_END: sqlite3_result_double(ctx, t->end[i]); break;
+	case N_DURATION: {
+		/* SQLite's subtraction of two reals (NaN is NULL) */
+		double d = t->end[i] - t->start[i];
+		if (isnan(d))
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_double(ctx, d);
+		break;
+	}
+	case N_NAME: put_val(ctx, &g->name); break;
+	case N_SOURCE_ROW: sqlite3_result_int64(ctx, t->source_row[i]); break;
+	default: sqlite3_result_int64(ctx, t->ordinal[i]);
+	}
+}
+
+static void points_column(const struct cur *c, sqlite3_context *ctx, int k)
+{
+	const struct qsqlmem_points *t = &c->vt->m->points;
+	const struct qsqlmem_group *g = &c->groups[c->visit[c->gi]];
+	size_t i = c->row;
+
+	switch (k) {
+	case P_SERIES: sqlite3_result_int64(ctx, g->key); break;
+	case P_NAME: put_val(ctx, &g->name); break;
+	case P_WORKER: put_val(ctx, &g->worker); break;
+	case P_RANK: put_val(ctx, &g->rank); break;
+	case P_TIME: sqlite3_result_double(ctx, t->time[i]); break;
+	case P_VALUE:
+		if (t->vtype[i] == SQLITE_INTEGER)
+			sqlite3_result_int64(ctx, t->ival[i]);
+		else if (t->vtype[i] == SQLITE_FLOAT)
+			sqlite3_result_double(ctx, t->dval[i]);
+		else
+			sqlite3_result_null(ctx);
+		break;
+	default: sqlite3_result_int64(ctx, t->ordinal[i]);
+	}
+}
+
+static int vt_column(sqlite3_vtab_cursor *cc, sqlite3_context *ctx, int k)
+{
+	const struct cur *c = (const struct cur *)cc;
+
+	if (c->vt->kind == VT_NVTX)
+		nvtx_column(c, ctx, k);
+	else
+		points_column(c, ctx, k);
+	return SQLITE_OK;
+}
+
+static int vt_rowid(sqlite3_vtab_cursor *cc, sqlite3_int64 *out)
+{
+	*out = (sqlite3_int64)((const struct cur *)cc)->row;
+	return SQLITE_OK;
+}
+
+/* Eponymous-only (no xCreate): the tables exist on every connection the
+ * module is registered on, and nothing is written to a schema. */
+static const sqlite3_module vt_module = {
+	.iVersion = 0,
+	.xConnect = vt_connect,
+	.xBestIndex = vt_best_index,
+	.xDisconnect = vt_disconnect,
+	.xOpen = vt_open,
+	.xClose = vt_close,
+	.xFilter = vt_filter,
+	.xNext = vt_next,
+	.xEof = vt_eof,
+	.xColumn = vt_column,
+	.xRowid = vt_rowid,
+};
+
+/* The views: the file's definitions with the typed tables and their
+ * dictionary joins replaced by the virtual tables; what those do not hold
+ * is read from the file with the same expressions. */
+static const char views_sql[] =
+	"CREATE TEMP VIEW nvtx AS SELECT v.profile AS profile,"
+	" v.worker AS worker, v.rank AS rank, v.tid AS tid, v.start AS start,"
+	" v.\"end\" AS \"end\", v.duration AS duration, v.name AS name,"
+	" v.source_row AS source_row, v.ordinal AS ordinal,"
+	" coalesce((SELECT d.depth FROM main.dsight_view_depth AS d"
+	" WHERE d.profile = v.profile AND d.ordinal = v.ordinal), 0) AS depth,"
+	" (SELECT t.name FROM main.dsight_view_threads AS t"
+	" WHERE t.profile = v.profile AND t.tid = v.tid) AS thread_name"
+	" FROM main.dsight_mem_nvtx AS v;"
+	"CREATE TEMP VIEW metric_points AS SELECT pt.series AS series,"
+	" pt.name AS name, pt.worker AS worker, pt.rank AS rank,"
+	" pt.time AS time, pt.value AS value,"
+	" CASE typeof(pt.value) WHEN 'integer' THEN CAST(pt.value AS TEXT)"
+	" WHEN 'real' THEN (SELECT v.payload -> '$[1]' FROM main.points AS v"
+	" WHERE v.series = pt.series AND v.ordinal = pt.ordinal) END"
+	" AS value_text,"
+	" (SELECT json_extract(v.payload, '$[2]') FROM main.points AS v"
+	" WHERE v.series = pt.series AND v.ordinal = pt.ordinal) AS source_id,"
+	" (SELECT json_extract(v.payload, '$[3]') FROM main.points AS v"
+	" WHERE v.series = pt.series AND v.ordinal = pt.ordinal) AS source_row"
+	" FROM main.dsight_mem_points AS pt;"
+	/* made ready before the authorizer: first uses touch the schema */
+	"SELECT 1 FROM nvtx, metric_points LIMIT 0;";
+
+int qsqlvtab_install(sqlite3 *db, const struct qsqlmem *m, struct err *e)
+{
+	/* the modules' aux: the columns and the kind, one per table; the
+	 * nvtx module owns the block (SQLite frees it on close, or when its
+	 * registration fails) */
+	struct vt_aux *aux = sqlite3_malloc(2 * sizeof *aux);
+
+	if (!aux)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	aux[0].m = aux[1].m = m;
+	aux[0].kind = VT_NVTX;
+	aux[1].kind = VT_POINTS;
+	if (sqlite3_create_module_v2(db, "dsight_mem_points", &vt_module,
+	                             &aux[1], NULL) != SQLITE_OK) {
+		sqlite3_free(aux);
+		return err_set(e, ERR_DATA, "cannot set up the sql engine: %s",
+		               sqlite3_errmsg(db));
+	}
+	if (sqlite3_create_module_v2(db, "dsight_mem_nvtx", &vt_module, aux,
+	                             sqlite3_free) != SQLITE_OK ||
+	    sqlite3_exec(db, views_sql, NULL, NULL, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot set up the sql engine: %s",
+		               sqlite3_errmsg(db));
+	return 0;
+}
