@@ -35,8 +35,13 @@ const DSGpuQuery = (() => {
     }
   }
 
-  /* The NVTX name index of range `ordinal` of p (its events shard), or -1. */
-  async function nvtxNameIndex(store, p, ordinal, signal, cache) {
+  /* The NVTX name index of GPU row r's projected range (r[10], an ordinal
+   * of p: its events shard), or -1.  A part of a split single-file report
+   * holds only its slice's ranges: its GPU rows carry the name index
+   * (r[24]). */
+  async function nvtxNameIndex(store, p, r, signal, cache) {
+    if (r.length > 24) return r[24] === null ? -1 : r[24];
+    const ordinal = r[10];
     if (ordinal === null || ordinal === undefined) return -1;
     if (cache && cache.has(ordinal)) return cache.get(ordinal);
     let base = 0, out = -1;
@@ -165,7 +170,7 @@ const DSGpuQuery = (() => {
           else if (pl.groupBy === 'device') key = r[3];
           else if (pl.groupBy === 'stream') key = r[4];
           else if (pl.groupBy === 'gpu_kind') key = KINDS[r[2]];
-          else key = nameAt(p.names || [], await nvtxNameIndex(store, p, r[10], signal, cache));
+          else key = nameAt(p.names || [], await nvtxNameIndex(store, p, r, signal, cache));
           A.nvtxAdd(group(key), r[0], r[1], v.from, v.to);
         }
       }
@@ -190,7 +195,7 @@ const DSGpuQuery = (() => {
       }
       const items = [];
       for (const x of top.sorted().slice(v.offset)) {
-        const it = item(x.p, x.r, nameAt(x.p.names || [], await nvtxNameIndex(store, x.p, x.r[10], signal, null)));
+        const it = item(x.p, x.r, nameAt(x.p.names || [], await nvtxNameIndex(store, x.p, x.r, signal, null)));
         items.push(pl.fields ? A.pick(it, pl.fields) : it);
       }
       Object.assign(head, { total, items });

@@ -65,9 +65,12 @@ const DSGpu = (() => {
    * chosen for the window; called by DSNsight while it lays out. */
   function section(app, p) {
     if (!has(p)) {
-      /* a part of a split single-file report holds no GPU rows */
+      /* a part of a split single-file report holds the GPU rows touching
+       * its slice (gpu_chunks empty: none there) */
       if (!(p.gpu && p.gpu.rows > 0)) return [];
-      if (!kept.has(p.id)) kept.set(p.id, { root: [DSUI.el('div', { class: 'density-label', text: `GPU activity (${DSUI.fmtNum(p.gpu.rows)} rows) is not in this page: dsight query REPORT gpu answers from the report.` })] });
+      const text = Array.isArray(p.gpu_chunks) ? `No GPU rows in this page's slice (${DSUI.fmtNum(p.gpu.rows)} in the whole run).`
+        : `GPU activity (${DSUI.fmtNum(p.gpu.rows)} rows) is not in this page: dsight query REPORT gpu answers from the report.`;
+      if (!kept.has(p.id)) kept.set(p.id, { root: [DSUI.el('div', { class: 'density-label', text })] });
       return kept.get(p.id).root;
     }
     const tr = trackOf(app, p), { from, to } = app.state;

@@ -77,6 +77,15 @@ static const char *const copy_kinds[] = {
 	"UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA", "ATOD", "DTOA",
 	"DTOD", "HTOH", "PTOP"};
 
+/* Column c of st into *v: 1 when it is an integer (one API call, not
+ * two: the row loop's cost is mostly these). */
+static int col_int(sqlite3_stmt *st, int c, int64_t *v)
+{
+	sqlite3_value *x = sqlite3_column_value(st, c);
+	*v = sqlite3_value_int64(x);
+	return sqlite3_value_type(x) == SQLITE_INTEGER;
+}
+
 struct open_range {
 	int64_t end, ordinal;
 };
@@ -95,9 +104,15 @@ struct nsys_gpu {
 	int rt_cols[4];         /* runtime: start, globalTid, correlationId, nameId */
 	int linking;            /* runtime calls are being filed */
 	struct nsys_runs *rt;   /* the runtime calls in (start, rowid) order */
-	sqlite3_stmt *rt_cur;   /* its row not filed yet, or NULL */
+	int rt_have;            /* rt_call is read, not filed yet */
+	struct nsys_launch_call rt_call;
+	int64_t rt_pid, rt_corr;
 	struct nsys_launch *launch;
 	struct strdict tids;    /* gtid (8 bytes) -> index in stacks */
+	struct {                /* gtids asked lately, by gtid */
+		int64_t gtid;
+		size_t at;      /* + 1 into stacks; 0 empty */
+	} recent[16];
 	struct stack *stacks;
 	size_t nstacks, cap;
 	json_t *warnings;
@@ -193,9 +208,7 @@ int nsys_gpu_open(const struct nsys_export *x, const char *file,
 	    (rc = nsys_runs_open(x, table_names[T_RUNTIME], "start", 1,
 	                         g->rt_cols[3] ? "globalTid, correlationId, "
 	                         "nameId" : "globalTid, correlationId, NULL",
-	                         "typeof(start) = 'integer' AND typeof(globalTid)"
-	                         " = 'integer' AND typeof(correlationId) = "
-	                         "'integer'", &g->rt, e)) != 0)
+	                         NULL, &g->rt, e)) != 0)
 		return rc;
 	g->linking = 1;
 	return 0;
@@ -206,8 +219,14 @@ int nsys_gpu_open(const struct nsys_export *x, const char *file,
 static struct stack *stack_of(struct nsys_gpu *g, int64_t gtid, int create)
 {
 	int64_t k;
-	if (strdict_get(&g->tids, &gtid, sizeof gtid, &k))
+	size_t r = (size_t)((uint64_t)gtid * 0x9E3779B97F4A7C15u >> 60);
+	if (g->recent[r].at && g->recent[r].gtid == gtid)
+		return &g->stacks[g->recent[r].at - 1];
+	if (strdict_get(&g->tids, &gtid, sizeof gtid, &k)) {
+		g->recent[r].gtid = gtid;
+		g->recent[r].at = (size_t)k + 1;
 		return &g->stacks[k];
+	}
 	if (!create)
 		return NULL;
 	if (vec_reserve_zero(&g->stacks, &g->cap, g->nstacks + 1,
@@ -217,22 +236,35 @@ static struct stack *stack_of(struct nsys_gpu *g, int64_t gtid, int create)
 	return &g->stacks[g->nstacks++];
 }
 
-/* Files the current runtime call (rowid, start, globalTid,
- * correlationId, nameId) with the range open on its thread. */
+/* Files the call read (rt_call) with the range open on its thread. */
 static int resolve(struct nsys_gpu *g, struct err *e)
 {
-	sqlite3_stmt *r = g->rt_cur;
-	struct nsys_launch_call c;
-	c.start = sqlite3_column_int64(r, 1);
-	c.tid = sqlite3_column_int64(r, 2);
-	struct stack *s = stack_of(g, c.tid, 0);
-	while (s && s->n && s->v[s->n - 1].end < c.start)
+	struct nsys_launch_call *c = &g->rt_call;
+	struct stack *s = stack_of(g, c->tid, 0);
+	while (s && s->n && s->v[s->n - 1].end < c->start)
 		s->n--;
-	c.nvtx = s && s->n ? s->v[s->n - 1].ordinal : -1;
-	c.name = sqlite3_column_type(r, 4) == SQLITE_INTEGER ?
-	         sqlite3_column_int64(r, 4) : -1;
-	return nsys_launch_file(g->launch, (c.tid >> 24) & 0xFFFFFF,
-	                        sqlite3_column_int64(r, 3), &c, e);
+	c->nvtx = s && s->n ? s->v[s->n - 1].ordinal : -1;
+	return nsys_launch_file(g->launch, g->rt_pid, g->rt_corr, c, e);
+}
+
+/* Reads the next runtime call (rowid, start, globalTid, correlationId,
+ * nameId) with integer start, globalTid and correlationId into rt_call:
+ * 1, 0 at the end, <0 (e set). */
+static int next_call(struct nsys_gpu *g, struct err *e)
+{
+	sqlite3_stmt *r;
+	int n;
+	while ((n = nsys_runs_next(g->rt, &r, e)) > 0) {
+		struct nsys_launch_call *c = &g->rt_call;
+		if (!col_int(r, 1, &c->start) || !col_int(r, 2, &c->tid) ||
+		    !col_int(r, 3, &g->rt_corr))
+			continue;
+		if (!col_int(r, 4, &c->name))
+			c->name = -1;
+		g->rt_pid = (c->tid >> 24) & 0xFFFFFF;
+		return 1;
+	}
+	return n;
 }
 
 /* Files every runtime call that starts before `before` (all when
@@ -240,22 +272,22 @@ static int resolve(struct nsys_gpu *g, struct err *e)
 static int advance(struct nsys_gpu *g, int64_t before, int all, struct err *e)
 {
 	for (;;) {
-		if (!g->rt_cur) {
-			int r = nsys_runs_next(g->rt, &g->rt_cur, e);
+		if (!g->rt_have) {
+			int r = next_call(g, e);
 			if (r < 0)
 				return e->code;
 			if (r == 0) {
-				g->rt_cur = NULL;
 				g->linking = 0;
 				return 0;
 			}
+			g->rt_have = 1;
 		}
-		if (!all && sqlite3_column_int64(g->rt_cur, 1) >= before)
+		if (!all && g->rt_call.start >= before)
 			return 0;
 		int rc = resolve(g, e);
 		if (rc)
 			return rc;
-		g->rt_cur = NULL;
+		g->rt_have = 0;
 	}
 }
 
@@ -292,7 +324,7 @@ struct gstream {
 		int64_t tid;
 		size_t len;     /* 0: empty */
 		char text[24];
-	} tids[16];
+	} tids[64];
 	sqlite3_stmt *string_by_id, *copy_kind;
 	int64_t devices[64];
 	size_t ndevices;
@@ -422,15 +454,6 @@ static int rest_cols(struct nsys_gpu *g, int t, struct buf *q)
 	return q->failed ? -1 : 0;
 }
 
-/* Column c of st into *v: 1 when it is an integer (one API call, not
- * two: the row loop's cost is mostly these). */
-static int col_int(sqlite3_stmt *st, int c, int64_t *v)
-{
-	sqlite3_value *x = sqlite3_column_value(st, c);
-	*v = sqlite3_value_int64(x);
-	return sqlite3_value_type(x) == SQLITE_INTEGER;
-}
-
 /* The launch fields of r from its call (pid and corr in st). */
 static int link_row(struct gstream *gs, sqlite3_stmt *st, int64_t at,
                     struct row_gpu *r, char tid[32], struct err *e)
@@ -445,7 +468,7 @@ static int link_row(struct gstream *gs, sqlite3_stmt *st, int64_t at,
 	rc = nsys_launch_find(g->launch, at, pid, corr, &c, e);
 	if (rc <= 0)
 		return rc < 0 ? e->code : 0;
-	size_t k = (size_t)(c.tid ^ (c.tid >> 24)) & 15;
+	size_t k = (size_t)((uint64_t)c.tid * 0x9E3779B97F4A7C15u >> 58);
 	if (!gs->tids[k].len || gs->tids[k].tid != c.tid) {
 		gs->tids[k].tid = c.tid;
 		gs->tids[k].len = (size_t)snprintf(gs->tids[k].text,

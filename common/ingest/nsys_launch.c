@@ -21,9 +21,18 @@ struct filed {
 
 /* A call in the window. */
 struct wcall {
-	int64_t pid, corr;
+	int64_t corr;
 	struct nsys_launch_call c;
-	int unsure;   /* an earlier call with its key may have been dropped */
+	int32_t proc; /* its process: index in ps */
+	int32_t unsure; /* an earlier call with its key may have been dropped */
+	size_t slot;  /* its hash slot */
+};
+
+/* A hash slot: the key inline, so that probing reads no ring entry. */
+struct slot {
+	int64_t corr;
+	int32_t proc;
+	int32_t at;   /* ring index, -1 empty */
 };
 
 /* Intervals covering the correlationIds dropped from the window. */
@@ -32,6 +41,8 @@ struct wcall {
 /* What is known of one process's keys. */
 struct pidstat {
 	int64_t min, max;   /* correlationIds filed */
+	int64_t hi;         /* the largest correlationId admitted */
+	int admitted;
 	int filed, ndrop;
 	int64_t drop[NDROP][2]; /* sorted disjoint [lo, hi] covering every
 	                           dropped correlationId (and maybe more) */
@@ -48,11 +59,13 @@ struct nsys_launch {
 	struct strdict pids;     /* pid (8 bytes) -> index in ps */
 	struct pidstat *ps;
 	size_t nps, cap;
-	int64_t last_pid;        /* the pid asked last, at ps[last] */
-	size_t last;
+	struct {                 /* pids asked lately, by pid */
+		int64_t pid;
+		size_t at;       /* + 1 into ps; 0 empty */
+	} recent[8];
 	struct wcall *ring;      /* the window, oldest at head */
 	size_t wcap, head, count;
-	int32_t *hash;           /* ring indexes, -1 empty; linear probing */
+	struct slot *hash;       /* linear probing on (proc, corr) */
 	size_t mask;
 };
 
@@ -85,22 +98,22 @@ static long read_at(int fd, struct filed *p, size_t n, uint64_t k)
 	return (long)(got / sizeof *p);
 }
 
-static size_t home(const struct nsys_launch *l, int64_t pid, int64_t corr)
+static size_t home(const struct nsys_launch *l, int32_t proc, int64_t corr)
 {
-	uint64_t h = (uint64_t)pid * 0x9E3779B97F4A7C15u ^ (uint64_t)corr;
+	uint64_t h = (uint64_t)proc * 0x9E3779B97F4A7C15u ^ (uint64_t)corr;
 	h *= 0xff51afd7ed558ccdu;
 	h ^= h >> 32;
 	return (size_t)h & l->mask;
 }
 
-/* The hash slot holding key (pid, corr), or -1. */
-static long lookup(const struct nsys_launch *l, int64_t pid, int64_t corr)
+/* The hash slot holding key (proc, corr), or -1. */
+static long lookup(const struct nsys_launch *l, int32_t proc, int64_t corr)
 {
-	for (size_t i = home(l, pid, corr);; i = (i + 1) & l->mask) {
-		int32_t k = l->hash[i];
-		if (k < 0)
+	for (size_t i = home(l, proc, corr);; i = (i + 1) & l->mask) {
+		const struct slot *k = &l->hash[i];
+		if (k->at < 0)
 			return -1;
-		if (l->ring[k].corr == corr && l->ring[k].pid == pid)
+		if (k->corr == corr && k->proc == proc)
 			return (long)i;
 	}
 }
@@ -110,17 +123,18 @@ static void unhash(struct nsys_launch *l, size_t i)
 {
 	for (size_t j = i;;) {
 		j = (j + 1) & l->mask;
-		int32_t k = l->hash[j];
-		if (k < 0)
+		const struct slot *k = &l->hash[j];
+		if (k->at < 0)
 			break;
-		size_t h = home(l, l->ring[k].pid, l->ring[k].corr);
+		size_t h = home(l, k->proc, k->corr);
 		/* the entry at j may move to i when i lies on its probe path */
 		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
-			l->hash[i] = k;
+			l->hash[i] = *k;
+			l->ring[k->at].slot = i;
 			i = j;
 		}
 	}
-	l->hash[i] = -1;
+	l->hash[i].at = -1;
 }
 
 /* The first interval of p with hi >= corr (ndrop when none). */
@@ -168,11 +182,12 @@ static void drop(struct pidstat *p, int64_t corr)
 static struct pidstat *stat_of(struct nsys_launch *l, int64_t pid, int create)
 {
 	int64_t k;
-	if (l->nps && pid == l->last_pid)
-		return &l->ps[l->last];
+	size_t r = (size_t)(pid ^ (pid >> 8)) & 7;
+	if (l->recent[r].at && l->recent[r].pid == pid)
+		return &l->ps[l->recent[r].at - 1];
 	if (strdict_get(&l->pids, &pid, sizeof pid, &k)) {
-		l->last_pid = pid;
-		l->last = (size_t)k;
+		l->recent[r].pid = pid;
+		l->recent[r].at = (size_t)k + 1;
 		return &l->ps[k];
 	}
 	if (!create)
@@ -206,7 +221,8 @@ int nsys_launch_open(const struct nsys_export *x, struct nsys_launch **out,
 	l->io = malloc(CHUNK * sizeof *l->io);
 	if (!l->ring || !l->hash || !l->io)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	memset(l->hash, 0xff, n * sizeof *l->hash);
+	for (size_t i = 0; i < n; i++)
+		l->hash[i].at = -1;
 	if (!dir || !*dir)
 		dir = getenv("TMPDIR");
 	snprintf(path, sizeof path, "%s/dsight-launch-XXXXXX",
@@ -250,31 +266,33 @@ int nsys_launch_seal(struct nsys_launch *l, struct err *e)
 /* Puts call f into the window (unless its key is there). */
 static void admit(struct nsys_launch *l, const struct filed *f)
 {
-	if (lookup(l, f->pid, f->corr) >= 0)
-		return; /* the first call filed wins */
 	struct pidstat *p = stat_of(l, f->pid, 0);
+	int32_t proc = (int32_t)(p - l->ps); /* every filed pid has one */
+	/* the first call filed wins (calls come mostly in key order: a key
+	 * above those admitted is not there) */
+	if (p->admitted && f->corr <= p->hi && lookup(l, proc, f->corr) >= 0)
+		return;
+	if (!p->admitted || f->corr > p->hi)
+		p->hi = f->corr;
+	p->admitted = 1;
 	if (l->count == l->wcap) {
 		struct wcall *old = &l->ring[l->head];
-		long s = lookup(l, old->pid, old->corr);
-		if (s >= 0)
-			unhash(l, (size_t)s);
-		struct pidstat *q = old->pid == f->pid ? p :
-		                    stat_of(l, old->pid, 0);
-		if (q)
-			drop(q, old->corr);
+		unhash(l, old->slot);
+		drop(&l->ps[old->proc], old->corr);
 		l->head = (l->head + 1) % l->wcap;
 		l->count--;
 	}
 	size_t at = (l->head + l->count++) % l->wcap;
 	struct wcall *w = &l->ring[at];
-	w->pid = f->pid;
+	w->proc = proc;
 	w->corr = f->corr;
 	w->c = f->c;
-	w->unsure = p && dropped(p, f->corr);
-	size_t i = home(l, f->pid, f->corr);
-	while (l->hash[i] >= 0)
+	w->unsure = dropped(p, f->corr);
+	size_t i = home(l, proc, f->corr);
+	while (l->hash[i].at >= 0)
 		i = (i + 1) & l->mask;
-	l->hash[i] = (int32_t)at;
+	l->hash[i] = (struct slot){f->corr, proc, (int32_t)at};
+	w->slot = i;
 }
 
 /* Loads the calls filed with start <= at. */
@@ -399,18 +417,16 @@ int nsys_launch_find(struct nsys_launch *l, int64_t at, int64_t pid,
 {
 	if (load(l, at, e) != 0)
 		return -1;
-	long s = lookup(l, pid, corr);
-	if (s >= 0 && !l->ring[l->hash[s]].unsure) {
-		*c = l->ring[l->hash[s]].c;
+	const struct pidstat *p = stat_of(l, pid, 0);
+	if (!p || corr < p->min || corr > p->max)
+		return 0; /* no call of the process has it */
+	long s = lookup(l, (int32_t)(p - l->ps), corr);
+	if (s >= 0 && !l->ring[l->hash[s].at].unsure) {
+		*c = l->ring[l->hash[s].at].c;
 		return 1;
 	}
-	if (s < 0) {
-		const struct pidstat *p = stat_of(l, pid, 0);
-		if (!p || corr < p->min || corr > p->max)
-			return 0; /* no call of the process has it */
-		if (l->done && !dropped(p, corr))
-			return 0; /* every call seen, none dropped with it */
-	}
+	if (s < 0 && l->done && !dropped(p, corr))
+		return 0; /* every call seen, none dropped with it */
 	return from_table(l, pid, corr, c, e);
 }
 

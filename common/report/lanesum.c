@@ -18,6 +18,8 @@ struct lanesum {
 	struct acc *v;
 	size_t cap, n; /* cap: a power of two */
 	int full;      /* over a bound: no bins for this group */
+	int levels;    /* levels kept: the finest are dropped to stay within
+	                  LANESUM_MAX_ENTRIES */
 	double duration;
 	struct buf row;
 };
@@ -41,6 +43,7 @@ struct lanesum *lanesum_new(double duration)
 	if (!ls)
 		return NULL;
 	ls->duration = duration;
+	ls->levels = LANESUM_LEVELS;
 	buf_init(&ls->row, 0);
 	return ls;
 }
@@ -87,6 +90,26 @@ static struct acc *get(struct lanesum *t, uint64_t key)
 	return a;
 }
 
+/* Drops the finest level kept (its accumulators freed for the coarser
+ * ones): 0, or -1 when only level 0 is left. */
+static int drop_level(struct lanesum *t)
+{
+	size_t k = 0;
+	struct acc *kept;
+	if (t->levels <= 1 || !(kept = malloc(t->n ? t->n * sizeof *kept : 1)))
+		return -1;
+	t->levels--;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->v[i].key && K_LEVEL(t->v[i].key) < t->levels)
+			kept[k++] = t->v[i];
+	memset(t->v, 0, t->cap * sizeof *t->v);
+	for (size_t i = 0; i < k; i++)
+		*find(t, kept[i].key) = kept[i];
+	t->n = k;
+	free(kept);
+	return 0;
+}
+
 int lanesum_add(struct lanesum *ls, size_t lane, int64_t depth, int64_t name,
                 double s, double e)
 {
@@ -104,16 +127,24 @@ int lanesum_add(struct lanesum *ls, size_t lane, int64_t depth, int64_t name,
 		depth = LANESUM_DEEPER;
 	s = fmax(s, 0);
 	e = fmin(e, d);
-	for (int l = 0; l < LANESUM_LEVELS; l++) {
+	for (int l = 0; l < ls->levels; l++) {
 		long nb = (long)LANESUM_BINS0 << (3 * l);
 		double w = d / (double)nb;
 		long a = (long)floor(s / w), b = (long)floor(e / w);
 		if (a > nb - 1) a = nb - 1;
 		if (b > nb - 1) b = nb - 1;
-		for (long i = a; i <= b; i++) {
+		for (long i = a; i <= b && l < ls->levels; i++) {
 			double lo = (double)i * w, hi = i == nb - 1 ? d : (double)(i + 1) * w;
 			double ov = fmin(e, hi) - fmax(s, lo);
 			struct acc *ac = get(ls, KEY(l, lane, depth, i, name));
+			/* over the bound: the finest level goes, then this bin
+			 * again (unless it was the one dropped) */
+			while (!ac && ls->n + 1 > LANESUM_MAX_ENTRIES &&
+			       drop_level(ls) == 0)
+				ac = l < ls->levels ? get(ls, KEY(l, lane, depth, i, name))
+				                    : NULL;
+			if (!ac && l >= ls->levels)
+				break;
 			if (!ac) {
 				ls->full = 1;
 				return -1;
@@ -212,6 +243,7 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
 	ls->v = NULL;
 	ls->cap = ls->n = 0;
 	ls->full = 0;
+	ls->levels = LANESUM_LEVELS;
 	return rc;
 }
 
@@ -224,6 +256,11 @@ json_t *lanesum_json(double duration, const struct shard_writer *w,
 	json_object_set_new(o, "top", json_integer(LANESUM_TOP));
 	json_object_set_new(o, "deeper", json_integer(LANESUM_DEEPER));
 	for (int l = 0; l < LANESUM_LEVELS; l++) {
+		size_t n0 = 0, nl = 0;
+		shard_writer_descs(w, kind, stream0, &n0);
+		shard_writer_descs(w, kind, stream0 + l, &nl);
+		if (l > 0 && n0 > 0 && nl == 0)
+			break; /* dropped to stay within the bound */
 		json_t *lv = json_object();
 		long nb = (long)LANESUM_BINS0 << (3 * l);
 		json_object_set_new(lv, "bins", json_integer(nb));

@@ -15,8 +15,11 @@
  * the first LANESUM_TOP are written.
  *
  * Memory: one group of lanes (a profile) at a time, at most
- * LANESUM_MAX_ENTRIES accumulators (about 64 MiB); a group that needs more,
- * or more than LANESUM_MAX_LANES lanes, gets no bins.
+ * LANESUM_MAX_ENTRIES accumulators (about 64 MiB).  A group that needs
+ * more loses its finest levels, one at a time, until the coarser fit (its
+ * summary then has fewer levels; level 0 is always kept while it fits); a
+ * group whose level 0 alone needs more, or with more than
+ * LANESUM_MAX_LANES lanes, gets no bins.
  */
 #ifndef DSIGHT_LANESUM_H
 #define DSIGHT_LANESUM_H

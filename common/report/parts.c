@@ -1,6 +1,7 @@
 /* parts: the single-file page split by time (see parts.h). */
 #include "report/parts.h"
 #include "store/store_ext.h"
+#include "store/store_gpu.h"
 #include "base/buf.h"
 #include "base/cancel.h"
 #include "base/jsonout.h"
@@ -38,6 +39,7 @@ static void each_chunks(const json_t *core, chunks_fn f, void *ctx)
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		f(ctx, json_object_get(v, "event_chunks"), K_EVENTS);
 		f(ctx, json_object_get(json_object_get(v, "cpu"), "chunks"), K_SAMPLES);
+		f(ctx, json_object_get(v, "gpu_chunks"), K_EVENTS);
 	}
 	json_array_foreach(json_object_get(core, "metrics"), i, v)
 		f(ctx, json_object_get(v, "chunks"), K_POINTS);
@@ -58,9 +60,8 @@ uint64_t parts_page_bound(const json_t *core, uint64_t base)
 	size_t i, l;
 	json_t *v, *lv;
 	each_chunks(core, add_cost, &total);
-	/* the GPU rows and summaries a one-page report embeds (parts omit them) */
+	/* the GPU summaries a one-page report embeds (parts omit them) */
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
-		add_cost(&total, json_object_get(v, "gpu_chunks"), K_EVENTS);
 		const json_t *gs = json_object_get(v, "gpu_summary");
 		add_cost(&total, json_object_get(gs, "names"), K_EVENTS);
 		add_cost(&total, json_object_get(gs, "bins"), K_EVENTS);
@@ -73,12 +74,63 @@ uint64_t parts_page_bound(const json_t *core, uint64_t base)
 /* ---- rows ------------------------------------------------------------- */
 
 /* Every detail row of the staged store in document order (profile events,
- * profile samples, series points), as its shard text. */
+ * profile samples, series points, then profile GPU rows), as its shard
+ * text. */
 typedef int (*row_fn)(void *ctx, enum shard_kind kind, int64_t index,
                       double start, double end, const char *text, size_t len,
                       struct err *e);
 
-static int scan_rows(sqlite3 *db, row_fn f, void *ctx, struct err *e)
+/* The GPU rows of one profile, handed to a row_fn as shard text. */
+struct gpu_scan {
+	row_fn f;
+	void *ctx;
+	int64_t profile;
+	struct buf text;
+	struct err *e;
+};
+
+static int gpu_row(void *ctx, int64_t ordinal, const struct row_gpu *row,
+                   int64_t nvtx_name)
+{
+	struct gpu_scan *g = ctx;
+	(void)ordinal;
+	shard_gpu_text(&g->text, row);
+	/* a part holds its slice's ranges only: the projected range's name
+	 * index follows the row's fields */
+	g->text.len--; /* the closing ']' */
+	buf_putc(&g->text, ',');
+	if (row->nvtx >= 0 && nvtx_name >= 0)
+		jsonout_int(&g->text, nvtx_name);
+	else
+		buf_puts(&g->text, "null");
+	buf_putc(&g->text, ']');
+	if (g->text.failed)
+		return err_set(g->e, ERR_NOMEM, "Out of memory reading rows");
+	return g->f(g->ctx, SHARD_GPU, g->profile, row->start, row->end,
+	            (const char *)g->text.data, g->text.len, g->e);
+}
+
+static int scan_gpu(sqlite3 *db, const json_t *core, row_fn f, void *ctx,
+                    struct err *e)
+{
+	struct gpu_scan g = {f, ctx, 0, {0}, e};
+	size_t i;
+	json_t *v;
+	int rc = 0;
+	buf_init(&g.text, 0);
+	json_array_foreach(json_object_get(core, "profiles"), i, v) {
+		if (!json_is_object(json_object_get(v, "gpu")))
+			continue;
+		g.profile = (int64_t)i;
+		if ((rc = store_gpu_rows(db, g.profile, NULL, 0, 1, gpu_row, &g, e)))
+			break;
+	}
+	buf_free(&g.text);
+	return rc;
+}
+
+static int scan_rows(sqlite3 *db, const json_t *core, row_fn f, void *ctx,
+                     struct err *e)
 {
 	static const char *const sql[3] = {
 		("SELECT profile, start, end, name, tid, source_row FROM events"
@@ -131,7 +183,7 @@ static int scan_rows(sqlite3 *db, row_fn f, void *ctx, struct err *e)
 		sqlite3_finalize(st);
 	}
 	buf_free(&t);
-	return rc;
+	return rc ? rc : scan_gpu(db, core, f, ctx, e);
 }
 
 /* ---- slicing ----------------------------------------------------------- */
@@ -199,7 +251,7 @@ struct route {
 	struct shard_writer **w;
 	const long *cuts; /* nparts + 1 */
 	size_t nparts;
-	uint64_t (*n)[3]; /* per part rows by kind */
+	uint64_t (*n)[SHARD_KINDS]; /* per part rows by kind */
 };
 
 /* First part whose closed slice reaches t (t <= its end). */
@@ -300,8 +352,10 @@ static json_t *part_core(const json_t *core, const struct shard_writer *w,
 	json_array_foreach(json_object_get(core, "profiles"), i, v) {
 		json_t *p = json_copy(v), *cpu = json_object_get(v, "cpu");
 		json_object_del(p, "nvtx_summary"); /* its shards are the page's */
-		json_object_del(p, "gpu_summary");
-		json_object_del(p, "gpu_chunks"); /* GPU rows are not re-sharded per part */
+		json_object_del(p, "gpu_summary"); /* whole-run: the page's */
+		if (json_is_object(json_object_get(v, "gpu")))
+			json_object_set_new(p, "gpu_chunks",
+			                    shard_writer_descs_json(w, SHARD_GPU, (int64_t)i));
 		json_object_set_new(p, "event_chunks",
 		                    shard_writer_descs_json(w, SHARD_EVENTS, (int64_t)i));
 		if (json_is_object(cpu)) {
@@ -427,9 +481,10 @@ static int write_list(const char *dir, const json_t *core, const json_t *parts,
 	buf_printf(&b, "</h1>\n<p id=\"dsight-parts-note\">This single-file report is split by time into %zu "
 	           "self-contained parts (each opens on its own, also from a local file). "
 	           "A part answers exactly for the requests that start in its slice and "
-	           "for every range, sample and point that touches it.</p>\n"
+	           "for every range, sample, point and GPU row that touches it.</p>\n"
 	           "<table id=\"dsight-parts\">\n<tr><th>Part</th><th>Slice (s)</th><th>Size (MB)</th>"
-	           "<th>Requests</th><th>NVTX ranges</th><th>CPU samples</th><th>Metric points</th></tr>\n",
+	           "<th>Requests</th><th>NVTX ranges</th><th>CPU samples</th><th>Metric points</th>"
+	           "<th>GPU rows</th></tr>\n",
 	           json_array_size(parts));
 	json_array_foreach(parts, i, p) {
 		const char *file = json_string_value(json_object_get(p, "file"));
@@ -439,14 +494,15 @@ static int write_list(const char *dir, const json_t *core, const json_t *parts,
 		buf_puts(&b, "\">");
 		html_text(&b, file);
 		buf_printf(&b, "</a></td><td>%.3f – %.3f</td><td>%.2f</td><td>%lld</td>"
-		           "<td>%lld</td><td>%lld</td><td>%lld</td></tr>\n",
+		           "<td>%lld</td><td>%lld</td><td>%lld</td><td>%lld</td></tr>\n",
 		           json_number_value(json_array_get(r, 0)),
 		           json_number_value(json_array_get(r, 1)),
 		           (double)json_integer_value(json_object_get(p, "bytes")) / 1e6,
 		           (long long)json_integer_value(json_object_get(p, "requests")),
 		           (long long)json_integer_value(json_object_get(p, "events")),
 		           (long long)json_integer_value(json_object_get(p, "samples")),
-		           (long long)json_integer_value(json_object_get(p, "points")));
+		           (long long)json_integer_value(json_object_get(p, "points")),
+		           (long long)json_integer_value(json_object_get(p, "gpu")));
 	}
 	buf_puts(&b, "</table>\n<p>parts.json lists the same slices; trace-data.json.gz "
 	             "holds the whole document for <code>dsight query</code>.</p>\n</body></html>\n");
@@ -529,7 +585,7 @@ struct split {
 
 /* Writes part k (its shards in w, its row counts n) and lists it. */
 static int write_part(struct split *sp, size_t k, const struct shard_writer *w,
-                      const uint64_t n[3], struct err *e)
+                      const uint64_t n[SHARD_KINDS], struct err *e)
 {
 	const struct parts_job *job = sp->job;
 	const long *cuts = sp->cuts;
@@ -567,10 +623,11 @@ static int write_part(struct split *sp, size_t k, const struct shard_writer *w,
 	if (rc)
 		return rc;
 	json_array_append_new(sp->list, json_pack(
-		"{s:s, s:[f,f], s:I, s:I, s:I, s:I, s:I}", "file", file,
+		"{s:s, s:[f,f], s:I, s:I, s:I, s:I, s:I, s:I}", "file", file,
 		"range", t0, t1, "bytes", (json_int_t)hs.bytes,
 		"requests", (json_int_t)nreq, "events", (json_int_t)n[SHARD_EVENTS],
-		"samples", (json_int_t)n[SHARD_SAMPLES], "points", (json_int_t)n[SHARD_POINTS]));
+		"samples", (json_int_t)n[SHARD_SAMPLES], "points", (json_int_t)n[SHARD_POINTS],
+		"gpu", (json_int_t)n[SHARD_GPU]));
 	if (hs.bytes > r->max_bytes)
 		r->max_bytes = hs.bytes;
 	if (hs.bytes > budget && r->oversized++ == 0)
@@ -634,7 +691,7 @@ int parts_write(const struct parts_job *job, struct parts_result *r,
 		rc = err_set(e, ERR_NOMEM, "Out of memory slicing the parts");
 		goto out;
 	}
-	if ((rc = scan_rows(db, add_cost_row, &h, e)))
+	if ((rc = scan_rows(db, core, add_cost_row, &h, e)))
 		goto out;
 	for (long m = 1; m <= h.end_ms; m++) {
 		h.starts[m] += h.starts[m - 1];
@@ -669,7 +726,7 @@ int parts_write(const struct parts_job *job, struct parts_result *r,
 		if ((rc = shard_writer_open(&rt.w[k], &o, e)))
 			goto out;
 	}
-	if ((rc = scan_rows(db, route_row, &rt, e)))
+	if ((rc = scan_rows(db, core, route_row, &rt, e)))
 		goto out;
 	list = json_array();
 	sp.job = job;

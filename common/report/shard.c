@@ -463,13 +463,8 @@ static void gpu_index(struct buf *b, int64_t k)
 		buf_puts(b, "null");
 }
 
-int shard_writer_gpu(void *ctx, int64_t profile, int64_t ordinal,
-                     const struct row_gpu *r, struct err *e)
+void shard_gpu_text(struct buf *b, const struct row_gpu *r)
 {
-	struct shard_writer *w = ctx;
-	struct buf *b = &w->row;
-	(void)ordinal;
-
 	buf_reset(b);
 	buf_putc(b, '[');
 	jsonout_real(b, r->start);
@@ -497,6 +492,14 @@ int shard_writer_gpu(void *ctx, int64_t profile, int64_t ordinal,
 	for (int k = ROW_GPU_BYTES; k <= ROW_GPU_GRAPH_NODE; k++)
 		gpu_int(b, r, k);
 	buf_putc(b, ']');
+}
+
+int shard_writer_gpu(void *ctx, int64_t profile, int64_t ordinal,
+                     const struct row_gpu *r, struct err *e)
+{
+	struct shard_writer *w = ctx;
+	(void)ordinal;
+	shard_gpu_text(&w->row, r);
 	return stream_add(w, SHARD_GPU, profile, r->start, r->end, e);
 }
 

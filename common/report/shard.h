@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "base/row.h"
 
@@ -107,6 +108,10 @@ int shard_writer_point(void *w, int64_t series, int64_t ordinal,
  * z, registers, static_smem, dynamic_smem, graph_node]. */
 int shard_writer_gpu(void *w, int64_t profile, int64_t ordinal,
                      const struct row_gpu *row, struct err *e);
+
+/* The shard text of GPU row r (as shard_writer_gpu writes it) into b
+ * (reset first). */
+void shard_gpu_text(struct buf *b, const struct row_gpu *r);
 
 /* Appends one row given as its compact JSON text (text copied), with its
  * time bounds (start = end for samples and points); no density. */

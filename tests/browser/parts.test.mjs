@@ -9,7 +9,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Tap, tmpdir, run, dquery, readCatalog, openViewer, saveShot, cleanup } from './harness.mjs';
+import { spawnSync } from 'node:child_process';
+import { Tap, ROOT, tmpdir, run, dquery, readCatalog, openViewer, saveShot, cleanup } from './harness.mjs';
 
 const tap = new Tap();
 const BUDGET_MB = 0.4;
@@ -80,6 +81,48 @@ async function main() {
     await v.close();
   }
   tap.ok(seen === reqs.items.length, `every request is in exactly one part (${seen} of ${reqs.items.length})`);
+  await gpuParts(dir);
+}
+
+/* GPU rows in the parts of an Nsight export */
+async function gpuParts(dir) {
+  const exp = path.join(dir, 'gpu.sqlite');
+  const g = spawnSync('python3', [path.join(ROOT, 'scripts/gen-nsys-export'), exp, '--ranges', '2000', '--kernels', '12000',
+    '--devices', '2', '--streams', '2', '--duration-s', '3'], { encoding: 'utf8' });
+  if (!tap.ok(g.status === 0, 'gen-nsys-export', g.stderr)) return;
+  const rep = path.join(dir, 'gpu-split'), whole = path.join(dir, 'gpu-dir');
+  const b = run('dsight', ['build', '--nsys-sqlite', exp, '--single-file', '--max-part-size-mb', '0.6', '-o', rep]);
+  const b2 = run('dsight', ['build', '--nsys-sqlite', exp, '-o', whole]);
+  if (!tap.ok(b.code === 0 && b2.code === 0, 'build the export split into parts, and as a directory', b.stderr + b2.stderr)) return;
+  const parts = JSON.parse(fs.readFileSync(path.join(rep, 'parts.json'), 'utf8')).parts;
+  const p = parts[Math.min(1, parts.length - 1)], [t0, t1] = p.range;
+  const v = await openViewer(pathToFileURL(path.join(rep, p.file)).href, { viewport: { width: 1400, height: 900 } });
+  if (!tap.ok(v.readyAt !== null, `${p.file} of the GPU export opens from file://`, v.errors)) { await v.close(); return; }
+  const from = t0 + (t1 - t0) * 0.4, to = t0 + (t1 - t0) * 0.5;
+  const got = await v.page.evaluate(async ([a, b]) => {
+    const te = window.traceExplorer;
+    te.setState({ tab: 'nsight', from: a, to: b });
+    await te.whenDetailsReady();
+    const c = document.querySelector('canvas[data-gpu-profile="0"]');
+    return { mode: c && c.dataset.mode, lanes: c && c.dsGpu ? c.dsGpu.lanes.map((l) => ({ key: `${l.device}|${l.stream}`, rows: l.rows.map((r) => `${r[0]}|${r[1]}`) })) : [],
+      api: await te.queryGpu({ from: a, to: b, limit: 1000 }) };
+  }, [from, to]);
+  const cli = dquery(whole, 'gpu', { from, to, limit: 1000 }).ok;
+  const want = new Map();
+  for (const it of cli.items) {
+    const k = `${it.device}|${it.stream}`;
+    if (!want.has(k)) want.set(k, []);
+    want.get(k).push(`${it.start}|${it.end}`);
+  }
+  const same = (a, b) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+  const drawn = new Map(got.lanes.map((l) => [l.key, l.rows]));
+  tap.ok(got.mode === 'exact' && cli.total > 20 && cli.total < 1000 && same(want.keys(), drawn.keys()) && [...want].every(([k, l]) => same(l, drawn.get(k))),
+    `${p.file}: each GPU track draws exactly its rows of dsight query gpu on [${from}, ${to}] (${cli.total} rows)`, { mode: got.mode, drawn: got.lanes.length, want: want.size });
+  tap.ok(JSON.stringify(got.api) === JSON.stringify(cli), `${p.file}: queryGpu over the window equals dsight query gpu`,
+    { got: JSON.stringify(got.api).slice(0, 800), want: JSON.stringify(cli).slice(0, 800) });
+  await saveShot(v.page, '22-part-gpu.png');
+  tap.ok(v.errors.length === 0, `${p.file}: no page error`, v.errors);
+  await v.close();
 }
 
 main().catch((e) => tap.ok(false, 'no exception', e.stack)).finally(async () => {

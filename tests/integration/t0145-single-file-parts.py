@@ -8,12 +8,18 @@ under the budget, the requests are partitioned by start, the manifest lists
 every file; the list page links the parts.  A budget the page fits, and 0,
 give today's one-page layout (no parts.json, no part-001); the flag is
 refused without --single-file, and for a budget below the viewer itself.
+An Nsight export with GPU activity splits the same way, each part carrying
+the GPU rows touching its slice: those `dsight query REPORT gpu --from --to`
+gives on the directory report of the same export.
 The browser side (each part answering exactly inside its slice) is
 tests/browser/parts.test.mjs.
 """
+import base64
+import gzip
 import hashlib
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -144,5 +150,58 @@ if t.ok(r.returncode == 0, "build of a capture with one dense millisecond", r.st
          "the build warns naming that part and its size", r.stderr)
     t.ok(all(p["bytes"] <= 0.5e6 for p in parts if p not in big) and len(parts) >= 2,
          "the other slices stay under the budget", parts)
+
+# GPU rows: each part holds those touching its slice, as the directory
+# report of the same export answers them
+NSYS = os.path.join(tap.TOP, "scripts", "gen-nsys-export")
+exp = os.path.join(t.tmp, "gpu.sqlite")
+g = tap.run([sys.executable, NSYS, exp, "--ranges", "2000", "--kernels",
+             "12000", "--duration-s", "3"])
+t.ok(g.returncode == 0, "gen-nsys-export writes an export with GPU rows", g.stderr)
+grep_ = os.path.join(t.tmp, "gpu-split")
+gdir = os.path.join(t.tmp, "gpu-dir")
+r = tap.run([DSIGHT, "build", "--nsys-sqlite", exp, "--single-file",
+             "--max-part-size-mb", "0.6", "-o", grep_])
+r2 = tap.run([DSIGHT, "build", "--nsys-sqlite", exp, "-o", gdir])
+if t.ok(r.returncode == 0 and r2.returncode == 0,
+        "build the export split into parts, and as a directory", r.stderr + r2.stderr):
+    parts = json.load(open(os.path.join(grep_, "parts.json")))["parts"]
+    t.ok(len(parts) >= 3, "the GPU rows' size splits the export into %d parts" % len(parts))
+    FIELDS = ("start,end,correlation,launch_tid,launch_start,nvtx_ordinal,"
+              "nvtx_name,rowid")
+    total = json.loads(tap.run([DSIGHT, "query", gdir, "gpu", "--limit", "0"]).stdout)["total"]
+    for i, p in enumerate(parts):
+        lo, hi = p["range"]
+        html = open(os.path.join(grep_, p["file"]), encoding="utf-8").read()
+
+        def element(eid):
+            m = re.search(r'id="%s">([^<]*)<' % re.escape(eid), html)
+            return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
+        prof = element("dsight-catalog")["profiles"][0]
+        have = []
+        for d in prof.get("gpu_chunks", []):
+            have += [(x[0], x[1], x[6], x[7], x[8], x[10],
+                      None if x[24] is None else prof["names"][x[24]], x[11])
+                     for x in element("dsight-shard-" + d["sha256"])]
+        want = []
+        while True:
+            q = json.loads(tap.run([DSIGHT, "query", gdir, "gpu", "--from", repr(lo),
+                                    "--to", repr(hi), "--fields", FIELDS, "--limit",
+                                    "1000", "--offset", str(len(want))]).stdout)
+            want += [tuple(x[f] for f in FIELDS.split(",")) for x in q["items"]]
+            if not q["items"] or len(want) >= q["total"]:
+                break
+        t.ok(have == want and p["gpu"] == len(want) > 0 and
+             any(x[6] is not None for x in have),
+             "%s: its %d GPU rows are those `gpu --from %s --to %s` answers, in "
+             "order, with their launch and NVTX links" % (p["file"], len(have), lo, hi),
+             {"have": len(have), "want": len(want), "counted": p["gpu"],
+              "first_diff": [(a, b) for a, b in zip(have, want) if a != b][:2]})
+    t.ok(sum(p["gpu"] for p in parts) >= total > 0,
+         "every GPU row is in some part (rows crossing a cut in both)")
+    page = open(os.path.join(grep_, "index.html"), encoding="utf-8").read()
+    t.ok("<th>GPU rows</th>" in page and all(
+        "<td>%d</td></tr>" % p["gpu"] in page for p in parts),
+        "the list page gives each part's GPU rows")
 
 sys.exit(t.done())

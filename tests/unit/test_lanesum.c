@@ -121,9 +121,51 @@ TEST(ranking_and_bounds)
 	close_writer(w);
 }
 
+/* A group over LANESUM_MAX_ENTRIES loses its finest level, not its bins:
+ * 48 names in each of the 32768 finest bins (1 s) need 48 * (512 + 4096 +
+ * 32768) accumulators; levels 0 and 1 alone fit. */
+TEST(finest_level_dropped_over_bound)
+{
+	struct shard_writer *w = open_writer();
+	double d = (double)LANESUM_BINS0 * 64;
+	struct lanesum *ls = lanesum_new(d);
+	struct err e;
+	int written = 0, ok = 1;
+	size_t n0 = 0, n1 = 0, n2 = 0;
+
+	for (int i = 0; i < LANESUM_BINS0 * 64; i++)
+		for (int k = 0; k < 48; k++)
+			ok &= lanesum_add(ls, 0, 0, k, i + 0.25, i + 0.5) == 0;
+	CHECK(ok);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 30, &written, &e), 0);
+	CHECK_EQ(written, 1);
+	/* the next group starts with every level again */
+	CHECK_EQ(lanesum_add(ls, 0, 0, 1, 1.0, 2.0), 0);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 40, &written, &e), 0);
+	CHECK_EQ(written, 1);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
+	shard_writer_descs(w, SHARD_SUMMARY, 42, &n2);
+	CHECK_EQ(n2, 1);
+	n2 = 0;
+	shard_writer_descs(w, SHARD_SUMMARY, 30, &n0);
+	shard_writer_descs(w, SHARD_SUMMARY, 31, &n1);
+	shard_writer_descs(w, SHARD_SUMMARY, 32, &n2);
+	CHECK(n0 > 0 && n1 > 0);
+	CHECK_EQ(n2, 0);
+	json_t *o = lanesum_json(d, w, SHARD_SUMMARY, 30);
+	json_t *lv = json_object_get(o, "levels");
+	CHECK_EQ(json_array_size(lv), 2);
+	CHECK_EQ(json_integer_value(json_object_get(json_array_get(lv, 1), "bins")),
+	         LANESUM_BINS0 * 8);
+	json_decref(o);
+	lanesum_free(ls);
+	close_writer(w);
+}
+
 int main(void)
 {
 	RUN(depth_rows_and_deeper);
 	RUN(ranking_and_bounds);
+	RUN(finest_level_dropped_over_bound);
 	return testlib_done();
 }
