@@ -270,6 +270,30 @@ t.ok(r.returncode == 1 and "The statement ran longer than 1.0 s" in r.stderr and
      (r.stderr, a.stderr))
 t.ok(streams(ssock) == 0, "and no streamed answer is left open")
 
+# ---- a stopping session ends a streamed HTTP answer that waits for rows ----
+c = open_stream(surl, stoken, rows_then)  # a first batch, then a long wait
+got = b""
+while b'"method":"rows"' not in got:
+    b = c.recv(65536)
+    if not b:
+        break
+    got += b
+t0 = time.monotonic()
+k = sl.dsight("ctl", "kill-server", ssock)
+try:
+    while not got.endswith(b"\r\n0\r\n\r\n"):
+        b = c.recv(65536)
+        if not b:
+            break
+        got += b
+except OSError:
+    pass
+c.close()
+t.ok(k.returncode == 0 and got.endswith(b"}\n\r\n0\r\n\r\n") and b'"error":{"code":' in got[-400:] and
+     time.monotonic() - t0 < 15,
+     "kill-server while an HTTP reader waits for rows: its body ends with the error line and "
+     "the chunked end, the session stops (%.1f s)" % (time.monotonic() - t0), (k.stderr, got[-300:]))
+
 s.check(t)
 s2.check(t)
 sys.exit(t.done())
