@@ -137,6 +137,14 @@ int q_name_needles(struct qctx *q, struct q_needle **nd, size_t *nn);
 void q_name_needles_free(struct q_needle *nd, size_t nn);
 unsigned char *q_match_names(const json_t *names, const struct q_needle *nd,
                              size_t nn);
+/* fn(ctx, r, order) on every request the requests kind's filters keep, in
+ * stored order, order counting them from 0; r (shaped as shape says, see
+ * q_match_requests) lives only during the call, so a caller that folds the
+ * requests (groups) holds none of them.  *n = how many were kept.  A
+ * non-zero return of fn stops the walk and is returned. */
+typedef int (*q_request_fn)(void *ctx, const json_t *r, size_t order);
+int q_each_request(struct qctx *q, enum store_shape shape, q_request_fn fn,
+                   void *ctx, size_t *n);
 /* The requests the requests kind's filters keep, in stored order (*el
  * malloc'd, the elements held by q).  shape (store_coll.h) says the least
  * each element must hold; an element may hold more.  0 or an error. */

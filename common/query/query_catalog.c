@@ -132,38 +132,9 @@ static int keep_request(struct qctx *q, const json_t *r, void *arg)
 
 struct gather {
 	struct qctx *q;
-	const struct search *s;
 	const json_t **el;
 	size_t n, cap;
 };
-
-/* Keeps a request for the rest of the query (q->held): the element passed
- * may live only during the call.  g->el grows with the rows: the report's
- * count.requests is a hint, never a size. */
-static int hold_request(struct gather *g, const json_t *r)
-{
-	if (!g->q->held)
-		g->q->held = json_array();
-	if (!g->q->held || json_array_append(g->q->held, (json_t *)r) ||
-	    vec_reserve(&g->el, &g->cap, g->n + 1, sizeof *g->el))
-		return err_set(g->q->e, ERR_NOMEM, "out of memory");
-	g->el[g->n++] = r;
-	return 0;
-}
-
-static int gather_request(void *ctx, const json_t *r, size_t index)
-{
-	struct gather *g = ctx;
-	(void)index;
-	return keep_request(g->q, r, (void *)g->s) ? hold_request(g, r) : 0;
-}
-
-/* A request the backend selected: it passed every filter already. */
-static int gather_selected(void *ctx, int64_t ordinal, const json_t *r)
-{
-	(void)ordinal;
-	return hold_request(ctx, r);
-}
 
 /* The lowercased search text into s (NULL without one): 0 or ERR_NOMEM. */
 static int search_init(struct qctx *q, struct search *s)
@@ -195,38 +166,91 @@ static struct store_select request_select(struct qctx *q,
 	return sel;
 }
 
-int q_match_requests(struct qctx *q, enum store_shape shape,
-                     const json_t ***el, size_t *n)
+/* q_each_request's walk: fn on every request kept, numbered in order. */
+struct each {
+	struct qctx *q;
+	const struct search *s;
+	q_request_fn fn;
+	void *ctx;
+	size_t n;
+};
+
+static int each_kept(void *ctx, const json_t *r, size_t index)
+{
+	struct each *x = ctx;
+	(void)index;
+	return keep_request(x->q, r, (void *)x->s) ? x->fn(x->ctx, r, x->n++)
+	                                          : 0;
+}
+
+/* A request the backend selected: it passed every filter already. */
+static int each_selected(void *ctx, int64_t ordinal, const json_t *r)
+{
+	struct each *x = ctx;
+	(void)ordinal;
+	return x->fn(x->ctx, r, x->n++);
+}
+
+int q_each_request(struct qctx *q, enum store_shape shape, q_request_fn fn,
+                   void *ctx, size_t *n)
 {
 	struct search s = {NULL, 0};
-	struct gather g = {q, NULL, NULL, 0, 0};
+	struct each x = {q, NULL, fn, ctx, 0};
 	struct store_select sel;
 	int64_t total;
 	int rc;
 
-	*el = NULL;
 	*n = 0;
 	if (search_init(q, &s))
 		return q->e->code;
 	if (s.needle)
-		g.s = &s;
+		x.s = &s;
 	/* the backend's filters first: it parses only what matches, without
-	 * spans and lifecycle */
+	 * spans and lifecycle (it answers DATASET_FALLBACK before calling fn
+	 * at all, or not at all) */
 	sel = request_select(q, &s, shape);
 	sel.start = q->start;
 	sel.end = q->end;
 	sel.limit = INT64_MAX;
 	rc = dataset_select(q->ds, EVIDENCE_REQUESTS, &sel, &total, NULL,
-	                    gather_selected, &g, q->e);
-	if (rc == DATASET_FALLBACK) {
-		g.n = 0; /* the elements held so far stay held by q */
-		rc = q_request_foreach(q, gather_request, &g);
-	}
+	                    each_selected, &x, q->e);
+	if (rc == DATASET_FALLBACK)
+		rc = q_request_foreach(q, each_kept, &x);
+	free(s.needle);
+	*n = x.n;
+	return rc;
+}
+
+/* Keeps a request for the rest of the query (q->held): the element passed
+ * may live only during the call.  g->el grows with the rows: the report's
+ * count.requests is a hint, never a size. */
+static int hold_request(void *ctx, const json_t *r, size_t order)
+{
+	struct gather *g = ctx;
+	(void)order;
+	if (!g->q->held)
+		g->q->held = json_array();
+	if (!g->q->held || json_array_append(g->q->held, (json_t *)r) ||
+	    vec_reserve(&g->el, &g->cap, g->n + 1, sizeof *g->el))
+		return err_set(g->q->e, ERR_NOMEM, "out of memory");
+	g->el[g->n++] = r;
+	return 0;
+}
+
+int q_match_requests(struct qctx *q, enum store_shape shape,
+                     const json_t ***el, size_t *n)
+{
+	struct gather g = {q, NULL, 0, 0};
+	size_t kept;
+	int rc;
+
+	*el = NULL;
+	*n = 0;
+	rc = q_each_request(q, shape, hold_request, &g, &kept);
 	if (!rc && !g.el)
 		g.el = malloc(sizeof *g.el); /* callers free a non-NULL array */
 	if (!rc && !g.el)
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	free(s.needle);
 	*el = g.el;
 	*n = g.n;
 	return rc;

@@ -573,6 +573,7 @@ static int push(struct qobs **v, size_t *n, size_t *cap, struct num x,
 }
 
 struct rscan {
+	struct qctx *q;
 	struct qkeys keys;
 	struct rgroup *g;
 	size_t cap;
@@ -646,6 +647,15 @@ static int group_request(struct rscan *s, const char *field, const json_t *r,
 	return 0;
 }
 
+/* q_each_request's fn: request r into its groups, then let go of it. */
+static int group_one(void *ctx, const json_t *r, size_t order)
+{
+	struct rscan *s = ctx;
+	if (group_request(s, s->q->p->group_by, r, order))
+		return err_set(s->q->e, ERR_NOMEM, "out of memory");
+	return 0;
+}
+
 static void emit_request_group(struct qctx *q, const struct qkey *key,
                                const struct num *v)
 {
@@ -669,7 +679,6 @@ static void emit_request_group(struct qctx *q, const struct qkey *key,
 int query_requests_grouped(struct qctx *q)
 {
 	static const struct qgroup_by def[] = {{RV_COUNT, 1}, {QGROUP_KEY, 0}};
-	const json_t **el = NULL;
 	struct rscan s;
 	struct qgroup_by *sort = NULL;
 	struct num *vals = NULL;
@@ -677,11 +686,10 @@ int query_requests_grouped(struct qctx *q)
 	int rc;
 
 	memset(&s, 0, sizeof s);
+	s.q = q;
 	qkeys_init(&s.keys);
-	rc = q_match_requests(q, STORE_SLIM, &el, &n);
-	for (size_t k = 0; !rc && k < n; k++)
-		if (group_request(&s, q->p->group_by, el[k], k))
-			rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	/* folded as they come: a million requests are never all in memory */
+	rc = q_each_request(q, STORE_GROUP, group_one, &s, &n);
 	ng = (size_t)s.keys.count;
 	if (!rc) {
 		vals = calloc((ng ? ng : 1) * RV_N, sizeof *vals);
@@ -729,6 +737,5 @@ int query_requests_grouped(struct qctx *q)
 	free(sort);
 	free(vals);
 	free(order);
-	free(el);
 	return rc;
 }

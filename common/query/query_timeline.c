@@ -68,47 +68,64 @@ static int number(const json_t *r, const char *key, double *out)
 	return 1;
 }
 
-static int requests_series(struct qctx *q, const struct qbucket *bk)
-{
-	const json_t **el = NULL;
-	size_t n = bk->n, nr = 0;
-	int64_t *cnt = calloc(3 * (n ? n : 1), sizeof *cnt);
-	int64_t *arr = cnt, *done = cnt + n, *first = cnt + 2 * n;
-	struct qsum *flight = qtline_new_sums(n), *ttft = qtline_new_sums(n);
-	double *len = calloc(n ? n : 1, sizeof *len);
-	double *nttft = calloc(n ? n : 1, sizeof *nttft);
-	int rc = 0;
+/* The per-bucket counts and sums one pass over the requests fills. */
+struct rtally {
+	const struct qbucket *bk;
+	int64_t *arr, *done, *first;
+	struct qsum *flight, *ttft;
+	double *nttft;
+};
 
-	if (!cnt || !flight || !ttft || !len || !nttft)
-		rc = err_set(q->e, ERR_NOMEM, "out of memory");
-	if (!rc)
-		rc = q_match_requests(q, STORE_TIMES, &el, &nr);
-	for (size_t k = 0; !rc && k < nr; k++) {
-		const json_t *r = el[k];
-		double a, z, f, t;
-		long i;
-		if (!number(r, "start", &a) || !number(r, "end", &z))
-			continue;
-		if ((i = qbucket_find(bk, a)) >= 0) {
-			arr[i]++;
-			if (number(r, "ttft_ms", &t)) {
-				nttft[i] += 1;
-				qsum_add(&ttft[i], t);
-			}
-		}
-		if ((i = qbucket_find(bk, z)) >= 0)
-			done[i]++;
-		if (number(r, "first", &f) && (i = qbucket_find(bk, f)) >= 0)
-			first[i]++;
-		for (size_t j = qbucket_first_overlap(bk, a, z);
-		     j < n && bk->b[j] <= z; j++) {
-			double lo = a > bk->b[j] ? a : bk->b[j];
-			double hi = z < bk->b[j + 1] ? z : bk->b[j + 1];
-			if (hi > lo) /* a request never counts negative time */
-				qsum_add(&flight[j], hi - lo);
+/* q_each_request's fn: request r into the buckets, then let go of it. */
+static int tally_request(void *ctx, const json_t *r, size_t order)
+{
+	struct rtally *t = ctx;
+	const struct qbucket *bk = t->bk;
+	size_t n = bk->n;
+	double a, z, f, ms;
+	long i;
+
+	(void)order;
+	if (!number(r, "start", &a) || !number(r, "end", &z))
+		return 0;
+	if ((i = qbucket_find(bk, a)) >= 0) {
+		t->arr[i]++;
+		if (number(r, "ttft_ms", &ms)) {
+			t->nttft[i] += 1;
+			qsum_add(&t->ttft[i], ms);
 		}
 	}
-	if (!rc && (qtline_sums_failed(flight, n) || qtline_sums_failed(ttft, n)))
+	if ((i = qbucket_find(bk, z)) >= 0)
+		t->done[i]++;
+	if (number(r, "first", &f) && (i = qbucket_find(bk, f)) >= 0)
+		t->first[i]++;
+	for (size_t j = qbucket_first_overlap(bk, a, z);
+	     j < n && bk->b[j] <= z; j++) {
+		double lo = a > bk->b[j] ? a : bk->b[j];
+		double hi = z < bk->b[j + 1] ? z : bk->b[j + 1];
+		if (hi > lo) /* a request never counts negative time */
+			qsum_add(&t->flight[j], hi - lo);
+	}
+	return 0;
+}
+
+static int requests_series(struct qctx *q, const struct qbucket *bk)
+{
+	size_t n = bk->n, nr = 0;
+	int64_t *cnt = calloc(3 * (n ? n : 1), sizeof *cnt);
+	struct rtally t = {bk, cnt, cnt + n, cnt + 2 * n, qtline_new_sums(n),
+	                   qtline_new_sums(n), calloc(n ? n : 1, sizeof(double))};
+	double *len = calloc(n ? n : 1, sizeof *len);
+	int rc = 0;
+
+	if (!cnt || !t.flight || !t.ttft || !len || !t.nttft)
+		rc = err_set(q->e, ERR_NOMEM, "out of memory");
+	/* one pass, each request folded as it comes: a million requests are
+	 * never all in memory */
+	if (!rc)
+		rc = q_each_request(q, STORE_TIMES, tally_request, &t, &nr);
+	if (!rc && (qtline_sums_failed(t.flight, n) ||
+	            qtline_sums_failed(t.ttft, n)))
 		rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	if (!rc) {
 		struct qitem it;
@@ -116,19 +133,18 @@ static int requests_series(struct qctx *q, const struct qbucket *bk)
 			len[i] = qbucket_length(bk, i);
 		buf_puts(q->out, "{\"key\":null");
 		qtline_series_open(q, &it);
-		qtline_int_array(&it, "arrivals", arr, n);
-		qtline_int_array(&it, "completions", done, n);
-		qtline_int_array(&it, "first_tokens", first, n);
-		qtline_quotient_array(&it, "in_flight", flight, len, n);
-		qtline_quotient_array(&it, "ttft_ms_mean", ttft, nttft, n);
+		qtline_int_array(&it, "arrivals", t.arr, n);
+		qtline_int_array(&it, "completions", t.done, n);
+		qtline_int_array(&it, "first_tokens", t.first, n);
+		qtline_quotient_array(&it, "in_flight", t.flight, len, n);
+		qtline_quotient_array(&it, "ttft_ms_mean", t.ttft, t.nttft, n);
 		qtline_series_close(&it);
 	}
-	free(el);
 	free(cnt);
-	qtline_free_sums(flight, n);
-	qtline_free_sums(ttft, n);
+	qtline_free_sums(t.flight, n);
+	qtline_free_sums(t.ttft, n);
 	free(len);
-	free(nttft);
+	free(t.nttft);
 	return rc;
 }
 

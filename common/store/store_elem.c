@@ -12,6 +12,18 @@ const char *store_elem_columns(enum store_shape shape)
 		       "coalesce(json_array_length(json, '$.spans'), 0)";
 	case STORE_TIMES:
 		return "start, \"end\", first, ttft_ms";
+	case STORE_GROUP:
+		/* SQLite parses each row's json once for all of these (its
+		 * parse cache) and copies each member's text as it was */
+		return "CASE WHEN json_valid(json) AND json_type(json) = 'object'"
+		       " THEN json_object('id', json->'$.id',"
+		       " 'session', json->'$.session', 'agent', json->'$.agent',"
+		       " 'workers', json->'$.workers', 'status', json->'$.status',"
+		       " 'client_kind', json->'$.client_kind',"
+		       " 'start', json->'$.start', 'end', json->'$.end',"
+		       " 'ttft_ms', json->'$.ttft_ms',"
+		       " 'input_tokens', json->'$.input_tokens',"
+		       " 'output_tokens', json->'$.output_tokens') ELSE json END";
 	default:
 		return "json";
 	}

@@ -15,8 +15,14 @@
  *                span_count nulls (the list kind prints only their
  *                number; parsing a page stays cheap);
  *   STORE_TIMES  only the numbers among start, end, first and ttft_ms
- *                (no JSON is parsed: what a timeline of requests reads). */
-enum store_shape { STORE_WHOLE, STORE_SLIM, STORE_TIMES };
+ *                (no JSON is parsed: what a timeline of requests reads);
+ *   STORE_GROUP  only what grouping requests reads: id, session, agent,
+ *                workers, status, client_kind, start, end, ttft_ms,
+ *                input_tokens and output_tokens, a missing one as null
+ *                (a tenth of a request's text, parsed once by SQLite).
+ *                A row whose json is not an object is passed whole, so
+ *                the checks name what is wrong with it. */
+enum store_shape { STORE_WHOLE, STORE_SLIM, STORE_TIMES, STORE_GROUP };
 
 /* The select-list of an element of this shape (after the ordinal). */
 const char *store_elem_columns(enum store_shape shape);

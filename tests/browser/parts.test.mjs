@@ -5,6 +5,7 @@
 // and lifecycle (with collections streamed from the store every part holds
 // every request; parts.json counts those starting in the slice); the list page links every part.  Screenshots of the list
 // page and of a part are saved under tests/browser/artifacts/.
+// tests/run: slow (over two minutes in the full tier: a clean clone starts it first)
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -212,8 +212,8 @@ bv1 = os.path.join(t.tmp, "v1-big.sqlite")
 v1_copy(bdb, bv1, whole_doc=big_doc)
 # the request family at 18,000 requests: extension = v1 row = document
 # (query-parity's full sets run at 2,000 above; these are the SQL paths).
-# Each source parses its 18,000 requests per process (4-11 s a query):
-# the quick tier takes every third query, the full tier all of them.
+# Each slow source parses its 18,000 requests per process (4-11 s a
+# query): the quick tier takes every third query, the full tier all of them.
 BIG_QUERIES = (["requests", "--limit", "5", "--offset", "17990"],
                ["requests", "--sort", "-ttft_ms,id", "--limit", "7", "--offset", "3"],
                ["requests", "--sort", "first", "--from", "10", "--to", "20", "--limit", "4"],
@@ -225,10 +225,14 @@ BIG_QUERIES = (["requests", "--limit", "5", "--offset", "17990"],
                ["sessions", "--from", "5", "--to", "6", "--limit", "3", "--offset", "2"],
                ["server_spans", "--sort", "-start", "--limit", "3"],
                ["iterations", "--rank", "1", "--sort", "-end", "--limit", "3"])
-for q in BIG_QUERIES[::tap.matrix(1, 3)]:
-    outs = [tap.run([DS, "query", src] + q).stdout for src in (bdb, bv1, big)]
-    t.ok(outs[0] and outs[0] == outs[1] == outs[2],
-         "18,000 requests, %s: extension = v1 row = document" % " ".join(q), outs[0][:300])
+# The extension's answer (fast) is compared with one of the two slow
+# sources in turn, so each of them still meets every kind of query (the
+# full tier took 230 s, most of CI's longest program, comparing with both).
+for i, q in enumerate(BIG_QUERIES[::tap.matrix(1, 3)]):
+    other, label = ((bv1, "v1 row") if i % 2 == 0 else (big, "document"))
+    outs = [tap.run([DS, "query", src] + q).stdout for src in (bdb, other)]
+    t.ok(outs[0] and outs[0] == outs[1],
+         "18,000 requests, %s: extension = %s" % (" ".join(q), label), outs[0][:300])
 
 missing = os.path.join(t.tmp, "missing.sqlite")
 v1_copy(bdb, missing)
