@@ -14,8 +14,9 @@
  * GET /detail/<name>, /parts.json, /part-NNN.html (files of the current
  * generation's manifest).  Every request must pass http_auth's Host,
  * Origin and token rules.  Limits: 256 connections served (the next ones
- * are answered 503 and closed), 10 s for the first request's headers (counted from the
- * connection), 60 s idle, about 64 KiB of headers, 1 MiB bodies.
+ * are answered 503 and closed), 10 s for the first request's headers
+ * (counted from the connection), 60 s idle, about 64 KiB of headers,
+ * 1 MiB bodies.
  * HTTP requests count as activity for the idle clock.  The stop: the
  * listener closes with the unix one (server_on_stop); once the server
  * drained, http_finish lets the last responses go (at most 5 s), stops
