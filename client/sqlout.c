@@ -351,8 +351,8 @@ static void say_truncated(enum sqlout_format f, int64_t rows, int truncated)
 	if (truncated && (f == SQLOUT_CSV || f == SQLOUT_TSV))
 		fprintf(stderr, "dsight query: truncated after %lld rows: more "
 		        "exist (--max-rows, at most 1000000, bounds what is "
-		        "printed; an answer in one reply, over HTTP, also stops "
-		        "at 16 MiB)\n", (long long)rows);
+		        "printed; an answer in one reply, as MCP gives, also "
+		        "stops at 16 MiB)\n", (long long)rows);
 }
 
 int sqlout_print(const char *json, size_t n, enum sqlout_format f,

@@ -23,6 +23,7 @@
 #define POOL_BYTES (64 * 1024)   /* per connection: at most 64 KiB of headers */
 #define STOP_DRAIN_MS 5000       /* the last responses of a stop */
 #define TICK_MS 1000
+#define STREAM_BLOCK 16384       /* a streamed answer is pulled in such pieces */
 /* POST /rpc bodies: 1 MiB, the HTTP contract, below the socket's 8 MiB
  * request frames (which leave room for a 1 MiB sql statement however JSON
  * escapes it); a larger statement goes through the socket or a local
@@ -50,6 +51,7 @@ struct hreq {
 	enum route route;
 	char rel[200];
 	int gzip_ok;
+	int ndjson;          /* the client takes a streamed answer as NDJSON */
 	struct buf body;
 	int suspended;
 	int waiting_fresh;   /* dispatch_fresh will call back */
@@ -330,6 +332,84 @@ static void on_rpc_reply(void *ctx, int rc, char *body, size_t len, const char *
 	resume(r);
 }
 
+/* A streamed answer's response: its body is pulled from the bridge. */
+struct hstream {
+	struct http *h;
+	struct MHD_Connection *conn;
+	struct http_bridge *b;
+	int suspended;       /* waiting for the session's next batch */
+};
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct hstream *s = cls;
+	ssize_t n = http_bridge_pull(s->b, buf, max);
+	(void)pos;
+	if (n > 0)
+		return n;
+	if (n == 0) {
+		/* nothing yet: stream_wake resumes it (no busy polling) */
+		s->suspended = 1;
+		MHD_suspend_connection(s->conn);
+		return 0;
+	}
+	/* a session's side that closed in mid-answer: the chunked body
+	 * stays unterminated, so the client sees it cut */
+	return n == HTTP_BRIDGE_END ? MHD_CONTENT_READER_END_OF_STREAM
+	                            : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_wake(void *ctx)
+{
+	struct hstream *s = ctx;
+	if (s->suspended) {
+		s->suspended = 0;
+		MHD_resume_connection(s->conn);
+		kick(s->h);
+	}
+}
+
+/* The response is done with (sent, or its client went away): the
+ * statement, if still running, is cancelled with the bridge. */
+static void stream_free(void *cls)
+{
+	struct hstream *s = cls;
+	http_bridge_cancel(s->b);
+	free(s);
+}
+
+/* The answer streams: a chunked NDJSON response pulls it. */
+static void on_rpc_streams(void *ctx)
+{
+	struct hreq *r = ctx;
+	struct hstream *s = calloc(1, sizeof *s);
+	struct MHD_Response *resp = NULL;
+
+	if (s) {
+		s->h = r->h;
+		s->conn = r->conn;
+		s->b = r->bridge;
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read,
+		                                         s, stream_free);
+	}
+	r->ready = 1;
+	if (!resp) {
+		free(s); /* the bridge stays r's: on_completed cancels it */
+		r->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		r->resp = http_files_error("Out of memory");
+	} else {
+		http_bridge_watch(r->bridge, stream_wake, s);
+		r->bridge = NULL; /* the response's now */
+		http_files_ndjson(resp);
+		r->status = MHD_HTTP_OK;
+		r->resp = resp;
+	}
+	resume(r);
+}
+
+static const struct http_bridge_ops reply_ops = {on_rpc_reply, NULL};
+static const struct http_bridge_ops stream_ops = {on_rpc_reply, on_rpc_streams};
+
 static void on_fresh(void *ctx, int rc, const char *msg)
 {
 	struct hreq *r = ctx;
@@ -365,6 +445,13 @@ static int is_json_type(const char *ct)
 	size_t n = strlen("application/json");
 	return ct && !strncasecmp(ct, "application/json", n) &&
 	       (ct[n] == 0 || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* Accept names NDJSON (and not with q=0). */
+static int accepts_ndjson(const char *accept)
+{
+	const char *p = accept ? strcasestr(accept, HTTP_FILES_NDJSON) : NULL;
+	return p && strncmp(p + strlen(HTTP_FILES_NDJSON), ";q=0", 4) != 0;
 }
 
 static int accepts_gzip(const char *ae)
@@ -469,6 +556,7 @@ static enum MHD_Result begin(struct http *h, struct hreq *r, const char *url,
 			return reply_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
 			                   "The request body is larger than the 1 MiB limit", 1);
 		buf_init(&r->body, HTTP_BODY_MAX);
+		r->ndjson = accepts_ndjson(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"));
 		return MHD_YES;
 	}
 	r->gzip_ok = accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"));
@@ -522,7 +610,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "Out of memory", 1);
 		err_clear(&e);
 		if (http_bridge_call(h->loop, h->srv, r->body.data ? r->body.data : "", r->body.len,
-		                     on_rpc_reply, r, &r->bridge, &e))
+		                     r->ndjson ? &stream_ops : &reply_ops, r, &r->bridge, &e))
 			return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, e.msg, 0);
 		buf_free(&r->body);
 		r->suspended = 1;

@@ -6,13 +6,17 @@
  * timer for its timeouts), so every request is handled on the loop thread
  * and no engine state is touched from two threads.  Endpoints: POST /rpc
  * (one JSON-RPC request, answered through the unix transport by
- * http_bridge: same dispatch, same bytes), GET / (the report's viewer of
- * the current generation, with a live marker), GET /detail/<name>,
- * /parts.json, /part-NNN.html (files of the current generation's
- * manifest).  Every request must pass http_auth's Host, Origin and token
- * rules.  Limits: 256 connections served (the next ones are answered 503
- * and closed), 10 s for the first request's headers (counted from the
- * connection), 60 s idle, about 64 KiB of headers, 1 MiB bodies.
+ * http_bridge: same dispatch, same bytes; an sql query with stream_rows
+ * from a client that accepts application/x-ndjson gets its batches as a
+ * chunked NDJSON body, pulled from the bridge as the client takes them,
+ * the connection suspended while no batch is ready), GET / (the
+ * report's viewer of the current generation, with a live marker),
+ * GET /detail/<name>, /parts.json, /part-NNN.html (files of the current
+ * generation's manifest).  Every request must pass http_auth's Host,
+ * Origin and token rules.  Limits: 256 connections served (the next ones
+ * are answered 503 and closed), 10 s for the first request's headers
+ * (counted from the connection), 60 s idle, about 64 KiB of headers,
+ * 1 MiB bodies.
  * HTTP requests count as activity for the idle clock.  The stop: the
  * listener closes with the unix one (server_on_stop); once the server
  * drained, http_finish lets the last responses go (at most 5 s), stops

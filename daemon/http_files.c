@@ -157,6 +157,11 @@ struct MHD_Response *http_files_error(const char *msg)
 	return of_buf(&b, "application/json");
 }
 
+void http_files_ndjson(struct MHD_Response *r)
+{
+	uncached(r, HTTP_FILES_NDJSON);
+}
+
 struct MHD_Response *http_files_json(char *body, size_t len)
 {
 	return of_memory(body, len, "application/json");

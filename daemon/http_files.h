@@ -29,6 +29,9 @@ struct MHD_Response *http_files_file(const struct session_gen *g, const char *re
 struct MHD_Response *http_files_error(const char *msg);
 /* A JSON body (malloc'd, taken over) as application/json. */
 struct MHD_Response *http_files_json(char *body, size_t len);
+#define HTTP_FILES_NDJSON "application/x-ndjson"
+/* A streamed JSON-RPC answer's headers: NDJSON, and the common ones. */
+void http_files_ndjson(struct MHD_Response *r);
 /* The headers every response carries (no caching unless a file sets it,
  * nosniff, no referrer). */
 void http_files_common(struct MHD_Response *r);

@@ -576,7 +576,7 @@ static void accept_one(struct server *srv)
 	conn_admit(srv, c);
 }
 
-int server_adopt(struct server *srv, int fd, struct err *e)
+int server_adopt(struct server *srv, int fd, int streams, struct err *e)
 {
 	struct server_conn *c;
 	if (srv->stopping) {
@@ -592,7 +592,7 @@ int server_adopt(struct server *srv, int fd, struct err *e)
 		server_conn_close(c);
 		return err_set(e, ERR_DATA, "Cannot serve the connection");
 	}
-	c->adopted = 1;
+	c->adopted = !streams;
 	if (conn_admit(srv, c) != 0)
 		return err_set(e, ERR_DATA, "The session refused the connection");
 	return 0;

@@ -97,9 +97,11 @@ void server_on_stop(struct server *srv, void (*fn)(void *ctx), void *ctx);
  * whose other end another transport of this process drives) as if it had
  * been accepted: admitted, framed and answered like any connection.  The
  * server takes fd over, also on failure (ERR_DATA when the server stops
- * or refuses it, ERR_NOMEM).  Loop thread only.
+ * or refuses it, ERR_NOMEM).  streams: the other end reads frames as they
+ * come (a streamed sql answer is then sent in batches), else it reads one
+ * reply per request.  Loop thread only.
  */
-int server_adopt(struct server *srv, int fd, struct err *e);
+int server_adopt(struct server *srv, int fd, int streams, struct err *e);
 /* The server's copy of its info (valid until server_free). */
 const struct server_info *server_info(const struct server *srv);
 /* Begins the orderly stop (idempotent; the first reason wins). */
@@ -132,8 +134,8 @@ void server_reply_send(struct server_conn *c, struct server_reply *r,
                        struct buf *frames, int last);
 /* Bytes of c's replies written or done but not yet taken by its client. */
 size_t server_conn_unsent(const struct server_conn *c);
-/* 1 when c's client reads frames as they come (a socket client); 0 for
- * a connection served for another transport (server_adopt: one reply). */
+/* 1 when c's client reads frames as they come (a socket client, or a
+ * connection adopted with streams); 0 for one adopted for one reply. */
 int server_conn_streams(const struct server_conn *c);
 /* new + an error frame + done. */
 void server_reply_error(struct server_conn *c, const json_t *id, int code,

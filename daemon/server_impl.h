@@ -62,7 +62,7 @@ struct server_conn {
 	int no_more;      /* reading is over; close once drained */
 	int shutting;     /* uv_shutdown issued */
 	int closing;      /* uv_close issued */
-	int adopted;      /* served for another transport (no streamed answers) */
+	int adopted;      /* served for another transport, one reply a request */
 	char *rbuf;       /* allocated while a read is being decoded */
 	size_t rpos, rlen;
 	uint64_t progress_ms; /* last time the client took some bytes */

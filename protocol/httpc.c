@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LIBCURL "libcurl.so.4"
@@ -32,14 +33,33 @@ struct curl_api {
 	const char *(*easy_strerror)(CURLcode);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void (*slist_free_all)(struct curl_slist *);
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_perform)(CURLM *, int *);
+	CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+	CURLMsg *(*multi_info_read)(CURLM *, int *);
+	CURLMcode (*multi_cleanup)(CURLM *);
 };
+
+enum body_kind { BODY_UNKNOWN, BODY_LINES, BODY_WHOLE };
 
 struct httpc {
 	struct httpc_addr a;
 	char token[HTTPC_TOKEN_MAX + 1];
 	struct curl_api c;
 	CURL *easy;            /* kept: one connection for the requests */
+	CURLM *multi;          /* drives easy, so an answer is read as it comes */
 	struct curl_slist *headers;
+	/* the POST in progress (httpc_stream) */
+	int active, done;
+	CURLcode res;
+	long status;
+	enum body_kind kind;   /* NDJSON lines, or one body */
+	struct buf in;         /* received, from inpos not yet handed out */
+	size_t inpos;
+	int timeout_ms;
+	int64_t last_ms;       /* when a byte last came */
 };
 
 int httpc_is_addr(const char *addr)
@@ -251,8 +271,17 @@ static int load_curl(struct curl_api *c, struct err *e)
 	*(void **)&c->easy_strerror = dlsym(c->lib, "curl_easy_strerror");
 	*(void **)&c->slist_append = dlsym(c->lib, "curl_slist_append");
 	*(void **)&c->slist_free_all = dlsym(c->lib, "curl_slist_free_all");
+	*(void **)&c->multi_init = dlsym(c->lib, "curl_multi_init");
+	*(void **)&c->multi_add_handle = dlsym(c->lib, "curl_multi_add_handle");
+	*(void **)&c->multi_remove_handle = dlsym(c->lib, "curl_multi_remove_handle");
+	*(void **)&c->multi_perform = dlsym(c->lib, "curl_multi_perform");
+	*(void **)&c->multi_poll = dlsym(c->lib, "curl_multi_poll");
+	*(void **)&c->multi_info_read = dlsym(c->lib, "curl_multi_info_read");
+	*(void **)&c->multi_cleanup = dlsym(c->lib, "curl_multi_cleanup");
 	if (!c->global_init || !c->easy_init || !c->easy_setopt || !c->easy_perform || !c->easy_getinfo ||
-	    !c->easy_cleanup || !c->easy_strerror || !c->slist_append || !c->slist_free_all) {
+	    !c->easy_cleanup || !c->easy_strerror || !c->slist_append || !c->slist_free_all ||
+	    !c->multi_init || !c->multi_add_handle || !c->multi_remove_handle || !c->multi_perform ||
+	    !c->multi_poll || !c->multi_info_read || !c->multi_cleanup) {
 		dlclose(c->lib);
 		c->lib = NULL;
 		return err_set(e, ERR_DATA, "%s lacks the functions dsight needs", LIBCURL);
@@ -292,7 +321,8 @@ int httpc_open(const char *addr, int timeout_ms, struct httpc **out, int *not_li
 	}
 	if (httpc_find_token(&h->a, h->token) != 0)
 		h->token[0] = 0; /* the session says what is missing */
-	if (load_curl(&h->c, e) || !(h->easy = h->c.easy_init())) {
+	buf_init(&h->in, FRAME_RESPONSE_MAX + 4096);
+	if (load_curl(&h->c, e) || !(h->easy = h->c.easy_init()) || !(h->multi = h->c.multi_init())) {
 		if (!e->code)
 			err_set(e, ERR_NOMEM, "Out of memory");
 		httpc_close(h);
@@ -301,6 +331,8 @@ int httpc_open(const char *addr, int timeout_ms, struct httpc **out, int *not_li
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", h->token);
 	h->headers = h->c.slist_append(NULL, "Content-Type: application/json");
 	h->headers = h->c.slist_append(h->headers, "Expect:");
+	/* a streamed sql answer comes as NDJSON, one message a line */
+	h->headers = h->c.slist_append(h->headers, "Accept: application/x-ndjson, application/json");
 	if (h->token[0])
 		h->headers = h->c.slist_append(h->headers, auth);
 	*out = h;
@@ -311,10 +343,14 @@ void httpc_close(struct httpc *h)
 {
 	if (!h)
 		return;
+	httpc_abort(h);
 	if (h->headers)
 		h->c.slist_free_all(h->headers);
+	if (h->multi)
+		h->c.multi_cleanup(h->multi);
 	if (h->easy)
 		h->c.easy_cleanup(h->easy);
+	buf_free(&h->in);
 	if (h->c.lib)
 		dlclose(h->c.lib);
 	free(h);
@@ -325,15 +361,26 @@ const char *httpc_url(const struct httpc *h)
 	return h->a.url;
 }
 
-struct sink {
-	struct buf b;
-};
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static size_t on_data(char *p, size_t size, size_t n, void *ctx)
 {
-	struct sink *s = ctx;
-	buf_append(&s->b, p, size * n);
-	return s->b.failed ? 0 : size * n;
+	struct httpc *h = ctx;
+	if (h->kind == BODY_UNKNOWN) {
+		char *ct = NULL;
+		h->c.easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &h->status);
+		h->c.easy_getinfo(h->easy, CURLINFO_CONTENT_TYPE, &ct);
+		h->kind = h->status == 200 && ct && !strncasecmp(ct, "application/x-ndjson", 20)
+		          ? BODY_LINES : BODY_WHOLE;
+	}
+	buf_append(&h->in, p, size * n);
+	h->last_ms = now_ms();
+	return h->in.failed ? 0 : size * n;
 }
 
 /* The "error" member of a JSON error body, else a short excerpt. */
@@ -350,61 +397,111 @@ static void server_said(const struct buf *b, char *out, size_t n)
 	out[len] = 0;
 }
 
-int httpc_post(struct httpc *h, const char *body, size_t len, int timeout_ms,
-               char **out, size_t *out_len, struct err *e)
+void httpc_abort(struct httpc *h)
+{
+	if (h->active && !h->done)
+		h->c.multi_remove_handle(h->multi, h->easy);
+	h->active = h->done = 0;
+	buf_reset(&h->in);
+	h->inpos = 0;
+}
+
+int httpc_stream(struct httpc *h, const char *body, size_t len, int timeout_ms, struct err *e)
 {
 	struct curl_api *c = &h->c;
-	char url[HTTPC_URL_MAX + 8], said[600];
-	struct sink s;
-	long status = 0;
-	CURLcode rc;
+	char url[HTTPC_URL_MAX + 8];
 
-	*out = NULL;
-	*out_len = 0;
+	httpc_abort(h);
 	snprintf(url, sizeof url, "%srpc", h->a.url);
-	buf_init(&s.b, FRAME_RESPONSE_MAX + 4096);
 	c->easy_setopt(h->easy, CURLOPT_URL, url);
 	c->easy_setopt(h->easy, CURLOPT_NOPROXY, "*");
 	c->easy_setopt(h->easy, CURLOPT_NOSIGNAL, 1L);
 	c->easy_setopt(h->easy, CURLOPT_POST, 1L);
-	c->easy_setopt(h->easy, CURLOPT_POSTFIELDS, body);
 	c->easy_setopt(h->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	c->easy_setopt(h->easy, CURLOPT_COPYPOSTFIELDS, body);
 	c->easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers);
 	c->easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, on_data);
-	c->easy_setopt(h->easy, CURLOPT_WRITEDATA, &s);
+	c->easy_setopt(h->easy, CURLOPT_WRITEDATA, h);
 	c->easy_setopt(h->easy, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-	c->easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	rc = c->easy_perform(h->easy);
-	if (rc == CURLE_OK)
-		c->easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (rc == CURLE_OPERATION_TIMEDOUT) {
-		buf_free(&s.b);
+	h->kind = BODY_UNKNOWN;
+	h->status = 0;
+	h->res = CURLE_OK;
+	h->timeout_ms = timeout_ms;
+	h->last_ms = now_ms();
+	if (c->multi_add_handle(h->multi, h->easy) != CURLM_OK)
+		return err_set(e, ERR_NOMEM, "Cannot start a request to the session at %s", h->a.url);
+	h->active = 1;
+	return 0;
+}
+
+/* Moves the transfer on: what arrived is in h->in; h->done once over. */
+static void pump(struct httpc *h)
+{
+	struct curl_api *c = &h->c;
+	int running = 0, n;
+	size_t before = h->in.len;
+	CURLMsg *m;
+	int64_t left;
+
+	c->multi_perform(h->multi, &running);
+	while ((m = c->multi_info_read(h->multi, &n)))
+		if (m->msg == CURLMSG_DONE && m->easy_handle == h->easy) {
+			h->res = m->data.result;
+			h->done = 1;
+		}
+	if (h->done) {
+		c->easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &h->status);
+		c->multi_remove_handle(h->multi, h->easy);
+		return;
+	}
+	if (h->in.len != before)
+		return;
+	left = h->last_ms + h->timeout_ms - now_ms();
+	if (left <= 0) { /* nothing came for the read timeout */
+		c->multi_remove_handle(h->multi, h->easy);
+		h->res = CURLE_OPERATION_TIMEDOUT;
+		h->done = 1;
+		return;
+	}
+	c->multi_poll(h->multi, NULL, 0, left < 1000 ? (int)left : 1000, NULL);
+}
+
+/* The transfer is over and no line is left: its verdict. */
+static int verdict(struct httpc *h, char **out, size_t *out_len, struct err *e)
+{
+	char said[600];
+	CURLcode rc = h->res;
+	long status = h->status;
+
+	h->active = 0;
+	if (rc == CURLE_OPERATION_TIMEDOUT)
 		return err_set(e, ERR_DATA,
 		               "Timed out after %d s waiting for the session at %s (the query may still be "
 		               "running there; DSIGHT_REMOTE_TIMEOUT=SECONDS waits longer)",
-		               timeout_ms / 1000, h->a.url);
-	}
-	if (rc == CURLE_WRITE_ERROR) {
-		buf_free(&s.b);
+		               h->timeout_ms / 1000, h->a.url);
+	if (rc == CURLE_WRITE_ERROR)
 		return err_set(e, ERR_DATA, "The response of the session at %s exceeds the 64 MiB limit", h->a.url);
-	}
 	if (rc != CURLE_OK) {
-		buf_free(&s.b);
 		if (httpc_gone(h))
 			return err_set(e, ERR_DATA,
 			               "The session at %s went away before answering: nothing listens there "
 			               "any more (it stopped or crashed; its log may say why)", h->a.url);
 		return err_set(e, ERR_DATA, "Lost the connection to the session at %s: %s", h->a.url,
-		               c->easy_strerror(rc));
+		               h->c.easy_strerror(rc));
 	}
-	buf_putc(&s.b, 0); /* NUL-terminated */
-	server_said(&s.b, said, sizeof said);
-	if (status == 200 && !s.b.failed) {
-		*out = buf_detach(&s.b, out_len);
+	if (h->kind == BODY_LINES) {
+		if (h->inpos < h->in.len)
+			return err_set(e, ERR_DATA, "The session at %s ended its answer in the middle of a line",
+			               h->a.url);
+		return 0; /* every line was handed out */
+	}
+	buf_putc(&h->in, 0); /* NUL-terminated */
+	server_said(&h->in, said, sizeof said);
+	if (status == 200 && !h->in.failed) {
+		*out = buf_detach(&h->in, out_len);
 		(*out_len)--;
 		return 0;
 	}
-	buf_free(&s.b);
 	if (status == 204)
 		return 0;
 	if (status == 401)
@@ -414,6 +511,76 @@ int httpc_post(struct httpc *h, const char *body, size_t len, int timeout_ms,
 		               "prints the URL with its token)", h->a.url, h->a.url);
 	return err_set(e, ERR_DATA, "The session at %s answered HTTP %ld%s%s", h->a.url, status,
 	               said[0] ? ": " : "", said);
+}
+
+int httpc_next(struct httpc *h, char **out, size_t *out_len, struct err *e)
+{
+	*out = NULL;
+	*out_len = 0;
+	while (h->active) {
+		char *nl = h->kind == BODY_LINES
+		           ? memchr(h->in.data + h->inpos, '\n', h->in.len - h->inpos) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - (h->in.data + h->inpos));
+			if (!(*out = malloc(n + 1)))
+				return err_set(e, ERR_NOMEM, "Out of memory");
+			memcpy(*out, h->in.data + h->inpos, n);
+			(*out)[n] = 0;
+			*out_len = n;
+			h->inpos += n + 1;
+			if (h->inpos == h->in.len) {
+				buf_reset(&h->in);
+				h->inpos = 0;
+			} else if (h->inpos >= ((size_t)1 << 20)) {
+				memmove(h->in.data, h->in.data + h->inpos, h->in.len - h->inpos);
+				h->in.len -= h->inpos;
+				h->inpos = 0;
+			}
+			return 0;
+		}
+		if (h->done) {
+			int rc = verdict(h, out, out_len, e);
+			buf_reset(&h->in);
+			h->inpos = 0;
+			return rc;
+		}
+		pump(h);
+	}
+	return 0;
+}
+
+int httpc_post(struct httpc *h, const char *body, size_t len, int timeout_ms,
+               char **out, size_t *out_len, struct err *e)
+{
+	struct buf all;
+	char *msg;
+	size_t mlen;
+	int rc;
+
+	*out = NULL;
+	*out_len = 0;
+	if ((rc = httpc_stream(h, body, len, timeout_ms, e)))
+		return rc;
+	buf_init(&all, FRAME_RESPONSE_MAX);
+	/* a streamed answer's lines, joined (one line: the answer) */
+	while (!(rc = httpc_next(h, &msg, &mlen, e)) && msg) {
+		if (all.len)
+			buf_putc(&all, '\n');
+		buf_append(&all, msg, mlen);
+		free(msg);
+	}
+	if (!rc && all.len) {
+		buf_putc(&all, 0);
+		if (all.failed) {
+			buf_free(&all);
+			return err_set(e, ERR_DATA, "The response of the session at %s exceeds the 64 MiB limit",
+			               h->a.url);
+		}
+		*out = buf_detach(&all, out_len);
+		(*out_len)--;
+	}
+	buf_free(&all);
+	return rc;
 }
 
 int httpc_gone(const struct httpc *h)

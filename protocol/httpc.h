@@ -54,12 +54,31 @@ const char *httpc_url(const struct httpc *h);
 /*
  * POSTs one JSON-RPC request to /rpc and returns the response body in
  * *out (malloc'd, NUL-terminated, *out_len bytes; NULL when the request
- * was a notification).  A refused token, Host or Origin, a non-200
- * answer, a timeout or a lost connection are ERR_DATA with the message
- * the CLI prints.
+ * was a notification; a streamed answer's messages joined by newlines).
+ * A refused token, Host or Origin, a non-200 answer, a timeout (no byte
+ * for timeout_ms) or a lost connection are ERR_DATA with the message the
+ * CLI prints.
  */
 int httpc_post(struct httpc *h, const char *body, size_t len, int timeout_ms,
                char **out, size_t *out_len, struct err *e);
+/*
+ * Starts POSTing one JSON-RPC request (body copied) whose answer is read
+ * as it comes with httpc_next: a streamed sql answer (the request asks
+ * for stream_rows) arrives as NDJSON, one message a line; any other
+ * answer is one body.  Abandons a POST still in progress.
+ */
+int httpc_stream(struct httpc *h, const char *body, size_t len, int timeout_ms,
+                 struct err *e);
+/*
+ * The next message of the POST started by httpc_stream: *out (malloc'd,
+ * NUL-terminated, *out_len bytes, owned by the caller), or NULL once the
+ * answer is over (or was none: a notification).  Holds one message and
+ * what one read brought, not the answer.  Errors as httpc_post's, and a
+ * streamed answer cut in the middle of a line.
+ */
+int httpc_next(struct httpc *h, char **out, size_t *out_len, struct err *e);
+/* Abandons the POST in progress, if any (its connection is closed). */
+void httpc_abort(struct httpc *h);
 /* 1 when nothing listens at h's address any more (connection refused). */
 int httpc_gone(const struct httpc *h);
 

@@ -110,8 +110,7 @@ void rpc_result_close(struct buf *b)
 
 void rpc_rows_open(struct buf *b, const json_t *id)
 {
-	buf_puts(b, "{\"jsonrpc\":\"2.0\",\"method\":\"" RPC_ROWS
-	         "\",\"params\":{\"id\":");
+	buf_puts(b, RPC_ROWS_PREFIX ",\"params\":{\"id\":");
 	put_id(b, id);
 }
 

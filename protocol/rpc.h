@@ -29,6 +29,8 @@
 /* The notification that carries a batch of a streamed sql answer (server
  * to client; the query's "stream_rows": true asks for it). */
 #define RPC_ROWS "rows"
+/* How a batch of a streamed answer begins, as the server writes it. */
+#define RPC_ROWS_PREFIX "{\"jsonrpc\":\"2.0\",\"method\":\"" RPC_ROWS "\""
 
 enum {
 	RPC_PARSE_ERROR = -32700,      /* invalid JSON */

@@ -116,7 +116,8 @@ void rpc_client_close(struct rpc_client *r)
 	r->http = NULL;
 }
 
-/* HTTP: each frame of b is POSTed; the answers wait for rpc_client_recv. */
+/* HTTP: each frame of b is POSTed; the answers wait for rpc_client_recv,
+ * the last request's as they come (a streamed answer is not held whole). */
 static int http_send(struct rpc_client *r, const struct buf *b, struct err *e)
 {
 	size_t off = 0;
@@ -126,30 +127,41 @@ static int http_send(struct rpc_client *r, const struct buf *b, struct err *e)
 		size_t tlen;
 		if (off + FRAME_HEADER + len > b->len)
 			return err_set(e, ERR_USAGE, "Cannot build the request");
-		if (httpc_post(r->http, b->data + off + FRAME_HEADER, len, r->timeout_ms, &text, &tlen, e))
+		if (httpc_stream(r->http, b->data + off + FRAME_HEADER, len, r->timeout_ms, e))
 			return e->code;
 		off += FRAME_HEADER + len;
-		if (!text)
-			continue; /* a notification */
-		if (vec_reserve(&r->answers, &r->cap_answers, r->nanswers + 1, sizeof *r->answers)) {
-			free(text);
-			return err_set(e, ERR_NOMEM, "Out of memory");
+		if (off + FRAME_HEADER > b->len)
+			break; /* the last: read by http_recv */
+		for (;;) {
+			if (httpc_next(r->http, &text, &tlen, e))
+				return e->code;
+			if (!text)
+				break; /* the end (a notification: no answer) */
+			if (vec_reserve(&r->answers, &r->cap_answers, r->nanswers + 1, sizeof *r->answers)) {
+				free(text);
+				return err_set(e, ERR_NOMEM, "Out of memory");
+			}
+			r->answers[r->nanswers].text = text;
+			r->answers[r->nanswers].len = tlen;
+			r->nanswers++;
 		}
-		r->answers[r->nanswers].text = text;
-		r->answers[r->nanswers].len = tlen;
-		r->nanswers++;
 	}
 	return 0;
 }
 
-/* HTTP: the next answer received by http_send. */
+/* HTTP: the next answer: one received by http_send, else the next
+ * message of the last request. */
 static int http_recv(struct rpc_client *r, struct rpc_response *resp, struct err *e)
 {
-	if (r->next_answer >= r->nanswers)
+	if (r->next_answer < r->nanswers) {
+		r->last = r->answers[r->next_answer].text;
+		r->last_len = r->answers[r->next_answer].len;
+		r->answers[r->next_answer++].text = NULL;
+	} else if (httpc_next(r->http, &r->last, &r->last_len, e)) {
+		return e->code;
+	}
+	if (!r->last)
 		return err_set(e, ERR_DATA, "The session at %s sent no answer", r->path);
-	r->last = r->answers[r->next_answer].text;
-	r->last_len = r->answers[r->next_answer].len;
-	r->answers[r->next_answer++].text = NULL;
 	return rpc_parse_response(r->last, r->last_len, resp, e);
 }
 

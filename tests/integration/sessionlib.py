@@ -369,6 +369,25 @@ def wait_gone(path, timeout=15):
     return not os.path.lexists(path)
 
 
+def sql_streams(path):
+    """A session's open streamed sql answers (status sql_streams)."""
+    conn = Conn(path, timeout=30)
+    try:
+        return conn.call("status")["result"]["sql_streams"]
+    finally:
+        conn.close()
+
+
+def wait_until(cond, timeout=20):
+    """Polls cond() every 50 ms until it holds or timeout s passed; its last value."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
 def rss_kb(pid, key="VmRSS:"):
     """A process's resident set (or another /proc status line: VmHWM:) in
     KiB; 0 when it cannot be read."""

@@ -3,8 +3,8 @@
 in batches (`rows` notifications of at most 1 MiB, then the final reply with
 row_count and truncated), and the CLI prints each batch as it comes, locally
 too.  Checked here: the streamed bytes equal the unstreamed ones in every
-format (the CLI locally, through the socket and over HTTP, which answers in
-one reply); the frames themselves; a few hundred thousand rows (a million
+format (the CLI locally, through the socket and over HTTP, which streams
+too: t0228 checks HTTP in depth); the frames themselves; a few hundred thousand rows (a million
 in the full tier) through a session in bounded client memory; the caps; a
 client that stops reading or disconnects mid-stream (the daemon keeps
 serving others, holds no more than a batch or two, and closes the
@@ -66,22 +66,8 @@ def stream_frames(conn, params):
         frames.append(body)
 
 
-def streams(path):
-    """The session's open streamed answers (status sql_streams)."""
-    conn = sl.Conn(path, timeout=30)
-    try:
-        return conn.call("status")["result"]["sql_streams"]
-    finally:
-        conn.close()
-
-
-def wait_for(cond, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
+streams = sl.sql_streams
+wait_for = sl.wait_until
 
 
 def timed_summary(path):
@@ -124,7 +110,7 @@ for report, path, hurl, args in cases:
             if (h.returncode, h.stdout, h.stderr) != (a.returncode, a.stdout, a.stderr):
                 bad.append(("local/http", fmt, args[1][:50], h.stderr))
 t.ok(not bad, "the CLI prints the same bytes locally, streamed through the socket and "
-     "unstreamed over HTTP, in every format (%d answers)" % (len(cases) * len(FORMATS)), bad[:3])
+     "over HTTP, in every format (%d answers)" % (len(cases) * len(FORMATS)), bad[:3])
 
 c = sl.Conn(sock, timeout=60)
 c2 = sl.Conn(ssock, timeout=60)
