@@ -144,7 +144,8 @@ const struct qparam qparam_table[] = {
 	 "server_spans, profiles, workers, sessions, iterations, sources, gpu, "
 	 "gpu_launches), at "
 	 "most 1 MiB; at most max_rows "
-	 "rows / 16 MiB (then truncated: true).",
+	 "rows (then truncated: true); an answer sent in one piece (MCP, "
+	 "Python) also stops at 16 MiB, the CLI's streams.",
 	 NULL, NULL, 0, NULL, OFF(sql), -1, -1},
 	{"timeout", "--timeout", "SECONDS", QP_NUMBER, "10", "sql",
 	 "sql: time limit in seconds, > 0 and <= 30.",
