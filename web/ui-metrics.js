@@ -288,18 +288,34 @@ const DSMetrics = (() => {
     return out;
   }
 
-  /* The y-range of vals: {lo, hi, log, clipLo, clipHi} (lo, hi in log10
-   * on a log scale, which keeps the positive values), or null.  Values
-   * beyond the 0.1/99.9 percentiles are clipped when they lie more than
-   * 20 times the percentiles' span away (they would flatten the rest). */
-  function rangeOf(vals, log) {
+  /* How many points valuesOf(d) stands for: each column's extremes stand
+   * for all of its points, so the percentiles below count points, not the
+   * few hundred columns of a summarised or long series. */
+  function pointsOf(d) {
+    let n = 0;
+    if (d.truncated || d.summary) for (const m of d.bins.values()) n += m[3];
+    else for (const r of d.pts) if (typeof r[1] === 'number') n++;
+    for (const r of d.carried) if (typeof r[1] === 'number') n++;
+    return n;
+  }
+
+  /* The y-range of vals (standing for points >= vals.length points:
+   * pointsOf): {lo, hi, log, clipLo, clipHi} (lo, hi in log10 on a log
+   * scale, which keeps the positive values), or null.  Values beyond the
+   * 0.1/99.9 percentiles of the points are clipped when they lie more than
+   * 20 times the percentiles' span away (they would flatten the rest).
+   * The values are extremes first: of N points, the top (N-1) -
+   * ceil((N-1) * 0.999) are beyond the 99.9th, so as many of the largest
+   * values are left out, and the same at the bottom. */
+  function rangeOf(vals, log, points) {
     const v = Float64Array.from(log ? vals.filter((x) => x > 0) : vals).sort();
-    const n = v.length;
+    const n = v.length, N = Math.max(n, points || 0);
     if (!n) return null;
     const T = log ? Math.log10 : (x) => x;
     let lo = T(v[0]), hi = T(v[n - 1]), clipLo = false, clipHi = false;
-    if (n >= 20) {
-      const plo = T(v[Math.floor((n - 1) * 0.001)]), phi = T(v[Math.ceil((n - 1) * 0.999)]);
+    if (N >= 20) {
+      const kLo = Math.floor((N - 1) * 0.001), kHi = (N - 1) - Math.ceil((N - 1) * 0.999);
+      const plo = T(v[Math.min(kLo, n - 1)]), phi = T(v[Math.max(0, n - 1 - kHi)]);
       const base = Math.max(phi - plo, Math.abs(phi) * 1e-9, 1e-300);
       if (hi - phi > 20 * base) { hi = phi; clipHi = true; }
       if (plo - lo > 20 * base) { lo = plo; clipLo = true; }
@@ -463,7 +479,8 @@ const DSMetrics = (() => {
     ctx.stroke();
     let total = 0, truncated = false, clipped = 0, carriedConflicts = 0, conflicts = 0;
     for (const d of ch.data) { total += d.n; truncated = truncated || d.truncated; }
-    const r = tracks ? null : rangeOf(shown.flatMap((i) => valuesOf(ch.data[i])), !!ch.log);
+    const r = tracks ? null : rangeOf(shown.flatMap((i) => valuesOf(ch.data[i])), !!ch.log,
+      shown.reduce((a, i) => a + pointsOf(ch.data[i]), 0));
     ch.range = r;
     ch.canvas.dataset.yrange = r ? JSON.stringify([r.lo, r.hi]) : '';
     if (!tracks) ctx.fillText(DSUI.clipText(ctx, fam.title || fam.name, DSUI.GUTTER - 14), 8, 14);
@@ -487,7 +504,7 @@ const DSMetrics = (() => {
       ctx.save();
       shown.forEach((i, k) => {
         const d = ch.data[i], y0 = 4 + k * TRACK_H, t0 = y0 + 3, b0 = y0 + TRACK_H - 5;
-        const rr = rangeOf(valuesOf(d), !!ch.log);
+        const rr = rangeOf(valuesOf(d), !!ch.log, pointsOf(d));
         const y = rr ? yOf(rr, t0, b0) : null;
         ch.tracks.push({ i, y0, y1: y0 + TRACK_H, range: rr, y });
         ctx.fillStyle = k % 2 ? '#fcfcfd' : '#f9fafb';
