@@ -18,8 +18,16 @@ enum { P_SERIES, P_NAME, P_WORKER, P_RANK, P_TIME, P_VALUE, P_ORDINAL };
  * and the group order. */
 enum {
 	USE_NAME = 1, USE_WORKER = 2, USE_KEY = 4, USE_LO = 8, USE_HI = 16,
-	BY_WORKER = 32, BY_NAME_DESC = 64, USE_END_LO = 128, USE_END_HI = 256
+	BY_WORKER = 32, BY_NAME_DESC = 64, USE_END_LO = 128, USE_END_HI = 256,
+	/* an equality went to the lower bound: the upper bound is the same */
+	EQ_LO = 1 << 9, EQ_END_LO = 1 << 10
 };
+/* Per bound (0 start >=, 1 start <=, 2 end >=, 3 end <=): EXACT, the
+ * bound is a number the cursor compares exactly, so SQLite does not check
+ * it again (omit); STRICT, the comparison is > or < rather than >= or <=. */
+#define EXACT(b) (1 << (11 + 2 * (b)))
+#define STRICT(b) (1 << (12 + 2 * (b)))
+#define EXACT_MAX 9007199254740992.0 /* 2^53: integers doubles hold */
 
 /* The constraint kinds, in the order of their values in argv. */
 #define NUSES 7
@@ -44,9 +52,10 @@ struct cur {
 	uint32_t *visit;   /* the groups to visit, in order */
 	size_t nvisit, gi; /* gi: position in visit */
 	size_t row, end;   /* the current row and the end of its group */
-	double lo, hi;     /* bounds on start/time (used when use_lo/use_hi) */
-	double elo, ehi;   /* bounds on an NVTX range's end */
-	int use_lo, use_hi, use_elo, use_ehi;
+	/* bounds on start/time and on an NVTX range's end, in the order of
+	 * EXACT: a row is kept when its value is >= v (<= v for 1 and 3), or
+	 * > v (< v) when strict */
+	struct bnd { int on, strict; double v; } b[4];
 };
 
 static int vt_connect(sqlite3 *db, void *aux, int argc,
@@ -109,6 +118,26 @@ static int is_binary(sqlite3_index_info *ii, int k)
 	return !coll || !strcmp(coll, "BINARY");
 }
 
+/* Whether constraint k's right-hand side is a number the cursor can
+ * compare exactly with a REAL column, as SQLite would. */
+static int exact_rhs(sqlite3_index_info *ii, int k)
+{
+	sqlite3_value *x = NULL;
+	double d;
+
+	if (sqlite3_vtab_rhs_value(ii, k, &x) != SQLITE_OK || !x)
+		return 0;
+	switch (sqlite3_value_type(x)) {
+	case SQLITE_INTEGER:
+		d = (double)sqlite3_value_int64(x);
+		return d >= -EXACT_MAX && d <= EXACT_MAX;
+	case SQLITE_FLOAT:
+		return !isnan(sqlite3_value_double(x));
+	default:
+		return 0;
+	}
+}
+
 static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 {
 	const struct vt *v = (const struct vt *)tab;
@@ -132,22 +161,35 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 			                    op == SQLITE_INDEX_CONSTRAINT_GE ||
 			                    op == SQLITE_INDEX_CONSTRAINT_EQ))
 				pick[u] = k;
+			/* an equality is the lower bound's (one argv each) */
 			else if (hi && (op == SQLITE_INDEX_CONSTRAINT_LT ||
-			                    op == SQLITE_INDEX_CONSTRAINT_LE ||
-			                    op == SQLITE_INDEX_CONSTRAINT_EQ))
+			                    op == SQLITE_INDEX_CONSTRAINT_LE))
 				pick[u] = k;
 		}
 	}
 	if (v->kind == VT_POINTS)
 		pick[1] = -1; /* a series' worker: few series, no gain */
 	for (int u = 0; u < NUSES; u++) {
-		if (pick[u] < 0)
+		int k = pick[u], bi = u - 3;
+		unsigned char op;
+		if (k < 0)
 			continue;
 		plan |= uses[u];
-		/* SQLite checks the constraint again (omit stays 0) */
-		ii->aConstraintUsage[pick[u]].argvIndex = ++argv;
+		ii->aConstraintUsage[k].argvIndex = ++argv;
 		rows *= u == 0 ? 0.05 : u == 1 ? 0.1 : u == 2 ? 0.05
 		        : u < 5 ? 0.3 : 0.5;
+		if (u < 3)
+			continue; /* SQLite checks the equality again */
+		op = ii->aConstraint[k].op;
+		if (op == SQLITE_INDEX_CONSTRAINT_EQ)
+			plan |= u == 3 ? EQ_LO : EQ_END_LO;
+		if (op == SQLITE_INDEX_CONSTRAINT_GT ||
+		    op == SQLITE_INDEX_CONSTRAINT_LT)
+			plan |= STRICT(bi);
+		if (exact_rhs(ii, k)) {
+			plan |= EXACT(bi);
+			ii->aConstraintUsage[k].omit = 1;
+		}
 	}
 	/* the groups in name order (ascending, or descending by name with a
 	 * name's groups in their ascending order), or in worker then name
@@ -203,21 +245,27 @@ static int may_equal(const struct qsqlmem_val *v, sqlite3_value *x)
 	       !memcmp(v->s, sqlite3_value_text(x), (size_t)v->n);
 }
 
-/* A bound as a double one step looser than the value (a superset), or 0
- * when the value is not a number. */
-static int bound(sqlite3_value *x, int upper, double *out)
+/* Sets bound b from x: exactly (the plan's EXACT: x is a number, as
+ * xBestIndex saw), or as a double one step looser than x (a superset:
+ * SQLite checks the constraint again), unused when x is not a number. */
+static int set_bound(struct bnd *b, sqlite3_value *x, int upper, int plan,
+                     int bi)
 {
 	int t = sqlite3_value_type(x);
 	double d;
 
+	b->on = 0;
 	if (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
-		return 0;
+		return (plan & EXACT(bi)) ? SQLITE_ERROR : SQLITE_OK;
 	d = t == SQLITE_INTEGER ? (double)sqlite3_value_int64(x)
 	                        : sqlite3_value_double(x);
 	if (isnan(d))
-		return 0;
-	*out = nextafter(d, upper ? INFINITY : -INFINITY);
-	return 1;
+		return (plan & EXACT(bi)) ? SQLITE_ERROR : SQLITE_OK;
+	b->on = 1;
+	b->strict = (plan & EXACT(bi)) && (plan & STRICT(bi));
+	b->v = (plan & EXACT(bi)) ? d : nextafter(d, upper ? INFINITY
+	                                                   : -INFINITY);
+	return SQLITE_OK;
 }
 
 /* The first row of [a, b) whose t is >= lo (t sorted). */
@@ -252,15 +300,26 @@ static const double *times(const struct cur *c)
 	                              : c->vt->m->points.time;
 }
 
-/* Whether row i can meet the bounds (they are checked again by SQLite;
- * a row skipped here cannot meet them). */
+/* Whether value t meets bound b (NaN, SQLite's NULL, never does). */
+static inline int in_lo(const struct bnd *b, double t)
+{
+	return !b->on || (b->strict ? t > b->v : t >= b->v);
+}
+
+static inline int in_hi(const struct bnd *b, double t)
+{
+	return !b->on || (b->strict ? t < b->v : t <= b->v);
+}
+
+/* Whether row i meets the bounds (exact ones are not checked again by
+ * SQLite; a row skipped by a loose one cannot meet its constraint). */
 static int row_ok(const struct cur *c, const double *t, size_t i)
 {
 	const double *end = c->vt->m->nvtx.end;
 
-	return !((c->use_lo && t[i] < c->lo) || (c->use_hi && t[i] > c->hi) ||
-	         (c->use_elo && end[i] < c->elo) ||
-	         (c->use_ehi && end[i] > c->ehi));
+	return in_lo(&c->b[0], t[i]) && in_hi(&c->b[1], t[i]) &&
+	       ((!c->b[2].on && !c->b[3].on) ||
+	        (in_lo(&c->b[2], end[i]) && in_hi(&c->b[3], end[i])));
 }
 
 /* Positions the cursor on the first row of the visit list from gi on. */
@@ -271,10 +330,12 @@ static void seek_group(struct cur *c)
 	while (c->gi < c->nvisit) {
 		const struct qsqlmem_group *g = &c->groups[c->visit[c->gi]];
 		size_t a = g->first, b = g->first + g->count;
-		if (g->sorted && c->use_lo)
-			a = lower(t, a, b, c->lo);
-		if (g->sorted && c->use_hi)
-			b = upper(t, a, b, c->hi);
+		if (g->sorted && c->b[0].on)
+			a = c->b[0].strict ? upper(t, a, b, c->b[0].v)
+			                   : lower(t, a, b, c->b[0].v);
+		if (g->sorted && c->b[1].on)
+			b = c->b[1].strict ? lower(t, a, b, c->b[1].v)
+			                   : upper(t, a, b, c->b[1].v);
 		while (a < b && !row_ok(c, t, a))
 			a++;
 		if (a < b) {
@@ -345,10 +406,22 @@ static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
 	if (!c->visit)
 		return SQLITE_NOMEM;
 	c->nvisit = c->gi = 0;
-	c->use_lo = x[3] && bound(x[3], 0, &c->lo);
-	c->use_hi = x[4] && bound(x[4], 1, &c->hi);
-	c->use_elo = x[5] && bound(x[5], 0, &c->elo);
-	c->use_ehi = x[6] && bound(x[6], 1, &c->ehi);
+	/* an equality on start (end) is its lower bound and its upper */
+	if (plan & EQ_LO)
+		x[4] = x[3];
+	if (plan & EQ_END_LO)
+		x[6] = x[5];
+	for (int bi = 0; bi < 4; bi++) {
+		int ebi = (bi == 1 && (plan & EQ_LO)) ||
+		          (bi == 3 && (plan & EQ_END_LO)) ? bi - 1 : bi;
+		int p = plan;
+		if (ebi != bi) /* the equality's exactness, never strict */
+			p = (p & EXACT(ebi)) ? (p | EXACT(bi)) & ~STRICT(bi)
+			                     : p & ~EXACT(bi);
+		c->b[bi].on = 0;
+		if (x[3 + bi] && set_bound(&c->b[bi], x[3 + bi], bi & 1, p, bi))
+			return SQLITE_ERROR;
+	}
 	order_groups(m, c->groups, ng, plan, c->visit);
 	for (size_t k = 0; k < ng; k++) {
 		uint32_t gi = c->visit[k];

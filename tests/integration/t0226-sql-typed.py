@@ -176,6 +176,27 @@ def random_parity(label, rep, c, engine="ready"):
         ("SELECT name, tid, count(*) FROM nvtx WHERE worker = (SELECT max(worker) FROM main.nvtx)"
          " GROUP BY 1, 2 ORDER BY 1, 2", True),
     ]
+    # bounds that are row values, as literals: the engine compares them
+    # itself (exactly, strict or not) and equality on start or end
+    s0, e0 = c.execute("SELECT start, \"end\" FROM main.nvtx ORDER BY ordinal"
+                       " LIMIT 1 OFFSET (SELECT count(*) / 2 FROM main.nvtx)").fetchone() or (1.0, 2.0)
+    t0 = c.execute("SELECT time FROM main.metric_points ORDER BY time LIMIT 1"
+                   " OFFSET (SELECT count(*) / 3 FROM main.metric_points)").fetchone() or (1.0,)
+    t0 = t0[0]
+    for sql in ("SELECT * FROM nvtx WHERE start = %r ORDER BY profile, ordinal" % s0,
+                "SELECT * FROM nvtx WHERE \"end\" = %r ORDER BY profile, ordinal" % e0,
+                "SELECT profile, ordinal FROM nvtx WHERE start > %r AND start <= %r"
+                " ORDER BY 1, 2" % (s0, s0 + 1),
+                "SELECT profile, ordinal FROM nvtx WHERE start >= %r AND start < %r"
+                " AND \"end\" > %r ORDER BY 1, 2" % (s0, e0, s0),
+                "SELECT count(*) FROM nvtx WHERE start = %r AND start >= %d" % (s0, int(s0)),
+                "SELECT count(*) FROM nvtx WHERE start BETWEEN %d AND %d" % (int(s0), int(s0) + 1),
+                "SELECT count(*) FROM nvtx WHERE start > %d AND \"end\" < 9007199254740993"
+                % int(s0),
+                "SELECT series, time FROM metric_points WHERE time > %r AND time <= %r"
+                " ORDER BY 1, 2" % (t0, t0 + 1),
+                "SELECT count(*) FROM metric_points WHERE time = %r" % t0):
+        stmts.append((sql, True))
     srv, sock = warm_session(label, rep, engine)
     for sql, ordered in stmts:
         new = c.execute(sql).fetchall()
