@@ -460,7 +460,7 @@ int dataset_gpu_rows(struct dataset *ds, int64_t profile,
                      struct err *e)
 {
 	if (!ds->store)
-		return 0;
+		return err_set(e, ERR_USAGE, DATASET_NO_GPU_ROWS);
 	return store_gpu_rows(store_db(ds->store), profile, w, max_duration,
 	                      with_nvtx_name, fn, ctx, e);
 }

@@ -69,7 +69,14 @@ int dataset_check_generation(struct dataset *ds, struct err *e);
  * doc/query-semantics.md "nsys". */
 /* GPU rows of one profile (store_gpu.h: ordinal order; w: overlapping
  * it; max_duration the profile's gpu.max_duration).  The in-memory backend
- * has none. */
+ * (an evidence document, a --single-file report) has none: ERR_USAGE
+ * DATASET_NO_GPU_ROWS, as callers ask only for a profile whose catalog
+ * says it has GPU rows. */
+#define DATASET_NO_GPU_ROWS \
+	"this report's GPU rows are kept only in its SQLite cache, which an " \
+	"evidence document or a --single-file report does not have: query " \
+	"a report built without --single-file"
+
 int dataset_gpu_rows(struct dataset *ds, int64_t profile,
                      const struct row_window *w, double max_duration,
                      int with_nvtx_name, store_gpu_fn fn, void *ctx,

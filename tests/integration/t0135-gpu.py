@@ -537,6 +537,24 @@ r = tap.run([DSIGHT, "query", report, "gpu", "--gpu-kind", "kernels"])
 t.ok(r.returncode != 0 and "Unknown gpu_kind 'kernels'" in r.stdout + r.stderr,
      "an unknown --gpu-kind is a usage error")
 
+# a --single-file report keeps no GPU rows outside its parts: the gpu
+# kinds say so (exit 2) instead of answering none, and the rest still work
+one = os.path.join(TMP, "one")
+shutil.rmtree(one, ignore_errors=True)
+r = tap.run([DSIGHT, "build", "--nsys-sqlite", small, "-o", one, "--single-file"])
+assert r.returncode == 0, r.stderr
+doc = os.path.join(one, "trace-data.json.gz")
+for args in (["gpu", "--limit", "1"], ["gpu", "--group-by", "name"],
+             ["timeline", "--of", "gpu", "--bucket", "1"]):
+    r = tap.run([DSIGHT, "query", doc] + args)
+    t.ok(r.returncode == 2 and "GPU rows are kept only in its SQLite cache"
+         in r.stdout + r.stderr and "without --single-file" in r.stdout + r.stderr,
+         "a single-file report: %s is a usage error naming the cache" % " ".join(args),
+         r.stdout + r.stderr)
+t.ok(query(doc, "summary")["capabilities"].get("gpu") and
+     query(doc, "nsys", "--limit", "1")["total"] > 0,
+     "a single-file report still says it holds GPU rows, and answers nsys")
+
 # --max-profile-events counts GPU rows separately
 out = os.path.join(TMP, "capped")
 shutil.rmtree(out, ignore_errors=True)
