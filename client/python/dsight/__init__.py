@@ -163,9 +163,9 @@ class Session(_Queryable):
     def sql_rows(self, sql, **params):
         """The rows of one sql statement as they are computed: an iterable
         of rows (lists) whose columns, row_count and truncated attributes
-        fill in as it goes (max_rows up to 1,000,000, no 16 MiB cap on the
-        socket; over HTTP the answer comes in one piece).  Stopping early
-        closes the connection, which ends the statement."""
+        fill in as it goes (max_rows up to 1,000,000, no 16 MiB cap: the
+        batches come as frames on the socket, as NDJSON lines over HTTP).
+        Stopping early closes the connection, which ends the statement."""
         return _SqlRows(self._s, _params("sql", dict(params, sql=sql)))
 
     def status(self):

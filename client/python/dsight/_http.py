@@ -15,7 +15,7 @@ import socket
 import stat
 
 from . import _native
-from ._errors import DataError, NoSession, QueryError, rpc_result
+from ._errors import DataError, Error, NoSession, QueryError, rpc_result
 
 PROTOCOL = 1
 CONNECT_TIMEOUT = 5.0
@@ -119,9 +119,14 @@ class HttpConn:
                                              timeout=READ_TIMEOUT)
         self._c.sock = s
 
-    def _post(self, body):
+    def _request(self, body, accept=None):
+        """Sends one POST /rpc; returns the response, its body unread.  A
+        keep-alive connection the session closed while idle is replaced
+        once (nothing was answered on it)."""
         headers = {"Content-Type": "application/json",
                    "Host": "%s:%d" % (self.host, self.port)}
+        if accept:
+            headers["Accept"] = accept
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
         for attempt in (0, 1):
@@ -129,8 +134,7 @@ class HttpConn:
                 if self._c is None:
                     self._connect()
                 self._c.request("POST", "/rpc", body=body, headers=headers)
-                r = self._c.getresponse()
-                return r.status, r.read()
+                return self._c.getresponse()
             except (http.client.RemoteDisconnected, BrokenPipeError,
                     ConnectionResetError, http.client.CannotSendRequest):
                 # an idle keep-alive connection the session closed
@@ -139,22 +143,33 @@ class HttpConn:
                     raise DataError("The session at %s closed the connection"
                                     % self.url) from None
             except socket.timeout:
-                self.close()
-                raise DataError("The session did not answer within %.0f s"
-                                % READ_TIMEOUT) from None
+                self._timed_out()
             except OSError as exc:
-                self.close()
-                raise DataError("Lost the session at %s: %s" % (
-                    self.url, exc.strerror or exc)) from None
+                self._lost(exc)
         raise DataError("unreachable")
 
-    def call(self, method, params):
-        rid = self.next_id
-        self.next_id += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
-                           "params": params}, ensure_ascii=False,
-                          separators=(",", ":")).encode("utf-8")
-        status, data = self._post(body)
+    def _timed_out(self):
+        self.close()
+        raise DataError("The session did not answer within %.0f s"
+                        % READ_TIMEOUT) from None
+
+    def _lost(self, exc):
+        self.close()
+        raise DataError("Lost the session at %s: %s" % (
+            self.url, getattr(exc, "strerror", None) or exc)) from None
+
+    def _post(self, body):
+        r = self._request(body)
+        try:
+            return r.status, r.read()
+        except socket.timeout:
+            self._timed_out()
+        except (OSError, http.client.HTTPException) as exc:
+            self._lost(exc)
+
+    def _body(self, status, data, rid):
+        """The JSON-RPC reply of a one-piece body (its result, or the
+        session's error raised)."""
         if status == 401:
             raise DataError("The session at %s refused the token; give it "
                             "with DSIGHT_TOKEN=TOKEN or %s?token=TOKEN, or "
@@ -172,6 +187,80 @@ class HttpConn:
             raise DataError("Malformed response from the session")
         self.answered += 1
         return rpc_result(msg)
+
+    def _rpc(self, rid, method, params):
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                           "params": params}, ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8")
+
+    def stream(self, params, rows):
+        """Sends an sql query with stream_rows, asking for NDJSON, and
+        yields its batches of rows as the lines come (the socket's frames,
+        one a line); rows (an SqlRows) gets the columns first and row_count
+        and truncated at the end.  A statement refused before its first row
+        is one JSON body.  The connection is unusable unless the generator
+        ran to its end (Session drops it)."""
+        rid = self.next_id
+        self.next_id += 1
+        r = self._request(self._rpc(rid, "query",
+                                    dict(params, stream_rows=True)),
+                          accept="application/x-ndjson")
+        try:
+            ctype = (r.getheader("Content-Type") or "").split(";")[0]
+            if ctype.strip().lower() != "application/x-ndjson":
+                result = self._body(r.status, r.read(), rid)
+                data = result["data"]
+                rows.columns = data["columns"]
+                rows.generation = result.get("generation")
+                yield data["rows"]
+                rows.row_count = data["row_count"]
+                rows.truncated = data["truncated"]
+                return
+            while True:
+                line = r.readline()
+                if not line:
+                    self.close()
+                    raise DataError("The session at %s ended the answer "
+                                    "without its final reply" % self.url)
+                msg = json.loads(line.decode("utf-8"))
+                if not isinstance(msg, dict):
+                    raise DataError("Malformed response from the session")
+                if msg.get("method") == "rows" and "id" not in msg:
+                    batch = msg.get("params") or {}
+                    if "columns" in batch:
+                        rows.columns = batch["columns"]
+                        rows.generation = batch.get("generation")
+                    yield batch.get("rows", [])
+                    continue
+                if msg.get("id") != rid:
+                    raise DataError("Malformed response from the session")
+                r.read()   # the end of the chunked body: the connection stays
+                self.answered += 1
+                result = rpc_result(msg)
+                data = result["data"]
+                if rows.columns is None:
+                    rows.columns = data["columns"]
+                    rows.generation = result.get("generation")
+                    yield data["rows"]
+                rows.row_count = data["row_count"]
+                rows.truncated = data["truncated"]
+                return
+        except Error:
+            raise   # the session's answer (an error reply), or said above
+        except socket.timeout:
+            self._timed_out()
+        except (ValueError, UnicodeDecodeError, KeyError, TypeError):
+            self.close()
+            raise DataError("Malformed response from the session") from None
+        except (OSError, http.client.HTTPException) as exc:
+            # a chunked body cut short: the session's side went away
+            self._lost(exc)
+
+    def call(self, method, params):
+        rid = self.next_id
+        self.next_id += 1
+        status, data = self._post(self._rpc(rid, method, params))
+        return self._body(status, data, rid)
 
     def close(self):
         if self._c is not None:

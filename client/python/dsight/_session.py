@@ -170,14 +170,7 @@ class SqlRows:
 
     def __iter__(self):
         s = self._session
-        c = s._conn()
-        if not hasattr(c, "stream"):   # HTTP: the answer is one body
-            data = c.call("query", self._params)
-            result = data["data"]
-            self.columns, self.generation = result["columns"], data.get("generation")
-            self.row_count, self.truncated = result["row_count"], result["truncated"]
-            yield from result["rows"]
-            return
+        c = s._conn()   # the socket's, or HTTP's (NDJSON lines)
         done = False
         try:
             for batch in c.stream(self._params, self):
