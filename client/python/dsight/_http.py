@@ -14,7 +14,7 @@ import re
 import socket
 import stat
 
-from . import _native
+from . import _frames, _native
 from ._errors import DataError, Error, NoSession, QueryError, rpc_result
 
 PROTOCOL = 1
@@ -168,8 +168,8 @@ class HttpConn:
             self._lost(exc)
 
     def _body(self, status, data, rid):
-        """The JSON-RPC reply of a one-piece body (its result, or the
-        session's error raised)."""
+        """The JSON-RPC reply object of a one-piece body (HTTP errors
+        raised)."""
         if status == 401:
             raise DataError("The session at %s refused the token; give it "
                             "with DSIGHT_TOKEN=TOKEN or %s?token=TOKEN, or "
@@ -186,7 +186,7 @@ class HttpConn:
         if not isinstance(msg, dict) or msg.get("id") not in (rid, None):
             raise DataError("Malformed response from the session")
         self.answered += 1
-        return rpc_result(msg)
+        return msg
 
     def _rpc(self, rid, method, params):
         return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
@@ -208,43 +208,21 @@ class HttpConn:
         try:
             ctype = (r.getheader("Content-Type") or "").split(";")[0]
             if ctype.strip().lower() != "application/x-ndjson":
-                result = self._body(r.status, r.read(), rid)
-                data = result["data"]
-                rows.columns = data["columns"]
-                rows.generation = result.get("generation")
-                yield data["rows"]
-                rows.row_count = data["row_count"]
-                rows.truncated = data["truncated"]
+                yield _frames.step(self._body(r.status, r.read(), rid),
+                                   rid, rows)[0]
                 return
-            while True:
-                line = r.readline()
-                if not line:
+            def line():
+                got = r.readline()
+                if not got:
                     self.close()
                     raise DataError("The session at %s ended the answer "
                                     "without its final reply" % self.url)
-                msg = json.loads(line.decode("utf-8"))
-                if not isinstance(msg, dict):
-                    raise DataError("Malformed response from the session")
-                if msg.get("method") == "rows" and "id" not in msg:
-                    batch = msg.get("params") or {}
-                    if "columns" in batch:
-                        rows.columns = batch["columns"]
-                        rows.generation = batch.get("generation")
-                    yield batch.get("rows", [])
-                    continue
-                if msg.get("id") != rid:
-                    raise DataError("Malformed response from the session")
-                r.read()   # the end of the chunked body: the connection stays
+                return json.loads(got.decode("utf-8"))
+
+            def reply():
+                r.read()   # the end of the chunked body: it stays open
                 self.answered += 1
-                result = rpc_result(msg)
-                data = result["data"]
-                if rows.columns is None:
-                    rows.columns = data["columns"]
-                    rows.generation = result.get("generation")
-                    yield data["rows"]
-                rows.row_count = data["row_count"]
-                rows.truncated = data["truncated"]
-                return
+            yield from _frames.batches(line, rid, rows, reply)
         except Error:
             raise   # the session's answer (an error reply), or said above
         except socket.timeout:
@@ -260,7 +238,7 @@ class HttpConn:
         rid = self.next_id
         self.next_id += 1
         status, data = self._post(self._rpc(rid, method, params))
-        return self._body(status, data, rid)
+        return rpc_result(self._body(status, data, rid))
 
     def close(self):
         if self._c is not None:

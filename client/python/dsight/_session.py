@@ -11,7 +11,7 @@ import socket
 import struct
 import threading
 
-from . import _http, _native
+from . import _frames, _http, _native
 from ._errors import DataError, NoSession, rpc_result
 
 PROTOCOL = 1
@@ -109,6 +109,9 @@ class _Conn:
             raise DataError("Malformed response from the session")
         return json.loads(self._read_exact(n).decode("utf-8"))
 
+    def _count_reply(self):
+        self.answered += 1
+
     def stream(self, params, rows):
         """Sends an sql query with stream_rows and yields its batches of
         rows as they come; rows (an SqlRows) gets the columns first and
@@ -119,29 +122,8 @@ class _Conn:
         self._send({"jsonrpc": "2.0", "id": rid, "method": "query",
                     "params": dict(params, stream_rows=True)})
         try:
-            while True:
-                msg = self._frame()
-                if not isinstance(msg, dict):
-                    raise DataError("Malformed response from the session")
-                if msg.get("method") == "rows" and "id" not in msg:
-                    batch = msg.get("params") or {}
-                    if "columns" in batch:
-                        rows.columns = batch["columns"]
-                        rows.generation = batch.get("generation")
-                    yield batch.get("rows", [])
-                    continue
-                if msg.get("id") != rid:
-                    raise DataError("Malformed response from the session")
-                self.answered += 1
-                result = rpc_result(msg)
-                data = result["data"]
-                if rows.columns is None:  # answered in one reply
-                    rows.columns = data["columns"]
-                    rows.generation = result.get("generation")
-                    yield data["rows"]
-                rows.row_count = data["row_count"]
-                rows.truncated = data["truncated"]
-                return
+            yield from _frames.batches(self._frame, rid, rows,
+                                       self._count_reply)
         except socket.timeout:
             raise DataError("The session did not answer within %.0f s"
                             % READ_TIMEOUT) from None
