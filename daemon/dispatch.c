@@ -233,11 +233,13 @@ static void job_end(struct job *j, int reply)
 	q->busy++; /* a reply may drop the connection, closing q */
 	if (reply)
 		server_reply_done(c, j->reply);
-	if (j->g)
-		session_release(j->g);
 	if (j->stream)
 		q->d->streams--;
+	/* the stream's statement first: its connection goes back to the
+	 * generation's pool (query_sql.h) */
 	sqlstream_free(j->stream);
+	if (j->g)
+		session_release(j->g);
 	buf_free(&j->chunk);
 	query_params_free(&j->p);
 	rpc_request_free(&j->rq);

@@ -2,6 +2,7 @@
 #include "session.h"
 #include "query/dataset.h"
 #include "query/qsqlmem.h"
+#include "query/query_sql.h"
 #include "webgen.h"
 #include "base/fileid.h"
 #include "base/vec.h"
@@ -30,6 +31,9 @@ struct session_gen {
 	int loader_started;     /* guarded by lock */
 	atomic_int mem_state;
 	struct qsqlmem *mem;
+	/* sql connections to data_path, reused by its statements (freed
+	 * before mem, whose virtual tables they may hold) */
+	struct query_sql_pool *sql_pool;
 	volatile sig_atomic_t stop_load;
 	int no_mem;             /* the session runs without the engine */
 };
@@ -54,6 +58,7 @@ static void gen_free(struct session_gen *g)
 		g->stop_load = 1;
 		pthread_join(g->loader, NULL);
 	}
+	query_sql_pool_free(g->sql_pool);
 	qsqlmem_free(g->mem);
 	for (size_t k = 0; k < g->npool; k++)
 		dataset_close(g->pool[k]);
@@ -115,6 +120,7 @@ static int gen_open_data(const char *report, struct session_gen **out, struct er
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	}
 	g->ident = *dataset_fileid(g->ds);
+	g->sql_pool = query_sql_pool_new(); /* NULL: each statement opens its own */
 	*out = g;
 	return 0;
 }
@@ -281,6 +287,7 @@ int session_gen_query(struct session_gen *g, const struct query_params *p,
 		if (atomic_load(&g->mem_state) == MEM_READY)
 			q.sql_mem = g->mem;
 	}
+	q.sql_pool = g->sql_pool;
 	if (take_handle(g, &ds, e))
 		return e->code;
 	rc = query_run(ds, &q, out, e);

@@ -22,6 +22,7 @@
 
 /* Several values of one parameter (n == 0: not given as a list). */
 struct query_sql_cursor;
+struct query_sql_pool;
 struct qsqlmem;
 
 struct qlist {
@@ -77,6 +78,9 @@ struct query_params {
 	 * (qsqlmem.h), which then answer for the file's nvtx and
 	 * metric_points views. */
 	const struct qsqlmem *sql_mem;
+	/* Not a parameter (borrowed, may be NULL): the sql connections of the
+	 * caller's file (query_sql.h), reused from statement to statement. */
+	struct query_sql_pool *sql_pool;
 };
 
 enum qparam_type {

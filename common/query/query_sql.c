@@ -2,6 +2,7 @@
 #include "query/query_sql.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "base/jsonout.h"
 #include "base/utf8.h"
 #include "query/qkinds.h"
+#include "query/qsqlauth.h"
 #include "query/qsqlfn.h"
 #include "query/qsqlvtab.h"
 #include "query/qtempvfs.h"
@@ -20,219 +22,18 @@
 #include "store/store_depth.h"
 #include "store/store_views.h"
 
-/* Functions a statement may call: SQLite's core scalar, aggregate, window,
- * math, date/time and JSON functions (sorted for bsearch).  Missing on
- * purpose: load_extension, fts3_tokenizer, sqlite_compileoption_*,
- * sqlite_offset, json_patch (its merge is quadratic in one call) and
- * anything an extension could add. */
-static const char *const allowed_functions[] = {
-	"->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2",
-	"atanh", "avg", "ceil", "ceiling", "changes", "char", "coalesce",
-	"concat", "concat_ws", "cos", "cosh", "count", "cume_dist",
-	"current_date", "current_time", "current_timestamp", "date",
-	"datetime", "degrees", "dense_rank", "exp", "first_value", "floor",
-	"format", "glob", "group_concat", "hex", "ifnull", "iif", "instr",
-	"json", "json_array", "json_array_length", "json_each", "json_extract",
-	"json_group_array", "json_group_object", "json_insert", "json_object",
-	"json_quote", "json_remove", "json_replace", "json_set",
-	"json_tree", "json_type", "json_valid", "julianday", "lag",
-	"last_insert_rowid", "last_value", "lead", "length", "like",
-	"likelihood", "likely", "ln", "log", "log10", "log2", "lower", "ltrim",
-	"max", "min", "mod", "nth_value", "ntile", "nullif", "octet_length",
-	"percent_rank", "pi", "pow", "power", "printf", "quote", "radians",
-	"random", "randomblob", "rank", "replace", "round", "row_number",
-	"rtrim", "sign", "sin", "sinh", "sqlite_source_id", "sqlite_version",
-	"sqrt", "strftime", "string_agg", "substr", "substring", "sum", "tan",
-	"tanh", "time", "timediff", "total", "total_changes", "trim", "trunc",
-	"typeof", "unhex", "unicode", "unixepoch", "unlikely", "upper",
-	"zeroblob",
-};
-
-/* Pragmas that only describe the schema; they may take an argument (the
- * table or index to describe). */
-static const char *const allowed_pragmas_arg[] = {
-	"collation_list", "database_list", "foreign_key_list", "function_list",
-	"index_info", "index_list", "index_xinfo", "module_list",
-	"pragma_list", "table_info", "table_list", "table_xinfo",
-};
-/* Pragmas that are settings: allowed only to read them (no argument). */
-static const char *const allowed_pragmas_read[] = {
-	"application_id", "encoding", "freelist_count", "page_count",
-	"page_size", "schema_version", "user_version",
-};
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-static int in_list(const char *const *list, size_t n, const char *s)
-{
-	for (size_t k = 0; k < n; k++)
-		if (!strcasecmp(list[k], s))
-			return 1;
-	return 0;
-}
-
-static int cmp_name(const void *key, const void *elem)
-{
-	return strcasecmp(key, *(const char *const *)elem);
-}
-
-static size_t skip_blank(const char *s);
-
+/* A connection's state its callbacks borrow. */
 struct sqlctx {
-	const char *sql;          /* the statement (for refusal messages) */
-	char denied[ERR_MSG_MAX]; /* why the authorizer refused, if it did */
+	struct qsqlauth auth;      /* the authorizer's (its first member) */
 	struct qsqlfn_clock clock; /* the time limit and the stop flag */
 	int lacks_threads;        /* the cache's nvtx lacks thread_name */
 	int lacks_depth;          /* the cache's nvtx lacks depth */
 };
 
-static void set_denied(struct sqlctx *c, const char *fmt, const char *a)
-{
-	if (!c->denied[0])
-		snprintf(c->denied, sizeof c->denied, fmt, a ? a : "");
-}
-
-/* The statement word of an action the authorizer refuses. */
-static const char *action_name(int action)
-{
-	switch (action) {
-	case SQLITE_CREATE_INDEX: return "CREATE INDEX";
-	case SQLITE_CREATE_TABLE: return "CREATE TABLE";
-	case SQLITE_CREATE_TEMP_INDEX: return "CREATE TEMP INDEX";
-	case SQLITE_CREATE_TEMP_TABLE: return "CREATE TEMP TABLE";
-	case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TEMP TRIGGER";
-	case SQLITE_CREATE_TEMP_VIEW: return "CREATE TEMP VIEW";
-	case SQLITE_CREATE_TRIGGER: return "CREATE TRIGGER";
-	case SQLITE_CREATE_VIEW: return "CREATE VIEW";
-	case SQLITE_DELETE: return "DELETE";
-	case SQLITE_DROP_INDEX: case SQLITE_DROP_TEMP_INDEX: return "DROP INDEX";
-	case SQLITE_DROP_TABLE: case SQLITE_DROP_TEMP_TABLE: return "DROP TABLE";
-	case SQLITE_DROP_TRIGGER: case SQLITE_DROP_TEMP_TRIGGER:
-		return "DROP TRIGGER";
-	case SQLITE_DROP_VIEW: case SQLITE_DROP_TEMP_VIEW: return "DROP VIEW";
-	case SQLITE_INSERT: return "INSERT";
-	case SQLITE_UPDATE: return "UPDATE";
-	case SQLITE_TRANSACTION: return "a transaction (BEGIN, COMMIT, ROLLBACK)";
-	case SQLITE_SAVEPOINT: return "SAVEPOINT";
-	case SQLITE_ATTACH: return "ATTACH";
-	case SQLITE_DETACH: return "DETACH";
-	case SQLITE_ALTER_TABLE: return "ALTER TABLE";
-	case SQLITE_REINDEX: return "REINDEX";
-	case SQLITE_ANALYZE: return "ANALYZE";
-	case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
-	case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
-	default: return "this statement";
-	}
-}
-
-static int schema_table(const char *t)
-{
-	return !strcasecmp(t, "sqlite_master") || !strcasecmp(t, "sqlite_schema") ||
-	       !strcasecmp(t, "sqlite_temp_master") ||
-	       !strcasecmp(t, "sqlite_temp_schema");
-}
-
-/* A write to the schema table: either DDL (CREATE ..., named by the
- * statement's first word) or, inside a query, the first use of a
- * table-valued function that was not made ready beforehand (only the
- * allowed ones are). */
-static void schema_write_denied(struct sqlctx *c)
-{
-	char word[32];
-	size_t n = 0;
-	const char *p = c->sql + skip_blank(c->sql);
-
-	while (n + 1 < sizeof word && ((*p >= 'a' && *p <= 'z') ||
-	                               (*p >= 'A' && *p <= 'Z'))) {
-		char ch = *p++;
-		word[n++] = (char)(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
-	}
-	word[n] = '\0';
-	if (!n || !strcmp(word, "SELECT") || !strcmp(word, "WITH") ||
-	    !strcmp(word, "VALUES"))
-		set_denied(c, "sql does not allow this table-valued function%s "
-		           "(allowed: json_each, json_tree and the pragma_ "
-		           "functions of the read-only pragmas)", "");
-	else
-		set_denied(c, "sql is read-only: %s is not allowed", word);
-}
-
-static int authorize(void *ctx, int action, const char *a1, const char *a2,
-                     const char *db, const char *via)
-{
-	struct sqlctx *c = ctx;
-
-	(void)db;
-	(void)via;
-	switch (action) {
-	case SQLITE_SELECT:
-	case SQLITE_READ:
-	case SQLITE_RECURSIVE:
-		return SQLITE_OK;
-	case SQLITE_FUNCTION:
-		if (a2 && bsearch(a2, allowed_functions, NELEM(allowed_functions),
-		                  sizeof allowed_functions[0], cmp_name))
-			return SQLITE_OK;
-		set_denied(c, "sql does not allow the function %s()", a2);
-		return SQLITE_DENY;
-	case SQLITE_PRAGMA:
-		if (a1 && (in_list(allowed_pragmas_arg,
-		                   NELEM(allowed_pragmas_arg), a1) ||
-		           (!a2 && in_list(allowed_pragmas_read,
-		                           NELEM(allowed_pragmas_read), a1))))
-			return SQLITE_OK;
-		set_denied(c,
-		           "sql is read-only: PRAGMA %s is not allowed (allowed: "
-		           "table_info, table_xinfo, table_list, index_list, "
-		           "index_info, index_xinfo, foreign_key_list, "
-		           "database_list, function_list, collation_list, "
-		           "module_list, pragma_list, and reading user_version, "
-		           "schema_version, application_id, encoding, page_size, "
-		           "page_count, freelist_count)",
-		           a1);
-		return SQLITE_DENY;
-	case SQLITE_INSERT:
-	case SQLITE_UPDATE:
-	case SQLITE_DELETE:
-		if (a1 && schema_table(a1)) {
-			schema_write_denied(c);
-			return SQLITE_DENY;
-		}
-		/* fall through */
-	default:
-		set_denied(c, "sql is read-only: %s is not allowed",
-		           action_name(action));
-		return SQLITE_DENY;
-	}
-}
-
 static int past_deadline(void *ctx)
 {
 	struct sqlctx *c = ctx;
 	return qsqlfn_clock_expired(&c->clock);
-}
-
-/* Length of the leading whitespace and SQL comments of s. */
-static size_t skip_blank(const char *s)
-{
-	const char *p = s;
-
-	for (;;) {
-		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' ||
-		    *p == '\f' || *p == '\v') {
-			p++;
-		} else if (p[0] == '-' && p[1] == '-') {
-			while (*p && *p != '\n')
-				p++;
-		} else if (p[0] == '/' && p[1] == '*') {
-			const char *end = strstr(p + 2, "*/");
-			if (!end)
-				return (size_t)(p - s); /* unterminated: not blank */
-			p = end + 2;
-		} else {
-			return (size_t)(p - s);
-		}
-	}
 }
 
 /* Appends text as a JSON string, invalid UTF-8 replaced by U+FFFD. */
@@ -349,30 +150,6 @@ static int connect(const char *abs_path, sqlite3 **db, struct sqlctx *c,
 	return 0;
 }
 
-/* Table-valued functions initialise themselves on first use by touching
- * the schema, which the authorizer refuses: use the allowed ones once
- * before it is installed. */
-static int ready_table_functions(sqlite3 *db, struct err *e)
-{
-	struct buf sql;
-	int rc = 0;
-
-	buf_init(&sql, 0);
-	buf_puts(&sql, "SELECT 1 FROM json_each('[]'), json_tree('[]')");
-	for (size_t k = 0; k < NELEM(allowed_pragmas_arg); k++)
-		buf_printf(&sql, ", pragma_%s", allowed_pragmas_arg[k]);
-	for (size_t k = 0; k < NELEM(allowed_pragmas_read); k++)
-		buf_printf(&sql, ", pragma_%s", allowed_pragmas_read[k]);
-	buf_puts(&sql, " LIMIT 0");
-	if (sql.failed)
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-	else if (sqlite3_exec(db, sql.data, NULL, NULL, NULL) != SQLITE_OK)
-		rc = err_set(e, ERR_DATA, "cannot prepare the sql connection: %s",
-		             sqlite3_errmsg(db));
-	buf_free(&sql);
-	return rc;
-}
-
 static int timed_out(double timeout_s, struct err *e)
 {
 	char t[JSONOUT_REAL_MAX];
@@ -423,8 +200,8 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 		               "statement was interrupted");
 	if (c->clock.expired)
 		return timed_out(timeout_s, e);
-	if (c->denied[0])
-		return err_set(e, ERR_USAGE, "%s", c->denied);
+	if (c->auth.denied[0])
+		return err_set(e, ERR_USAGE, "%s", c->auth.denied);
 	switch (sqlite3_errcode(db)) {
 	case SQLITE_NOMEM:
 		return err_set(e, ERR_DATA, "The statement needs more memory "
@@ -459,10 +236,26 @@ static int sql_error(sqlite3 *db, const struct sqlctx *c, double timeout_s,
 	}
 }
 
-struct query_sql_cursor {
+/* A connection set up for statements: opened, its functions and virtual
+ * tables installed, the authorizer and progress handler on. */
+struct sqlconn {
 	sqlite3 *db;
+	struct sqlctx c;            /* borrowed by db: never moved */
+	const struct qsqlmem *mem;  /* what its virtual tables serve, or NULL */
+};
+
+struct query_sql_pool {
+	pthread_mutex_t lock;
+	struct sqlconn *idle[QUERY_SQL_POOL_MAX];
+	size_t n;
+};
+
+struct query_sql_cursor {
+	struct sqlconn *conn;
+	sqlite3 *db;           /* conn->db */
+	struct query_sql_pool *pool; /* where conn goes back, or NULL */
 	sqlite3_stmt *st;
-	struct sqlctx c;       /* its clock is borrowed by db: never moved */
+	struct sqlctx *c;      /* &conn->c */
 	double timeout_s;
 	int64_t max_rows;
 	int64_t rows;          /* rows written so far */
@@ -561,7 +354,7 @@ int query_sql_next(struct query_sql_cursor *cur, struct buf *out,
 	double t0 = flush_s > 0 ? now_s() : 0;
 	int rc = 0;
 
-	qsqlfn_clock_resume(&cur->c.clock);
+	qsqlfn_clock_resume(&cur->c->clock);
 	while (!cur->done) {
 		if (!cur->pending) {
 			int s = sqlite3_step(cur->st);
@@ -571,7 +364,7 @@ int query_sql_next(struct query_sql_cursor *cur, struct buf *out,
 			}
 			if (s != SQLITE_ROW) {
 				cur->done = 1;
-				rc = sql_error(cur->db, &cur->c, cur->timeout_s, e);
+				rc = sql_error(cur->db, cur->c, cur->timeout_s, e);
 				break;
 			}
 			cur->pending = 1;
@@ -600,7 +393,7 @@ int query_sql_next(struct query_sql_cursor *cur, struct buf *out,
 		if (flush_s > 0 && !(n & 63) && now_s() - t0 >= flush_s)
 			break;
 	}
-	qsqlfn_clock_pause(&cur->c.clock);
+	qsqlfn_clock_pause(&cur->c->clock);
 	return rc;
 }
 
@@ -628,12 +421,110 @@ static int emit(struct query_sql_cursor *cur, struct buf *out, struct err *e)
 	return 0;
 }
 
+static void conn_close(struct sqlconn *conn)
+{
+	if (!conn)
+		return;
+	sqlite3_close(conn->db);
+	free(conn);
+}
+
+/* Opens and sets up a connection to abs_path, its virtual tables over mem
+ * (borrowed, may be NULL): *out is the caller's (conn_close). */
+static int conn_open(const char *abs_path, const struct qsqlmem *mem,
+                     struct sqlconn **out, struct err *e)
+{
+	struct sqlconn *conn = calloc(1, sizeof *conn);
+	struct sqlctx *c;
+	int rc;
+
+	*out = conn;
+	if (!conn)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	c = &conn->c;
+	conn->mem = mem;
+	c->auth.sql = "";
+	if ((rc = connect(abs_path, &conn->db, c, e)) ||
+	    (rc = qsqlauth_ready(conn->db, e)) ||
+	    (mem && (rc = qsqlvtab_install(conn->db, mem, e))))
+		return rc;
+	if (qsqlfn_register(conn->db, &c->clock) != SQLITE_OK)
+		return err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
+		               sqlite3_errmsg(conn->db));
+	sqlite3_set_authorizer(conn->db, qsqlauth_check, &c->auth);
+	/* every 100 steps: one step can be a function call over a value of
+	 * up to QUERY_SQL_VALUE_MAX bytes */
+	sqlite3_progress_handler(conn->db, 100, past_deadline, c);
+	return 0;
+}
+
+struct query_sql_pool *query_sql_pool_new(void)
+{
+	struct query_sql_pool *p = calloc(1, sizeof *p);
+
+	if (p)
+		pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+void query_sql_pool_free(struct query_sql_pool *p)
+{
+	if (!p)
+		return;
+	for (size_t k = 0; k < p->n; k++)
+		conn_close(p->idle[k]);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+/* An idle connection of p set up for mem, or NULL (one set up for another
+ * mem is closed: the engine loaded since). */
+static struct sqlconn *pool_take(struct query_sql_pool *p,
+                                 const struct qsqlmem *mem)
+{
+	struct sqlconn *conn = NULL, *stale = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->n) {
+		conn = p->idle[--p->n];
+		if (conn->mem != mem) {
+			stale = conn;
+			conn = NULL;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	conn_close(stale);
+	return conn;
+}
+
+/* Gives conn back to p (its page cache released first), or closes it when
+ * p is full. */
+static void pool_give(struct query_sql_pool *p, struct sqlconn *conn)
+{
+	int kept = 0;
+
+	sqlite3_db_release_memory(conn->db);
+	pthread_mutex_lock(&p->lock);
+	if (p->n < QUERY_SQL_POOL_MAX) {
+		p->idle[p->n++] = conn;
+		kept = 1;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!kept)
+		conn_close(conn);
+}
+
 void query_sql_close(struct query_sql_cursor *cur)
 {
 	if (!cur)
 		return;
 	sqlite3_finalize(cur->st);
-	sqlite3_close(cur->db);
+	/* a statement leaves nothing on its connection (the authorizer allows
+	 * reads only), so the next one may use it */
+	if (cur->pool && cur->conn && sqlite3_get_autocommit(cur->db))
+		pool_give(cur->pool, cur->conn);
+	else
+		conn_close(cur->conn);
 	free(cur);
 }
 
@@ -649,27 +540,19 @@ int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
 	*out = NULL;
 	if (!cur)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	c = &cur->c;
 	cur->timeout_s = timeout_s;
 	cur->max_rows = max_rows;
-	if ((rc = connect(abs_path, &cur->db, c, e)))
+	if (with->pool)
+		cur->conn = pool_take(with->pool, with->mem);
+	if (!cur->conn && (rc = conn_open(abs_path, with->mem, &cur->conn, e)))
 		goto fail;
+	cur->pool = with->pool;
+	cur->db = cur->conn->db;
+	c = cur->c = &cur->conn->c;
+	c->auth.denied[0] = '\0';
 	qsqlfn_clock_start(&c->clock, timeout_s, with->stop);
 	c->clock.cancel = with->cancel;
-	c->sql = sql;
-	if ((rc = ready_table_functions(cur->db, e)))
-		goto fail;
-	if (with->mem && (rc = qsqlvtab_install(cur->db, with->mem, e)))
-		goto fail;
-	if (qsqlfn_register(cur->db, &c->clock) != SQLITE_OK) {
-		rc = err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
-		             sqlite3_errmsg(cur->db));
-		goto fail;
-	}
-	sqlite3_set_authorizer(cur->db, authorize, c);
-	/* every 100 steps: one step can be a function call over a value of
-	 * up to QUERY_SQL_VALUE_MAX bytes */
-	sqlite3_progress_handler(cur->db, 100, past_deadline, c);
+	c->auth.sql = sql;
 	if (sqlite3_prepare_v3(cur->db, sql, -1, 0, &cur->st, &tail) !=
 	    SQLITE_OK) {
 		rc = sql_error(cur->db, c, timeout_s, e);
@@ -679,7 +562,7 @@ int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
 		rc = err_set(e, ERR_USAGE, "sql needs --sql STATEMENT");
 		goto fail;
 	}
-	if (tail && tail[skip_blank(tail)]) {
+	if (tail && tail[qsqlauth_skip_blank(tail)]) {
 		rc = err_set(e, ERR_USAGE, "Give one SQL statement");
 		goto fail;
 	}
@@ -689,23 +572,27 @@ int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
 		goto fail;
 	}
 	/* the statement text is the caller's: nothing reads it after this */
-	c->sql = "";
+	c->auth.sql = "";
 	cur->ncol = sqlite3_column_count(cur->st);
 	qsqlfn_clock_pause(&c->clock);
 	*out = cur;
 	return 0;
 fail:
+	if (cur->conn)
+		cur->conn->c.auth.sql = "";
+	/* a connection that failed to set up is not pooled */
+	if (!cur->db)
+		cur->pool = NULL;
 	query_sql_close(cur);
 	return rc;
 }
 
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
-                  int64_t max_rows, const volatile sig_atomic_t *stop,
-                  const struct qsqlmem *mem, struct buf *out, struct err *e)
+                  int64_t max_rows, const struct query_sql_with *with,
+                  struct buf *out, struct err *e)
 {
 	struct query_sql_cursor *cur;
-	struct query_sql_with with = {stop, NULL, mem};
-	int rc = query_sql_open(abs_path, sql, timeout_s, max_rows, &with, &cur,
+	int rc = query_sql_open(abs_path, sql, timeout_s, max_rows, with, &cur,
 	                        e);
 
 	if (!rc)
@@ -734,14 +621,12 @@ int query_sql(struct qctx *q)
 	rc = dataset_check_generation(q->ds, q->e);
 	if (rc)
 		return rc;
-	if (q->p->sql_cursor) {
-		struct query_sql_with with = {q->p->stop, q->p->cancel,
-		                              q->p->sql_mem};
+	struct query_sql_with with = {q->p->stop, q->p->cancel, q->p->sql_mem,
+	                              q->p->sql_pool};
+	if (q->p->sql_cursor)
 		return query_sql_open(dataset_data_path(q->ds), sql, t,
 		                      q->p->max_rows, &with, q->p->sql_cursor,
 		                      q->e);
-	}
 	return query_sql_run(dataset_data_path(q->ds), sql, t,
-	                     q->p->max_rows, q->p->stop, q->p->sql_mem,
-	                     q->out, q->e);
+	                     q->p->max_rows, &with, q->out, q->e);
 }

@@ -64,33 +64,47 @@ struct qsqlmem;
 	"sql needs the SQLite cache of a progressive report: run dsight " \
 	"build without --single-file"
 
+struct query_sql_cursor;
+struct query_sql_pool;
+
+/* What a statement runs with besides its text (all borrowed, may be
+ * NULL): once *stop is set, the statement ends within moments with
+ * ERR_DATA "The session is stopping; ..."; cancel a second stop flag: once
+ * set it ends with ERR_DATA "The client went away; ...".  mem: the sql
+ * engine's columns (qsqlmem.h), whose virtual tables then answer for the
+ * file's nvtx and metric_points views (qsqlvtab.h).  pool: where the
+ * statement takes a connection already set up for this file and mem, and
+ * gives it back when it is closed (without one, each statement opens and
+ * closes its own). */
+struct query_sql_with {
+	const volatile sig_atomic_t *stop, *cancel;
+	const struct qsqlmem *mem;
+	struct query_sql_pool *pool;
+};
+
+/* Idle connections kept by a pool: each holds the file's parsed schema
+ * (about 3 ms of CPU to set up again), its page cache released. */
+#define QUERY_SQL_POOL_MAX 4
+
+/* A pool for the statements of one file (with one mem or none): owned by
+ * the caller (query_sql_pool_free, after the last statement using it is
+ * closed, and before the mem it served is freed); NULL when out of
+ * memory.  Safe to use from several threads. */
+struct query_sql_pool *query_sql_pool_new(void);
+void query_sql_pool_free(struct query_sql_pool *p);
+
 /*
  * Runs statement sql (NUL-terminated) on the cache at abs_path with the
  * time limit timeout_s (already validated: 0 < t <= 30) and appends
  * {"columns","rows","row_count","truncated"} to out, at most max_rows rows
  * (already validated: 0 <= n <= QUERY_SQL_MAX_ROWS_LIMIT).  SQL errors and
  * refusals are ERR_USAGE with a message naming the cause; the time limit is
- * ERR_DATA "The statement ran longer than <t> s"; once *stop (borrowed,
- * may be NULL) is set, the statement ends within moments with ERR_DATA
- * "The session is stopping; ...".  mem (borrowed, may be NULL): the sql
- * engine's columns (qsqlmem.h), whose virtual tables then answer for the
- * file's nvtx and metric_points views (qsqlvtab.h).  The file is opened
- * and closed here; nothing in it changes.
+ * ERR_DATA "The statement ran longer than <t> s".  with: as above (not
+ * NULL).  Nothing in the file changes.
  */
 int query_sql_run(const char *abs_path, const char *sql, double timeout_s,
-                  int64_t max_rows, const volatile sig_atomic_t *stop,
-                  const struct qsqlmem *mem, struct buf *out, struct err *e);
-
-struct query_sql_cursor;
-
-/* What a statement runs with besides its text (all borrowed, may be
- * NULL): stop and mem as query_sql_run takes them; cancel a second stop
- * flag: once set the statement ends with ERR_DATA "The client went away;
- * ...". */
-struct query_sql_with {
-	const volatile sig_atomic_t *stop, *cancel;
-	const struct qsqlmem *mem;
-};
+                  int64_t max_rows, const struct query_sql_with *with,
+                  struct buf *out, struct err *e);
 
 /*
  * Opens statement sql as query_sql_run would run it (every check and

@@ -289,6 +289,24 @@ t.ok(r.returncode == 1 and "The statement ran longer than 1.0 s" in r.stderr and
      (r.stderr, a.stderr, r.stdout[-100:]))
 t.ok(streams(ssock) == 0, "and no streamed answer is left open")
 
+# ---- a session reuses its sql connections: nothing of one statement
+# (a refusal, the time limit, its rows) reaches the next ----
+seq = [cli(["--remote", ssock], "--sql", "SELECT load_extension('x')"),
+       cli(["--remote", ssock], "--sql", "SELECT * FROM no_such_view"),
+       cli(["--remote", ssock], "--sql", runaway, "--timeout", "0.5"),
+       cli(["--remote", ssock], "--sql", "SELECT count(*) FROM nvtx", "--format", "csv"),
+       cli(["--remote", ssock], "--sql", "SELECT 1 AS one", "--format", "csv")]
+t.ok([r.returncode for r in seq] == [2, 2, 1, 0, 0] and
+     "sql does not allow the function load_extension()" in seq[0].stderr and
+     "no such table: no_such_view" in seq[1].stderr and
+     "function" not in seq[1].stderr and
+     "The statement ran longer than 0.5 s" in seq[2].stderr and
+     seq[3].stdout == cli([srep], "--sql", "SELECT count(*) FROM nvtx",
+                          "--format", "csv").stdout and
+     seq[4].stdout == b"one\r\n1\r\n",
+     "one session's statements in a row: each has its own refusal, time limit and rows",
+     [(r.returncode, r.stderr[-200:]) for r in seq])
+
 # ---- the Python package: Session.sql_rows streams on the socket ----
 code = r'''
 import json, sys, dsight

@@ -121,6 +121,11 @@ try:
     q = c.call("query", {"kind": "summary"})
     t.eq(q.get("result", {}).get("generation"), gen1, "query result carries the generation")
 
+    # sql statements before the rebuild leave connections to the old file
+    # in the generation's pool; after it they must read the new one
+    jobsql = {"kind": "sql", "sql": "SELECT json_extract(json, '$.meta.job') FROM catalog"}
+    for _ in range(3):
+        before = c.call("query", jobsql)
     d = json.load(open(doc))
     d["meta"]["job"] = "example-run-rebuilt"
     doc2 = os.path.join(t.tmp, "ev2.json")
@@ -131,6 +136,11 @@ try:
     t.ok(gen2 and gen2 != gen1, "after a rebuild the next query answers from the new generation", q)
     t.ok(q.get("result", {}).get("data", {}).get("meta", {}).get("job") == "example-run-rebuilt",
          "and its data is the new report's")
+    after = c.call("query", jobsql)
+    t.ok(before.get("result", {}).get("data", {}).get("rows") != after.get("result", {}).get("data", {}).get("rows")
+         and after.get("result", {}).get("data", {}).get("rows") == [["example-run-rebuilt"]],
+         "and an sql statement reads the new file, not a connection kept from before",
+         (before, after))
     loc = sl.dsight("query", report, "summary")
     rem = sl.dsight("query", "--remote", path, "summary")
     t.ok(loc.stdout == rem.stdout and loc.returncode == 0, "remote == local after the rebuild")
