@@ -1,6 +1,7 @@
 /* dscache: open datasets cached by resolved path (see dscache.h). */
 #include "dscache.h"
 #include "base/fileid.h"
+#include "query/qsqlengine.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -10,16 +11,18 @@ struct entry {
 	char *path;          /* resolved path of the dataset as given */
 	struct dataset *ds;
 	struct fileid id;    /* dataset_fileid(ds) */
+	struct qsqlengine *sql; /* its sql engine (a cache only), or NULL */
 	unsigned long used;  /* LRU clock */
 };
 
 struct dscache {
 	struct entry *e;
 	int n, max;
+	int sql_engine;      /* the engines load their columns */
 	unsigned long clock;
 };
 
-struct dscache *dscache_new(int max)
+struct dscache *dscache_new(int max, int sql_engine)
 {
 	struct dscache *c = calloc(1, sizeof *c);
 	if (!c)
@@ -30,11 +33,13 @@ struct dscache *dscache_new(int max)
 		return NULL;
 	}
 	c->max = max;
+	c->sql_engine = sql_engine;
 	return c;
 }
 
 static void drop(struct dscache *c, int k)
 {
+	qsqlengine_free(c->e[k].sql);
 	dataset_close(c->e[k].ds);
 	free(c->e[k].path);
 	c->e[k] = c->e[--c->n];
@@ -67,7 +72,7 @@ void dscache_forget(struct dscache *c, const char *path)
 }
 
 int dscache_get(struct dscache *c, const char *path, struct dataset **out,
-                struct err *e)
+                struct qsqlengine **sql, struct err *e)
 {
 	char real[PATH_MAX];
 	const char *key = realpath(path, real) ? real : path;
@@ -79,6 +84,8 @@ int dscache_get(struct dscache *c, const char *path, struct dataset **out,
 		    fileid_equal(&now, &c->e[k].id)) {
 			c->e[k].used = ++c->clock;
 			*out = c->e[k].ds;
+			if (sql)
+				*sql = c->e[k].sql;
 			return 0;
 		}
 		drop(c, k); /* rebuilt, rewritten or removed: reopen below */
@@ -101,7 +108,12 @@ int dscache_get(struct dscache *c, const char *path, struct dataset **out,
 	c->e[c->n].path = copy;
 	c->e[c->n].ds = ds;
 	c->e[c->n].id = *dataset_fileid(ds);
+	/* NULL when out of memory: statements then open their own */
+	c->e[c->n].sql = dataset_has_cache(ds)
+	        ? qsqlengine_new(dataset_data_path(ds), c->sql_engine) : NULL;
 	c->e[c->n].used = ++c->clock;
+	if (sql)
+		*sql = c->e[c->n].sql;
 	*out = c->e[c->n++].ds;
 	return 0;
 }

@@ -1,8 +1,7 @@
 /* session: the warm dataset and its generations (see session.h). */
 #include "session.h"
 #include "query/dataset.h"
-#include "query/qsqlmem.h"
-#include "query/query_sql.h"
+#include "query/qsqlengine.h"
 #include "webgen.h"
 #include "base/fileid.h"
 #include "base/vec.h"
@@ -24,21 +23,8 @@ struct session_gen {
 	struct dataset **pool;  /* idle per-thread handles */
 	size_t npool, cap;
 	struct webgen *web;     /* the viewer files (sessions with --http) */
-	/* the sql engine's columns (qsqlmem.h), loaded on a thread of their
-	 * own at the generation's first sql query; queries use them once
-	 * mem_state is MEM_READY */
-	pthread_t loader;
-	int loader_started;     /* guarded by lock */
-	atomic_int mem_state;
-	struct qsqlmem *mem;
-	/* sql connections to data_path, reused by its statements (freed
-	 * before mem, whose virtual tables they may hold) */
-	struct query_sql_pool *sql_pool;
-	volatile sig_atomic_t stop_load;
-	int no_mem;             /* the session runs without the engine */
+	struct qsqlengine *sql; /* the sql engine of data_path (NULL: none) */
 };
-
-enum { MEM_OFF, MEM_LOADING, MEM_READY, MEM_DECLINED, MEM_FAILED };
 
 struct session {
 	char *report;
@@ -54,12 +40,7 @@ static int gen_open_data(const char *report, struct session_gen **out,
 
 static void gen_free(struct session_gen *g)
 {
-	if (g->loader_started) {
-		g->stop_load = 1;
-		pthread_join(g->loader, NULL);
-	}
-	query_sql_pool_free(g->sql_pool);
-	qsqlmem_free(g->mem);
+	qsqlengine_free(g->sql);
 	for (size_t k = 0; k < g->npool; k++)
 		dataset_close(g->pool[k]);
 	free(g->pool);
@@ -120,7 +101,6 @@ static int gen_open_data(const char *report, struct session_gen **out, struct er
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	}
 	g->ident = *dataset_fileid(g->ds);
-	g->sql_pool = query_sql_pool_new(); /* NULL: each statement opens its own */
 	*out = g;
 	return 0;
 }
@@ -145,7 +125,7 @@ int session_open(const char *report, int web, int sql_engine,
 		free(s);
 		return e->code;
 	}
-	s->cur->no_mem = !sql_engine;
+	s->cur->sql = qsqlengine_new(s->cur->data_path, sql_engine);
 	*out = s;
 	return 0;
 }
@@ -182,7 +162,7 @@ int session_load(const struct session *s, struct session_gen **out,
 	if (gen_open(s->report, s->web, out, e))
 		return err_prefix(e, "The report changed but its new generation could not be opened "
 		                     "(the next request will try again)");
-	(*out)->no_mem = !s->sql_engine;
+	(*out)->sql = qsqlengine_new((*out)->data_path, s->sql_engine);
 	return 0;
 }
 
@@ -239,40 +219,9 @@ static void give_handle(struct session_gen *g, struct dataset *ds)
 	pthread_mutex_unlock(&g->lock);
 }
 
-/* The loader thread: g's columns, or the state saying why none. */
-static void *load_mem(void *arg)
-{
-	struct session_gen *g = arg;
-	struct err e;
-	int rc;
-
-	err_clear(&e);
-	rc = qsqlmem_load(g->data_path, &g->stop_load, &g->mem, &e);
-	atomic_store(&g->mem_state, rc == 0 ? MEM_READY
-	                            : rc == QSQLMEM_DECLINED ? MEM_DECLINED
-	                                                     : MEM_FAILED);
-	return NULL;
-}
-
-/* Starts loading g's columns once (an sql query asked). */
-static void start_load(struct session_gen *g)
-{
-	pthread_mutex_lock(&g->lock);
-	if (!g->loader_started) {
-		atomic_store(&g->mem_state, MEM_LOADING);
-		if (pthread_create(&g->loader, NULL, load_mem, g) == 0)
-			g->loader_started = 1;
-		else
-			atomic_store(&g->mem_state, MEM_FAILED);
-	}
-	pthread_mutex_unlock(&g->lock);
-}
-
 const char *session_sql_engine(const struct session *s)
 {
-	static const char *const names[] = {"off", "loading", "ready",
-	                                    "declined", "failed"};
-	return names[atomic_load(&s->cur->mem_state)];
+	return qsqlengine_state(s->cur->sql);
 }
 
 int session_gen_query(struct session_gen *g, const struct query_params *p,
@@ -282,12 +231,7 @@ int session_gen_query(struct session_gen *g, const struct query_params *p,
 	struct dataset *ds;
 	int rc;
 
-	if (p->kind && !strcmp(p->kind, "sql") && !g->no_mem) {
-		start_load(g);
-		if (atomic_load(&g->mem_state) == MEM_READY)
-			q.sql_mem = g->mem;
-	}
-	q.sql_pool = g->sql_pool;
+	qsqlengine_use(g->sql, &q);
 	if (take_handle(g, &ds, e))
 		return e->code;
 	rc = query_run(ds, &q, out, e);

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tap  # noqa: E402
@@ -21,8 +22,8 @@ if not t.ok(r.returncode == 0, "build the example report", r.stderr):
 
 
 class Client:
-    def __init__(self):
-        self.p = subprocess.Popen([dsight, "mcp"], stdin=subprocess.PIPE,
+    def __init__(self, *flags):
+        self.p = subprocess.Popen([dsight, "mcp", *flags], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, bufsize=1)
         self.next_id = 0
@@ -219,6 +220,41 @@ t.ok(res.get("isError") is False and res["structuredContent"] == json.loads(loca
      "an evicted dataset is reopened on its next call", res)
 t.eq(held(), set(range(9)) - {2}, "which evicts the next least recently used")
 c.finish("mcp session")
+
+# The sql engine: the first sql call starts loading nvtx and metric_points
+# into memory; later statements read them through virtual tables (their
+# plan says so) with the file's rows; --no-sql-engine never loads them.
+def sql_rows(cl, sql):
+    res = cl.tool({"dataset": report, "kind": "sql", "sql": sql})["result"]
+    return json.loads(res["content"][0]["text"])["rows"] if not res["isError"] else res
+
+
+def plan(cl):
+    return " ".join(r[3] for r in sql_rows(cl, "EXPLAIN QUERY PLAN SELECT name, count(*) FROM nvtx GROUP BY name"))
+
+
+STMTS = ["SELECT name, count(*), sum(duration) FROM nvtx GROUP BY name ORDER BY name",
+         "SELECT name, count(*), avg(value), max(value) FROM metric_points GROUP BY name",
+         "SELECT * FROM nvtx WHERE start >= 1 AND start < 3 ORDER BY profile, ordinal"]
+local = [json.loads(tap.run([dsight, "query", report, "sql", "--sql", q]).stdout)["rows"]
+         for q in STMTS]
+for flags, engine in (((), True), (("--no-sql-engine",), False)):
+    c3 = Client(*flags)
+    c3.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    first = [sql_rows(c3, q) for q in STMTS]
+    deadline, p = time.time() + 30, plan(c3)
+    while engine and "VIRTUAL TABLE" not in p and time.time() < deadline:
+        time.sleep(0.1)
+        p = plan(c3)
+    t.ok(("VIRTUAL TABLE" in p) == engine,
+         "mcp %s: statements %s the in-memory columns" % (" ".join(flags) or "(default)",
+                                                         "come to read" if engine else "never read"), p)
+    t.ok(first == local and [sql_rows(c3, q) for q in STMTS] == local,
+         "mcp %s: the same rows as dsight query, before and after" % (" ".join(flags) or "(default)"))
+    c3.finish("mcp sql engine %s" % (" ".join(flags) or "(default)"))
+r = tap.run([dsight, "mcp", "--sql-engine"], input="")
+t.ok(r.returncode == 2 and "usage: dsight mcp [--no-sql-engine]" in r.stderr,
+     "mcp: an unknown option is a usage error", r.stderr)
 
 # Version negotiation with an old and an unknown version.
 for want_v, got_v in (("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"),
