@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bsearchd.h"
 #include "base/buf.h"
 #include "ingest/evidence.h"
 #include "base/num.h"
@@ -484,20 +485,6 @@ int memrows_event_at(const struct memrows *m, int64_t profile,
 	return emit_event(m, p, (size_t)ordinal, fn, ctx);
 }
 
-/* First index with t[k] >= v in a sorted array. */
-static size_t lower_bound(const double *t, size_t n, double v)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 int memrows_samples(const struct memrows *m, int64_t profile,
                     const struct row_window *w, row_sample_fn fn, void *ctx)
 {
@@ -511,7 +498,7 @@ int memrows_samples(const struct memrows *m, int64_t profile,
 		return 0;
 	p = &m->prof[profile];
 	if (has_window && p->sm_sorted)
-		k = lower_bound(p->sm_time, p->nsm, wstart);
+		k = bsearchd_lower(p->sm_time, 0, p->nsm, wstart);
 	for (; k < p->nsm; k++) {
 		struct row_sample sm;
 		double t = p->sm_time[k];
@@ -567,7 +554,7 @@ int memrows_points(const struct memrows *m, int64_t series,
 		return 0;
 	s = &m->ser[series];
 	if (has_window && s->sorted)
-		k = lower_bound(s->time, s->n, wstart);
+		k = bsearchd_lower(s->time, 0, s->n, wstart);
 	for (; k < s->n; k++) {
 		double t = s->time[k];
 		if (has_window) {
@@ -597,11 +584,11 @@ int memrows_points_before(const struct memrows *m, int64_t series, double t,
 		return 0;
 	s = &m->ser[series];
 	if (s->sorted) {
-		to = lower_bound(s->time, s->n, t);
+		to = bsearchd_lower(s->time, 0, s->n, t);
 		if (to == 0)
 			return 0;
 		at = s->time[to - 1];
-		from = lower_bound(s->time, to, at);
+		from = bsearchd_lower(s->time, 0, to, at);
 		for (k = from; k < to; k++)
 			if ((rc = emit_point(m, s, k, fn, ctx)))
 				return rc;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bsearchd.h"
+
 /* Which table a vtab serves. */
 enum vt_kind { VT_NVTX, VT_POINTS };
 
@@ -268,32 +270,6 @@ static int set_bound(struct bnd *b, sqlite3_value *x, int upper, int plan,
 	return SQLITE_OK;
 }
 
-/* The first row of [a, b) whose t is >= lo (t sorted). */
-static size_t lower(const double *t, size_t a, size_t b, double lo)
-{
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (t[mid] < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
-}
-
-/* The first row of [a, b) whose t is > hi (t sorted). */
-static size_t upper(const double *t, size_t a, size_t b, double hi)
-{
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (t[mid] <= hi)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
-}
-
 static const double *times(const struct cur *c)
 {
 	return c->vt->kind == VT_NVTX ? c->vt->m->nvtx.start
@@ -331,11 +307,11 @@ static void seek_group(struct cur *c)
 		const struct qsqlmem_group *g = &c->groups[c->visit[c->gi]];
 		size_t a = g->first, b = g->first + g->count;
 		if (g->sorted && c->b[0].on)
-			a = c->b[0].strict ? upper(t, a, b, c->b[0].v)
-			                   : lower(t, a, b, c->b[0].v);
+			a = c->b[0].strict ? bsearchd_upper(t, a, b, c->b[0].v)
+			                   : bsearchd_lower(t, a, b, c->b[0].v);
 		if (g->sorted && c->b[1].on)
-			b = c->b[1].strict ? lower(t, a, b, c->b[1].v)
-			                   : upper(t, a, b, c->b[1].v);
+			b = c->b[1].strict ? bsearchd_lower(t, a, b, c->b[1].v)
+			                   : bsearchd_upper(t, a, b, c->b[1].v);
 		while (a < b && !row_ok(c, t, a))
 			a++;
 		if (a < b) {
