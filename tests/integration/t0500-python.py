@@ -279,6 +279,31 @@ with dsight.open(tap.FIXTURE) as ds:
     vals = [p[1] for s in big["items"] for p in s.get("points", []) if isinstance(p[1], int)]
     t.ok(any(v > 2 ** 64 for v in vals) or any(v < -(2 ** 64) for v in vals),
          "integers beyond 64 bits stay exact Python ints")
+# In process, sql statements reuse their connection: each still has its own
+# refusal and rows, and a rebuilt report is read anew.
+jrep = os.path.join(t.tmp, "jobrep")
+sl.build_report(tap.FIXTURE, jrep)
+JOB = "SELECT json_extract(json, '$.meta.job') AS job FROM catalog"
+with dsight.open(jrep) as ds:
+    said = []
+    for sql in ("SELECT load_extension('x')", "SELECT * FROM no_such_view"):
+        try:
+            ds.query("sql", sql=sql)
+        except dsight.QueryError as e:
+            said.append(str(e))
+    before = [ds.query("sql", sql=JOB)["rows"] for _ in range(3)]
+    d2 = json.load(open(tap.FIXTURE))
+    d2["meta"]["job"] = "rebuilt-job"
+    ev2 = os.path.join(t.tmp, "job2.json")
+    json.dump(d2, open(ev2, "w"))
+    sl.build_report(ev2, jrep)
+    after = ds.query("sql", sql=JOB)["rows"]
+t.ok(said == ["sql does not allow the function load_extension()",
+              "no such table: no_such_view"],
+     "in process: a refusal, then a missing table, each with its own message", said)
+t.ok(before == [[["example-run"]]] * 3 and after == [["rebuilt-job"]],
+     "in process: sql reads the rebuilt report, not a connection kept from before",
+     (before, after))
 try:
     dsight.open(os.path.join(t.tmp, "missing-report"))
     t.ok(False, "a missing dataset raises DataError")

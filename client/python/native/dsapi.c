@@ -17,12 +17,25 @@
 #include "query/dataset.h"
 #include "query/qdoc.h"
 #include "query/qparams.h"
+#include "query/qsqlengine.h"
 #include "query/query.h"
 
 struct dsapi {
 	char *path;          /* as given to dsapi_open (owned) */
 	struct dataset *ds;  /* owned */
+	/* the connections sql statements reuse (a cache only; owned, NULL:
+	 * none): no columns are loaded into the caller's process */
+	struct qsqlengine *sql;
 };
+
+/* h's engine for its current dataset (NULL when out of memory: each
+ * statement then opens its own connection). */
+static void set_engine(struct dsapi *h)
+{
+	qsqlengine_free(h->sql);
+	h->sql = dataset_has_cache(h->ds)
+	                 ? qsqlengine_new(dataset_data_path(h->ds), 0) : NULL;
+}
 
 /* Copies e's message into msg (cut on a character boundary) and returns
  * its code. */
@@ -65,6 +78,7 @@ int dsapi_open(const char *path, struct dsapi **out, char *msg, size_t msglen)
 		free(h);
 		return fail(&e, rc, msg, msglen);
 	}
+	set_engine(h);
 	*out = h;
 	return 0;
 }
@@ -88,6 +102,7 @@ int dsapi_clone(struct dsapi *h, struct dsapi **out, char *msg, size_t msglen)
 		free(c);
 		return fail(&e, rc, msg, msglen);
 	}
+	set_engine(c);
 	*out = c;
 	return 0;
 }
@@ -96,6 +111,7 @@ void dsapi_close(struct dsapi *h)
 {
 	if (!h)
 		return;
+	qsqlengine_free(h->sql);
 	dataset_close(h->ds);
 	free(h->path);
 	free(h);
@@ -120,6 +136,7 @@ static int refresh(struct dsapi *h, struct err *e)
 		return rc;
 	dataset_close(h->ds);
 	h->ds = fresh;
+	set_engine(h);
 	return 0;
 }
 
@@ -152,6 +169,7 @@ int dsapi_query(struct dsapi *h, const char *params, char **out,
 	if ((rc = refresh(h, &e)) != 0)
 		goto done;
 	buf_init(&b, 0);
+	qsqlengine_use(h->sql, &p);
 	rc = query_run(h->ds, &p, &b, &e);
 	if (!rc && b.failed)
 		rc = err_set(&e, ERR_NOMEM, "out of memory");
