@@ -465,6 +465,17 @@ int dataset_gpu_rows(struct dataset *ds, int64_t profile,
 	                      with_nvtx_name, fn, ctx, e);
 }
 
+int dataset_gpu_count(struct dataset *ds, int64_t profile,
+                      const struct row_window *w, double max_duration,
+                      int64_t *out, struct err *e)
+{
+	*out = 0;
+	if (!ds->store)
+		return err_set(e, ERR_USAGE, DATASET_NO_GPU_ROWS);
+	return store_gpu_count(store_db(ds->store), profile, w, max_duration,
+	                       out, e);
+}
+
 int dataset_gpu_projected(struct dataset *ds, int64_t profile,
                           const char *tid, size_t tid_len, double start,
                           double end, struct store_gpu_span *out,

@@ -81,6 +81,11 @@ int dataset_gpu_rows(struct dataset *ds, int64_t profile,
                      const struct row_window *w, double max_duration,
                      int with_nvtx_name, store_gpu_fn fn, void *ctx,
                      struct err *e);
+/* How many rows dataset_gpu_rows would give for w, without reading them
+ * (store_gpu_count); the same error without a cache. */
+int dataset_gpu_count(struct dataset *ds, int64_t profile,
+                      const struct row_window *w, double max_duration,
+                      int64_t *out, struct err *e);
 /* The kernels projected onto an NVTX range (store_gpu_projected); none
  * for the in-memory backend. */
 int dataset_gpu_projected(struct dataset *ds, int64_t profile,

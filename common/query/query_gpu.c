@@ -57,6 +57,13 @@ static int hit_qsort(const void *a, const void *b, void *o)
 	return hit_cmp(a, b, o);
 }
 
+/* Whether o is the default order: none, or start ascending. */
+static int start_order(const struct qorder *o)
+{
+	return o->n == 0 ||
+	       (o->n == 1 && !o->keys[0].desc && !strcmp(o->keys[0].name, "start"));
+}
+
 /* The scan of one query over the selected profiles. */
 struct gscan {
 	struct qctx *q;
@@ -69,6 +76,10 @@ struct gscan {
 	/* list: the keep smallest hits (top.v: struct hit) */
 	struct q_topk top;
 	size_t total;
+	/* first > 0: the list asks for the default order with no filter but
+	 * the window: total comes from a count, and each profile's scan stops
+	 * after its first `first` rows in start order (kept counts them) */
+	size_t first, kept;
 	/* grouped */
 	struct q_nvtx_groups *gs;
 	/* emit: the ordinal wanted and whether it was written */
@@ -102,7 +113,10 @@ static int on_list(void *ctx, int64_t ordinal, const struct row_gpu *row,
 	(void)nvtx_name;
 	if (!row_ok(s, row))
 		return 0;
-	s->total++;
+	if (s->first && s->kept++ == s->first)
+		return 1; /* the profile's first rows are offered */
+	if (!s->first)
+		s->total++;
 	if (!s->top.keep)
 		return 0;
 	h.start = row->start;
@@ -322,8 +336,23 @@ static int scan(struct qctx *q, struct gscan *s, store_gpu_fn fn,
 			*partial = 1;
 		if ((rc = set_profile(s, nd, nn, idx[k])) != 0)
 			break;
+		if (s->first && nn == 0) {
+			int64_t cnt = 0;
+			if ((rc = dataset_gpu_count(q->ds, (int64_t)idx[k], &w,
+			                            max_duration(s->pr), &cnt,
+			                            q->e)) != 0)
+				break;
+			s->total += (size_t)cnt;
+			s->kept = 0;
+			if (!s->top.keep)
+				continue;
+		} else {
+			s->first = 0; /* a name filter: every row is looked at */
+		}
 		rc = dataset_gpu_rows(q->ds, (int64_t)idx[k], &w,
 		                      max_duration(s->pr), with_nvtx, fn, s, q->e);
+		if (rc == 1 && s->first)
+			rc = 0; /* stopped after the profile's first rows */
 		if (s->oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 	}
@@ -500,6 +529,13 @@ int query_gpu(struct qctx *q)
 	s.q = q;
 	q_topk_init(&s.top, sizeof(struct hit), q->p->limit ? (size_t)q->p->offset
 	            + (size_t)q->p->limit : 0, hit_qsort, (void *)&q->order);
+	/* the default order (start, profile, ordinal) is each profile's scan
+	 * order: with no filter but the window, its first offset + limit rows
+	 * are all a page can take from it */
+	if (start_order(&q->order) && !q->p->gpu_kind && !q->p->has_device &&
+	    !q->p->has_stream)
+		s.first = q->p->limit ? (size_t)q->p->offset + (size_t)q->p->limit
+		                      : (size_t)-1;
 	if ((rc = scan(q, &s, on_list, 0, &partial)) != 0) {
 		q_topk_free(&s.top);
 		return rc;

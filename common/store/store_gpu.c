@@ -181,6 +181,39 @@ int store_gpu_finish(sqlite3 *db, const json_t *catalog, struct err *e)
 	return 0;
 }
 
+/* Binds ?1 profile and, with a window, ?2 its start, ?3 its end and ?4
+ * how far before ?2 an overlapping row may start: the profile's longest
+ * row with a margin, so that rounding never drops one. */
+static void bind_window(sqlite3_stmt *st, int64_t profile,
+                        const struct row_window *w, double max_duration)
+{
+	sqlite3_bind_int64(st, 1, profile);
+	if (w) {
+		sqlite3_bind_double(st, 2, w->start);
+		sqlite3_bind_double(st, 3, w->end);
+		sqlite3_bind_double(st, 4, max_duration * (1 + 1e-9) + 1e-9);
+	}
+}
+
+/* 1 when the cache has the GPU table; 0 when not, or (e set) on an
+ * SQLite failure. */
+static int gpu_table_exists(sqlite3 *db, struct err *e)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	err_clear(e);
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = '"
+	                       STORE_GPU_TABLE "'", -1, &st, NULL) != SQLITE_OK) {
+		err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
+		        sqlite3_errmsg(db));
+		return 0;
+	}
+	r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return r == SQLITE_ROW;
+}
+
 int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
                    double max_duration, int with_nvtx_name, store_gpu_fn fn,
                    void *ctx, struct err *e)
@@ -189,14 +222,8 @@ int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
 	sqlite3_stmt *st;
 	int r, rc = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = '"
-	                       STORE_GPU_TABLE "'", -1, &st, NULL) != SQLITE_OK)
-		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
-		               sqlite3_errmsg(db));
-	r = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (r != SQLITE_ROW)
-		return 0;
+	if (!gpu_table_exists(db, e))
+		return e->code;
 	snprintf(sql, sizeof sql, "SELECT ordinal, kind, start, \"end\", device,"
 	         " stream, correlation, bytes, grid_x, grid_y, grid_z, block_x,"
 	         " block_y, block_z, registers, static_smem, dynamic_smem,"
@@ -211,13 +238,7 @@ int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return err_set(e, ERR_DATA, "cannot read the GPU rows: %s",
 		               sqlite3_errmsg(db));
-	sqlite3_bind_int64(st, 1, profile);
-	if (w) {
-		sqlite3_bind_double(st, 2, w->start);
-		sqlite3_bind_double(st, 3, w->end);
-		/* a margin so that rounding never drops an overlapping row */
-		sqlite3_bind_double(st, 4, max_duration * (1 + 1e-9) + 1e-9);
-	}
+	bind_window(st, profile, w, max_duration);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct row_gpu g;
 		memset(&g, 0, sizeof g);
@@ -254,6 +275,35 @@ int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
 		             sqlite3_errmsg(db));
 	sqlite3_finalize(st);
 	return rc;
+}
+
+int store_gpu_count(sqlite3 *db, int64_t profile, const struct row_window *w,
+                    double max_duration, int64_t *out, struct err *e)
+{
+	sqlite3_stmt *st;
+	int r;
+
+	*out = 0;
+	if (!gpu_table_exists(db, e))
+		return e->code;
+	if (sqlite3_prepare_v2(db, w
+	        ? "SELECT (SELECT count(*) FROM " STORE_GPU_TABLE " WHERE"
+	          " profile = ?1 AND start >= ?2 AND start <= ?3) + (SELECT"
+	          " count(*) FROM " STORE_GPU_TABLE " WHERE profile = ?1 AND"
+	          " start >= ?2 - ?4 AND start < ?2 AND \"end\" >= ?2)"
+	        : "SELECT count(*) FROM " STORE_GPU_TABLE " WHERE profile = ?1",
+	        -1, &st, NULL) != SQLITE_OK)
+		return err_set(e, ERR_DATA, "cannot count the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	bind_window(st, profile, w, max_duration);
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW)
+		return err_set(e, ERR_DATA, "cannot count the GPU rows: %s",
+		               sqlite3_errmsg(db));
+	return 0;
 }
 
 int store_gpu_projected(sqlite3 *db, int64_t profile, const char *tid,

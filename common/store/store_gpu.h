@@ -70,6 +70,17 @@ typedef int (*store_gpu_fn)(void *ctx, int64_t ordinal,
  * table has no rows.  fn's non-zero return stops the scan and is
  * returned; ERR_DATA on an SQLite failure.
  */
+/*
+ * How many GPU rows of profile store_gpu_rows would give for w (NULL:
+ * all) into *out, without reading them: those starting inside w from the
+ * (profile, start) index alone, then those starting up to max_duration
+ * before w->start and ending inside it (a stored row never ends before it
+ * starts: the import drops those as invalid).  0 without the table;
+ * ERR_DATA on an SQLite failure.
+ */
+int store_gpu_count(sqlite3 *db, int64_t profile, const struct row_window *w,
+                    double max_duration, int64_t *out, struct err *e);
+
 int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
                    double max_duration, int with_nvtx_name, store_gpu_fn fn,
                    void *ctx, struct err *e);

@@ -537,6 +537,38 @@ r = tap.run([DSIGHT, "query", report, "gpu", "--gpu-kind", "kernels"])
 t.ok(r.returncode != 0 and "Unknown gpu_kind 'kernels'" in r.stdout + r.stderr,
      "an unknown --gpu-kind is a usage error")
 
+# two profiles: a default-order page (each profile's scan stops after the
+# rows a page can take; the total is counted, not read) is the merge of
+# the profiles' own pages, and its total the sum of the kinds' totals
+# (whose filter reads every row)
+rnd = random.Random(135)
+two = os.path.join(TMP, "two-exports")
+os.makedirs(two, exist_ok=True)
+for fn, kern, streams in (("a_decode_w0.sqlite", "2500", "2"), ("b_decode_w1.sqlite", "1800", "3")):
+    r = tap.run([sys.executable, GEN, os.path.join(two, fn), "--ranges", "400",
+                 "--kernels", kern, "--streams", streams])
+    assert r.returncode == 0, r.stderr
+rep2, _ = build(two, "two")
+dur2 = query(rep2, "summary")["meta"]["duration"]
+bad = []
+for i in range(8):
+    a, b = sorted(rnd.uniform(0, dur2) for _ in range(2)) if i else (0.0, dur2)
+    off = rnd.choice([0, 0, 7, 120])
+    win = ["--from", repr(a), "--to", repr(b)]
+    page = query(rep2, "gpu", *win, "--limit", "40", "--offset", str(off))
+    per = [query(rep2, "gpu", *win, "--profile", str(pf), "--limit", str(off + 40))
+           for pf in (0, 1)]
+    merged = sorted(per[0]["items"] + per[1]["items"],
+                    key=lambda x: (x["start"], x["profile"]))[off:off + 40]
+    kinds = sum(query(rep2, "gpu", *win, "--gpu-kind", k, "--limit", "0")["total"]
+                for k in ("kernel", "memcpy", "memset"))
+    if page["items"] != merged or page["total"] != kinds or \
+            page["total"] != per[0]["total"] + per[1]["total"] or \
+            (i == 0 and not (per[0]["total"] and per[1]["total"])):
+        bad.append((a, b, off, page["total"], kinds, len(page["items"]), len(merged)))
+t.eq(bad, [], "two profiles: default-order pages merge the profiles' pages; "
+     "totals equal the kinds' (8 windows, offsets up to 120)")
+
 # a --single-file report keeps no GPU rows outside its parts: the gpu
 # kinds say so (exit 2) instead of answering none, and the rest still work
 one = os.path.join(TMP, "one")
