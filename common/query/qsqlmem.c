@@ -112,6 +112,32 @@ static int new_group(const struct qsqlmem_group *g, size_t ng, int64_t k0,
 
 /* The v1 columns of the events in key order: each profile's ordinals are
  * 0..n-1 (else declined); base[p] is profile p's first position. */
+/* Opens group *ng of g (cap of them: one more declines the load) with key
+ * and id, starting at row first; its name, worker and rank are columns
+ * col, col + 1 and col + 2 of st.  0, or -1 (declined or out of memory,
+ * L says which). */
+static int add_group(struct loader *L, struct qsqlmem_group *g, size_t *ng,
+                     size_t cap, int64_t key, int64_t id, size_t first,
+                     sqlite3_stmt *st, int col)
+{
+	struct qsqlmem_group *x;
+
+	if (*ng == cap) {
+		L->declined = 1;
+		return -1;
+	}
+	x = &g[(*ng)++];
+	x->key = key;
+	x->id = id;
+	x->first = first;
+	x->sorted = 1;
+	if (copy_val(L, st, col, &x->name) ||
+	    copy_val(L, st, col + 1, &x->worker) ||
+	    copy_val(L, st, col + 2, &x->rank))
+		return L->declined ? -1 : nomem(L);
+	return 0;
+}
+
 struct by_key {
 	int64_t *base, nprofiles;
 	uint32_t *tid;
@@ -243,24 +269,9 @@ static int load_nvtx(struct loader *L)
 			rc = -1;
 			break;
 		}
-		if (new_group(t->g, t->ng, p, id)) {
-			if (t->ng == ng) {
-				L->declined = 1;
-				rc = -1;
-				break;
-			}
-			g = &t->g[t->ng++];
-			g->key = p;
-			g->id = id;
-			g->first = i;
-			g->sorted = 1;
-			if (copy_val(L, st, 2, &g->name) ||
-			    copy_val(L, st, 3, &g->worker) ||
-			    copy_val(L, st, 4, &g->rank)) {
-				rc = L->declined ? -1 : nomem(L);
-				break;
-			}
-		}
+		if (new_group(t->g, t->ng, p, id) &&
+		    (rc = add_group(L, t->g, &t->ng, ng, p, id, i, st, 2)))
+			break;
 		g = &t->g[t->ng - 1];
 		t->start[i] = sqlite3_column_double(st, 5);
 		t->end[i] = sqlite3_column_double(st, 6);
@@ -377,23 +388,9 @@ static int load_points(struct loader *L)
 			rc = -1;
 			break;
 		}
-		if (new_group(t->g, t->ng, s, 0)) {
-			if (t->ng == ng) {
-				L->declined = 1;
-				rc = -1;
-				break;
-			}
-			g = &t->g[t->ng++];
-			g->key = s;
-			g->first = i;
-			g->sorted = 1;
-			if (copy_val(L, st, 1, &g->name) ||
-			    copy_val(L, st, 2, &g->worker) ||
-			    copy_val(L, st, 3, &g->rank)) {
-				rc = L->declined ? -1 : nomem(L);
-				break;
-			}
-		}
+		if (new_group(t->g, t->ng, s, 0) &&
+		    (rc = add_group(L, t->g, &t->ng, ng, s, 0, i, st, 1)))
+			break;
 		g = &t->g[t->ng - 1];
 		t->time[i] = sqlite3_column_double(st, 4);
 		if (g->count && t->time[i] < t->time[i - 1])
