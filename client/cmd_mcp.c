@@ -358,6 +358,13 @@ int cmd_mcp_main(int argc, char **argv)
 		sql_engine = 0;
 	} else if (argc > 1) {
 		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+		if (!help) {
+			/* the first argument it cannot take */
+			const char *bad = strcmp(argv[1], "--no-sql-engine")
+			                  ? argv[1] : argv[2];
+			fprintf(stderr, "dsight mcp: %s %s\n\n", bad[0] == '-'
+			        ? "unknown option" : "unexpected argument", bad);
+		}
 		print_usage(help ? stdout : stderr);
 		return help ? 0 : 2;
 	}
