@@ -35,8 +35,8 @@ struct session {
 
 #define WEB_TRIES 3 /* a report rebuilt between opening its data and its files */
 
-static int gen_open_data(const char *report, struct session_gen **out,
-                         struct err *e);
+static int gen_open_data(const char *report, int sql_engine,
+                         struct session_gen **out, struct err *e);
 
 static void gen_free(struct session_gen *g)
 {
@@ -54,14 +54,14 @@ static void gen_free(struct session_gen *g)
 
 /* Opens a generation of report; *out holds one reference.  web: its
  * viewer files too, from the same generation (a report rebuilt in between
- * is opened again). */
-static int gen_open(const char *report, int web, struct session_gen **out,
-                    struct err *e)
+ * is opened again); sql_engine: as gen_open_data takes it. */
+static int gen_open(const char *report, int web, int sql_engine,
+                    struct session_gen **out, struct err *e)
 {
 	for (int tries = 1;; tries++) {
 		struct session_gen *g = NULL;
 		int rc;
-		if (gen_open_data(report, &g, e))
+		if (gen_open_data(report, sql_engine, &g, e))
 			return e->code;
 		if (!web) {
 			*out = g;
@@ -81,8 +81,11 @@ static int gen_open(const char *report, int web, struct session_gen **out,
 	}
 }
 
-/* The data of a generation (catalog, database); *out holds one reference. */
-static int gen_open_data(const char *report, struct session_gen **out, struct err *e)
+/* The data of a generation (catalog, database) and, for a cache, its sql
+ * engine (sql_engine 0: its connection pool only); *out holds one
+ * reference. */
+static int gen_open_data(const char *report, int sql_engine,
+                         struct session_gen **out, struct err *e)
 {
 	struct session_gen *g = calloc(1, sizeof *g);
 	if (!g)
@@ -101,6 +104,9 @@ static int gen_open_data(const char *report, struct session_gen **out, struct er
 		return err_set(e, ERR_NOMEM, "Out of memory");
 	}
 	g->ident = *dataset_fileid(g->ds);
+	/* NULL (out of memory, or a document): statements open their own */
+	g->sql = dataset_has_cache(g->ds)
+	                 ? qsqlengine_new(g->data_path, sql_engine) : NULL;
 	*out = g;
 	return 0;
 }
@@ -120,12 +126,11 @@ int session_open(const char *report, int web, int sql_engine,
 	}
 	s->web = web;
 	s->sql_engine = sql_engine;
-	if (gen_open(s->report, web, &s->cur, e)) {
+	if (gen_open(s->report, web, sql_engine, &s->cur, e)) {
 		free(s->report);
 		free(s);
 		return e->code;
 	}
-	s->cur->sql = qsqlengine_new(s->cur->data_path, sql_engine);
 	*out = s;
 	return 0;
 }
@@ -159,10 +164,9 @@ int session_changed(const struct session *s)
 int session_load(const struct session *s, struct session_gen **out,
                  struct err *e)
 {
-	if (gen_open(s->report, s->web, out, e))
+	if (gen_open(s->report, s->web, s->sql_engine, out, e))
 		return err_prefix(e, "The report changed but its new generation could not be opened "
 		                     "(the next request will try again)");
-	(*out)->sql = qsqlengine_new((*out)->data_path, s->sql_engine);
 	return 0;
 }
 
