@@ -112,13 +112,12 @@ static int new_group(const struct qsqlmem_group *g, size_t ng, int64_t k0,
 
 /* The v1 columns of the events in key order: each profile's ordinals are
  * 0..n-1 (else declined); base[p] is profile p's first position. */
-/* Opens group *ng of g (cap of them: one more declines the load) with key
- * and id, starting at row first; its name, worker and rank are columns
- * col, col + 1 and col + 2 of st.  0, or -1 (declined or out of memory,
- * L says which). */
+/* Opens group *ng of g (cap of them: one more declines the load),
+ * starting at row first; its name, worker and rank are columns col,
+ * col + 1 and col + 2 of st (the caller sets its key and id).  0, -1
+ * declined, or the error of nomem. */
 static int add_group(struct loader *L, struct qsqlmem_group *g, size_t *ng,
-                     size_t cap, int64_t key, int64_t id, size_t first,
-                     sqlite3_stmt *st, int col)
+                     size_t cap, size_t first, sqlite3_stmt *st, int col)
 {
 	struct qsqlmem_group *x;
 
@@ -127,8 +126,6 @@ static int add_group(struct loader *L, struct qsqlmem_group *g, size_t *ng,
 		return -1;
 	}
 	x = &g[(*ng)++];
-	x->key = key;
-	x->id = id;
 	x->first = first;
 	x->sorted = 1;
 	if (copy_val(L, st, col, &x->name) ||
@@ -269,9 +266,12 @@ static int load_nvtx(struct loader *L)
 			rc = -1;
 			break;
 		}
-		if (new_group(t->g, t->ng, p, id) &&
-		    (rc = add_group(L, t->g, &t->ng, ng, p, id, i, st, 2)))
-			break;
+		if (new_group(t->g, t->ng, p, id)) {
+			if ((rc = add_group(L, t->g, &t->ng, ng, i, st, 2)))
+				break;
+			t->g[t->ng - 1].key = p;
+			t->g[t->ng - 1].id = id;
+		}
 		g = &t->g[t->ng - 1];
 		t->start[i] = sqlite3_column_double(st, 5);
 		t->end[i] = sqlite3_column_double(st, 6);
@@ -388,9 +388,11 @@ static int load_points(struct loader *L)
 			rc = -1;
 			break;
 		}
-		if (new_group(t->g, t->ng, s, 0) &&
-		    (rc = add_group(L, t->g, &t->ng, ng, s, 0, i, st, 1)))
-			break;
+		if (new_group(t->g, t->ng, s, 0)) {
+			if ((rc = add_group(L, t->g, &t->ng, ng, i, st, 1)))
+				break;
+			t->g[t->ng - 1].key = s;
+		}
 		g = &t->g[t->ng - 1];
 		t->time[i] = sqlite3_column_double(st, 4);
 		if (g->count && t->time[i] < t->time[i - 1])
