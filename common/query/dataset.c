@@ -596,6 +596,19 @@ int dataset_gpu_sum_names(struct dataset *ds, int64_t profile,
 	                           fn, ctx, e);
 }
 
+int dataset_gpu_sum_keys(struct dataset *ds, int64_t profile,
+                         double duration, int *have, store_gpukeys_fn fn,
+                         void *ctx, struct err *e)
+{
+	int rc;
+
+	*have = 0;
+	if (!sum_ready(ds, e, &rc))
+		return rc;
+	return store_gpukeys_read(store_db(ds->store), profile, duration, have,
+	                          fn, ctx, e);
+}
+
 int dataset_gpu_sum_bins(struct dataset *ds, int64_t profile,
                          double duration, int64_t below, int *have,
                          store_gpu_bin_fn fn, void *ctx, struct err *e)

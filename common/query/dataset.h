@@ -20,6 +20,7 @@
 #include "base/fileid.h"
 #include "store/store_coll.h"
 #include "store/store_gpu.h"
+#include "store/store_gpukeys.h"
 #include "store/store_sumbins.h"
 #include "store/store_sumnames.h"
 
@@ -97,6 +98,11 @@ int dataset_gpu_projected(struct dataset *ds, int64_t profile,
 int dataset_gpu_sum_names(struct dataset *ds, int64_t profile,
                           double duration, int *have, store_gpu_sum_fn fn,
                           void *ctx, struct err *e);
+/* The whole-run GPU summary of profile by key (store_gpukeys_read);
+ * *have 0 without it (in memory, disabled, absent, another duration). */
+int dataset_gpu_sum_keys(struct dataset *ds, int64_t profile,
+                         double duration, int *have, store_gpukeys_fn fn,
+                         void *ctx, struct err *e);
 /* The whole-run per-second GPU bins of profile below bin `below`
  * (store_gpu_sum_bins); *have 0 without summaries. */
 int dataset_gpu_sum_bins(struct dataset *ds, int64_t profile,

@@ -12,6 +12,15 @@
 
 static const char *const kind_names[3] = {"kernel", "memcpy", "memset"};
 
+/* The gpu kind named by gpu_kind (-1: any). */
+static int kind_of(const char *gpu_kind)
+{
+	for (int k = 0; k < 3 && gpu_kind; k++)
+		if (!strcmp(gpu_kind, kind_names[k]))
+			return k;
+	return -1;
+}
+
 /* One match; the page's rows are re-read from the scan in a second pass
  * only when shown, so a hit stays small. */
 struct hit {
@@ -323,10 +332,7 @@ static int scan(struct qctx *q, struct gscan *s, store_gpu_fn fn,
 	int rc = q_select_profiles(q, &idx, &n);
 	if (!rc)
 		rc = q_name_needles(q, &nd, &nn);
-	s->kind = -1;
-	for (int k = 0; k < 3 && q->p->gpu_kind; k++)
-		if (!strcmp(q->p->gpu_kind, kind_names[k]))
-			s->kind = k;
+	s->kind = kind_of(q->p->gpu_kind);
 	for (size_t k = 0; k < n && !rc; k++) {
 		const json_t *gpu = json_object_get(
 			json_array_get(q_array(q->cat, "profiles"), idx[k]), "gpu");
@@ -371,23 +377,18 @@ static void tail(struct qctx *q, int partial)
 	buf_puts(q->out, partial ? "true" : "false");
 }
 
-/* A summary row of the current profile into its group. */
-static int on_sum(void *ctx, int64_t name, int64_t count, const double *parts,
-                  size_t nparts, double max)
+/* count rows of a summary (their durations' exact sum in parts, the
+ * largest max) into group g; ERR_NOMEM (e not filled) when out of memory. */
+static int add_part(struct gscan *s, int64_t g, int64_t count,
+                    const double *parts, size_t nparts, double max)
 {
-	struct gscan *s = ctx;
-	struct qnvtx part;
-	const json_t *v = json_array_get(s->names, (size_t)name);
-	struct qkeys *k = &s->gs->keys;
-	int64_t g = json_is_string(v) ? qkeys_str(k, json_string_value(v),
-	                                          json_string_length(v))
-	                              : qkeys_null(k);
 	struct q_nvtx_groups *gs = s->gs;
+	struct qnvtx part;
 	if (g < 0 || vec_reserve_zero(&gs->g, &gs->cap, (size_t)g + 1,
 	                              sizeof *gs->g))
 		return ERR_NOMEM;
-	if ((size_t)g >= gs->n)
-		gs->n = (size_t)g + 1;
+	while (gs->n <= (size_t)g)
+		qnvtx_init(&gs->g[gs->n++]);
 	qnvtx_init(&part);
 	part.count = count;
 	part.max = max;
@@ -399,6 +400,50 @@ static int on_sum(void *ctx, int64_t name, int64_t count, const double *parts,
 	qnvtx_free(&part);
 	s->total += (size_t)count;
 	return 0;
+}
+
+/* A name summary row of the current profile into its group. */
+static int on_sum(void *ctx, int64_t name, int64_t count, const double *parts,
+                  size_t nparts, double max)
+{
+	struct gscan *s = ctx;
+	const json_t *v = json_array_get(s->names, (size_t)name);
+	struct qkeys *k = &s->gs->keys;
+	int64_t g = json_is_string(v) ? qkeys_str(k, json_string_value(v),
+	                                          json_string_length(v))
+	                              : qkeys_null(k);
+	return add_part(s, g, count, parts, nparts, max);
+}
+
+static void key_int(struct row_gpu *row, int slot, int64_t v)
+{
+	if (v == STORE_GPUKEYS_NULL)
+		row->nulls |= 1u << slot;
+	else
+		row->v[slot] = v;
+}
+
+/* A key summary row of the current profile into its group, when it
+ * passes the filters (as the rows it counts would). */
+static int on_key(void *ctx, const struct store_gpukey *key,
+                  const double *parts, size_t nparts)
+{
+	struct gscan *s = ctx;
+	struct row_gpu row;
+	if (key->kind < 0 || key->kind > 2)
+		return err_set(s->q->e, ERR_DATA, "the cache's GPU summary holds"
+		               " an unknown kind %lld", (long long)key->kind);
+	memset(&row, 0, sizeof row);
+	row.kind = (int)key->kind;
+	row.name = key->name;
+	key_int(&row, ROW_GPU_DEVICE, key->device);
+	key_int(&row, ROW_GPU_STREAM, key->stream);
+	if (!row_ok(s, &row))
+		return 0;
+	return add_part(s, group_of(s, s->q->p->group_by, &row,
+	                            key->nvtx_name == STORE_GPUKEYS_NULL
+	                            ? -1 : key->nvtx_name),
+	                key->count, parts, nparts, key->max);
 }
 
 /* The rows the summary leaves out (not inside [0, duration]) that overlap
@@ -416,36 +461,52 @@ static int on_boundary(void *ctx, int64_t ordinal, const struct row_gpu *r,
 	return on_group(ctx, ordinal, r, nvtx_name);
 }
 
-/* gpu --group-by name over the whole run from the build-time summary;
- * *done 0 when it does not apply (a filter, a window, no summary). */
-static int grouped_from_summary(struct qctx *q, struct gscan *s, int *partial,
-                                int *done)
+/* A whole-run gpu --group-by from the build-time summaries: by key (any
+ * grouping, any device, stream, kind or name filter) when keys, else by
+ * name (--group-by name, no filter: caches made before the key summary).
+ * *done 0 when it does not apply (a window, another grouping, no
+ * summary); s and its groups then hold partial counts to drop. */
+static int grouped_from_summary(struct qctx *q, struct gscan *s, int keys,
+                                int *partial, int *done)
 {
 	const json_t *profiles = q_array(q->cat, "profiles");
-	size_t *idx = NULL, n = 0;
+	const char *f = q->p->group_by;
+	struct q_needle *nd = NULL;
+	size_t *idx = NULL, n = 0, nn = 0;
 	int rc = 0;
 
 	*done = 0;
-	if (!q_whole_run(q) || strcmp(q->p->group_by, "name") != 0 ||
-	    q->p->has_device || q->p->has_stream || q->p->gpu_kind ||
-	    (q->names.on && !(q->names.n == 1 && !*q->names.v[0])))
+	if (!q_whole_run(q))
 		return 0;
-	if ((rc = q_select_profiles(q, &idx, &n)) != 0)
+	if (keys ? strcmp(f, "name") && strcmp(f, "device") &&
+	           strcmp(f, "stream") && strcmp(f, "gpu_kind") &&
+	           strcmp(f, "nvtx")
+	         : strcmp(f, "name") || q->p->has_device || q->p->has_stream ||
+	           q->p->gpu_kind ||
+	           (q->names.on && !(q->names.n == 1 && !*q->names.v[0])))
+		return 0;
+	if ((rc = q_select_profiles(q, &idx, &n)) != 0 ||
+	    (keys && (rc = q_name_needles(q, &nd, &nn)) != 0)) {
+		free(idx);
 		return rc;
-	s->kind = -1;
+	}
+	s->kind = keys ? kind_of(q->p->gpu_kind) : -1;
 	for (size_t k = 0; k < n && !rc; k++) {
-		const json_t *pr = json_array_get(profiles, idx[k]);
-		const json_t *gpu = json_object_get(pr, "gpu");
+		const json_t *gpu = json_object_get(json_array_get(profiles, idx[k]),
+		                                    "gpu");
 		int have = 0;
 		if (!json_is_object(gpu))
 			continue;
 		if (json_is_true(json_object_get(gpu, "truncated")))
 			*partial = 1;
-		s->pr = pr;
-		s->names = json_object_get(pr, "gpu_names");
-		s->nvtx_names = json_object_get(pr, "names");
-		rc = dataset_gpu_sum_names(q->ds, (int64_t)idx[k], q->duration,
-		                           &have, on_sum, s, q->e);
+		if ((rc = set_profile(s, nd, nn, idx[k])) != 0)
+			break;
+		rc = keys ? dataset_gpu_sum_keys(q->ds, (int64_t)idx[k],
+		                                 q->duration, &have, on_key, s,
+		                                 q->e)
+		          : dataset_gpu_sum_names(q->ds, (int64_t)idx[k],
+		                                  q->duration, &have, on_sum, s,
+		                                  q->e);
 		if (rc == ERR_NOMEM)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
 		if (rc || !have)
@@ -455,9 +516,9 @@ static int grouped_from_summary(struct qctx *q, struct gscan *s, int *partial,
 			struct row_window w = {at, at, 0};
 			s->want = side;
 			rc = dataset_gpu_rows(q->ds, (int64_t)idx[k], &w,
-			                      json_number_value(json_object_get(
-			                              gpu, "max_duration")),
-			                      0, on_boundary, s, q->e);
+			                      max_duration(s->pr),
+			                      !strcmp(f, "nvtx"), on_boundary, s,
+			                      q->e);
 		}
 		if (!rc && s->oom)
 			rc = err_set(q->e, ERR_NOMEM, "out of memory");
@@ -466,6 +527,9 @@ static int grouped_from_summary(struct qctx *q, struct gscan *s, int *partial,
 	}
 	if (n == 0)
 		*done = 1;
+	free(s->name_ok);
+	s->name_ok = NULL;
+	q_name_needles_free(nd, nn);
 	free(idx);
 	return rc;
 }
@@ -483,16 +547,19 @@ static int gpu_grouped(struct qctx *q)
 	qkeys_init(&gs.keys);
 	s.q = q;
 	s.gs = &gs;
-	int done = 0;
-	int rc = grouped_from_summary(q, &s, &partial, &done);
-	if (!rc && !done) { /* start again from nothing */
+	int done = 0, rc = 0;
+	/* the key summary, the name summary, then a scan: each from nothing */
+	for (int how = 0; !rc && !done && how < 3; how++) {
 		q_nvtx_groups_free(&gs);
 		memset(&gs, 0, sizeof gs);
 		qkeys_init(&gs.keys);
 		s.total = 0;
 		partial = 0;
-		rc = scan(q, &s, on_group, !strcmp(q->p->group_by, "nvtx"),
-		          &partial);
+		if (how < 2)
+			rc = grouped_from_summary(q, &s, how == 0, &partial, &done);
+		else
+			rc = scan(q, &s, on_group, !strcmp(q->p->group_by, "nvtx"),
+			          &partial);
 	}
 	gs.partial = partial;
 	if (!rc)

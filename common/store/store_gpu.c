@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/qsum.h"
-#include "base/strdict.h"
 #include "base/vec.h"
 #include "store/store_sumio.h"
 
@@ -243,6 +242,13 @@ int store_gpu_rows(sqlite3 *db, int64_t profile, const struct row_window *w,
 		struct row_gpu g;
 		memset(&g, 0, sizeof g);
 		g.kind = sqlite3_column_int(st, 1);
+		if (g.kind < 0 || g.kind > 2) {
+			rc = err_set(e, ERR_DATA, "the cache's GPU row %lld of"
+			             " profile %lld has an unknown kind %d",
+			             (long long)sqlite3_column_int64(st, 0),
+			             (long long)profile, g.kind);
+			break;
+		}
 		g.start = sqlite3_column_double(st, 2);
 		g.end = sqlite3_column_double(st, 3);
 		for (int i = 0; i < ROW_GPU_NINT; i++) {
@@ -354,150 +360,6 @@ int store_gpu_projected(sqlite3 *db, int64_t profile, const char *tid,
 	return 0;
 }
 
-/* One (profile, name) of the whole-run summary. */
-struct sum_name {
-	int64_t profile, name, count;
-	struct qsum duration;
-	double max;
-};
-
-static int write_summary(sqlite3 *db, double duration, struct sum_name *v,
-                         size_t n, struct err *e)
-{
-	sqlite3_stmt *st;
-	unsigned char *blob = NULL;
-	size_t cap = 0;
-	int rc = 0;
-	char sql[160];
-
-	snprintf(sql, sizeof sql, "INSERT INTO " STORE_GPU_SUM_NAMES
-	         " VALUES (?1,?2,?3,?4,?5,?6)");
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return store_sumio_fail(db, e);
-	for (size_t k = 0; k < n && !rc; k++) {
-		if (qsum_failed(&v[k].duration)) {
-			rc = err_set(e, ERR_NOMEM, "out of memory");
-			break;
-		}
-		sqlite3_bind_int64(st, 1, v[k].profile);
-		sqlite3_bind_int64(st, 2, v[k].name);
-		sqlite3_bind_int64(st, 3, v[k].count);
-		if (store_sumio_bind_parts(st, 4, &v[k].duration, &blob, &cap)) {
-			rc = err_set(e, ERR_NOMEM, "out of memory");
-			break;
-		}
-		sqlite3_bind_double(st, 5, v[k].max);
-		sqlite3_bind_double(st, 6, duration);
-		rc = store_sumio_step(db, st, e);
-	}
-	sqlite3_finalize(st);
-	free(blob);
-	return rc;
-}
-
-static int store_gpu_summarize_bins(sqlite3 *db, double duration,
-                                    struct err *e);
-
-int store_gpu_summarize(sqlite3 *db, double duration, struct err *e)
-{
-	sqlite3_stmt *st;
-	struct strdict keys;
-	struct sum_name *v = NULL;
-	size_t n = 0, cap = 0;
-	int r, rc = 0;
-
-	if (sqlite3_exec(db, "CREATE TABLE " STORE_GPU_SUM_NAMES " (profile"
-	                 " INTEGER, name INTEGER, count INTEGER, duration BLOB,"
-	                 " max REAL, run REAL, PRIMARY KEY (profile, name))"
-	                 " WITHOUT ROWID", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT profile, name, start, \"end\" FROM "
-	                       STORE_GPU_TABLE, -1, &st, NULL) != SQLITE_OK)
-		return store_sumio_fail(db, e);
-	strdict_init(&keys);
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t key[2] = {sqlite3_column_int64(st, 0),
-		                  sqlite3_column_int64(st, 1)};
-		double s = sqlite3_column_double(st, 2);
-		double en = sqlite3_column_double(st, 3);
-		int added = 0;
-		if (!(s >= 0 && en <= duration))
-			continue; /* a boundary row: the query scans those */
-		int64_t k = strdict_intern(&keys, key, sizeof key, &added);
-		if (k < 0 || (added && vec_reserve_zero(&v, &cap, n + 1,
-		                                        sizeof *v))) {
-			rc = err_set(e, ERR_NOMEM, "out of memory");
-			break;
-		}
-		if (added) {
-			v[n].profile = key[0];
-			v[n].name = key[1];
-			n++;
-		}
-		struct sum_name *g = &v[k];
-		if (!g->count || en - s > g->max)
-			g->max = en - s;
-		g->count++;
-		qsum_add(&g->duration, en - s);
-	}
-	if (!rc && r != SQLITE_DONE)
-		rc = store_sumio_fail(db, e);
-	sqlite3_finalize(st);
-	if (!rc)
-		rc = write_summary(db, duration, v, n, e);
-	if (!rc)
-		rc = store_gpu_summarize_bins(db, duration, e);
-	for (size_t k = 0; k < cap; k++)
-		qsum_free(&v[k].duration);
-	free(v);
-	strdict_free(&keys);
-	return rc;
-}
-
-/* One summary row read back: its exact sum's parts; fn's non-zero return
- * stops the read. */
-typedef int (*sum_row_fn)(void *call, sqlite3_stmt *st,
-                          const double *parts, size_t nparts);
-
-/* How summary rows are read: their exact sum's parts are column pcol,
- * the run duration they were made for column rcol (it must be duration),
- * and row(call, ...) takes each. */
-struct sum_read {
-	int pcol, rcol;
-	double duration;
-	sum_row_fn row;
-	void *call;
-};
-
-/* Steps st (prepared and bound; finalized here) over the summary rows as
- * rd says; *have = 0 (and the read stops) at a malformed row or one for
- * another duration. */
-static int read_summary(sqlite3 *db, sqlite3_stmt *st,
-                        const struct sum_read *rd, int *have, struct err *e)
-{
-	int pcol = rd->pcol, rcol = rd->rcol;
-	double duration = rd->duration;
-	double *parts = NULL;
-	size_t cap = 0;
-	int r, rc = 0;
-
-	*have = 1;
-	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		long np = store_sumio_parts(st, pcol, &parts, &cap, 0);
-		if (np < 0 || sqlite3_column_double(st, rcol) != duration) {
-			*have = 0; /* malformed, or for another duration */
-			break;
-		}
-		if ((rc = rd->row(rd->call, st, parts, (size_t)np)) != 0)
-			break;
-	}
-	if (!rc && *have && r != SQLITE_DONE)
-		rc = err_set(e, ERR_DATA, "cannot read the GPU summary: %s",
-		             sqlite3_errmsg(db));
-	sqlite3_finalize(st);
-	free(parts);
-	return rc;
-}
-
 struct name_call {
 	store_gpu_sum_fn fn;
 	void *ctx;
@@ -525,8 +387,8 @@ int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
 	                       &st, NULL) != SQLITE_OK)
 		return 0; /* a cache without the summary */
 	sqlite3_bind_int64(st, 1, profile);
-	const struct sum_read rd = {2, 4, duration, name_row, &call};
-	return read_summary(db, st, &rd, have, e);
+	const struct store_sumio_read rd = {2, 4, duration, name_row, &call};
+	return store_sumio_read(db, st, &rd, have, e);
 }
 
 /* The per-second bins of one (profile, device) being built. */
@@ -617,8 +479,7 @@ static int write_bins(sqlite3 *db, struct bin_lane *v, size_t n,
 	return rc;
 }
 
-static int store_gpu_summarize_bins(sqlite3 *db, double duration,
-                                    struct err *e)
+int store_gpu_summarize_bins(sqlite3 *db, double duration, struct err *e)
 {
 	sqlite3_stmt *st;
 	struct bin_lane *v = NULL;
@@ -716,6 +577,6 @@ int store_gpu_sum_bins(sqlite3 *db, int64_t profile, double duration,
 		return 0;
 	sqlite3_bind_int64(st, 1, profile);
 	sqlite3_bind_int64(st, 2, below);
-	const struct sum_read rd = {3, 4, duration, bin_row, &call};
-	return read_summary(db, st, &rd, have, e);
+	const struct store_sumio_read rd = {3, 4, duration, bin_row, &call};
+	return store_sumio_read(db, st, &rd, have, e);
 }

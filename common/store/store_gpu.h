@@ -97,11 +97,10 @@ int store_gpu_projected(sqlite3 *db, int64_t profile, const char *tid,
                         size_t tid_len, double start, double end,
                         struct store_gpu_span *out, struct err *e);
 
-/* After the load (the rows committed): the whole-run summary per
- * (profile, GPU name) of the rows inside [0, duration] (count, exact sum of
- * durations, maximum) in STORE_GPU_SUM_NAMES, one pass in table order. */
+/* The whole-run summary per (profile, GPU name) of the rows inside
+ * [0, duration] (count, exact sum of durations, maximum), written by
+ * store_gpukeys_summarize (the keys merged). */
 #define STORE_GPU_SUM_NAMES "dsight_gpu_sum_names"
-int store_gpu_summarize(sqlite3 *db, double duration, struct err *e);
 
 /* The summary rows of profile: fn(ctx, name, count, parts, nparts, max)
  * with the exact sum's parts; *have 0 when the cache has no summary (fn
@@ -118,6 +117,9 @@ int store_gpu_sum_names(sqlite3 *db, int64_t profile, double duration,
  * overlapping it and the exact length of the device's kernel union inside
  * it, written with the name summary (non-empty bins only). */
 #define STORE_GPU_SUM_BINS "dsight_gpu_sum_bins"
+/* After the load (the rows committed): writes STORE_GPU_SUM_BINS, one
+ * pass over the kernels in (profile, ordinal) order.  0 or ERR_*. */
+int store_gpu_summarize_bins(sqlite3 *db, double duration, struct err *e);
 typedef int (*store_gpu_bin_fn)(void *ctx, int64_t device, int64_t bin,
                                 int64_t kernels, const double *parts,
                                 size_t nparts);

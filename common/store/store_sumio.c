@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/vec.h"
@@ -78,4 +79,31 @@ int64_t store_sumio_bin(double t, double w, int64_t max)
 	while ((fl + 1) * w <= t)
 		fl += 1;
 	return fl < (double)max ? (int64_t)fl : -1;
+}
+
+int store_sumio_read(sqlite3 *db, sqlite3_stmt *st,
+                     const struct store_sumio_read *rd, int *have,
+                     struct err *e)
+{
+	double *parts = NULL;
+	size_t cap = 0;
+	int r, rc = 0;
+
+	*have = 1;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		long np = store_sumio_parts(st, rd->pcol, &parts, &cap, 0);
+		if (np < 0 ||
+		    sqlite3_column_double(st, rd->rcol) != rd->duration) {
+			*have = 0; /* malformed, or for another duration */
+			break;
+		}
+		if ((rc = rd->row(rd->call, st, parts, (size_t)np)) != 0)
+			break;
+	}
+	if (!rc && *have && r != SQLITE_DONE)
+		rc = err_set(e, ERR_DATA, "cannot read the summary: %s",
+		             sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	free(parts);
+	return rc;
 }

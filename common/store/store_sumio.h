@@ -1,8 +1,9 @@
 /*
  * store_sumio: the row I/O every build-time summary table shares
- * (store_summary, store_sumnames, store_sumbins): stepping an insert, and
- * exact sums (base/qsum) stored as BLOBs of their parts, little-endian
- * doubles (doc/report-files.md "Summaries").
+ * (store_summary, store_sumnames, store_sumbins, the GPU summaries):
+ * stepping an insert, reading rows back, and exact sums (base/qsum)
+ * stored as BLOBs of their parts, little-endian doubles
+ * (doc/report-files.md "Summaries").
  */
 #ifndef DSIGHT_STORE_SUMIO_H
 #define DSIGHT_STORE_SUMIO_H
@@ -42,5 +43,26 @@ long store_sumio_parts(sqlite3_stmt *st, int col, double **parts,
  * t (comparison, not the quotient's rounding), for 0 <= t with i < max;
  * -1 otherwise (t negative, not finite, or beyond the bins). */
 int64_t store_sumio_bin(double t, double w, int64_t max);
+
+/* How summary rows are read back: their exact sum's parts are column
+ * pcol, the run duration they were made for column rcol (it must equal
+ * duration), and row(call, st, parts, nparts) takes each (parts borrowed
+ * for the call); row's non-zero return stops the read and is returned. */
+struct store_sumio_read {
+	int pcol, rcol;
+	double duration;
+	int (*row)(void *call, sqlite3_stmt *st, const double *parts,
+	           size_t nparts);
+	void *call;
+};
+
+/* Steps st (prepared and bound; finalized here, whatever happens) over
+ * the summary rows as rd says.  *have = 1, or 0 (and the read stops) at
+ * a malformed row or one made for another duration: the caller answers
+ * without the summary.  0, row's code, or ERR_DATA "cannot read the
+ * summary: ..." (e filled). */
+int store_sumio_read(sqlite3 *db, sqlite3_stmt *st,
+                     const struct store_sumio_read *rd, int *have,
+                     struct err *e);
 
 #endif

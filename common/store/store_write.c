@@ -22,6 +22,7 @@
 #include "store/store_views.h"
 #include "store/store_ext.h"
 #include "store/store_gpu.h"
+#include "store/store_gpukeys.h"
 
 #define BATCH_ROWS 16384
 #define BATCH_TEXT (2u << 20)
@@ -730,9 +731,9 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	    write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
 	    store_views_write(w->db, catalog, e) ||
 	    store_gpu_finish(w->db, catalog, e) ||
-	    store_gpu_summarize(w->db, json_number_value(json_object_get(
-	                        json_object_get(catalog, "meta"), "duration")),
-	                        e) ||
+	    store_gpukeys_summarize(w->db, json_number_value(json_object_get(
+	                            json_object_get(catalog, "meta"), "duration")),
+	                            e) ||
 	    store_summary_write(w->sum, w->db, catalog, e) ||
 	    exec(w, "PRAGMA user_version=1", "user_version", e) ||
 	    exec(w, "COMMIT", "commit", e) ||

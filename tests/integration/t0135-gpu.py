@@ -289,15 +289,34 @@ def check_export(label, path, seed):
                  [r["rowid"] for r in exp]):
             bad.append((a, b, args, ans["total"], total))
     t.eq(bad, [], "%s: gpu pages equal the brute-force reference" % label)
-    # group-by name and nvtx, whole run and a window
-    for field in ("name", "nvtx", "device", "gpu_kind"):
-        a, b = (0.0, dur) if field != "nvtx" else (dur / 4, dur / 2)
+    # every grouping, whole run (from the build-time key summary) and a
+    # window (a scan), with and without a device, kind or name filter
+    devices = sorted({r["device"] for r in rows if r["device"] is not None})
+    names = sorted({r["name"] for r in rows if r["name"]})
+    cases = [(field, win, flt) for field in ("name", "nvtx", "device",
+                                             "stream", "gpu_kind")
+             for win in ((0.0, dur), (dur / 4, dur / 2)) for flt in ((),)]
+    cases += [(field, (0.0, dur), flt) for field in ("nvtx", "stream", "name")
+              for flt in (("--device", str(devices[-1])),
+                          ("--gpu-kind", "kernel"),
+                          ("--name", re.findall(r"[A-Za-z]{4,}",
+                                                 names[len(names) // 2])[-1]
+                           .upper()))]
+    for field, (a, b), flt in cases:
         groups = {}
         for r in rows:
             if not overlaps(r, a, b):
                 continue
+            if flt and flt[0] == "--device" and r["device"] != int(flt[1]):
+                continue
+            if flt and flt[0] == "--gpu-kind" and r["kind"] != flt[1]:
+                continue
+            if flt and flt[0] == "--name" and \
+                    flt[1].lower() not in (r["name"] or "").lower():
+                continue
             key = {"name": r["name"], "nvtx": r["nvtx_name"],
-                   "device": r["device"], "gpu_kind": r["kind"]}[field]
+                   "device": r["device"], "stream": r["stream"],
+                   "gpu_kind": r["kind"]}[field]
             groups.setdefault(key, []).append(r)
         exp = []
         for key, rs in groups.items():
@@ -314,12 +333,13 @@ def check_export(label, path, seed):
                                 if not isinstance(g["key"], int)
                                 else (False, g["key"])))
         ans = query(report, "gpu", "--group-by", field, "--from", repr(a),
-                    "--to", repr(b), "--limit", "1000")
+                    "--to", repr(b), "--limit", "1000", *flt)
         got = [{k: g[k] for k in ("key", "count", "duration_total",
                                   "duration_max", "clipped_total")}
                for g in ans["items"]]
-        t.eq(got, exp, "%s: gpu --group-by %s equals the reference"
-             % (label, field))
+        t.eq(got, exp, "%s: gpu --group-by %s %s %s equals the reference"
+             % (label, field, "whole run" if b == dur else "window",
+                " ".join(flt)))
     # projection onto nsys rows: every range with kernels, plus some without
     ks = [k for k in range(len(rng)) if projected(rows, rng, k)[3]]
     sample = ks[:40] + rnd.sample(range(len(rng)), min(20, len(rng)))
@@ -435,6 +455,9 @@ db.close()
 check_export("small", small, 1)
 rep = os.path.join(TMP, "small")
 for args in (["gpu", "--group-by", "name"],
+             ["gpu", "--group-by", "nvtx"], ["gpu", "--group-by", "device"],
+             ["gpu", "--group-by", "stream", "--gpu-kind", "kernel"],
+             ["gpu", "--group-by", "gpu_kind", "--name", "gemm"],
              ["timeline", "--of", "gpu", "--bucket", "1"]):
     a_ = tap.run([DSIGHT, "query", rep] + args)
     b_ = tap.run([DSIGHT, "query", rep] + args,
@@ -586,6 +609,26 @@ for args in (["gpu", "--limit", "1"], ["gpu", "--group-by", "name"],
 t.ok(query(doc, "summary")["capabilities"].get("gpu") and
      query(doc, "nsys", "--limit", "1")["total"] > 0,
      "a single-file report still says it holds GPU rows, and answers nsys")
+
+# a hostile cache: a GPU kind out of range in the rows or in the key
+# summary is a clear error naming it, never a read past the kind names
+bad_rep = os.path.join(TMP, "badkind")
+shutil.rmtree(bad_rep, ignore_errors=True)
+shutil.copytree(rep, bad_rep)
+db = sqlite3.connect(os.path.join(bad_rep, "trace-data.sqlite"))
+db.execute("UPDATE dsight_gpu SET kind = 9 WHERE ordinal = 3")
+db.execute("UPDATE dsight_gpu_sum_keys SET kind = -4 WHERE seq = 0")
+db.commit()
+db.close()
+for args, env in ((["gpu", "--group-by", "gpu_kind"], None),
+                  (["gpu", "--group-by", "gpu_kind"], {"DSIGHT_NO_SUMMARIES": "1"}),
+                  (["gpu", "--sort", "duration", "--limit", "3"], None)):
+    r = tap.run([DSIGHT, "query", bad_rep] + args,
+                env=dict(os.environ, **env) if env else None)
+    t.ok(r.returncode not in (0, -11, -6) and "unknown kind" in r.stderr +
+         r.stdout, "a cache with a GPU kind out of range: %s%s fails clearly"
+         % (" ".join(args), " (no summaries)" if env else ""),
+         "rc %s: %s" % (r.returncode, r.stderr[-300:]))
 
 # --max-profile-events counts GPU rows separately
 out = os.path.join(TMP, "capped")
