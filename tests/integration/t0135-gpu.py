@@ -370,6 +370,20 @@ def check_export(label, path, seed):
     row = list(row.values()) if isinstance(row, dict) else row
     t.eq(row, [len(rows), sum(r["kind"] == "kernel" for r in rows), linked,
                proj], "%s: the gpu view" % label)
+    # its dictionary columns, row by row (read through scalar subqueries)
+    r_ = tap.run([DSIGHT, "query", report, "sql", "--sql",
+                  "SELECT g.start, g.\"end\", g.name, g.device, g.stream,"
+                  " g.kind, g.nvtx_name, g.worker IS (SELECT worker FROM"
+                  " profiles AS p WHERE p.id = g.profile) FROM gpu AS g",
+                  "--max-rows", "1000000", "--format", "jsonl"])
+    got = sorted((tuple(json.loads(x)) for x in
+                  r_.stdout.splitlines()[1:-1]), key=repr)
+    want = sorted(((r["start"], r["end"], r["name"], r["device"],
+                    r["stream"], r["kind"], r["nvtx_name"], 1)
+                   for r in rows), key=repr)
+    t.ok(r_.returncode == 0 and got == want, "%s: the gpu view's names, "
+         "workers and projected ranges equal the reference" % label,
+         (r_.stderr[-200:], got[:2], want[:2]))
     launches = {(r["launch_tid"], r["launch_start"], r["correlation"])
                 for r in rows if r["launch_tid"]}
     v = query(report, "sql", "--sql", "SELECT count(*), max(gpu_rows) FROM "
