@@ -4,6 +4,7 @@
 #include "base/cancel.h"
 #include "base/jsonout.h"
 #include "base/vec.h"
+#include "store/store_typed.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -208,9 +209,14 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 	}
 	sc->k = k;
 	qsort(sc->ord, k, sizeof *sc->ord, cmp_order);
+	/* the typed values (what json_extract reads from the payloads, by
+	 * construction) in the same order; a cache without them: the
+	 * payloads */
 	if (sqlite3_open_v2(sqlite_path, &sc->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(sc->db, "SELECT time, json_extract(payload, '$[1]') FROM points"
-	                       " WHERE series = ? ORDER BY ordinal", -1, &sc->st, NULL) != SQLITE_OK) {
+	    (sqlite3_prepare_v2(sc->db, "SELECT time, value FROM " STORE_TYPED_POINTS
+	                        " WHERE series = ? ORDER BY ordinal", -1, &sc->st, NULL) != SQLITE_OK &&
+	     sqlite3_prepare_v2(sc->db, "SELECT time, json_extract(payload, '$[1]') FROM points"
+	                        " WHERE series = ? ORDER BY ordinal", -1, &sc->st, NULL) != SQLITE_OK)) {
 		rc = err_set(e, ERR_DATA, "Cannot read points for metric summaries: %s",
 		             sc->db ? sqlite3_errmsg(sc->db) : "out of memory");
 		goto fail;
