@@ -181,6 +181,68 @@ static int cmp_acc(const void *pa, const void *pb)
 	return a->key < b->key ? -1 : a->key > b->key;
 }
 
+/* Byte `shift` of the row key (level, bin, lane, depth: cmp_acc's first
+ * keys, 34 bits) of accumulator key k. */
+static unsigned row_byte(uint64_t k, int shift)
+{
+	uint64_t rk = (uint64_t)K_LEVEL(k) << 32 | (uint64_t)K_BIN(k) << 16 |
+	              (uint64_t)K_LANE(k) << 4 | (uint64_t)K_DEPTH(k);
+	return (unsigned)(rk >> shift) & 0xff;
+}
+
+static void insertion_sort(struct acc *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct acc x = v[i];
+		size_t j = i;
+		for (; j > 0 && cmp_acc(&v[j - 1], &x) > 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/*
+ * Sorts v[0..n) by cmp_acc in place: a most-significant-byte radix sort
+ * (American flag) on the row key from byte `shift` down, small buckets by
+ * insertion, a bucket of one row key (its names) by qsort.  glibc's qsort
+ * of the whole array (a merge sort through a comparator call per step)
+ * was two thirds of the flush: 221 samples of a large build's 5,950.
+ */
+static void sort_accs(struct acc *v, size_t n, int shift)
+{
+	size_t count[256] = {0}, next[256], end[256], at = 0;
+
+	if (n <= 32) {
+		insertion_sort(v, n);
+		return;
+	}
+	if (shift < 0) {
+		qsort(v, n, sizeof *v, cmp_acc);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		count[row_byte(v[i].key, shift)]++;
+	for (int d = 0; d < 256; d++) {
+		next[d] = at;
+		at += count[d];
+		end[d] = at;
+	}
+	for (unsigned d = 0; d < 256; d++)
+		while (next[d] < end[d]) {
+			unsigned dd = row_byte(v[next[d]].key, shift);
+			if (dd == d) {
+				next[d]++;
+				continue;
+			}
+			struct acc t = v[next[d]];
+			v[next[d]] = v[next[dd]];
+			v[next[dd]++] = t;
+		}
+	for (int d = 0; d < 256; d++)
+		if (count[d] > 1)
+			sort_accs(v + end[d] - count[d], count[d], shift - 8);
+}
+
 static void put_us(struct buf *b, double x)
 {
 	jsonout_real(b, round(x * 1e6) / 1e6);
@@ -224,7 +286,7 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
 		for (size_t i = 0; i < ls->cap; i++) /* compact in place */
 			if (v[i].key)
 				v[k++] = v[i];
-		qsort(v, k, sizeof *v, cmp_acc);
+		sort_accs(v, k, 32);
 		for (size_t i = 0; i < k && !rc;) {
 			size_t j = i, bin = K_BIN(v[i].key);
 			int l = K_LEVEL(v[i].key);
