@@ -124,11 +124,16 @@ const DSUI = (() => {
   }
 
   /* A track's height that only grows while it shows the same kind of
-   * drawing (key): panning does not make the tracks jump, and a canvas
-   * keeps its bitmap instead of allocating one per window. */
-  function stickyHeight(tr, key, h) {
-    if (tr.hKey === key && tr.hPx > h) return tr.hPx;
-    tr.hKey = key;
+   * drawing (key) at the same zoom (the window's width, of state): panning
+   * does not make the tracks jump, and a canvas keeps its bitmap instead
+   * of allocating one per window.  A zoom starts again from the height
+   * the drawing needs: kept from a taller zoom (the whole run's nesting),
+   * it pushed the tracks below it (a prefill's GPU tracks) out of view
+   * behind blank rows. */
+  function stickyHeight(tr, key, h, state) {
+    const k = state ? `${key}@${(state.to - state.from).toPrecision(6)}` : key;
+    if (tr.hKey === k && tr.hPx > h) return tr.hPx;
+    tr.hKey = k;
     tr.hPx = h;
     return h;
   }

@@ -111,7 +111,7 @@ const DSGpu = (() => {
   }
 
   function setup(app, tr, nlanes) {
-    const height = DSUI.stickyHeight(tr, tr.mode, Math.max(24, HEAD + nlanes * LANE + 4));
+    const height = DSUI.stickyHeight(tr, tr.mode, Math.max(24, HEAD + nlanes * LANE + 4), app.state);
     const { ctx, w } = DSUI.setupCanvas(tr.canvas, height);
     tr.scale = DSUI.scale(app.state.from, app.state.to, w);
     tr.hits = [];

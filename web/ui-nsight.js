@@ -182,7 +182,7 @@ const DSNsight = (() => {
     const p = tr.p;
     const threads = layoutThreads(p, rows);
     tr.note.hidden = true;
-    const height = DSUI.stickyHeight(tr, 'exact', Math.max(24, threads.reduce((a, t) => a + THEAD + t.lanes * LANE + 4, 0)));
+    const height = DSUI.stickyHeight(tr, 'exact', Math.max(24, threads.reduce((a, t) => a + THEAD + t.lanes * LANE + 4, 0)), app.state);
     const { ctx, w } = DSUI.setupCanvas(tr.canvas, height);
     const s = DSUI.scale(app.state.from, app.state.to, w);
     tr.scale = s;

@@ -119,7 +119,7 @@ const DSSummary = (() => {
     const p = tr.p, ns = p.nvtx_summary, lv = ns.levels[l];
     const lanes = lanesOf(p, rows);
     const hgt = lanes.reduce((a, ln) => a + THEAD + ln.depths.length * ROW + 2, 0);
-    const height = DSUI.stickyHeight(tr, 'summary', Math.max(24, hgt));
+    const height = DSUI.stickyHeight(tr, 'summary', Math.max(24, hgt), app.state);
     const { ctx, w } = DSUI.setupCanvas(tr.canvas, height);
     const s = DSUI.scale(app.state.from, app.state.to, w);
     tr.scale = s;

@@ -11,7 +11,7 @@
 // answers (nsys rows carry their gpu_* columns).
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { Tap, ROOT, dquery, run, tmpdir, serve, openViewer, readCatalog, runTest } from './harness.mjs';
+import { Tap, ROOT, dquery, run, tmpdir, serve, openViewer, readCatalog, runTest, saveShot } from './harness.mjs';
 
 const tap = new Tap();
 
@@ -75,6 +75,19 @@ async function main() {
   const box = await te(() => { const x = document.getElementById('gpu-box'); return { kernels: +x.dataset.kernels, busy: +x.dataset.busy, text: x.textContent }; });
   tap.ok(box.kernels === pre.kernels && box.busy === pre.gpu_busy && /GPU busy/.test(box.text),
     `the detail pane shows its GPU busy time: ${box.busy} s over ${box.kernels} kernels = the nsys row's gpu_busy and kernels`, { box, pre });
+  await saveShot(page, 'gpu-01-prefill-selected.png'); /* the prefill, its kernels outlined, its busy time */
+  /* zoomed in from the whole run, the GPU tracks show under the NVTX
+   * lanes without scrolling: the whole run's taller nesting is not kept
+   * as blank rows above them */
+  const seen = await te(() => {
+    const c = document.querySelector('canvas[data-gpu-profile="0"]');
+    let pane = c.parentElement;
+    while (pane && !/(auto|scroll)/.test(getComputedStyle(pane).overflowY)) pane = pane.parentElement;
+    const r = c.getBoundingClientRect(), b = pane ? pane.getBoundingClientRect() : { top: 0, bottom: innerHeight };
+    return { top: r.top, bottom: r.bottom, paneTop: b.top, paneBottom: b.bottom };
+  });
+  tap.ok(seen.top >= seen.paneTop && seen.bottom <= seen.paneBottom,
+    'at the prefill\'s zoom the GPU tracks are in view without scrolling', seen);
 
   /* hovering a kernel draws the flow arrow from its launch */
   await te(() => document.querySelector('canvas[data-gpu-profile="0"]').scrollIntoView({ block: 'end' }));
@@ -105,6 +118,7 @@ async function main() {
   await te(() => { window.traceExplorer.setState({ from: 0, to: window.traceExplorer.describe().meta.duration, nsysEvent: null }); return window.traceExplorer.whenDetailsReady(); });
   c = await gpuCanvas();
   tap.ok(c.mode === 'summary' && c.labels > 0, `the whole run (${p.gpu.rows} rows, over the budget) draws the GPU summary with ${c.labels} names`);
+  await saveShot(page, 'gpu-02-whole-run-summary.png');
   if (c.mode === 'summary') {
     const W = c.d.width, nb = p.gpu_summary.levels[c.d.level].bins;
     const brute = new Map(); /* device|stream|bin -> name -> [total, count] */
