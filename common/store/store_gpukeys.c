@@ -187,45 +187,60 @@ static void bind_or_null(sqlite3_stmt *st, int k, int64_t v)
 		sqlite3_bind_int64(st, k, v);
 }
 
-/* Creates STORE_GPUKEYS_TABLE and writes v[0..n) (borrowed). */
-static int write_keys(sqlite3 *db, double duration,
-                      const struct store_gpukey *v, size_t n, struct err *e)
+/* The two tables written from keys: by key, and by (profile, name). */
+static const char *const create_sql[2] = {
+	"CREATE TABLE " STORE_GPUKEYS_TABLE " (profile INTEGER, seq INTEGER,"
+	" name INTEGER, kind INTEGER, device INTEGER, stream INTEGER,"
+	" nvtx_name INTEGER, count INTEGER, duration BLOB, max REAL, run REAL,"
+	" PRIMARY KEY (profile, seq)) WITHOUT ROWID",
+	"CREATE TABLE " STORE_GPU_SUM_NAMES " (profile INTEGER, name INTEGER,"
+	" count INTEGER, duration BLOB, max REAL, run REAL, PRIMARY KEY"
+	" (profile, name)) WITHOUT ROWID",
+};
+static const char *const insert_sql[2] = {
+	"INSERT INTO " STORE_GPUKEYS_TABLE " VALUES"
+	" (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+	"INSERT INTO " STORE_GPU_SUM_NAMES " VALUES (?1,?2,?3,?4,?5,?6)",
+};
+
+/* Creates the key table (names 0) or the name table (names 1) and
+ * writes v[0..n) (borrowed) to it, for this duration. */
+static int write_rows(sqlite3 *db, double duration,
+                      const struct store_gpukey *v, size_t n, int names,
+                      struct err *e)
 {
 	sqlite3_stmt *st;
 	unsigned char *blob = NULL;
 	size_t cap = 0;
 	int rc = 0;
 
-	if (sqlite3_exec(db, "CREATE TABLE " STORE_GPUKEYS_TABLE " (profile"
-	                 " INTEGER, seq INTEGER, name INTEGER, kind INTEGER,"
-	                 " device INTEGER, stream INTEGER, nvtx_name INTEGER,"
-	                 " count INTEGER, duration BLOB, max REAL, run REAL,"
-	                 " PRIMARY KEY (profile, seq)) WITHOUT ROWID", NULL,
-	                 NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO " STORE_GPUKEYS_TABLE " VALUES"
-	                       " (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)", -1, &st,
-	                       NULL) != SQLITE_OK)
+	if (sqlite3_exec(db, create_sql[names], NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, insert_sql[names], -1, &st, NULL) != SQLITE_OK)
 		return store_sumio_fail(db, e);
 	for (size_t k = 0; k < n && !rc; k++) {
 		const struct store_gpukey *g = &v[k];
+		int c = 1;
 		if (qsum_failed(&g->duration)) {
 			rc = err_set(e, ERR_NOMEM, "out of memory");
 			break;
 		}
-		sqlite3_bind_int64(st, 1, g->profile);
-		sqlite3_bind_int64(st, 2, (int64_t)k);
-		sqlite3_bind_int64(st, 3, g->name);
-		sqlite3_bind_int64(st, 4, g->kind);
-		bind_or_null(st, 5, g->device);
-		bind_or_null(st, 6, g->stream);
-		bind_or_null(st, 7, g->nvtx_name);
-		sqlite3_bind_int64(st, 8, g->count);
-		if (store_sumio_bind_parts(st, 9, &g->duration, &blob, &cap)) {
+		sqlite3_bind_int64(st, c++, g->profile);
+		if (!names)
+			sqlite3_bind_int64(st, c++, (int64_t)k);
+		sqlite3_bind_int64(st, c++, g->name);
+		if (!names) {
+			sqlite3_bind_int64(st, c++, g->kind);
+			bind_or_null(st, c++, g->device);
+			bind_or_null(st, c++, g->stream);
+			bind_or_null(st, c++, g->nvtx_name);
+		}
+		sqlite3_bind_int64(st, c++, g->count);
+		if (store_sumio_bind_parts(st, c++, &g->duration, &blob, &cap)) {
 			rc = err_set(e, ERR_NOMEM, "out of memory");
 			break;
 		}
-		sqlite3_bind_double(st, 10, g->max);
-		sqlite3_bind_double(st, 11, duration);
+		sqlite3_bind_double(st, c++, g->max);
+		sqlite3_bind_double(st, c, duration);
 		rc = store_sumio_step(db, st, e);
 	}
 	sqlite3_finalize(st);
@@ -276,43 +291,6 @@ static int merge_names(const struct store_gpukey *keys, size_t nkeys,
 	return 0;
 }
 
-static int write_names(sqlite3 *db, double duration,
-                       const struct store_gpukey *v, size_t n, struct err *e)
-{
-	sqlite3_stmt *st;
-	unsigned char *blob = NULL;
-	size_t cap = 0;
-	int rc = 0;
-
-	if (sqlite3_exec(db, "CREATE TABLE " STORE_GPU_SUM_NAMES " (profile"
-	                 " INTEGER, name INTEGER, count INTEGER, duration BLOB,"
-	                 " max REAL, run REAL, PRIMARY KEY (profile, name))"
-	                 " WITHOUT ROWID", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO " STORE_GPU_SUM_NAMES " VALUES"
-	                       " (?1,?2,?3,?4,?5,?6)", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return store_sumio_fail(db, e);
-	for (size_t k = 0; k < n && !rc; k++) {
-		if (qsum_failed(&v[k].duration)) {
-			rc = err_set(e, ERR_NOMEM, "out of memory");
-			break;
-		}
-		sqlite3_bind_int64(st, 1, v[k].profile);
-		sqlite3_bind_int64(st, 2, v[k].name);
-		sqlite3_bind_int64(st, 3, v[k].count);
-		if (store_sumio_bind_parts(st, 4, &v[k].duration, &blob, &cap)) {
-			rc = err_set(e, ERR_NOMEM, "out of memory");
-			break;
-		}
-		sqlite3_bind_double(st, 5, v[k].max);
-		sqlite3_bind_double(st, 6, duration);
-		rc = store_sumio_step(db, st, e);
-	}
-	sqlite3_finalize(st);
-	free(blob);
-	return rc;
-}
-
 int store_gpukeys_summarize(sqlite3 *db, double duration, struct err *e)
 {
 	struct store_gpukey *keys = NULL, *names = NULL;
@@ -322,9 +300,9 @@ int store_gpukeys_summarize(sqlite3 *db, double duration, struct err *e)
 	if (!rc)
 		rc = merge_names(keys, nkeys, &names, &nnames, e);
 	if (!rc)
-		rc = write_names(db, duration, names, nnames, e);
+		rc = write_rows(db, duration, names, nnames, 1, e);
 	if (!rc)
-		rc = write_keys(db, duration, keys, nkeys, e);
+		rc = write_rows(db, duration, keys, nkeys, 0, e);
 	if (!rc)
 		rc = store_gpu_summarize_bins(db, duration, e);
 	keys_free(names, nnames);
