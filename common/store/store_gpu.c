@@ -26,7 +26,8 @@ const char store_gpu_index_sql[] =
 	"CREATE INDEX dsight_gpu_window ON " STORE_GPU_TABLE
 	" (profile, start);"
 	"CREATE INDEX dsight_gpu_launch ON " STORE_GPU_TABLE
-	" (profile, launch_tid, launch_start) WHERE launch_tid IS NOT NULL;";
+	" (profile, launch_tid, launch_start, correlation)"
+	" WHERE launch_tid IS NOT NULL;";
 
 /* kind as the views and answers spell it */
 #define KIND_TEXT(col) \

@@ -392,6 +392,16 @@ def check_export(label, path, seed):
     row = list(row.values()) if isinstance(row, dict) else row
     t.eq(row[0], len(launches), "%s: gpu_launches, one per launch (largest "
          "%s GPU rows)" % (label, row[1]))
+    # its groups stream in the launch index's order: a LIMIT reads a few
+    # launches, not every GPU row into a sort first (10 M rows: 3 ms, not
+    # past the time limit)
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(report, "trace-data.sqlite"),
+                         uri=True)
+    plan = " | ".join(r[3] for r in db.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM gpu_launches LIMIT 3"))
+    db.close()
+    t.ok("TEMP B-TREE" not in plan and "dsight_gpu_launch" in plan,
+         "%s: gpu_launches groups in index order, no sort" % label, plan)
     # timeline --of gpu: kernels overlapping and busy union per device
     bad = []
     for i in range(4):
