@@ -30,7 +30,8 @@ void strdict_free(struct strdict *d)
 	strdict_init(d);
 }
 
-/* The slot holding key, or the empty slot where it belongs. */
+/* The slot holding key, or the empty slot where it belongs.  An empty
+ * key may come with a NULL pointer (a sample with no frames). */
 static size_t dict_find(const struct strdict *d, const void *key,
                         size_t len, uint64_t h)
 {
@@ -41,7 +42,7 @@ static size_t dict_find(const struct strdict *d, const void *key,
 			return i;
 		const struct strdict_entry *en = &d->entries[s - 1];
 		if (en->hash == h && en->len == len &&
-		    memcmp(en->key, key, len) == 0)
+		    (len == 0 || memcmp(en->key, key, len) == 0))
 			return i;
 		i = (i + 1) & mask;
 	}

@@ -545,6 +545,8 @@ TEST(dict)
 	int added = 1;
 	CHECK(strdict_intern(&d, "k42", 3, &added) == 42 && !added);
 	CHECK(strdict_intern(&d, "", 0, &added) == 5000 && added);
+	/* a CPU sample with no frames interns an empty key with no buffer */
+	CHECK(strdict_intern(&d, NULL, 0, &added) == 5000 && !added);
 	strdict_free(&d);
 }
 
