@@ -51,12 +51,13 @@ NEED_DEPS := $(filter-out $(NO_DEPS_GOALS),$(or $(MAKECMDGOALS),all))
 #
 # pkg-config module -> the Debian package that provides it
 # (scripts/install-deps installs them all).
-PKGS := jansson yajl libuv sqlite3 zlib libcrypto
+PKGS := jansson yajl libuv sqlite3 zlib libdeflate libcrypto
 deb.jansson   := libjansson-dev
 deb.yajl      := libyajl-dev
 deb.libuv     := libuv1-dev
 deb.sqlite3   := libsqlite3-dev
 deb.zlib      := zlib1g-dev
+deb.libdeflate := libdeflate-dev
 deb.libcrypto := libssl-dev
 # HTTP (doc/sessions-protocol.md "HTTP"): dsightd links libmicrohttpd;
 # dsight loads libcurl at run time, only when an HTTP address is used (the
@@ -67,7 +68,7 @@ deb.libmicrohttpd := libmicrohttpd-dev
 deb.libcurl       := libcurl4-openssl-dev
 
 # Link choice, the same on every machine.  LINK=static (the default) links
-# libcrypto, libunistring, libsqlite3, jansson, yajl and zlib from their
+# libcrypto, libunistring, libsqlite3, jansson, yajl, zlib and libdeflate from their
 # static archives (shipped by the same -dev packages) and the rest (libuv,
 # the C library) dynamically, and links `dsight` as a position-dependent
 # executable (-no-pie): `dsight query --remote` is a one-shot an agent runs
@@ -77,11 +78,12 @@ deb.libcurl       := libcurl4-openssl-dev
 # distributions that forbid static copies).  A missing archive is an error,
 # never a silent fallback.
 LINK ?= static
-STATIC_LIBS := crypto unistring sqlite3 jansson yajl_s z
+STATIC_LIBS := crypto unistring sqlite3 jansson yajl_s z deflate
 deb.crypto    := libssl-dev
 deb.unistring := libunistring-dev
 deb.yajl_s    := libyajl-dev
 deb.z         := zlib1g-dev
+deb.deflate   := libdeflate-dev
 
 ifneq ($(NEED_DEPS),)
 ifeq ($(shell command -v pkg-config),)
@@ -103,7 +105,7 @@ ifneq ($(MISSING_ARCHIVES),)
 $(error LINK=static needs $(foreach l,$(MISSING_ARCHIVES),lib$(l).a (Debian: $(deb.$(l)))); install it, or build with LINK=dynamic)
 endif
 PKG_LIBS := -Wl,-Bstatic $(addprefix -l,$(STATIC_LIBS)) -Wl,-Bdynamic \
-            $(shell pkg-config --libs $(filter-out sqlite3 libcrypto jansson yajl zlib,$(PKGS))) -lm -lpthread -ldl
+            $(shell pkg-config --libs $(filter-out sqlite3 libcrypto jansson yajl zlib libdeflate,$(PKGS))) -lm -lpthread -ldl
 CLIENT_LDFLAGS := -no-pie
 # bin/dsight, the lean entry: a static executable (no sanitizer runtime
 # links statically, so SAN builds link it like the others).

@@ -1,7 +1,9 @@
-/* gz: gzip members with mtime 0 and OS 255 (see gz.h). */
+/* gz: gzip members with mtime 0 and OS 255, whole (libdeflate) or
+ * streamed (zlib) (see gz.h). */
 #include "base/gz.h"
 #include "base/vec.h"
 
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,25 +39,25 @@ static int begin(struct gz *g, struct err *e)
 int gz_member(struct gz *g, const void *data, size_t len, unsigned char **out,
               size_t *cap, size_t *outlen, const char *what, struct err *e)
 {
-	int rc = begin(g, e);
-	if (rc)
-		return rc;
-	size_t need = deflateBound(&g->z, (uLong)len) + 64;
+	size_t need, n;
+
+	if (!g->ld && !(g->ld = libdeflate_alloc_compressor(g->level)))
+		return err_set(e, g->level < 0 || g->level > 12 ? ERR_DATA
+		                                                : ERR_NOMEM,
+		               "Cannot start gzip compression of %s (level %d)",
+		               what, g->level);
+	need = libdeflate_gzip_compress_bound(g->ld, len);
 	if (need > *cap) {
 		if (vec_resize(out, need, 1))
 			return err_set(e, ERR_NOMEM, "Out of memory compressing %s",
 			               what);
 		*cap = need;
 	}
-	g->z.next_in = (Bytef *)data;
-	g->z.avail_in = (uInt)len;
-	g->z.next_out = *out;
-	g->z.avail_out = (uInt)*cap;
-	rc = deflate(&g->z, Z_FINISH);
-	if (rc != Z_STREAM_END)
-		return err_set(e, ERR_DATA, "gzip compression of %s failed (%d)",
-		               what, rc);
-	*outlen = *cap - g->z.avail_out;
+	/* libdeflate writes mtime 0, no name and OS 255 (unknown) */
+	n = libdeflate_gzip_compress(g->ld, data, len, *out, *cap);
+	if (!n)
+		return err_set(e, ERR_DATA, "gzip compression of %s failed", what);
+	*outlen = n;
 	return 0;
 }
 
@@ -96,6 +98,8 @@ void gz_free(struct gz *g)
 {
 	if (g->ready)
 		deflateEnd(&g->z);
+	libdeflate_free_compressor(g->ld);
+	g->ld = NULL;
 	free(g->chunk);
 	g->ready = g->open = 0;
 	g->chunk = NULL;

@@ -7,9 +7,12 @@
  * are content hashes and a rebuild of the same evidence repeats them.
  *
  * Two uses: gz_member compresses a whole buffer in one call (the output
- * grows in a caller-owned array); gz_stream feeds a long document through in
+ * grows in a caller-owned array) with libdeflate, which deflates a buffer
+ * it holds whole at twice zlib's speed into fewer bytes (doc/performance.md
+ * "Shard compression"); gz_stream feeds a long document through zlib in
  * pieces and hands each compressed piece to a callback.  A struct gz keeps
- * its zlib state between members (reset, not reallocated).
+ * its compressor between members (reset, not reallocated).  The level means
+ * libdeflate's (1..12) to gz_member and zlib's (1..9) to gz_stream.
  */
 #ifndef DSIGHT_GZ_H
 #define DSIGHT_GZ_H
@@ -17,25 +20,29 @@
 #include <stddef.h>
 #include <zlib.h>
 
+struct libdeflate_compressor;
+
 #include "base/err.h"
 
 struct gz {
 	z_stream z;
 	gz_header header; /* zlib reads it while deflating: it lives here */
-	int level;  /* zlib level 1..9 */
+	struct libdeflate_compressor *ld; /* gz_member's, made at first use */
+	int level;  /* libdeflate 1..12 (gz_member), zlib 1..9 (gz_stream) */
 	int ready;  /* z initialised */
 	int open;   /* gz_stream: a member is in progress */
 	unsigned char *chunk; /* gz_stream's output piece */
 };
 
-/* Prepares g for members at zlib level (1..9).  Allocates nothing. */
+/* Prepares g for members at level (see above).  Allocates nothing. */
 void gz_init(struct gz *g, int level);
 
 /*
  * Compresses data[0..len) into one whole gzip member in *out, growing *out
  * (realloc; *cap its size in bytes) when the member may not fit; *outlen
  * gets the member's size.  *out stays owned by the caller (free it), also
- * on failure.  Errors: ERR_NOMEM, ERR_DATA (zlib failed); `what` names the
+ * on failure.  Errors: ERR_NOMEM, ERR_DATA (a level libdeflate lacks);
+ * `what` names the
  * data in the message ("a shard", "the catalog").
  */
 int gz_member(struct gz *g, const void *data, size_t len, unsigned char **out,
@@ -53,7 +60,7 @@ typedef int (*gz_write_fn)(void *ctx, const unsigned char *p, size_t n,
 int gz_stream(struct gz *g, const void *data, size_t len, int finish,
               gz_write_fn write, void *ctx, const char *what, struct err *e);
 
-/* Frees g's zlib state; g may be reused after gz_init. */
+/* Frees g's compressors; g may be reused after gz_init. */
 void gz_free(struct gz *g);
 
 #endif

@@ -41,15 +41,15 @@
 #define SHARD_MAX_ROWS 8192u
 #define SHARD_MAX_DECODED (512u * 1024u)
 #define SHARD_DENSITY_BINS 512
-/* zlib level 2.  Measured on synthetic shard rows (zlib 1.2.13, CPU time
- * of one core): level 1 deflates ~100 MB/s to 34.3% of the decoded size,
- * 2 ~86 MB/s to 33.4%, 4 ~55 MB/s to 31.6%, 6 ~20 MB/s to 30.0%.  The large
- * capture has ~530 MB of decoded rows and the build runs three busy threads
- * (parser, SQLite writer, this one) on two cores, so deflate CPU is build
- * time: at level 4 it was a third of the build's CPU.  Level 2 takes ~6 s
- * for 6% more bytes than level 4 (shards are fetched a few at a time, so
- * the bytes matter less than the build).  Fixed: shard names depend on it. */
-#define SHARD_GZIP_LEVEL 2
+/* libdeflate level 1 (base/gz.h).  Measured on the shards of the medium and
+ * large reports, CPU time of one core: zlib level 2 (used before) deflated
+ * 97-122 MB/s to 33.5% (large) and 26.0% (medium) of the decoded size;
+ * libdeflate 1 deflates 229-263 MB/s to 31.5% and 24.4%, its level 2
+ * 115-146 MB/s to 30.0% and 23.1%.  The build runs three busy threads on two
+ * cores, so deflate CPU is build time: level 1 halves it and still writes
+ * fewer bytes than before.  Shard names depend on it (and on libdeflate's
+ * version), so a change renames every shard. */
+#define SHARD_GZIP_LEVEL 1
 
 /* SHARD_SUMMARY: the NVTX summaries of the viewer (report/nvtxsum.h),
  * stream index = profile * NVTXSUM_STREAMS + level (or the names stream);
