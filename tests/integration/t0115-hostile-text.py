@@ -149,6 +149,11 @@ for f in ("manifest.json", "trace-data.sqlite"):
     refused("staged %s damaged" % f, tap.FIXTURE,
             "refusing to publish: the new report does not read back",
             env=dict(os.environ, DSIGHT_TEST_DAMAGE_STAGED=f))
+# a --single-file report's document is read back row by row, not loaded
+refused("staged trace-data.json.gz damaged (--single-file)", tap.FIXTURE,
+        "refusing to publish: the new report does not read back",
+        "--single-file",
+        env=dict(os.environ, DSIGHT_TEST_DAMAGE_STAGED="trace-data.json.gz"))
 r = build(tap.FIXTURE, rep)
 t.ok(r.returncode == 0, "a build after a refused one publishes", r.stderr)
 
