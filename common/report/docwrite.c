@@ -15,38 +15,44 @@
 #include "base/gz.h"
 #include "base/jsonout.h"
 
-#define FLUSH_AT (256u << 10)
+/* the text of one gzip member: large enough that the 32-KiB window
+ * rarely notices the cut */
+#define FLUSH_AT (1u << 20)
 
 struct docw {
 	sqlite3 *db;
 	sqlite3_stmt *ev, *sa, *pt;
 	struct buf text;
 	struct gz gz;
+	unsigned char *z; /* a compressed member */
+	size_t zcap;
 	int fd;
 	const char *path;
 	uint64_t bytes;
 };
 
-/* gz_stream's sink: appends a compressed piece to the output file. */
-static int put_gz(void *ctx, const unsigned char *p, size_t n, struct err *e)
-{
-	struct docw *w = ctx;
-	if (fdio_write_all(w->fd, p, n) != 0)
-		return err_sys(e, ERR_DATA, "cannot write %s", w->path);
-	w->bytes += n;
-	return 0;
-}
-
-/* Compresses the pending text (finish: and ends the stream). */
+/*
+ * Compresses the pending text as one whole gzip member and appends it to
+ * the file (finish: also when empty, so an empty document is a member).
+ * A file of several members is one gzip stream to every reader (RFC 1952;
+ * dsight's own reader, gzip, zcat, Python's gzip).
+ */
 static int flush_text(struct docw *w, int finish, struct err *e)
 {
+	size_t n;
+	int rc;
+
 	if (w->text.failed)
 		return err_set(e, w->text.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
 		               "cannot encode the document");
-	int rc = gz_stream(&w->gz, w->text.data, w->text.len, finish, put_gz, w,
-	                   "the document", e);
-	if (rc)
+	if (!w->text.len && (!finish || w->bytes))
+		return 0;
+	if ((rc = gz_member(&w->gz, w->text.data, w->text.len, &w->z, &w->zcap,
+	                    &n, "the document", e)))
 		return rc;
+	if (fdio_write_all(w->fd, w->z, n) != 0)
+		return err_sys(e, ERR_DATA, "cannot write %s", w->path);
+	w->bytes += n;
 	buf_reset(&w->text);
 	return 0;
 }
@@ -302,6 +308,7 @@ out:
 	if (w.fd >= 0 && close(w.fd) && !rc)
 		rc = err_sys(e, ERR_DATA, "cannot write %s", out_path);
 	gz_free(&w.gz);
+	free(w.z);
 	buf_free(&w.text);
 	sqlite3_finalize(w.ev);
 	sqlite3_finalize(w.sa);

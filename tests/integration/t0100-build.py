@@ -11,6 +11,7 @@ read-only leaves its mtime and directory unchanged.
 """
 import copy
 import gzip
+import zlib
 import hashlib
 import json
 import math
@@ -346,6 +347,40 @@ if os.path.exists(gen_capture):
             gdoc = json.load(f)
         out, r = build([cap], "rep-gen")
         check_report("generated", gdoc, out, r)
+    # a document over 1 MiB is written as several whole gzip members: one
+    # stream to gzip, Python and dsight's own reader
+    big = os.path.join(t.tmp, "scaled.json")
+    g = tap.run([gen_capture, "--preset", "small", "--seed", "7", "--scale", "300",
+                 "-o", big])
+    if t.ok(g.returncode == 0, "gen-capture small --scale 300", g.stderr):
+        out, r = build([big, "--single-file"], "single-big")
+        data = os.path.join(out, "trace-data.json.gz")
+        if t.ok(r.returncode == 0 and os.path.exists(data),
+                "single-file of a 1-MiB+ capture builds", r.stderr):
+            raw = open(data, "rb").read()
+            members, rest = 0, raw
+            while rest:
+                z = zlib.decompressobj(31)
+                z.decompress(rest)
+                if not t.ok(z.eof, "gzip member %d is whole" % (members + 1)):
+                    break
+                members += 1
+                rest = z.unused_data
+            t.ok(members >= 2, "single-file: the document is %d gzip members" % members)
+            with open(big, encoding="utf-8") as f:
+                bdoc = json.load(f)
+            diff = same(json.loads(gzip.decompress(raw).decode("utf-8")),
+                        expected_document(bdoc))
+            t.ok(diff is None, "single-file: the multi-member document equals "
+                 "the input", diff)
+            gz = tap.run(["gzip", "-t", data])
+            t.ok(gz.returncode == 0, "gzip -t accepts the document", gz.stderr)
+            prog, rp = build([big], "progressive-big")
+            qa = tap.run([DSIGHT, "query", out, "nsys", "--limit", "5"])
+            qb = tap.run([DSIGHT, "query", prog, "nsys", "--limit", "5"])
+            t.ok(qa.returncode == 0 and qa.stdout == qb.stdout,
+                 "dsight reads the multi-member document as the cache",
+                 (qa.stderr, qa.stdout[:200], qb.stdout[:200]))
 
 # --help
 h = tap.run([DSIGHT, "build", "--help"])
