@@ -29,6 +29,10 @@ enum {
  * it again (omit); STRICT, the comparison is > or < rather than >= or <=. */
 #define EXACT(b) (1 << (11 + 2 * (b)))
 #define STRICT(b) (1 << (12 + 2 * (b)))
+/* Per equality u (0 name, 1 worker, 2 profile/series): its right-hand side
+ * is a literal, which the cursor compares exactly as SQLite would (see
+ * same_as_sqlite), so SQLite does not check it again (omit). */
+#define EXACT_EQ(u) (1 << (19 + (u)))
 #define EXACT_MAX 9007199254740992.0 /* 2^53: integers doubles hold */
 
 /* The constraint kinds, in the order of their values in argv. */
@@ -140,6 +144,15 @@ static int exact_rhs(sqlite3_index_info *ii, int k)
 	}
 }
 
+/* Whether equality constraint k has a literal right-hand side (then the
+ * cursor compares it exactly: see same_as_sqlite). */
+static int exact_eq(sqlite3_index_info *ii, int k)
+{
+	sqlite3_value *x = NULL;
+
+	return sqlite3_vtab_rhs_value(ii, k, &x) == SQLITE_OK && x;
+}
+
 static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 {
 	const struct vt *v = (const struct vt *)tab;
@@ -180,8 +193,14 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 		ii->aConstraintUsage[k].argvIndex = ++argv;
 		rows *= u == 0 ? 0.05 : u == 1 ? 0.1 : u == 2 ? 0.05
 		        : u < 5 ? 0.3 : 0.5;
-		if (u < 3)
-			continue; /* SQLite checks the equality again */
+		if (u < 3) {
+			/* else SQLite checks the equality again */
+			if (exact_eq(ii, k)) {
+				plan |= EXACT_EQ(u);
+				ii->aConstraintUsage[k].omit = 1;
+			}
+			continue;
+		}
 		op = ii->aConstraint[k].op;
 		if (op == SQLITE_INDEX_CONSTRAINT_EQ)
 			plan |= u == 3 ? EQ_LO : EQ_END_LO;
@@ -245,6 +264,56 @@ static int may_equal(const struct qsqlmem_val *v, sqlite3_value *x)
 		return v->type != SQLITE_NULL; /* affinity may convert it */
 	return v->n == sqlite3_value_bytes(x) &&
 	       !memcmp(v->s, sqlite3_value_text(x), (size_t)v->n);
+}
+
+/* Whether integer i and real d are the same number (SQLite compares them
+ * exactly, not through a conversion). */
+static int int_is_real(int64_t i, double d)
+{
+	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+		return 0;
+	return (int64_t)d == i && (double)(int64_t)d == d;
+}
+
+/* Whether number a (integer ai when aint, else real ad) equals value b;
+ * a value that is not a number never does. */
+static int num_equal(int aint, int64_t ai, double ad, sqlite3_value *b)
+{
+	switch (sqlite3_value_type(b)) {
+	case SQLITE_INTEGER:
+		return aint ? ai == sqlite3_value_int64(b)
+		            : int_is_real(sqlite3_value_int64(b), ad);
+	case SQLITE_FLOAT:
+		return aint ? int_is_real(ai, sqlite3_value_double(b))
+		            : ad == sqlite3_value_double(b);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Whether "column = x" holds for a group's value, exactly as SQLite decides
+ * it under BINARY: name and worker are columns without affinity, so no
+ * conversion (a text equals only a text of the same bytes, a number only an
+ * equal number, NULL nothing); the key is an INTEGER column, so x gets
+ * numeric affinity first ('3' and 3.0 equal 3).
+ */
+static int same_as_sqlite(const struct qsqlmem_val *v, int64_t key, int is_key,
+                          sqlite3_value *x)
+{
+	if (is_key) {
+		sqlite3_value_numeric_type(x);
+		return num_equal(1, key, 0, x);
+	}
+	switch (v->type) {
+	case SQLITE_TEXT:
+		return sqlite3_value_type(x) == SQLITE_TEXT &&
+		       v->n == sqlite3_value_bytes(x) &&
+		       !memcmp(v->s, sqlite3_value_text(x), (size_t)v->n);
+	case SQLITE_INTEGER: return num_equal(1, v->i, 0, x);
+	case SQLITE_FLOAT: return num_equal(0, 0, v->d, x);
+	default: return 0;
+	}
 }
 
 /* Sets bound b from x: exactly (the plan's EXACT: x is a number, as
@@ -402,12 +471,18 @@ static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
 	for (size_t k = 0; k < ng; k++) {
 		uint32_t gi = c->visit[k];
 		const struct qsqlmem_group *g = &c->groups[gi];
-		if (x[0] && !may_equal(&g->name, x[0]))
+		if (x[0] && !((plan & EXACT_EQ(0))
+		                  ? same_as_sqlite(&g->name, 0, 0, x[0])
+		                  : may_equal(&g->name, x[0])))
 			continue;
-		if (x[1] && !may_equal(&g->worker, x[1]))
+		if (x[1] && !((plan & EXACT_EQ(1))
+		                  ? same_as_sqlite(&g->worker, 0, 0, x[1])
+		                  : may_equal(&g->worker, x[1])))
 			continue;
-		if (x[2] && sqlite3_value_type(x[2]) == SQLITE_INTEGER &&
-		    g->key != sqlite3_value_int64(x[2]))
+		if (x[2] && ((plan & EXACT_EQ(2))
+		                 ? !same_as_sqlite(NULL, g->key, 1, x[2])
+		                 : sqlite3_value_type(x[2]) == SQLITE_INTEGER &&
+		                       g->key != sqlite3_value_int64(x[2])))
 			continue;
 		c->visit[c->nvisit++] = gi;
 	}

@@ -198,6 +198,30 @@ def random_parity(label, rep, c, engine="ready"):
                 " ORDER BY 1, 2" % (t0, t0 + 1),
                 "SELECT count(*) FROM metric_points WHERE time = %r" % t0):
         stmts.append((sql, True))
+    # equalities on name, worker and profile/series with literals: the
+    # engine matches them itself (no affinity on name and worker: only the
+    # same text, or an equal number; numeric affinity on the key)
+    nm = c.execute("SELECT min(name) FROM main.nvtx").fetchone()[0] or "x"
+    wk = c.execute("SELECT max(worker) FROM main.nvtx").fetchone()[0] or "x"
+    mn = c.execute("SELECT max(name) FROM main.metric_points").fetchone()[0] or "x"
+    q = lambda v: "'%s'" % str(v).replace("'", "''")
+    for sql in ("SELECT profile, ordinal FROM nvtx WHERE name = %s ORDER BY 1, 2" % q(nm),
+                "SELECT count(*), total(duration) FROM nvtx WHERE worker = %s" % q(wk),
+                "SELECT count(*) FROM nvtx WHERE worker = %s AND name = %s" % (q(wk), q(nm)),
+                "SELECT count(*) FROM nvtx WHERE name IN (%s, 5, NULL, %s)" % (q(nm), q(wk)),
+                "SELECT count(*) FROM nvtx WHERE worker = 5 OR name = 5.0",
+                "SELECT count(*) FROM nvtx WHERE profile = 1",
+                "SELECT count(*) FROM nvtx WHERE profile = '1'",
+                "SELECT count(*) FROM nvtx WHERE profile = 1.0",
+                "SELECT count(*) FROM nvtx WHERE profile = ' 1'",
+                "SELECT count(*) FROM nvtx WHERE profile = 1.5",
+                "SELECT count(*) FROM nvtx WHERE profile = 1e300",
+                "SELECT count(*) FROM nvtx WHERE profile = x'01'",
+                "SELECT count(*) FROM nvtx WHERE name = x'00'",
+                "SELECT count(*) FROM metric_points WHERE series = '2' AND name = %s" % q(mn),
+                "SELECT CAST(time AS INT) AS b, avg(value) FROM metric_points"
+                " WHERE name = %s GROUP BY b ORDER BY b" % q(mn)):
+        stmts.append((sql, True))
     srv, sock = warm_session(label, rep, engine)
     for sql, ordered in stmts:
         new = c.execute(sql).fetchall()
