@@ -48,9 +48,10 @@ static const char index_sql[] =
 	/* A sample of 400 rows sees one profile or series and takes it for
 	 * the whole table ("401 rows per profile"), so SQLite would sort
 	 * millions of rows rather than loop over the names.  The row counts
-	 * it estimated stay; the rows per key prefix come from the
-	 * dictionaries: per profile, per series, per (profile, name), per
-	 * (profile, duration bucket). */
+	 * it estimated stay where the build did not count the rows itself
+	 * (temp.dsight_row_counts: exact, whatever the pages' layout); the
+	 * rows per key prefix come from the dictionaries: per profile, per
+	 * series, per (profile, name), per (profile, duration bucket). */
 	"WITH d(p, s, nm, b) AS (SELECT"
 	" max(1, (SELECT count(*) FROM dsight_view_profiles)),"
 	" max(1, (SELECT count(*) FROM dsight_view_series)),"
@@ -64,7 +65,9 @@ static const char index_sql[] =
 	" WHEN 'dsight_samples_symbol' THEN sqlite_stat1.stat"
 	" ELSE printf('%d %d 1', n, max(1, n / (CASE WHEN sqlite_stat1.tbl IN"
 	" ('points', '" STORE_TYPED_POINTS "') THEN s ELSE p END))) END"
-	" FROM d, (SELECT CAST(sqlite_stat1.stat AS INTEGER) AS n))"
+	" FROM d, (SELECT coalesce((SELECT c.n FROM temp.dsight_row_counts AS c"
+	" WHERE c.tbl = sqlite_stat1.tbl), CAST(sqlite_stat1.stat AS INTEGER))"
+	" AS n))"
 	" WHERE tbl IN ('events', 'samples', 'points', '" STORE_TYPED_SAMPLES
 	"', '" STORE_TYPED_POINTS "', 'dsight_view_depth');";
 
@@ -220,9 +223,32 @@ void store_typed_close(struct store_typed *t)
 	}
 }
 
-int store_typed_finish(sqlite3 *db, struct err *e)
+int store_typed_finish(sqlite3 *db, const uint64_t rows[3], struct err *e)
 {
-	if (sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
+	static const char *const tables[5] = {"events", "samples", "points",
+	                                      STORE_TYPED_SAMPLES,
+	                                      STORE_TYPED_POINTS};
+	static const int kind[5] = {0, 1, 2, 1, 2};
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_exec(db, "CREATE TEMP TABLE dsight_row_counts (tbl TEXT"
+	                      " PRIMARY KEY, n INTEGER)", NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO temp.dsight_row_counts"
+		                        " VALUES (?1, ?2)", -1, &st, NULL);
+	for (int k = 0; rc == SQLITE_OK && k < 5; k++) {
+		sqlite3_bind_text(st, 1, tables[k], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)rows[kind[k]]);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, index_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "DROP TABLE temp.dsight_row_counts", NULL,
+		                  NULL, NULL);
+	if (rc != SQLITE_OK)
 		return err_set(e, ERR_DATA, "cannot index the typed tables: %s",
 		               sqlite3_errmsg(db));
 	return 0;

@@ -80,8 +80,10 @@ int store_typed_views(sqlite3 *db, struct err *e);
 
 /*
  * After the load and the views' helper tables (store_views_write): the
- * indexes and the planner's statistics.  ERR_DATA naming db's message.
+ * indexes and the planner's statistics, with rows[] the exact numbers of
+ * NVTX ranges, CPU samples and metric points the load wrote (the row
+ * counts of the tables holding them).  ERR_DATA naming db's message.
  */
-int store_typed_finish(sqlite3 *db, struct err *e);
+int store_typed_finish(sqlite3 *db, const uint64_t rows[3], struct err *e);
 
 #endif

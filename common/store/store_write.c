@@ -41,12 +41,14 @@ static const char schema_sql[] =
 	"CREATE TABLE samples   (profile INTEGER, ordinal INTEGER, time REAL,"
 	" payload TEXT, PRIMARY KEY (profile, ordinal)) WITHOUT ROWID;"
 	"CREATE TABLE points    (series INTEGER, ordinal INTEGER, time REAL,"
-	" payload TEXT, PRIMARY KEY (series, ordinal)) WITHOUT ROWID;";
+	" payload TEXT, PRIMARY KEY (series, ordinal)) WITHOUT ROWID;"
+	/* before the load: rows arrive about in key order, so an insert
+	 * appends (doc/performance.md "Window indexes during the load") */
+	"CREATE INDEX event_window  ON events  (profile, bucket, start);"
+	"CREATE INDEX point_window  ON points  (series, time);";
 
 static const char index_sql[] =
-	"CREATE INDEX event_window  ON events  (profile, bucket, start);"
-	"CREATE INDEX sample_window ON samples (profile, time);"
-	"CREATE INDEX point_window  ON points  (series, time);";
+	"CREATE INDEX sample_window ON samples (profile, time);";
 
 enum rec_kind { REC_EVENT, REC_SAMPLE, REC_POINT };
 
@@ -726,6 +728,8 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	sqlite3_finalize(w->gpu_ins);
 	w->gpu_ins = NULL;
 	store_typed_close(&w->typed);
+	const uint64_t rows[3] = {w->stats.events, w->stats.samples,
+	                          w->stats.points};
 	if (store_ext_finish(&w->ext, catalog, generation, w->elements,
 	                     w->irregular, e) ||
 	    write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
@@ -741,7 +745,7 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	    exec(w, index_sql, "indexes", e) ||
 	    exec(w, store_ext_index_sql, "extension indexes", e) ||
 	    exec(w, store_gpu_index_sql, "GPU indexes", e) ||
-	    store_typed_finish(w->db, e) ||
+	    store_typed_finish(w->db, rows, e) ||
 	    exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
 	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
 		return e->code;
