@@ -243,6 +243,8 @@ int store_ext_encode(struct buf *text, enum evidence_collection c,
 		}
 		}
 	}
+	if (c == EVIDENCE_REQUESTS)
+		store_reqtyped_encode(text, el, &r->typed);
 	if (!json_is_object(el))
 		*irregular |= 1u << 31;
 	if (c == EVIDENCE_REQUESTS) {
@@ -345,6 +347,8 @@ int store_ext_create(sqlite3 *db, struct store_ext *x, struct err *e)
 		rc = prepare(x, &x->ins_search,
 		             "INSERT INTO " STORE_EXT_REQUEST_SEARCH " (rowid, text)"
 		             " VALUES (?1,?2)", e);
+	if (!rc)
+		rc = store_reqtyped_create(db, &x->ins_typed, &x->ins_typed_w, e);
 	return rc;
 }
 
@@ -407,7 +411,10 @@ int store_ext_insert(struct store_ext *x, const char *text,
 	if (step(x, st, store_ext_table(r->coll), e))
 		return e->code;
 	if (r->coll == EVIDENCE_REQUESTS) {
-		if (insert_list(x, x->ins_worker, text, r, "request workers", e))
+		if (insert_list(x, x->ins_worker, text, r, "request workers", e) ||
+		    store_reqtyped_insert(x->ins_typed, x->ins_typed_w, text,
+		                          r->ordinal, &r->typed,
+		                          &x->typed_irregular, e))
 			return e->code;
 		/* the FTS text: the same fields, one per line */
 		struct buf t;
@@ -519,6 +526,9 @@ int store_ext_finish(struct store_ext *x, const json_t *core,
 	if (!rc)
 		rc = meta_count(x, st, "negative_ttft", EVIDENCE_REQUESTS, "ttft_ms < 0", e);
 	sqlite3_finalize(st);
+	if (!rc)
+		rc = store_reqtyped_finish(x->db, STORE_EXT_REQUESTS,
+		                           x->typed_irregular, e);
 	return rc;
 }
 
@@ -529,8 +539,11 @@ void store_ext_close(struct store_ext *x)
 	sqlite3_finalize(x->ins_worker);
 	sqlite3_finalize(x->ins_agent);
 	sqlite3_finalize(x->ins_search);
+	sqlite3_finalize(x->ins_typed);
+	sqlite3_finalize(x->ins_typed_w);
 	memset(x->ins, 0, sizeof x->ins);
 	x->ins_worker = x->ins_agent = x->ins_search = NULL;
+	x->ins_typed = x->ins_typed_w = NULL;
 }
 
 /* ---- the whole catalog, collections from the tables ---------------------- */

@@ -24,6 +24,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/row.h"
+#include "store/store_reqtyped.h"
 
 /* The extension's table names, spelled here only: every SQL text of the
  * tree that names one is built from these (string-literal concatenation),
@@ -84,6 +85,7 @@ struct ext_rec {
 	size_t list_off, list_len;     /* workers / agents: len-prefixed */
 	size_t search_off, search_len; /* requests: lowercased, 0xFF-separated */
 	struct ext_val col[STORE_EXT_MAXCOLS];
+	struct store_reqtyped_rec typed; /* requests: the typed values */
 };
 
 /*
@@ -101,6 +103,8 @@ struct store_ext {
 	sqlite3 *db;
 	sqlite3_stmt *ins[EVIDENCE_NCOLLECTIONS];
 	sqlite3_stmt *ins_worker, *ins_agent, *ins_search;
+	sqlite3_stmt *ins_typed, *ins_typed_w; /* the requests' typed tables */
+	int typed_irregular; /* a request was not plain: the fallback runs */
 };
 
 /* Creates the extension tables in db (inside the load's transaction) and

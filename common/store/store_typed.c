@@ -72,29 +72,10 @@ static const char index_sql[] =
 	"', '" STORE_TYPED_POINTS "', 'dsight_view_depth');";
 
 /*
- * The typed catalog collections: the values json_extract reads from each
- * request's JSON, read once here by the same function, so the views give
- * the values and types the JSON-decoding views gave.  Then each sample's
- * leaf symbol, from the frames (NULL where its stack has none).
+ * Each sample's leaf symbol, from the frames (NULL where its stack has
+ * none).  (The requests' typed tables are store_reqtyped's.)
  */
-#define REQ_COL(k) "json_extract(json, '$." k "')"
 static const char views_sql[] =
-	"CREATE TABLE " STORE_TYPED_REQUESTS " (ordinal INTEGER PRIMARY KEY,"
-	" id, session, agent, conversation, start, \"end\", first, ttft_ms,"
-	" input_tokens, output_tokens, cached_tokens, status, client_kind);"
-	"INSERT INTO " STORE_TYPED_REQUESTS " SELECT ordinal, "
-	REQ_COL("id") ", " REQ_COL("session") ", " REQ_COL("agent") ", "
-	REQ_COL("conversation") ", " REQ_COL("start") ", " REQ_COL("end") ", "
-	REQ_COL("first") ", " REQ_COL("ttft_ms") ", " REQ_COL("input_tokens")
-	", " REQ_COL("output_tokens") ", " REQ_COL("cached_tokens") ", "
-	REQ_COL("status") ", " REQ_COL("client_kind")
-	" FROM " STORE_EXT_REQUESTS " ORDER BY ordinal;"
-	"CREATE TABLE " STORE_TYPED_REQUEST_WORKERS " (ordinal INTEGER"
-	" PRIMARY KEY, request, worker);"
-	"INSERT INTO " STORE_TYPED_REQUEST_WORKERS " (request, worker)"
-	" SELECT json_extract(r.json, '$.id'), w.value"
-	" FROM " STORE_EXT_REQUESTS " AS r, json_each(r.json, '$.workers') AS w"
-	" ORDER BY r.ordinal, w.id;"
 	"UPDATE " STORE_TYPED_SAMPLES " SET symbol = (SELECT f.symbol"
 	" FROM dsight_view_frames AS f WHERE f.profile = "
 	STORE_TYPED_SAMPLES ".profile AND f.stack = " STORE_TYPED_SAMPLES
@@ -103,7 +84,7 @@ static const char views_sql[] =
 int store_typed_views(sqlite3 *db, struct err *e)
 {
 	if (sqlite3_exec(db, views_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return err_set(e, ERR_DATA, "cannot write the typed requests: %s",
+		return err_set(e, ERR_DATA, "cannot write the samples' symbols: %s",
 		               sqlite3_errmsg(db));
 	return 0;
 }

@@ -7,9 +7,9 @@
  * exact text, stay in the v1 payload) and
  * STORE_TYPED_SAMPLES (a sample's tid, stack and source row, and the symbol
  * of its leaf frame), filled by the store writer in the same pass as the v1
- * rows; STORE_TYPED_REQUESTS and STORE_TYPED_REQUEST_WORKERS (the requests'
- * scalar members and worker lists, read from the extension table's JSON
- * after the load); the indexes that let the views group by a name without
+ * rows; the names STORE_TYPED_REQUESTS and STORE_TYPED_REQUEST_WORKERS (the
+ * requests' scalar members and worker lists, written by store_reqtyped);
+ * the indexes that let the views group by a name without
  * sorting (events by profile and name, the name dictionaries by name and
  * worker) and the planner's statistics.  store_check.c checks that a
  * cache's typed tables agree with its payloads.  A typed value is what SQLite's JSON
@@ -26,11 +26,10 @@
 #include "base/err.h"
 #include "base/num.h"
 #include "base/row.h"
+#include "store/store_reqtyped.h" /* the requests' table names */
 
 #define STORE_TYPED_POINTS "dsight_points"
 #define STORE_TYPED_SAMPLES "dsight_samples"
-#define STORE_TYPED_REQUESTS "dsight_view_requests"
-#define STORE_TYPED_REQUEST_WORKERS "dsight_view_request_workers"
 
 enum store_typed_kind { STORE_TYPED_SAMPLE, STORE_TYPED_POINT };
 
@@ -72,9 +71,9 @@ void store_typed_close(struct store_typed *t);
 
 /*
  * After the load, the extension tables and the views' helper tables, in
- * the load's transaction (store_views_write): the typed requests and
- * request workers, and each sample's leaf symbol.  ERR_DATA naming db's
- * message.
+ * the load's transaction (store_views_write): each sample's leaf symbol
+ * (the requests' typed tables are store_reqtyped's).  ERR_DATA naming
+ * db's message.
  */
 int store_typed_views(sqlite3 *db, struct err *e);
 

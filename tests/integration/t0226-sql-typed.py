@@ -307,6 +307,27 @@ with open(mut, "w") as f:
 mrep = sl.build_report(mut, os.path.join(t.tmp, "mutated"))
 mdb = compare("mutated", mrep)
 
+
+def mutate_plain(doc):
+    """Odd but plain request members: the typed requests are written
+    during the load (objects, arrays, -0.0 or a NUL in any request send
+    the build to json_extract after it: the mutation above)."""
+    d = copy.deepcopy(doc)
+    for k, r in enumerate(d["requests"]):
+        r["ttft_ms"] = [9223372036854775807, 0.1 + 0.2, 5e-324, 9007199254740993][k % 4]
+        r["input_tokens"] = [None, 1e300, 12.0, -9223372036854775808][k % 4]
+        r["status"] = [7, None, "ok \"q\" \u00e9\u4e2d\t", 1.5][k % 4]
+        r["workers"] = r["workers"] + [[3, None], ["w\u00e9"], [1.5, True], []][k % 4]
+        if k == 3:
+            del r["workers"]
+    return d
+
+
+pmut = os.path.join(t.tmp, "mutated-plain.json")
+with open(pmut, "w") as f:
+    json.dump(mutate_plain(src), f)
+compare("mutated, plain members", sl.build_report(pmut, os.path.join(t.tmp, "mutated-plain")))
+
 small = os.path.join(t.tmp, "small.json")
 r = tap.run([tap.binpath("gen-capture"), "--preset", "medium", "--scale", "0.05", "-o", small])
 t.ok(r.returncode == 0, "gen-capture medium x0.05", r.stderr)
