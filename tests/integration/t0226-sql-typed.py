@@ -328,6 +328,60 @@ with open(pmut, "w") as f:
     json.dump(mutate_plain(src), f)
 compare("mutated, plain members", sl.build_report(pmut, os.path.join(t.tmp, "mutated-plain")))
 
+
+def random_requests(doc, seed, n=300):
+    """n requests with random plain members: texts with escapes and
+    astral characters, integers at the edges of 64 bits, reals at the
+    edges of doubles, booleans, nulls; workers lists of them, or none."""
+    rnd = random.Random(seed)
+    alph = ['a', 'Z', '"', '\\', '/', '\t', '\n', '\u00e9', '\u4e2d', '\U0001f600',
+            '\u2028', ' ', '\x7f', '\x01']
+    text = lambda: ''.join(rnd.choice(alph) for _ in range(rnd.randint(0, 8)))
+    num = lambda: rnd.choice([0, -1, 2 ** 62, -2 ** 63, 2 ** 63 - 1, 9007199254740993,
+                              0.1, 1 / 3, 1e300, 5e-324, -2.5e-7, 123456789.123456789,
+                              rnd.random() * 1e6, rnd.randint(-10 ** 12, 10 ** 12), 1e21])
+    d = copy.deepcopy(doc)
+    reqs = []
+    for k in range(n):
+        r = copy.deepcopy(doc["requests"][0])
+        r["id"] = "r%d-%s" % (k, text())
+        for key in ("agent", "conversation", "client_kind"):
+            r[key] = rnd.choice([None, text()])
+        r["status"] = rnd.choice([None, True, False, num(), text()])
+        r["workers"] = [rnd.choice([text(), num(), None, True])
+                        for _ in range(rnd.randint(0, 3))]
+        if rnd.random() < 0.1:
+            del r["workers"]
+        reqs.append(r)
+    d["requests"], d["sessions"] = reqs, []
+    return d
+
+
+# the typed requests written during the load hold what json_extract and
+# json_each read from each request's stored JSON, value and type
+rq = os.path.join(t.tmp, "random-requests.json")
+with open(rq, "w") as f:
+    json.dump(random_requests(src, 7), f)
+rrep = sl.build_report(rq, os.path.join(t.tmp, "random-requests"))
+rdb = sqlite3.connect("file:%s?mode=ro" % os.path.join(rrep, "trace-data.sqlite"), uri=True)
+req_cols = ["id", "session", "agent", "conversation", "start", "end", "first", "ttft_ms",
+        "input_tokens", "output_tokens", "cached_tokens", "status", "client_kind"]
+cond = " OR ".join("v.\"%s\" IS NOT json_extract(r.json, '$.%s') OR typeof(v.\"%s\")"
+                   " <> typeof(json_extract(r.json, '$.%s'))" % (k, k, k, k) for k in req_cols)
+rbad = rdb.execute("SELECT count(*) FROM dsight_view_requests v JOIN dsight_requests r"
+                " USING (ordinal) WHERE " + cond).fetchone()[0]
+rn = rdb.execute("SELECT count(*) FROM dsight_view_requests").fetchone()[0]
+t.ok(rbad == 0 and rn == 300, "random requests: the typed columns are json_extract's"
+     " (%d requests)" % rn, rbad)
+got = rdb.execute("SELECT request, worker, typeof(worker) FROM dsight_view_request_workers"
+                " ORDER BY ordinal").fetchall()
+want = rdb.execute("SELECT json_extract(r.json, '$.id'), w.value, typeof(w.value)"
+                 " FROM dsight_requests r, json_each(r.json, '$.workers') w"
+                 " ORDER BY r.ordinal, w.id").fetchall()
+t.ok(got == want and len(got) > 300, "random requests: the typed workers are"
+     " json_each's, in order (%d rows)" % len(got), (got[:3], want[:3]))
+rdb.close()
+
 small = os.path.join(t.tmp, "small.json")
 r = tap.run([tap.binpath("gen-capture"), "--preset", "medium", "--scale", "0.05", "-o", small])
 t.ok(r.returncode == 0, "gen-capture medium x0.05", r.stderr)
