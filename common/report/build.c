@@ -338,31 +338,8 @@ static void build_state_free(struct build_state *s)
  * one the reader opens and answers a summary from, with a manifest that a
  * later build of the same output accepts.  Otherwise nothing is published
  * and the previous report stays. */
-/* Counts what a read of the staged document hands over, and drops it. */
-static int count_event(void *ctx, int64_t profile, int64_t ordinal,
-                       const struct row_event *row, struct err *e)
-{
-	(void)profile, (void)ordinal, (void)row, (void)e;
-	((uint64_t *)ctx)[0]++;
-	return 0;
-}
-
-static int count_sample(void *ctx, int64_t profile, int64_t ordinal,
-                        const struct row_sample *row, struct err *e)
-{
-	(void)profile, (void)ordinal, (void)row, (void)e;
-	((uint64_t *)ctx)[1]++;
-	return 0;
-}
-
-static int count_point(void *ctx, int64_t series, int64_t ordinal,
-                       const struct row_point *row, struct err *e)
-{
-	(void)series, (void)ordinal, (void)row, (void)e;
-	((uint64_t *)ctx)[2]++;
-	return 0;
-}
-
+/* A read of the staged document keeps no catalog element (the reader
+ * validates and counts the rows, and keeps none without a row callback). */
 static int drop_element(void *ctx, enum evidence_collection c,
                         int64_t ordinal, const json_t *elem, struct err *e)
 {
@@ -379,7 +356,6 @@ static int drop_element(void *ctx, enum evidence_collection c,
 static int verify_document(struct build_state *s,
                            const struct store_write_stats *ws, struct err *e)
 {
-	uint64_t n[3] = {0, 0, 0};
 	const uint64_t want[3] = {ws->events, ws->samples, ws->points};
 	static const char *const what[3] = {"NVTX ranges", "CPU samples",
 	                                    "metric points"};
@@ -390,14 +366,11 @@ static int verify_document(struct build_state *s,
 
 	memset(&sink, 0, sizeof sink);
 	memset(&st, 0, sizeof st);
-	sink.ctx = n;
-	sink.event = count_event;
-	sink.sample = count_sample;
-	sink.point = count_point;
 	sink.element = drop_element;
 	sink.cancel = s->o->cancel;
 	rc = evidence_read(staged(s, DATA_DOCUMENT), &sink, &catalog, &st, e);
 	json_decref(catalog);
+	const uint64_t n[3] = {st.events, st.samples, st.points};
 	for (int k = 0; !rc && k < 3; k++)
 		if (n[k] != want[k])
 			rc = err_set(e, ERR_DATA, "%s holds %llu %s, not the %llu "

@@ -114,15 +114,6 @@ const char store_ext_index_sql[] =
 
 /* ---- encoding (parsing thread) ----------------------------------------- */
 
-static void put_text(struct buf *text, struct ext_val *v, const char *s,
-                     size_t n)
-{
-	v->type = SQLITE_TEXT;
-	v->off = text->len;
-	v->len = n;
-	buf_append(text, s, n);
-}
-
 /* A 4-byte length then the bytes: one entry of a record's list. */
 static void put_entry(struct buf *text, const char *s, size_t n)
 {
@@ -199,12 +190,13 @@ int store_ext_encode(struct buf *text, enum evidence_collection c,
 	r->json_len = text->len - r->json_off;
 	for (size_t k = 0; k < ncols; k++) {
 		const json_t *v = json_is_object(el) ? json_object_get(el, cols[k].key) : NULL;
-		struct ext_val *x = &r->col[k];
+		struct store_val *x = &r->col[k];
 		x->type = SQLITE_NULL;
 		switch (cols[k].kind) {
 		case EXT_TEXT:
 			if (json_is_string(v))
-				put_text(text, x, json_string_value(v), json_string_length(v));
+				store_val_text(text, x, json_string_value(v),
+				               json_string_length(v));
 			else if (v && !json_is_null(v))
 				*irregular |= 1u << k;
 			break;
@@ -365,7 +357,7 @@ static int insert_list(struct store_ext *x, sqlite3_stmt *st, const char *text,
                        const struct ext_rec *r, const char *what, struct err *e)
 {
 	const char *p = text + r->list_off, *end = p + r->list_len;
-	const struct ext_val *id = &r->col[0];
+	const struct store_val *id = &r->col[0];
 
 	while (p < end) {
 		uint32_t n;
@@ -394,15 +386,7 @@ int store_ext_insert(struct store_ext *x, const char *text,
 	store_ext_columns(r->coll, &n);
 	sqlite3_bind_int64(st, 1, r->ordinal);
 	for (size_t k = 0; k < n; k++, p++) {
-		const struct ext_val *v = &r->col[k];
-		switch (v->type) {
-		case SQLITE_INTEGER: sqlite3_bind_int64(st, p, v->i); break;
-		case SQLITE_FLOAT: sqlite3_bind_double(st, p, v->d); break;
-		case SQLITE_TEXT:
-			sqlite3_bind_text(st, p, text + v->off, (int)v->len, SQLITE_STATIC);
-			break;
-		default: sqlite3_bind_null(st, p); break;
-		}
+		store_val_bind(st, p, text, &r->col[k]);
 	}
 	if (r->coll == EVIDENCE_REQUESTS)
 		sqlite3_bind_blob(st, p++, text + r->search_off, (int)r->search_len,

@@ -25,6 +25,7 @@
 #include "base/err.h"
 #include "base/row.h"
 #include "store/store_reqtyped.h"
+#include "store/store_val.h"
 
 /* The extension's table names, spelled here only: every SQL text of the
  * tree that names one is built from these (string-literal concatenation),
@@ -69,14 +70,6 @@ const struct ext_col *store_ext_columns(enum evidence_collection c,
 /* The table of collection c: "dsight_requests", ... */
 const char *store_ext_table(enum evidence_collection c);
 
-/* One encoded value (text at off/len of the record's buffer). */
-struct ext_val {
-	int type; /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT */
-	int64_t i;
-	double d;
-	size_t off, len;
-};
-
 /* One element ready to insert; its text lives in the caller's buffer. */
 struct ext_rec {
 	int coll;
@@ -84,7 +77,7 @@ struct ext_rec {
 	size_t json_off, json_len;
 	size_t list_off, list_len;     /* workers / agents: len-prefixed */
 	size_t search_off, search_len; /* requests: lowercased, 0xFF-separated */
-	struct ext_val col[STORE_EXT_MAXCOLS];
+	struct store_val col[STORE_EXT_MAXCOLS]; /* texts in the buffer */
 	struct store_reqtyped_rec typed; /* requests: the typed values */
 };
 

@@ -38,12 +38,14 @@ static const char fallback_sql[] =
 	" FROM \"%w\" AS r, json_each(r.json, '$.workers') AS w"
 	" ORDER BY r.ordinal, w.id;";
 
-/* v as json_extract reads it from dsight's JSON of it: 1 when plain. */
-static int plain(struct buf *text, const json_t *v,
-                 struct store_reqtyped_val *x)
+/* v (NULL: absent) as json_extract reads it from dsight's JSON of it:
+ * 1 when plain. */
+static int plain(struct buf *text, const json_t *v, struct store_val *x)
 {
 	memset(x, 0, sizeof *x);
 	x->type = SQLITE_NULL;
+	if (!v)
+		return 1;
 	switch (json_typeof(v)) {
 	case JSON_TRUE:
 	case JSON_FALSE:
@@ -64,10 +66,7 @@ static int plain(struct buf *text, const json_t *v,
 		size_t n = json_string_length(v);
 		if (memchr(s, 0, n)) /* json_extract ends the text there */
 			return 0;
-		x->type = SQLITE_TEXT;
-		x->off = text->len;
-		x->len = n;
-		buf_append(text, s, n);
+		store_val_text(text, x, s, n);
 		return 1;
 	}
 	case JSON_NULL:
@@ -81,17 +80,14 @@ void store_reqtyped_encode(struct buf *text, const json_t *el,
                            struct store_reqtyped_rec *r)
 {
 	const json_t *w = json_object_get(el, "workers");
-	struct store_reqtyped_val x;
+	struct store_val x;
 	size_t k;
 	const json_t *v;
 
 	r->ok = json_is_object(el);
 	r->w_off = r->w_len = 0;
-	for (int c = 0; r->ok && c < STORE_REQTYPED_COLS; c++) {
-		v = json_object_get(el, keys[c]);
-		r->ok = !v ? (r->v[c].type = SQLITE_NULL, 1)
-		                 : plain(text, v, &r->v[c]);
-	}
+	for (int c = 0; r->ok && c < STORE_REQTYPED_COLS; c++)
+		r->ok = plain(text, json_object_get(el, keys[c]), &r->v[c]);
 	if (!r->ok || !w)
 		return; /* absent: no worker rows */
 	if (json_is_null(w)) {
@@ -134,19 +130,6 @@ int store_reqtyped_create(sqlite3 *db, sqlite3_stmt **ins,
 	return 0;
 }
 
-static void bind(sqlite3_stmt *st, int p, const char *text,
-                 const struct store_reqtyped_val *x)
-{
-	switch (x->type) {
-	case SQLITE_INTEGER: sqlite3_bind_int64(st, p, x->i); break;
-	case SQLITE_FLOAT: sqlite3_bind_double(st, p, x->d); break;
-	case SQLITE_TEXT:
-		sqlite3_bind_text(st, p, text + x->off, (int)x->len, SQLITE_STATIC);
-		break;
-	default: sqlite3_bind_null(st, p);
-	}
-}
-
 static int step(sqlite3_stmt *st, struct err *e)
 {
 	int rc = sqlite3_step(st);
@@ -163,7 +146,7 @@ int store_reqtyped_insert(sqlite3_stmt *ins, sqlite3_stmt *ins_w,
                           const struct store_reqtyped_rec *r, int *irregular,
                           struct err *e)
 {
-	struct store_reqtyped_val x;
+	struct store_val x;
 
 	if (*irregular || !r->ok) {
 		*irregular = 1;
@@ -171,14 +154,14 @@ int store_reqtyped_insert(sqlite3_stmt *ins, sqlite3_stmt *ins_w,
 	}
 	sqlite3_bind_int64(ins, 1, ordinal);
 	for (int c = 0; c < STORE_REQTYPED_COLS; c++)
-		bind(ins, c + 2, text, &r->v[c]);
+		store_val_bind(ins, c + 2, text, &r->v[c]);
 	if (step(ins, e))
 		return e->code;
 	for (size_t off = 0; off < r->w_len;
 	     off += sizeof x + (x.type == SQLITE_TEXT ? x.len : 0)) {
 		memcpy(&x, text + r->w_off + off, sizeof x);
-		bind(ins_w, 1, text, &r->v[0]);
-		bind(ins_w, 2, text, &x);
+		store_val_bind(ins_w, 1, text, &r->v[0]);
+		store_val_bind(ins_w, 2, text, &x);
 		if (step(ins_w, e))
 			return e->code;
 	}

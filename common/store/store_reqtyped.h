@@ -23,23 +23,16 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "store/store_val.h"
 
 #define STORE_TYPED_REQUESTS "dsight_view_requests"
 #define STORE_TYPED_REQUEST_WORKERS "dsight_view_request_workers"
 #define STORE_REQTYPED_COLS 13 /* after ordinal: id, session, ... */
 
-/* One value (a text at off/len of the record's buffer). */
-struct store_reqtyped_val {
-	int type; /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT */
-	int64_t i;
-	double d;
-	size_t off, len;
-};
-
 /* One request's typed values; the workers' values are in the buffer at
- * w_off: each a struct store_reqtyped_val, then its text if any. */
+ * w_off: each a struct store_val, then its text if any. */
 struct store_reqtyped_rec {
-	struct store_reqtyped_val v[STORE_REQTYPED_COLS];
+	struct store_val v[STORE_REQTYPED_COLS];
 	size_t w_off, w_len;
 	int ok; /* plain: written during the load */
 };
