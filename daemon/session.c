@@ -228,6 +228,11 @@ const char *session_sql_engine(const struct session *s)
 	return qsqlengine_state(s->cur->sql);
 }
 
+unsigned long long session_sql_native(const struct session *s)
+{
+	return qsqlengine_native(s->cur->sql);
+}
+
 int session_gen_query(struct session_gen *g, const struct query_params *p,
                       struct buf *out, struct err *e)
 {

@@ -41,6 +41,9 @@ const char *session_generation(const struct session *s);
  * session runs without it), "loading", "ready", "declined" (the cache is
  * not one it serves: the file's views answer) or "failed". */
 const char *session_sql_engine(const struct session *s);
+/* Statements of the current generation answered by the sql engine's own
+ * grouped aggregates. */
+unsigned long long session_sql_native(const struct session *s);
 
 /* Loop thread: 1 when the data file's identity differs from the current
  * generation's (the report was rebuilt, removed or replaced), else 0. */

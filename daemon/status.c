@@ -72,6 +72,10 @@ void status_write(struct buf *o, const struct status_input *si)
 	jsonout_int(o, si->sql_streams);
 	put_key(o, "sql_engine", 0);
 	jsonout_cstr(o, session_sql_engine(si->sess));
+	/* statements of this generation the engine's own grouped
+	 * aggregates answered (SQLite ran the others) */
+	put_key(o, "sql_native", 0);
+	jsonout_int(o, (int64_t)session_sql_native(si->sess));
 	/* Server-side time of the last TIMES queries, from the decoded frame
 	 * to the framed response (queue wait included), in microseconds. */
 	put_key(o, "server_time_us", 0);

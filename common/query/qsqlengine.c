@@ -76,6 +76,11 @@ void qsqlengine_use(struct qsqlengine *g, struct query_params *p)
 	p->sql_pool = g->pool;
 }
 
+unsigned long long qsqlengine_native(const struct qsqlengine *g)
+{
+	return g ? query_sql_pool_native(g->pool) : 0;
+}
+
 const char *qsqlengine_state(const struct qsqlengine *g)
 {
 	static const char *const names[] = {"off", "loading", "ready",

@@ -27,6 +27,10 @@ void qsqlengine_use(struct qsqlengine *g, struct query_params *p);
  * build's) or "failed"; "off" for NULL. */
 const char *qsqlengine_state(const struct qsqlengine *g);
 
+/* How many sql statements the engine answered with its own grouped
+ * aggregates (qsqlagg.h); 0 for NULL. */
+unsigned long long qsqlengine_native(const struct qsqlengine *g);
+
 /* Stops a load under way and frees g (NULL allowed): every statement that
  * used it must be closed first. */
 void qsqlengine_free(struct qsqlengine *g);

@@ -14,8 +14,10 @@
 #include "base/jsonout.h"
 #include "base/utf8.h"
 #include "query/qkinds.h"
+#include "query/qsqlagg.h"
 #include "query/qsqlauth.h"
 #include "query/qsqlfn.h"
+#include "query/qsqlshape.h"
 #include "query/qsqlvtab.h"
 #include "query/qtempvfs.h"
 #include "store/store.h"
@@ -53,16 +55,36 @@ static void put_text(struct buf *out, const char *s, size_t n)
 	buf_free(&fixed);
 }
 
-static void put_value(struct buf *out, sqlite3_stmt *st, int k)
+/* A value of the answer: column k of the stepped row of st, or cells[k]
+ * when cells (a row the engine computed: qsqlagg.h) is not NULL. */
+struct cell {
+	sqlite3_stmt *st;
+	const struct qsqlmem_val *cells;
+};
+
+static int cell_type(const struct cell *c, int k)
+{
+	return c->cells ? c->cells[k].type : sqlite3_column_type(c->st, k);
+}
+
+static size_t cell_bytes(const struct cell *c, int k)
+{
+	return c->cells ? (size_t)c->cells[k].n
+	                : (size_t)sqlite3_column_bytes(c->st, k);
+}
+
+static void put_value(struct buf *out, const struct cell *c, int k)
 {
 	static const char hex[] = "0123456789abcdef";
+	sqlite3_stmt *st = c->st;
 
-	switch (sqlite3_column_type(st, k)) {
+	switch (cell_type(c, k)) {
 	case SQLITE_INTEGER:
-		jsonout_int(out, sqlite3_column_int64(st, k));
+		jsonout_int(out, c->cells ? c->cells[k].i
+		                          : sqlite3_column_int64(st, k));
 		break;
 	case SQLITE_FLOAT: {
-		double d = sqlite3_column_double(st, k);
+		double d = c->cells ? c->cells[k].d : sqlite3_column_double(st, k);
 		if (isfinite(d))
 			jsonout_real(out, d);
 		else
@@ -70,8 +92,9 @@ static void put_value(struct buf *out, sqlite3_stmt *st, int k)
 		break;
 	}
 	case SQLITE_TEXT: {
-		const char *s = (const char *)sqlite3_column_text(st, k);
-		put_text(out, s ? s : "", (size_t)sqlite3_column_bytes(st, k));
+		const char *s = c->cells ? c->cells[k].s
+		                         : (const char *)sqlite3_column_text(st, k);
+		put_text(out, s ? s : "", cell_bytes(c, k));
 		break;
 	}
 	case SQLITE_BLOB: {
@@ -242,12 +265,14 @@ struct sqlconn {
 	sqlite3 *db;
 	struct sqlctx c;            /* borrowed by db: never moved */
 	const struct qsqlmem *mem;  /* what its virtual tables serve, or NULL */
+	int agg;                    /* its SQLite adds as qsqlagg does */
 };
 
 struct query_sql_pool {
 	pthread_mutex_t lock;
 	struct sqlconn *idle[QUERY_SQL_POOL_MAX];
 	size_t n;
+	unsigned long long native; /* statements qsqlagg answered */
 };
 
 struct query_sql_cursor {
@@ -262,6 +287,13 @@ struct query_sql_cursor {
 	int ncol;
 	int pending;           /* st holds a stepped row not written yet */
 	int done, truncated;
+	/* a grouped aggregate the engine computes itself (qsqlagg.h):
+	 * shape read (has_shape), then computed on the first batch (tried),
+	 * its rows served from agg when that succeeded (use_agg) */
+	struct qsqlshape shape;
+	struct qsqlagg_result agg;
+	int has_shape, tried, use_agg;
+	size_t agg_row;
 };
 
 void query_sql_columns(const struct query_sql_cursor *cur, struct buf *out)
@@ -308,6 +340,8 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
                    size_t batch, size_t budget, size_t row_max, int first)
 {
 	size_t mark = out->len;
+	struct cell cell = {cur->st, cur->use_agg ? cur->agg.cells +
+	                             cur->agg_row * (size_t)cur->agg.ncol : NULL};
 
 	if (!first)
 		buf_putc(out, ',');
@@ -316,10 +350,9 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
 		/* stop before a value that cannot fit (bounds memory); the
 		 * size of text and blobs only: asking a number for its size
 		 * would convert it */
-		int type = sqlite3_column_type(cur->st, k);
+		int type = cell_type(&cell, k);
 		size_t nb = type == SQLITE_TEXT || type == SQLITE_BLOB
-		                    ? (size_t)sqlite3_column_bytes(cur->st, k)
-		                    : 0;
+		                    ? cell_bytes(&cell, k) : 0;
 		size_t used = out->len - mark;
 		if (nb > row_max || used + nb > row_max) {
 			out->len = mark;
@@ -331,7 +364,7 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
 		}
 		if (k)
 			buf_putc(out, ',');
-		put_value(out, cur->st, k);
+		put_value(out, &cell, k);
 	}
 	buf_putc(out, ']');
 	if (out->len - mark > row_max) {
@@ -355,8 +388,29 @@ int query_sql_next(struct query_sql_cursor *cur, struct buf *out,
 	int rc = 0;
 
 	qsqlfn_clock_resume(&cur->c->clock);
+	if (cur->has_shape && !cur->tried) {
+		int r = qsqlagg_run(cur->conn->mem, &cur->shape, &cur->c->clock,
+		                    &cur->agg);
+		cur->tried = 1;
+		cur->use_agg = r == 0 && cur->agg.ncol == cur->ncol;
+		if (cur->use_agg && cur->pool) {
+			pthread_mutex_lock(&cur->pool->lock);
+			cur->pool->native++;
+			pthread_mutex_unlock(&cur->pool->lock);
+		}
+		if (r == QSQLAGG_STOPPED) {
+			cur->done = 1;
+			rc = sql_error(cur->db, cur->c, cur->timeout_s, e);
+		}
+	}
 	while (!cur->done) {
-		if (!cur->pending) {
+		if (!cur->pending && cur->use_agg) {
+			if (cur->agg_row == cur->agg.nrows) {
+				cur->done = 1;
+				break;
+			}
+			cur->pending = 1;
+		} else if (!cur->pending) {
 			int s = sqlite3_step(cur->st);
 			if (s == SQLITE_DONE) {
 				cur->done = 1;
@@ -386,6 +440,7 @@ int query_sql_next(struct query_sql_cursor *cur, struct buf *out,
 		if (put == 0)
 			break; /* the batch is full; the row opens the next */
 		cur->pending = 0;
+		cur->agg_row += cur->use_agg;
 		cur->rows++;
 		n++;
 		if (out->len - batch >= budget)
@@ -448,6 +503,11 @@ static int conn_open(const char *abs_path, const struct qsqlmem *mem,
 	    (rc = qsqlauth_ready(conn->db, e)) ||
 	    (mem && (rc = qsqlvtab_install(conn->db, mem, e))))
 		return rc;
+	/* DSIGHT_SQL_NATIVE=0: SQLite runs every statement (the tests
+	 * compare the two answers) */
+	conn->agg = mem && !(getenv("DSIGHT_SQL_NATIVE") &&
+	                     !strcmp(getenv("DSIGHT_SQL_NATIVE"), "0")) &&
+	            qsqlagg_matches_sqlite(conn->db);
 	if (qsqlfn_register(conn->db, &c->clock) != SQLITE_OK)
 		return err_set(e, ERR_NOMEM, "cannot set up the sql connection: %s",
 		               sqlite3_errmsg(conn->db));
@@ -475,6 +535,18 @@ void query_sql_pool_free(struct query_sql_pool *p)
 		conn_close(p->idle[k]);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
+}
+
+unsigned long long query_sql_pool_native(struct query_sql_pool *p)
+{
+	unsigned long long n;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	n = p->native;
+	pthread_mutex_unlock(&p->lock);
+	return n;
 }
 
 /* An idle connection of p set up for mem, or NULL (one set up for another
@@ -518,6 +590,8 @@ void query_sql_close(struct query_sql_cursor *cur)
 {
 	if (!cur)
 		return;
+	qsqlagg_result_free(&cur->agg);
+	qsqlshape_free(&cur->shape);
 	sqlite3_finalize(cur->st);
 	/* a statement leaves nothing on its connection (the authorizer allows
 	 * reads only), so the next one may use it */
@@ -574,6 +648,8 @@ int query_sql_open(const char *abs_path, const char *sql, double timeout_s,
 	/* the statement text is the caller's: nothing reads it after this */
 	c->auth.sql = "";
 	cur->ncol = sqlite3_column_count(cur->st);
+	if (cur->conn->agg)
+		cur->has_shape = qsqlshape_read(cur->db, sql, &cur->shape);
 	qsqlfn_clock_pause(&c->clock);
 	*out = cur;
 	return 0;

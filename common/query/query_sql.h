@@ -93,6 +93,10 @@ struct query_sql_with {
 struct query_sql_pool *query_sql_pool_new(void);
 void query_sql_pool_free(struct query_sql_pool *p);
 
+/* How many statements run through p were grouped aggregates the engine
+ * computed itself (qsqlagg.h) rather than SQLite; 0 for NULL. */
+unsigned long long query_sql_pool_native(struct query_sql_pool *p);
+
 /*
  * Runs statement sql (NUL-terminated) on the cache at abs_path with the
  * time limit timeout_s (already validated: 0 < t <= 30) and appends
