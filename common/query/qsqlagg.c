@@ -138,6 +138,7 @@ static struct qsqlmem_val row_val(const struct exec *x, int col, size_t i)
 	case QC_END: return real_val(n->end[i]);
 	case QC_DURATION: return real_val(n->end[i] - n->start[i]);
 	case QC_SOURCE_ROW: return int_val(n->source_row[i]);
+	case QC_DEPTH: return int_val(n->depth[i]);
 	case QC_ORDINAL:
 		return int_val(x->s->table == QS_NVTX ? n->ordinal[i]
 		                                      : p->ordinal[i]);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/strdict.h"
+#include "base/vec.h"
 #include "store/store.h"
 #include "store/store_views.h"
 
@@ -139,14 +140,112 @@ struct by_key {
 	int64_t *base, nprofiles;
 	uint32_t *tid;
 	int64_t *source_row;
+	int32_t *depth;
+	uint32_t *thread;
+	struct strdict threads; /* "profile, tid" -> index in nvtx.threads */
+	char *key;              /* a key of threads being built */
+	size_t keycap;
 };
+
+/* The key of (profile p, text tid of n bytes) in k->threads: 8 bytes of
+ * p, then the tid; NULL when out of memory. */
+static const char *thread_key(struct by_key *k, int64_t p,
+                              const unsigned char *tid, size_t n)
+{
+	if (vec_reserve(&k->key, &k->keycap, n + 8, 1))
+		return NULL;
+	memcpy(k->key, &p, 8);
+	memcpy(k->key + 8, tid, n);
+	return k->key;
+}
+
+/* The thread names of dsight_view_threads.  A range's tid is a text or
+ * NULL and its profile an integer, and SQLite compares t.tid = e.tid and
+ * t.profile = e.profile without converting (both columns have the
+ * affinity of their values), so only rows with an integer profile and a
+ * text tid can match: those are keyed, the others left out. */
+static int load_threads(struct loader *L, struct by_key *k)
+{
+	struct qsqlmem_nvtx *t = &L->m->nvtx;
+	sqlite3_stmt *st = NULL;
+	size_t n = 0;
+	int rc = 0, step;
+
+	if (count(L, "SELECT count(*) FROM main.dsight_view_threads", &n))
+		return -1;
+	if (!(t->threads = alloc(L, n, sizeof *t->threads)))
+		return nomem(L);
+	if (prepare(L, "SELECT profile, tid, name FROM main.dsight_view_threads",
+	            &st, "threads"))
+		return -1;
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		const char *key;
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
+		    sqlite3_column_type(st, 1) != SQLITE_TEXT)
+			continue;
+		if (t->nthreads == n) {
+			L->declined = 1;
+			rc = -1;
+			break;
+		}
+		key = thread_key(k, sqlite3_column_int64(st, 0),
+		                 sqlite3_column_text(st, 1), len);
+		if (!key || copy_val(L, st, 2, &t->threads[t->nthreads]))
+			rc = L->declined ? -1 : nomem(L);
+		else if (strdict_put(&k->threads, key, len + 8,
+		                     (int64_t)t->nthreads))
+			rc = nomem(L);
+		else
+			t->nthreads++;
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = fail(L, "thread names");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The depth of range (p, o) from the cursor st over dsight_view_depth in
+ * (profile, ordinal) order, moved up to it (*at: its last step): the
+ * view's coalesce(d.depth, 0).  0, or -1 declined (a depth that is not a
+ * 32-bit integer). */
+static int depth_of(struct loader *L, sqlite3_stmt *st, int *at, int64_t p,
+                    int64_t o, int32_t *out)
+{
+	int64_t dp = 0, dord = 0, d;
+
+	*out = 0;
+	while (*at == SQLITE_ROW) {
+		/* profile and ordinal are INTEGER columns: a value of another
+		 * type never equals a range's integer (skipped) */
+		if (sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+		    sqlite3_column_type(st, 1) == SQLITE_INTEGER) {
+			dp = sqlite3_column_int64(st, 0);
+			dord = sqlite3_column_int64(st, 1);
+			if (dp > p || (dp == p && dord >= o))
+				break;
+		}
+		*at = sqlite3_step(st);
+	}
+	if (*at != SQLITE_ROW || dp != p || dord != o ||
+	    sqlite3_column_type(st, 2) == SQLITE_NULL)
+		return 0;
+	d = sqlite3_column_int64(st, 2);
+	if (sqlite3_column_type(st, 2) != SQLITE_INTEGER || d < INT32_MIN ||
+	    d > INT32_MAX) {
+		L->declined = 1;
+		return -1;
+	}
+	*out = (int32_t)d;
+	return 0;
+}
 
 static int load_by_key(struct loader *L, struct strdict *tids,
                        struct by_key *k, size_t n)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *ds = NULL;
 	size_t i = 0;
-	int rc = 0, step = SQLITE_DONE;
+	int rc = 0, step = SQLITE_DONE, at;
 
 	if (count(L, "SELECT coalesce(max(profile), -1) + 1 FROM main.events",
 	          (size_t *)&k->nprofiles))
@@ -154,11 +253,21 @@ static int load_by_key(struct loader *L, struct strdict *tids,
 	k->base = calloc((size_t)k->nprofiles + 1, sizeof *k->base);
 	k->tid = malloc((n ? n : 1) * sizeof *k->tid);
 	k->source_row = malloc((n ? n : 1) * sizeof *k->source_row);
-	if (!k->base || !k->tid || !k->source_row)
+	k->depth = malloc((n ? n : 1) * sizeof *k->depth);
+	k->thread = malloc((n ? n : 1) * sizeof *k->thread);
+	if (!k->base || !k->tid || !k->source_row || !k->depth || !k->thread)
 		return nomem(L);
-	if (prepare(L, "SELECT profile, ordinal, tid, source_row"
-	            " FROM main.events ORDER BY profile, ordinal", &st, "events"))
+	if (load_threads(L, k))
 		return -1;
+	if (prepare(L, "SELECT profile, ordinal, depth FROM main.dsight_view_depth"
+	            " ORDER BY profile, ordinal", &ds, "depth"))
+		return -1;
+	at = sqlite3_step(ds);
+	if (prepare(L, "SELECT profile, ordinal, tid, source_row"
+	            " FROM main.events ORDER BY profile, ordinal", &st, "events")) {
+		sqlite3_finalize(ds);
+		return -1;
+	}
 	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t p = sqlite3_column_int64(st, 0);
 		int64_t o = sqlite3_column_int64(st, 1);
@@ -178,12 +287,31 @@ static int load_by_key(struct loader *L, struct strdict *tids,
 			rc = -1;
 			break;
 		}
+		if (depth_of(L, ds, &at, p, o, &k->depth[i])) {
+			rc = -1;
+			break;
+		}
+		k->thread[i] = UINT32_MAX;
 		if (sqlite3_column_type(st, 2) == SQLITE_NULL) {
 			k->tid[i] = UINT32_MAX;
+		} else if (sqlite3_column_type(st, 2) != SQLITE_TEXT) {
+			/* a TEXT column: only a damaged cache holds a blob */
+			L->declined = 1;
+			rc = -1;
+			break;
 		} else {
-			int64_t t = strdict_intern(tids, sqlite3_column_text(st, 2),
-			                           (size_t)sqlite3_column_bytes(st, 2),
-			                           NULL);
+			const unsigned char *tx = sqlite3_column_text(st, 2);
+			size_t len = (size_t)sqlite3_column_bytes(st, 2);
+			const char *key = k->threads.count ?
+			                  thread_key(k, p, tx, len) : NULL;
+			int64_t th;
+			if (k->threads.count && !key) {
+				rc = nomem(L);
+				break;
+			}
+			if (key && strdict_get(&k->threads, key, len + 8, &th))
+				k->thread[i] = (uint32_t)th;
+			int64_t t = strdict_intern(tids, tx, len, NULL);
 			if (t < 0) {
 				rc = nomem(L);
 				break;
@@ -198,9 +326,10 @@ static int load_by_key(struct loader *L, struct strdict *tids,
 		k->source_row[i] = sqlite3_column_int64(st, 3);
 		i++;
 	}
-	if (!rc && step != SQLITE_DONE)
+	if (!rc && (step != SQLITE_DONE || (at != SQLITE_ROW && at != SQLITE_DONE)))
 		rc = fail(L, "NVTX ranges");
 	sqlite3_finalize(st);
+	sqlite3_finalize(ds);
 	if (!rc && i != n)
 		L->declined = 1, rc = -1;
 	return rc;
@@ -239,9 +368,12 @@ static int load_nvtx(struct loader *L)
 	t->source_row = alloc(L, t->n, sizeof *t->source_row);
 	t->ordinal = alloc(L, t->n, sizeof *t->ordinal);
 	t->tid = alloc(L, t->n, sizeof *t->tid);
+	t->depth = alloc(L, t->n, sizeof *t->depth);
+	t->thread = alloc(L, t->n, sizeof *t->thread);
 	t->by_worker = alloc(L, ng, sizeof *t->by_worker);
+	strdict_init(&k.threads);
 	if (!t->g || !t->start || !t->end || !t->source_row || !t->ordinal ||
-	    !t->tid || !t->by_worker)
+	    !t->tid || !t->depth || !t->thread || !t->by_worker)
 		return nomem(L);
 	rc = load_by_key(L, &tids, &k, t->n);
 	if (!rc && prepare(L, "SELECT n.profile, n.id, n.name, n.worker,"
@@ -278,6 +410,8 @@ static int load_nvtx(struct loader *L)
 		t->ordinal[i] = o;
 		t->tid[i] = k.tid[k.base[p] + o];
 		t->source_row[i] = k.source_row[k.base[p] + o];
+		t->depth[i] = k.depth[k.base[p] + o];
+		t->thread[i] = k.thread[k.base[p] + o];
 		if (g->count && !in_order(t, i)) {
 			L->declined = 1;
 			rc = -1;
@@ -292,6 +426,10 @@ static int load_nvtx(struct loader *L)
 	free(k.base);
 	free(k.tid);
 	free(k.source_row);
+	free(k.depth);
+	free(k.thread);
+	free(k.key);
+	strdict_free(&k.threads);
 	if (!rc && i != t->n)
 		L->declined = 1, rc = -1;
 	if (!rc) {
@@ -426,6 +564,9 @@ void qsqlmem_free(struct qsqlmem *m)
 	free(m->nvtx.ordinal);
 	free(m->nvtx.tid);
 	free(m->nvtx.tids);
+	free(m->nvtx.depth);
+	free(m->nvtx.thread);
+	free(m->nvtx.threads);
 	free(m->points.g);
 	free(m->points.time);
 	free(m->points.ordinal);

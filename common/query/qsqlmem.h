@@ -10,6 +10,9 @@
  * or series), each group's rows in the order the file's name indexes give
  * them (start, end, ordinal; a series' ordinal), so a scan in group order
  * adds the values of a GROUP BY name in the order the file's views do.
+ * Each range also holds the view's depth and thread_name, looked up once
+ * here as the view's subqueries look them up (dsight_view_depth by profile
+ * and ordinal, dsight_view_threads by profile and tid).
  * A cache whose view definitions are not the ones this dsight writes, or
  * whose typed columns hold a type the layout does not keep, is declined
  * (QSQLMEM_DECLINED): the file's views answer.
@@ -54,6 +57,10 @@ struct qsqlmem_nvtx {
 	uint32_t *tid;                  /* index in tids; UINT32_MAX = NULL */
 	struct qsqlmem_val *tids;
 	size_t ntids;
+	int32_t *depth;                 /* the view's depth (0 when none) */
+	uint32_t *thread;               /* index in threads; UINT32_MAX = NULL */
+	struct qsqlmem_val *threads;    /* the view's thread_name values */
+	size_t nthreads;
 };
 
 struct qsqlmem_points {

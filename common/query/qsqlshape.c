@@ -176,15 +176,14 @@ static const struct { const char *name; int col; } points_cols[] = {
 	{"profile", QC_KEY}, {"worker", QC_WORKER}, {"rank", QC_RANK},
 	{"start", QC_T}, {"end", QC_END}, {"duration", QC_DURATION},
 	{"name", QC_NAME}, {"source_row", QC_SOURCE_ROW},
-	{"ordinal", QC_ORDINAL}};
+	{"ordinal", QC_ORDINAL}, {"depth", QC_DEPTH}};
 
 /* The column token t names in the table, or -1 (-2: a column of the view
  * the engine does not compute: the shape is declined). */
 static int column_of(const struct parse *p, const struct tok *t)
 {
 	static const char *const others[] = {"value_text", "source_id",
-	                                     "source_row", "tid", "depth",
-	                                     "thread_name"};
+	                                     "source_row", "tid", "thread_name"};
 	int nvtx = p->out->table == QS_NVTX;
 	size_t n = nvtx ? sizeof nvtx_cols / sizeof *nvtx_cols
 	                : sizeof points_cols / sizeof *points_cols;

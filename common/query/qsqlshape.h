@@ -33,7 +33,8 @@ enum qsqlshape_table { QS_POINTS, QS_NVTX };
  * the rest a row's. */
 enum qsqlshape_col {
 	QC_NAME, QC_WORKER, QC_RANK, QC_KEY, /* key: profile or series */
-	QC_T, QC_END, QC_DURATION, QC_VALUE, QC_ORDINAL, QC_SOURCE_ROW
+	QC_T, QC_END, QC_DURATION, QC_VALUE, QC_ORDINAL, QC_SOURCE_ROW,
+	QC_DEPTH
 };
 #define QC_GROUP_LEVEL(c) ((c) <= QC_KEY)
 

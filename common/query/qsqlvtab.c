@@ -13,7 +13,7 @@ enum vt_kind { VT_NVTX, VT_POINTS };
 
 /* Columns of the two tables. */
 enum { N_PROFILE, N_WORKER, N_RANK, N_TID, N_START, N_END, N_DURATION,
-       N_NAME, N_SOURCE_ROW, N_ORDINAL };
+       N_NAME, N_SOURCE_ROW, N_ORDINAL, N_DEPTH, N_THREAD_NAME };
 enum { P_SERIES, P_NAME, P_WORKER, P_RANK, P_TIME, P_VALUE, P_ORDINAL };
 
 /* idxNum bits: the constraints used (their values in this order in argv)
@@ -80,7 +80,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc,
 	rc = sqlite3_declare_vtab(db, kind == VT_NVTX
 	        ? "CREATE TABLE x(profile INTEGER, worker, rank, tid TEXT,"
 	          " start REAL, \"end\" REAL, duration, name,"
-	          " source_row INTEGER, ordinal INTEGER)"
+	          " source_row INTEGER, ordinal INTEGER, depth, thread_name)"
 	        : "CREATE TABLE x(series INTEGER, name, worker, rank,"
 	          " time REAL, value, ordinal INTEGER)");
 	if (rc != SQLITE_OK)
@@ -551,6 +551,13 @@ static void nvtx_column(const struct cur *c, sqlite3_context *ctx, int k)
 	}
 	case N_NAME: put_val(ctx, &g->name); break;
 	case N_SOURCE_ROW: sqlite3_result_int64(ctx, t->source_row[i]); break;
+	case N_DEPTH: sqlite3_result_int64(ctx, t->depth[i]); break;
+	case N_THREAD_NAME:
+		if (t->thread[i] == UINT32_MAX)
+			sqlite3_result_null(ctx);
+		else
+			put_val(ctx, &t->threads[t->thread[i]]);
+		break;
 	default: sqlite3_result_int64(ctx, t->ordinal[i]);
 	}
 }
@@ -612,18 +619,16 @@ static const sqlite3_module vt_module = {
 	.xRowid = vt_rowid,
 };
 
-/* The views: the file's definitions with the typed tables and their
- * dictionary joins replaced by the virtual tables; what those do not hold
- * is read from the file with the same expressions. */
+/* The views: the file's definitions with the typed tables, their
+ * dictionary joins and the depth and thread-name subqueries replaced by
+ * the virtual tables; what those do not hold is read from the file with
+ * the same expressions. */
 static const char views_sql[] =
 	"CREATE TEMP VIEW nvtx AS SELECT v.profile AS profile,"
 	" v.worker AS worker, v.rank AS rank, v.tid AS tid, v.start AS start,"
 	" v.\"end\" AS \"end\", v.duration AS duration, v.name AS name,"
 	" v.source_row AS source_row, v.ordinal AS ordinal,"
-	" coalesce((SELECT d.depth FROM main.dsight_view_depth AS d"
-	" WHERE d.profile = v.profile AND d.ordinal = v.ordinal), 0) AS depth,"
-	" (SELECT t.name FROM main.dsight_view_threads AS t"
-	" WHERE t.profile = v.profile AND t.tid = v.tid) AS thread_name"
+	" v.depth AS depth, v.thread_name AS thread_name"
 	" FROM main.dsight_mem_nvtx AS v;"
 	"CREATE TEMP VIEW metric_points AS SELECT pt.series AS series,"
 	" pt.name AS name, pt.worker AS worker, pt.rank AS rank,"

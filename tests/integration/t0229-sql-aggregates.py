@@ -30,7 +30,7 @@ N = 400 if tap.LONG else 120
 KEYS = {"nvtx": ["name", "worker", "rank", "profile"],
         "metric_points": ["name", "worker", "rank", "series"]}
 REALS = {"nvtx": ["start", '"end"', "duration"], "metric_points": ["time"]}
-AGGS = {"nvtx": ["start", '"end"', "duration", "source_row", "ordinal"],
+AGGS = {"nvtx": ["start", '"end"', "duration", "source_row", "ordinal", "depth"],
         "metric_points": ["time", "value", "value"]}
 FNS = ["count", "sum", "total", "avg", "min", "max"]
 
@@ -171,7 +171,7 @@ OUTSIDE = [
     "SELECT name, count(*) OVER () FROM nvtx",
     "SELECT worker AS name, count(*) FROM nvtx GROUP BY name",
     "SELECT min(name), max(worker) FROM nvtx",
-    "SELECT name, avg(depth) FROM nvtx GROUP BY name",
+    "SELECT name, max(thread_name) FROM nvtx GROUP BY name",
     "SELECT tid, count(*) FROM nvtx GROUP BY tid",
     "SELECT name, count(*) FROM nvtx WHERE start > '1' GROUP BY name",
     "SELECT name, max(value_text) FROM metric_points GROUP BY name",
@@ -203,6 +203,14 @@ def mutate(doc):
         for p in m["points"]:
             p[1] = odd[k % len(odd)]
             k += 1
+    # thread names: one named in the other profile only, one unnamed,
+    # a tid with quotes, and ranges nested deeper
+    for k, p in enumerate(d["profiles"]):
+        p["threads"].append({"global_tid": "t\"%d" % k, "pid": 1, "tid": 2,
+                             "name": "only-in-%d" % k})
+        for j, e in enumerate(p["events"]):
+            if j % 3 == 1:
+                e[3] = "t\"%d" % ((k + j) % 2)
     return d
 
 
@@ -235,6 +243,24 @@ def run_report(label, rep, n, seed, views=True):
         r = json.loads(ask(pc, "SELECT %s FROM %s WHERE %s IS NOT NULL ORDER BY random()"
                               " LIMIT 20" % (col, table, col)))["result"]["data"]["rows"]
         nums[table] = [x[0] for x in r] + [0, 1, 2.5, 300, -1]
+    # the view's depth and thread_name, held by the engine: every range's
+    listing = ("SELECT profile, ordinal, tid, depth, thread_name, typeof(depth),"
+               " typeof(thread_name) FROM nvtx ORDER BY profile, ordinal")
+    a, b = ask(c, listing), ask(pc, listing)
+    n_ranges = len(json.loads(a)["result"]["data"]["rows"])
+    t.ok(a == b and n_ranges > 0, "%s: depth and thread_name of the engine's nvtx are the"
+         " file's (%d ranges)" % (label, n_ranges), (a[:300], b[:300]))
+    bad = []
+    for sql in ("SELECT depth, count(*) FROM nvtx GROUP BY 1 ORDER BY 1",
+                "SELECT thread_name, count(*), min(depth) FROM nvtx GROUP BY 1 ORDER BY 1",
+                "SELECT * FROM nvtx WHERE depth > 0 ORDER BY profile, ordinal",
+                "SELECT * FROM nvtx WHERE depth = '1' OR thread_name = 1 ORDER BY 1, 10",
+                "SELECT * FROM nvtx WHERE thread_name IS NULL AND tid IS NOT NULL"
+                " ORDER BY profile, ordinal"):
+        a, b = ask(c, sql), ask(pc, sql)
+        if a != b:
+            bad.append((sql, a[:300], b[:300]))
+    t.ok(not bad, "%s: statements on depth and thread_name agree" % label, bad[:2])
     before = status(sock)["sql_native"]
     bad, stmts = [], []
     for k in range(n):
