@@ -549,6 +549,9 @@ static int load_points(struct loader *L)
 	sqlite3_finalize(st);
 	if (!rc && i != t->n)
 		L->declined = 1, rc = -1;
+	t->sorted = 1;
+	for (size_t k = 0; k < t->ng; k++)
+		t->sorted &= t->g[k].sorted;
 	return rc;
 }
 

@@ -71,6 +71,7 @@ struct qsqlmem_points {
 	int64_t *ival;                  /* the value, by vtype */
 	double *dval;
 	unsigned char *vtype;           /* SQLITE_INTEGER, _FLOAT or _NULL */
+	int sorted;                     /* every group is (time nondecreasing) */
 };
 
 struct qsqlmem {

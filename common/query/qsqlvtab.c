@@ -22,7 +22,9 @@ enum {
 	USE_NAME = 1, USE_WORKER = 2, USE_KEY = 4, USE_LO = 8, USE_HI = 16,
 	BY_WORKER = 32, BY_NAME_DESC = 64, USE_END_LO = 128, USE_END_HI = 256,
 	/* an equality went to the lower bound: the upper bound is the same */
-	EQ_LO = 1 << 9, EQ_END_LO = 1 << 10
+	EQ_LO = 1 << 9, EQ_END_LO = 1 << 10,
+	/* rows in ascending start (time) order: the groups' rows merged */
+	BY_START = 1 << 22
 };
 /* Per bound (0 start >=, 1 start <=, 2 end >=, 3 end <=): EXACT, the
  * bound is a number the cursor compares exactly, so SQLite does not check
@@ -58,6 +60,12 @@ struct cur {
 	uint32_t *visit;   /* the groups to visit, in order */
 	size_t nvisit, gi; /* gi: position in visit */
 	size_t row, end;   /* the current row and the end of its group */
+	/* BY_START: a min-heap of the visited groups' next rows by (time,
+	 * position in visit), so ties keep the scan order SQLite's stable
+	 * sorter would keep; the top is the current row */
+	struct hent { double t; uint32_t vpos; size_t row, end; } *heap;
+	size_t nheap;
+	int merged;
 	/* bounds on start/time and on an NVTX range's end, in the order of
 	 * EXACT: a row is kept when its value is >= v (<= v for 1 and 3), or
 	 * > v (< v) when strict */
@@ -221,6 +229,13 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 		ii->orderByConsumed = 1;
 		if (ii->aOrderBy[0].desc)
 			plan |= BY_NAME_DESC;
+	} else if (ii->nOrderBy == 1 && !ii->aOrderBy[0].desc &&
+	           ii->aOrderBy[0].iColumn == col_of(v->kind, USE_LO) &&
+	           (v->kind == VT_NVTX || v->m->points.sorted)) {
+		/* ascending start (time): every group's rows are in that
+		 * order, merged across groups */
+		ii->orderByConsumed = 1;
+		plan |= BY_START;
 	} else if (ii->nOrderBy == 2 && v->kind == VT_NVTX &&
 	           ii->aOrderBy[0].iColumn == N_WORKER &&
 	           ii->aOrderBy[1].iColumn == N_NAME &&
@@ -250,6 +265,7 @@ static int vt_close(sqlite3_vtab_cursor *cc)
 {
 	struct cur *c = (struct cur *)cc;
 	free(c->visit);
+	free(c->heap);
 	sqlite3_free(c);
 	return SQLITE_OK;
 }
@@ -367,29 +383,102 @@ static int row_ok(const struct cur *c, const double *t, size_t i)
 	        (in_lo(&c->b[2], end[i]) && in_hi(&c->b[3], end[i])));
 }
 
-/* Positions the cursor on the first row of the visit list from gi on. */
-static void seek_group(struct cur *c)
+/* The rows [*a, *b) of group g the bounds allow, *a its first row that
+ * meets them; 0 when there is none. */
+static int group_rows(const struct cur *c, const struct qsqlmem_group *g,
+                      size_t *a, size_t *b)
 {
 	const double *t = times(c);
 
+	*a = g->first;
+	*b = g->first + g->count;
+	if (g->sorted && c->b[0].on)
+		*a = c->b[0].strict ? bsearchd_upper(t, *a, *b, c->b[0].v)
+		                    : bsearchd_lower(t, *a, *b, c->b[0].v);
+	if (g->sorted && c->b[1].on)
+		*b = c->b[1].strict ? bsearchd_lower(t, *a, *b, c->b[1].v)
+		                    : bsearchd_upper(t, *a, *b, c->b[1].v);
+	while (*a < *b && !row_ok(c, t, *a))
+		(*a)++;
+	return *a < *b;
+}
+
+/* Positions the cursor on the first row of the visit list from gi on. */
+static void seek_group(struct cur *c)
+{
 	while (c->gi < c->nvisit) {
-		const struct qsqlmem_group *g = &c->groups[c->visit[c->gi]];
-		size_t a = g->first, b = g->first + g->count;
-		if (g->sorted && c->b[0].on)
-			a = c->b[0].strict ? bsearchd_upper(t, a, b, c->b[0].v)
-			                   : bsearchd_lower(t, a, b, c->b[0].v);
-		if (g->sorted && c->b[1].on)
-			b = c->b[1].strict ? bsearchd_lower(t, a, b, c->b[1].v)
-			                   : bsearchd_upper(t, a, b, c->b[1].v);
-		while (a < b && !row_ok(c, t, a))
-			a++;
-		if (a < b) {
+		size_t a, b;
+		if (group_rows(c, &c->groups[c->visit[c->gi]], &a, &b)) {
 			c->row = a;
 			c->end = b;
 			return;
 		}
 		c->gi++;
 	}
+}
+
+static int hent_less(const struct hent *x, const struct hent *y)
+{
+	return x->t < y->t || (x->t == y->t && x->vpos < y->vpos);
+}
+
+/* Restores the heap order from position k down. */
+static void sift_down(struct cur *c, size_t k)
+{
+	struct hent *h = c->heap;
+
+	for (;;) {
+		size_t l = 2 * k + 1, m = k;
+		struct hent tmp;
+		if (l < c->nheap && hent_less(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < c->nheap && hent_less(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == k)
+			return;
+		tmp = h[k];
+		h[k] = h[m];
+		h[m] = tmp;
+		k = m;
+	}
+}
+
+/* Points the cursor at the heap's top (or past the end: gi = nvisit). */
+static void heap_top(struct cur *c)
+{
+	if (!c->nheap) {
+		c->gi = c->nvisit;
+		return;
+	}
+	c->gi = c->heap[0].vpos;
+	c->row = c->heap[0].row;
+	c->end = c->heap[0].end;
+}
+
+/* BY_START: the heap of the visited groups' first rows.  0 or
+ * SQLITE_NOMEM. */
+static int merge_start(struct cur *c)
+{
+	const double *t = times(c);
+
+	free(c->heap);
+	c->nheap = 0;
+	if (!(c->heap = malloc((c->nvisit ? c->nvisit : 1) * sizeof *c->heap)))
+		return SQLITE_NOMEM;
+	for (size_t k = 0; k < c->nvisit; k++) {
+		size_t a, b;
+		if (group_rows(c, &c->groups[c->visit[k]], &a, &b)) {
+			struct hent *e = &c->heap[c->nheap++];
+			e->t = t[a];
+			e->vpos = (uint32_t)k;
+			e->row = a;
+			e->end = b;
+		}
+	}
+	for (size_t k = c->nheap / 2; k-- > 0;)
+		sift_down(c, k);
+	heap_top(c);
+	return SQLITE_OK;
 }
 
 static int same_val(const struct qsqlmem_val *a, const struct qsqlmem_val *b)
@@ -486,6 +575,9 @@ static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
 			continue;
 		c->visit[c->nvisit++] = gi;
 	}
+	c->merged = (plan & BY_START) != 0;
+	if (c->merged)
+		return merge_start(c);
 	seek_group(c);
 	return SQLITE_OK;
 }
@@ -497,6 +589,18 @@ static int vt_next(sqlite3_vtab_cursor *cc)
 
 	while (++c->row < c->end && !row_ok(c, t, c->row))
 		;
+	if (c->merged) {
+		/* the top's group moves on to its next row, or leaves */
+		if (c->row < c->end) {
+			c->heap[0].row = c->row;
+			c->heap[0].t = t[c->row];
+		} else {
+			c->heap[0] = c->heap[--c->nheap];
+		}
+		sift_down(c, 0);
+		heap_top(c);
+		return SQLITE_OK;
+	}
 	if (c->row >= c->end) {
 		c->gi++;
 		seek_group(c);
@@ -516,7 +620,12 @@ static void put_val(sqlite3_context *ctx, const struct qsqlmem_val *v)
 	case SQLITE_INTEGER: sqlite3_result_int64(ctx, v->i); break;
 	case SQLITE_FLOAT: sqlite3_result_double(ctx, v->d); break;
 	case SQLITE_TEXT:
-		sqlite3_result_text(ctx, v->s, v->n, SQLITE_STATIC);
+		/* the texts are NUL-terminated: a length of -1 tells SQLite
+		 * so, and sqlite3_column_text then need not copy the text to
+		 * add a terminator (a malloc per value read); a text with a
+		 * NUL inside keeps its length */
+		sqlite3_result_text(ctx, v->s, strlen(v->s) == (size_t)v->n
+		                                       ? -1 : v->n, SQLITE_STATIC);
 		break;
 	default: sqlite3_result_null(ctx);
 	}

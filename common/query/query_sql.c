@@ -55,36 +55,49 @@ static void put_text(struct buf *out, const char *s, size_t n)
 	buf_free(&fixed);
 }
 
-/* A value of the answer: column k of the stepped row of st, or cells[k]
- * when cells (a row the engine computed: qsqlagg.h) is not NULL. */
+/* A value of the answer: a column of the stepped row (v, read once per
+ * value: the column API would look it up for each call), or one the
+ * engine computed (m: qsqlagg.h). */
 struct cell {
-	sqlite3_stmt *st;
-	const struct qsqlmem_val *cells;
+	sqlite3_value *v;
+	const struct qsqlmem_val *m;
 };
 
-static int cell_type(const struct cell *c, int k)
+/* Value k of the row: of st, or cells[k] when cells is not NULL.  The
+ * value is read on the connection's one thread (it is not shared), so the
+ * unprotected value sqlite3_column_value returns may be read directly. */
+static struct cell cell_at(sqlite3_stmt *st, const struct qsqlmem_val *cells,
+                           int k)
 {
-	return c->cells ? c->cells[k].type : sqlite3_column_type(c->st, k);
+	struct cell c = {NULL, NULL};
+
+	if (cells)
+		c.m = &cells[k];
+	else
+		c.v = sqlite3_column_value(st, k);
+	return c;
 }
 
-static size_t cell_bytes(const struct cell *c, int k)
+static int cell_type(const struct cell *c)
 {
-	return c->cells ? (size_t)c->cells[k].n
-	                : (size_t)sqlite3_column_bytes(c->st, k);
+	return c->m ? c->m->type : sqlite3_value_type(c->v);
 }
 
-static void put_value(struct buf *out, const struct cell *c, int k)
+static size_t cell_bytes(const struct cell *c)
+{
+	return c->m ? (size_t)c->m->n : (size_t)sqlite3_value_bytes(c->v);
+}
+
+static void put_value(struct buf *out, const struct cell *c)
 {
 	static const char hex[] = "0123456789abcdef";
-	sqlite3_stmt *st = c->st;
 
-	switch (cell_type(c, k)) {
+	switch (cell_type(c)) {
 	case SQLITE_INTEGER:
-		jsonout_int(out, c->cells ? c->cells[k].i
-		                          : sqlite3_column_int64(st, k));
+		jsonout_int(out, c->m ? c->m->i : sqlite3_value_int64(c->v));
 		break;
 	case SQLITE_FLOAT: {
-		double d = c->cells ? c->cells[k].d : sqlite3_column_double(st, k);
+		double d = c->m ? c->m->d : sqlite3_value_double(c->v);
 		if (isfinite(d))
 			jsonout_real(out, d);
 		else
@@ -92,14 +105,14 @@ static void put_value(struct buf *out, const struct cell *c, int k)
 		break;
 	}
 	case SQLITE_TEXT: {
-		const char *s = c->cells ? c->cells[k].s
-		                         : (const char *)sqlite3_column_text(st, k);
-		put_text(out, s ? s : "", cell_bytes(c, k));
+		const char *s = c->m ? c->m->s
+		                     : (const char *)sqlite3_value_text(c->v);
+		put_text(out, s ? s : "", cell_bytes(c));
 		break;
 	}
 	case SQLITE_BLOB: {
-		const unsigned char *p = sqlite3_column_blob(st, k);
-		size_t n = (size_t)sqlite3_column_bytes(st, k);
+		const unsigned char *p = sqlite3_value_blob(c->v);
+		size_t n = (size_t)sqlite3_value_bytes(c->v);
 		if (buf_reserve(out, 2 * n + 2))
 			break;
 		buf_putc(out, '"');
@@ -340,8 +353,8 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
                    size_t batch, size_t budget, size_t row_max, int first)
 {
 	size_t mark = out->len;
-	struct cell cell = {cur->st, cur->use_agg ? cur->agg.cells +
-	                             cur->agg_row * (size_t)cur->agg.ncol : NULL};
+	const struct qsqlmem_val *cells = cur->use_agg ? cur->agg.cells +
+	        cur->agg_row * (size_t)cur->agg.ncol : NULL;
 
 	if (!first)
 		buf_putc(out, ',');
@@ -350,9 +363,10 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
 		/* stop before a value that cannot fit (bounds memory); the
 		 * size of text and blobs only: asking a number for its size
 		 * would convert it */
-		int type = cell_type(&cell, k);
+		struct cell cell = cell_at(cur->st, cells, k);
+		int type = cell_type(&cell);
 		size_t nb = type == SQLITE_TEXT || type == SQLITE_BLOB
-		                    ? cell_bytes(&cell, k) : 0;
+		                    ? cell_bytes(&cell) : 0;
 		size_t used = out->len - mark;
 		if (nb > row_max || used + nb > row_max) {
 			out->len = mark;
@@ -364,7 +378,7 @@ static int put_row(struct query_sql_cursor *cur, struct buf *out,
 		}
 		if (k)
 			buf_putc(out, ',');
-		put_value(out, &cell, k);
+		put_value(out, &cell);
 	}
 	buf_putc(out, ']');
 	if (out->len - mark > row_max) {
