@@ -135,6 +135,32 @@ def timed(argv, runs):
     return walls, cpus
 
 
+def build_measured(dsight, capture, report):
+    """Builds in a forked child and reads that child's own rusage."""
+    shutil.rmtree(report, ignore_errors=True)
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(w_out, 1)
+        os.dup2(w_err, 2)
+        os.execv(dsight, [dsight, "build", capture, "-o", report])
+    os.close(w_out)
+    os.close(w_err)
+    out = b""
+    err = b""
+    # The outputs are small (one line each): read them to EOF.
+    with os.fdopen(r_out, "rb") as f:
+        out = f.read()
+    with os.fdopen(r_err, "rb") as f:
+        err = f.read()
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.monotonic() - t0
+    return (os.waitstatus_to_exitcode(status), out.decode(), err.decode(),
+            wall, ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime)
+
+
 def _name(preset, requests=None, scale=None, seed=None):
     name = preset
     if requests is not None:
