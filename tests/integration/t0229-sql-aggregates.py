@@ -96,7 +96,7 @@ def statement(rnd, table, texts, nums):
     for k, key in enumerate(keys):
         if rnd.random() < 0.8:
             items.append([key, None, k])
-    for _ in range(rnd.randint(1 if keys else 1, 4)):
+    for _ in range(rnd.randint(0 if items else 1, 4)):
         fn = rnd.choice(FNS)
         arg = "*" if fn == "count" and rnd.random() < 0.4 else rnd.choice(AGGS[table])
         items.append(["%s(%s)" % (fn, arg), None, None])
