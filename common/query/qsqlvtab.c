@@ -23,8 +23,9 @@ enum {
 	BY_WORKER = 32, BY_NAME_DESC = 64, USE_END_LO = 128, USE_END_HI = 256,
 	/* an equality went to the lower bound: the upper bound is the same */
 	EQ_LO = 1 << 9, EQ_END_LO = 1 << 10,
-	/* rows in ascending start (time) order: the groups' rows merged */
-	BY_START = 1 << 22
+	/* rows in start (time) order, ascending or (with BY_START_DESC)
+	 * descending: the groups' rows merged */
+	BY_START = 1 << 22, BY_START_DESC = 1 << 23
 };
 /* Per bound (0 start >=, 1 start <=, 2 end >=, 3 end <=): EXACT, the
  * bound is a number the cursor compares exactly, so SQLite does not check
@@ -60,12 +61,15 @@ struct cur {
 	uint32_t *visit;   /* the groups to visit, in order */
 	size_t nvisit, gi; /* gi: position in visit */
 	size_t row, end;   /* the current row and the end of its group */
-	/* BY_START: a min-heap of the visited groups' next rows by (time,
-	 * position in visit), so ties keep the scan order SQLite's stable
-	 * sorter would keep; the top is the current row */
-	struct hent { double t; uint32_t vpos; size_t row, end; } *heap;
+	/* BY_START: a heap of the visited groups' next rows by time (least
+	 * first, or greatest with desc), then position in visit, so ties
+	 * keep the scan order SQLite's stable sorter would keep; the top is
+	 * the current row.  Descending, a group is read a run of equal times
+	 * at a time, last run first, each run forwards: [rs, end) is the
+	 * run, lo the group's first row in bounds. */
+	struct hent { double t; uint32_t vpos; size_t row, end, lo, rs; } *heap;
 	size_t nheap;
-	int merged;
+	int merged, desc;
 	/* bounds on start/time and on an NVTX range's end, in the order of
 	 * EXACT: a row is kept when its value is >= v (<= v for 1 and 3), or
 	 * > v (< v) when strict */
@@ -229,13 +233,13 @@ static int vt_best_index(sqlite3_vtab *tab, sqlite3_index_info *ii)
 		ii->orderByConsumed = 1;
 		if (ii->aOrderBy[0].desc)
 			plan |= BY_NAME_DESC;
-	} else if (ii->nOrderBy == 1 && !ii->aOrderBy[0].desc &&
+	} else if (ii->nOrderBy == 1 &&
 	           ii->aOrderBy[0].iColumn == col_of(v->kind, USE_LO) &&
 	           (v->kind == VT_NVTX || v->m->points.sorted)) {
-		/* ascending start (time): every group's rows are in that
-		 * order, merged across groups */
+		/* start (time): every group's rows are in that order, merged
+		 * across groups */
 		ii->orderByConsumed = 1;
-		plan |= BY_START;
+		plan |= BY_START | (ii->aOrderBy[0].desc ? BY_START_DESC : 0);
 	} else if (ii->nOrderBy == 2 && v->kind == VT_NVTX &&
 	           ii->aOrderBy[0].iColumn == N_WORKER &&
 	           ii->aOrderBy[1].iColumn == N_NAME &&
@@ -417,9 +421,35 @@ static void seek_group(struct cur *c)
 	}
 }
 
-static int hent_less(const struct hent *x, const struct hent *y)
+static int hent_less(const struct cur *c, const struct hent *x,
+                     const struct hent *y)
 {
-	return x->t < y->t || (x->t == y->t && x->vpos < y->vpos);
+	if (x->t != y->t)
+		return c->desc ? x->t > y->t : x->t < y->t;
+	return x->vpos < y->vpos;
+}
+
+/* Descending: moves e to the last run of equal times before e->rs (and
+ * at or after e->lo) that has a row in bounds, on that row; 0 when none
+ * is left. */
+static int desc_seek(const struct cur *c, struct hent *e)
+{
+	const double *t = times(c);
+
+	while (e->rs > e->lo) {
+		size_t end = e->rs, s = end - 1;
+		while (s > e->lo && t[s - 1] == t[end - 1])
+			s--;
+		e->rs = s;
+		e->end = end;
+		for (size_t i = s; i < end; i++)
+			if (row_ok(c, t, i)) {
+				e->row = i;
+				e->t = t[i];
+				return 1;
+			}
+	}
+	return 0;
 }
 
 /* Restores the heap order from position k down. */
@@ -430,9 +460,9 @@ static void sift_down(struct cur *c, size_t k)
 	for (;;) {
 		size_t l = 2 * k + 1, m = k;
 		struct hent tmp;
-		if (l < c->nheap && hent_less(&h[l], &h[m]))
+		if (l < c->nheap && hent_less(c, &h[l], &h[m]))
 			m = l;
-		if (l + 1 < c->nheap && hent_less(&h[l + 1], &h[m]))
+		if (l + 1 < c->nheap && hent_less(c, &h[l + 1], &h[m]))
 			m = l + 1;
 		if (m == k)
 			return;
@@ -467,13 +497,17 @@ static int merge_start(struct cur *c)
 		return SQLITE_NOMEM;
 	for (size_t k = 0; k < c->nvisit; k++) {
 		size_t a, b;
-		if (group_rows(c, &c->groups[c->visit[k]], &a, &b)) {
-			struct hent *e = &c->heap[c->nheap++];
-			e->t = t[a];
-			e->vpos = (uint32_t)k;
-			e->row = a;
-			e->end = b;
-		}
+		struct hent *e = &c->heap[c->nheap];
+		if (!group_rows(c, &c->groups[c->visit[k]], &a, &b))
+			continue;
+		e->t = t[a];
+		e->vpos = (uint32_t)k;
+		e->row = a;
+		e->end = b;
+		e->lo = a;
+		e->rs = b;
+		if (!c->desc || desc_seek(c, e))
+			c->nheap++;
 	}
 	for (size_t k = c->nheap / 2; k-- > 0;)
 		sift_down(c, k);
@@ -576,6 +610,7 @@ static int vt_filter(sqlite3_vtab_cursor *cc, int plan, const char *s,
 		c->visit[c->nvisit++] = gi;
 	}
 	c->merged = (plan & BY_START) != 0;
+	c->desc = (plan & BY_START_DESC) != 0;
 	if (c->merged)
 		return merge_start(c);
 	seek_group(c);
@@ -590,11 +625,12 @@ static int vt_next(sqlite3_vtab_cursor *cc)
 	while (++c->row < c->end && !row_ok(c, t, c->row))
 		;
 	if (c->merged) {
-		/* the top's group moves on to its next row, or leaves */
+		/* the top's group moves on to its next row (descending: in
+		 * its run, or the run before), or leaves */
 		if (c->row < c->end) {
 			c->heap[0].row = c->row;
 			c->heap[0].t = t[c->row];
-		} else {
+		} else if (!c->desc || !desc_seek(c, &c->heap[0])) {
 			c->heap[0] = c->heap[--c->nheap];
 		}
 		sift_down(c, 0);

@@ -265,15 +265,17 @@ def run_report(label, rep, n, seed, views=True):
         if a != b:
             bad.append((sql, a[:300], b[:300]))
     t.ok(not bad, "%s: statements on depth and thread_name agree" % label, bad[:2])
-    # ORDER BY start (time) merges the groups' rows: ties come in the scan
-    # order SQLite's stable sorter keeps (start + 0 is sorted by SQLite)
+    # ORDER BY start (time), ascending or descending, merges the groups'
+    # rows: ties come in the scan order SQLite's stable sorter keeps
+    # (start + 0 is sorted by SQLite)
     bad = []
     for table, col, where in (("nvtx", "start", ""), ("nvtx", "start", " WHERE profile = 0"),
                               ("nvtx", "start", " WHERE start >= 1 AND \"end\" < 8"),
                               ("nvtx", "start", " WHERE name = %s" % lit(texts[0] if texts else "x")),
                               ("metric_points", "time", ""),
                               ("metric_points", "time", " WHERE time BETWEEN 1 AND 3")):
-        for tail in ("", " LIMIT 3", " LIMIT 5 OFFSET 2"):
+        for tail in ("", " LIMIT 3", " LIMIT 5 OFFSET 2", " DESC", " DESC LIMIT 4",
+                     " DESC LIMIT 5 OFFSET 3"):
             sql = "SELECT * FROM %s%s ORDER BY %s%s" % (table, where, col, tail)
             a = ask(c, sql)
             b = ask(c, sql.replace("ORDER BY %s" % col, "ORDER BY %s + 0" % col))
