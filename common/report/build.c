@@ -456,14 +456,17 @@ int build_run(const struct build_options *o, struct build_result *r,
 	phase_mark(&s, "read");
 
 	progress(o, BUILD_INDEX, 0, 0);
+	/* The name index is built while the web files are written (it is
+	 * the one the web phase does not read); --single-file's cache is
+	 * read once and removed, so it gets none. */
 	if ((rc = store_write_finish(s.store, s.catalog, s.generation, e)) ||
-	    (rc = check_cancel(o, e)))
+	    (rc = check_cancel(o, e)) ||
+	    (rc = o->single_file ? store_write_settle(s.store, 1, e)
+	                         : store_write_index_begin(s.store, e)))
 		goto out;
 	phase_mark(&s, "store");
 	struct store_write_stats ws;
 	store_write_get_stats(s.store, &ws);
-	store_write_close(s.store);
-	s.store = NULL;
 	if (ws.external && !o->single_file && (rc = warn_external(&s, &ws, e)))
 		goto out;
 
@@ -471,6 +474,13 @@ int build_run(const struct build_options *o, struct build_result *r,
 	if ((rc = write_extra_files(&s, e)))
 		goto out;
 	phase_mark(&s, "web");
+	if (!o->single_file && ((rc = store_write_settle(s.store, 0, e)) ||
+	                        (rc = check_cancel(o, e))))
+		goto out;
+	store_write_close(s.store);
+	s.store = NULL;
+	if (!o->single_file)
+		phase_mark(&s, "index");
 	if (o->single_file && (rc = write_single_file(&s, e)))
 		goto out;
 	if (o->single_file)

@@ -276,8 +276,8 @@ int docwrite_gzip(const char *db_path, const json_t *catalog,
 	uri = sqlite3_mprintf("file:%s?mode=ro", db_path);
 	if (!uri)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	rc = sqlite3_open_v2(uri, &w.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-	                     NULL);
+	rc = sqlite3_open_v2(uri, &w.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+	                     SQLITE_OPEN_NOMUTEX, NULL);
 	sqlite3_free(uri);
 	if (rc != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "cannot open %s: %s", db_path,

@@ -5,6 +5,7 @@
 #include "base/jsonout.h"
 #include "base/vec.h"
 #include "store/store_gpu.h"
+#include "store/store_late.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -256,7 +257,7 @@ int gpusum_build(struct gpusum **out, struct shard_writer *w,
 		*out = s;
 		return 0;
 	}
-	if (sqlite3_open_v2(sqlite_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (store_late_open_reader(sqlite_path, &db) != SQLITE_OK) {
 		err_set(e, ERR_DATA, "Cannot open %s for GPU summaries: %s", sqlite_path,
 		        db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);

@@ -7,6 +7,7 @@
 #include "report/lanesum.h"
 #include "store/store_depth.h"
 #include "store/store_views.h"
+#include "store/store_late.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -316,7 +317,7 @@ int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
 		*out = s; /* nothing to bin */
 		return 0;
 	}
-	if (sqlite3_open_v2(sqlite_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (store_late_open_reader(sqlite_path, &db) != SQLITE_OK) {
 		err_set(e, ERR_DATA, "Cannot open %s for NVTX summaries: %s", sqlite_path,
 		        db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);

@@ -8,6 +8,7 @@
 #include "base/vec.h"
 #include "report/html.h"
 #include "report/shard.h"
+#include "store/store_late.h"
 
 #include <sqlite3.h>
 
@@ -672,7 +673,7 @@ int parts_write(const struct parts_job *job, struct parts_result *r,
 		               "and catalog that every part holds; raise it or pass 0",
 		               want, (double)base / 1e6);
 	}
-	if (sqlite3_open_v2(sqlite_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (store_late_open_reader(sqlite_path, &db) != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "Cannot open %s: %s", sqlite_path,
 		             db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;

@@ -5,6 +5,7 @@
 #include "base/jsonout.h"
 #include "base/vec.h"
 #include "store/store_typed.h"
+#include "store/store_late.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -212,7 +213,7 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 	/* the typed values (what json_extract reads from the payloads, by
 	 * construction) in the same order; a cache without them: the
 	 * payloads */
-	if (sqlite3_open_v2(sqlite_path, &sc->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	if (store_late_open_reader(sqlite_path, &sc->db) != SQLITE_OK ||
 	    (sqlite3_prepare_v2(sc->db, "SELECT time, value FROM " STORE_TYPED_POINTS
 	                        " WHERE series = ? ORDER BY ordinal", -1, &sc->st, NULL) != SQLITE_OK &&
 	     sqlite3_prepare_v2(sc->db, "SELECT time, json_extract(payload, '$[1]') FROM points"

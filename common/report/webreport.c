@@ -9,6 +9,7 @@
 #include "report/parts.h"
 #include "report/shard.h"
 #include "store/store_ext.h"
+#include "store/store_late.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -122,7 +123,7 @@ static int density_from_db(const json_t *catalog, const char *sqlite_path,
 		free(bins);
 		return err_set(e, ERR_DATA, "meta.duration: expected a finite number > 0");
 	}
-	if (sqlite3_open_v2(sqlite_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (store_late_open_reader(sqlite_path, &db) != SQLITE_OK) {
 		err_set(e, ERR_DATA, "Cannot open %s for density: %s", sqlite_path,
 		        db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);

@@ -7,6 +7,7 @@
 
 #include "base/jsonout.h"
 #include "base/text.h"
+#include "store/store_late.h"
 
 /* ---- layout ---------------------------------------------------------- */
 
@@ -666,7 +667,8 @@ int store_ext_open_collections(const char *path, sqlite3 **db, unsigned *mask,
 	*mask = 0;
 	if (!uri)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+	                     SQLITE_OPEN_NOMUTEX, NULL);
 	sqlite3_free(uri);
 	if (rc != SQLITE_OK) {
 		err_set(e, ERR_DATA, "cannot open %s: %s", path,
@@ -675,6 +677,8 @@ int store_ext_open_collections(const char *path, sqlite3 **db, unsigned *mask,
 		*db = NULL;
 		return ERR_DATA;
 	}
+	/* the build reads them while its name index is written (WAL) */
+	sqlite3_busy_timeout(*db, STORE_LATE_BUSY_MS);
 	rc = store_ext_collections_mask(*db, mask, e);
 	if (rc) {
 		sqlite3_close(*db);

@@ -23,6 +23,7 @@
 #include "store/store_ext.h"
 #include "store/store_gpu.h"
 #include "store/store_gpukeys.h"
+#include "store/store_late.h"
 
 #define BATCH_ROWS 16384
 #define BATCH_TEXT (2u << 20)
@@ -107,6 +108,8 @@ struct store_writer {
 	struct err thread_err;
 	int thread_started;
 	pthread_t thread;
+	struct store_late *late; /* the name index, between finish and settle */
+	int late_begun;
 };
 
 int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e)
@@ -745,8 +748,44 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	    exec(w, index_sql, "indexes", e) ||
 	    exec(w, store_ext_index_sql, "extension indexes", e) ||
 	    exec(w, store_gpu_index_sql, "GPU indexes", e) ||
-	    store_typed_finish(w->db, rows, e) ||
-	    exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
+	    store_typed_finish(w->db, rows, e))
+		return e->code;
+	return 0;
+}
+
+/* WAL from here: the build's readers see the committed tables while this
+ * connection writes the index (EXCLUSIVE locking would keep them out). */
+int store_write_index_begin(struct store_writer *w, struct err *e)
+{
+	char what[4200];
+
+	/* The read sets up the WAL's shared index now, before any reader
+	 * opens the file; a reader that had to would lock the writer out
+	 * for a moment (the busy timeout covers what remains). */
+	sqlite3_busy_timeout(w->db, STORE_LATE_BUSY_MS);
+	if (exec(w, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;"
+	            " SELECT count(*) FROM sqlite_schema", "journal mode", e))
+		return e->code;
+	snprintf(what, sizeof what, "%s (name index)", w->path);
+	if (store_late_start(w->db, store_typed_late_sql, what, &w->late, e))
+		return e->code;
+	w->late_begun = 1;
+	return 0;
+}
+
+int store_write_settle(struct store_writer *w, int scratch, struct err *e)
+{
+	int rc = store_late_wait(w->late, 0, e);
+
+	w->late = NULL;
+	if (rc)
+		return rc;
+	if (!scratch && !w->late_begun &&
+	    exec(w, store_typed_late_sql, "name index", e))
+		return e->code;
+	/* leaving WAL checkpoints the index into the file and removes the
+	 * WAL; the build's readers have closed by now */
+	if (exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
 	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
 		return e->code;
 	/* In NORMAL locking mode the exclusive lock is released with the next
@@ -769,6 +808,7 @@ void store_write_close(struct store_writer *w)
 {
 	if (!w)
 		return;
+	store_late_wait(w->late, 1, &(struct err){0});
 	stop_thread(w, NULL);
 	for (int i = 0; i < 3; i++) {
 		sqlite3_finalize(w->ins[i]);

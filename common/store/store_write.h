@@ -9,7 +9,8 @@
  * and the Nsight importer stream straight into the store; they are batched
  * and inserted by a second thread (one transaction, prepared statements,
  * synchronous=OFF, no journal during the load), so parsing and inserting
- * use both cores.  Indexes are created after the load.
+ * use both cores.  Indexes are created after the load, the largest one
+ * (store_typed_late_sql) while the build writes its other files.
  */
 #ifndef DSIGHT_STORE_WRITE_H
 #define DSIGHT_STORE_WRITE_H
@@ -37,7 +38,8 @@ struct store_write_stats {
 /*
  * Creates a new database at path (which must not exist) with the v1 tables
  * and starts the load.  On success *out is owned by the caller: finish it
- * with store_write_finish and free it with store_write_close.
+ * with store_write_finish and store_write_settle and free it with
+ * store_write_close.
  */
 int store_write_open(const char *path, struct store_writer **out,
                      struct err *e);
@@ -56,18 +58,35 @@ void store_write_sink(struct store_writer *w, struct row_sink *sink);
  * extension tables while the row stays within 32 MiB, else left empty
  * and marked "dsight_collections": "external"; see store_ext.h) with
  * generation, dsight_core and dsight_meta, fills `durations`, commits,
- * writes the views (store_views), creates the indexes and leaves the
- * file in rollback-journal mode with
- * user_version 1, synced to disk.  After a failure the file is unusable
- * (the caller discards it).
+ * writes the views (store_views) and creates every index but the events'
+ * name index.  Then every table is complete; the file is still held by w
+ * until store_write_settle.  After a failure of this or the next two
+ * calls the file is unusable (the caller discards it).
  */
 int store_write_finish(struct store_writer *w, const json_t *catalog,
                        const char *generation, struct err *e);
 
+/*
+ * Optional, between finish and settle: switches the file to WAL, so that
+ * other connections (read-only) may read it, and builds the name index on
+ * a thread of its own meanwhile.  w must not be used but for settle or
+ * close until then.
+ */
+int store_write_index_begin(struct store_writer *w, struct err *e);
+
+/*
+ * Waits for the name index (or builds it now, when index_begin was not
+ * called and scratch is 0; scratch != 0: the file will only be read and
+ * removed, so it gets none), then leaves the file in rollback-journal mode
+ * with user_version 1, closed and synced to disk.  Every other connection
+ * to the file must be closed first.
+ */
+int store_write_settle(struct store_writer *w, int scratch, struct err *e);
+
 void store_write_get_stats(const struct store_writer *w,
                            struct store_write_stats *st);
 
-/* Stops any load in progress and frees w (NULL is fine).  An unfinished
+/* Stops any load or index build in progress and frees w (NULL is fine).  An unfinished
  * database file is left for the caller to remove. */
 void store_write_close(struct store_writer *w);
 

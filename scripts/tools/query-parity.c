@@ -254,6 +254,8 @@ static int build_cache(const char *doc, const char *out, struct err *e)
 		rc = store_generation_new(gen, e);
 	if (!rc)
 		rc = store_write_finish(w, cat, gen, e);
+	if (!rc)
+		rc = store_write_settle(w, 0, e);
 	store_write_close(w);
 	json_decref(cat);
 	return rc;

@@ -1,0 +1,85 @@
+/* store_late: SQL on its own thread after the load (see store_late.h). */
+#include "store/store_late.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct store_late {
+	sqlite3 *db;
+	const char *sql;
+	char *what;         /* owned */
+	pthread_t thread;
+	int rc;             /* the thread's result */
+	struct err err;     /* its error, when rc != 0 */
+};
+
+static void *late_main(void *arg)
+{
+	struct store_late *l = arg;
+	int sys;
+
+	if (sqlite3_exec(l->db, l->sql, NULL, NULL, NULL) == SQLITE_OK)
+		return NULL;
+	sys = sqlite3_system_errno(l->db);
+	l->rc = ERR_DATA;
+	if (sys)
+		err_set(&l->err, l->rc, "cannot write %s: %s (%s)", l->what,
+		        sqlite3_errmsg(l->db), strerror(sys));
+	else
+		err_set(&l->err, l->rc, "cannot write %s: %s", l->what,
+		        sqlite3_errmsg(l->db));
+	return NULL;
+}
+
+int store_late_start(sqlite3 *db, const char *sql, const char *what,
+                     struct store_late **out, struct err *e)
+{
+	struct store_late *l = calloc(1, sizeof *l);
+
+	*out = NULL;
+	if (!l)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	l->db = db;
+	l->sql = sql;
+	l->what = strdup(what);
+	err_clear(&l->err);
+	if (!l->what) {
+		free(l);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	if (pthread_create(&l->thread, NULL, late_main, l) != 0) {
+		free(l->what);
+		free(l);
+		return err_set(e, ERR_DATA, "cannot start a thread for %s", what);
+	}
+	*out = l;
+	return 0;
+}
+
+int store_late_wait(struct store_late *l, int stop, struct err *e)
+{
+	int rc;
+
+	if (!l)
+		return 0;
+	if (stop)
+		sqlite3_interrupt(l->db);
+	pthread_join(l->thread, NULL);
+	rc = stop ? 0 : l->rc;
+	if (rc)
+		*e = l->err;
+	free(l->what);
+	free(l);
+	return rc;
+}
+
+int store_late_open_reader(const char *path, sqlite3 **db)
+{
+	int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY |
+	                         SQLITE_OPEN_NOMUTEX, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(*db, STORE_LATE_BUSY_MS);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/*
+ * store_late: SQL run on its own thread after the load, while the build
+ * writes the report's other files (doc/performance.md "The name index
+ * beside the web phase").
+ *
+ * The caller hands over a connection and a batch of statements; the
+ * thread runs them with sqlite3_exec and keeps the first error.  Until
+ * store_late_wait returns, the connection belongs to the thread: the
+ * caller may only interrupt it (sqlite3_interrupt is safe from any
+ * thread).
+ */
+#ifndef DSIGHT_STORE_LATE_H
+#define DSIGHT_STORE_LATE_H
+
+#include <sqlite3.h>
+
+#include "base/err.h"
+
+struct store_late;
+
+/*
+ * Starts sql (borrowed: it must outlive the thread; a static string) on db
+ * (borrowed, see above) in a new thread.  what (copied) names the work in
+ * an error: "cannot write <what>: <SQLite's message>".  On success *out is owned by the caller and must be
+ * passed to store_late_wait exactly once.
+ */
+int store_late_start(sqlite3 *db, const char *sql, const char *what,
+                     struct store_late **out, struct err *e);
+
+/*
+ * Waits for the thread and frees l (NULL: nothing to wait for, returns 0).
+ * Returns 0 or the statements' error, filled into e.  With stop set, the
+ * statements are interrupted first and their error is not reported.
+ */
+int store_late_wait(struct store_late *l, int stop, struct err *e);
+
+/*
+ * Opens the file at path (a plain path, not a URI) read-only for one
+ * thread, as the build's readers do while the late work writes it: in WAL
+ * mode a reader may have to wait a moment for a lock (while the WAL's
+ * index is set up), so the connection waits up to STORE_LATE_BUSY_MS
+ * rather than fail.  Returns SQLite's result code; *db is set whenever
+ * SQLite allocated a handle (the caller closes it, also after a failure).
+ */
+#define STORE_LATE_BUSY_MS 60000
+int store_late_open_reader(const char *path, sqlite3 **db);
+
+#endif
