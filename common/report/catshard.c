@@ -710,6 +710,14 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 			             sqlite3_errmsg(db));
 		goto out;
 	}
+	/* One transaction: a temporary table's insert in autocommit is a
+	 * commit each (the page cache scanned per request: 10 % of the web
+	 * phase of 50,000 requests), and the reads see one snapshot. */
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = err_set(e, ERR_DATA, "Cannot begin the catalog's reads: %s",
+		             sqlite3_errmsg(db));
+		goto out;
+	}
 	if ((rc = prep(db, "INSERT OR IGNORE INTO " IDS_TABLE " (id, kind, shard) "
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
@@ -767,6 +775,8 @@ out:
 	catsearch_free(&s.search);
 	sqlite3_finalize(s.ins);
 	sqlite3_finalize(s.pos_ins);
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
 	             "DROP TABLE IF EXISTS " POS_TABLE, NULL, NULL, NULL);
 	json_decref(times);

@@ -123,8 +123,11 @@ int store_ext_finish(struct store_ext *x, const json_t *core,
                      const unsigned irregular[EVIDENCE_NCOLLECTIONS],
                      struct err *e);
 
-/* The SQL creating every extension index (run after the load). */
+/* The SQL creating the extension indexes the build's web phase reads (run
+ * after the load), and then the others (with their statistics; run while
+ * the web phase writes its files, or after it). */
 extern const char store_ext_index_sql[];
+extern const char store_ext_late_index_sql[];
 
 void store_ext_close(struct store_ext *x);
 

@@ -7,7 +7,7 @@
 
 struct store_late {
 	sqlite3 *db;
-	const char *sql;
+	const char *const *sql;
 	char *what;         /* owned */
 	pthread_t thread;
 	int rc;             /* the thread's result */
@@ -17,9 +17,13 @@ struct store_late {
 static void *late_main(void *arg)
 {
 	struct store_late *l = arg;
+	size_t k = 0;
 	int sys;
 
-	if (sqlite3_exec(l->db, l->sql, NULL, NULL, NULL) == SQLITE_OK)
+	while (l->sql[k] &&
+	       sqlite3_exec(l->db, l->sql[k], NULL, NULL, NULL) == SQLITE_OK)
+		k++;
+	if (!l->sql[k])
 		return NULL;
 	sys = sqlite3_system_errno(l->db);
 	l->rc = ERR_DATA;
@@ -32,7 +36,7 @@ static void *late_main(void *arg)
 	return NULL;
 }
 
-int store_late_start(sqlite3 *db, const char *sql, const char *what,
+int store_late_start(sqlite3 *db, const char *const *sql, const char *what,
                      struct store_late **out, struct err *e)
 {
 	struct store_late *l = calloc(1, sizeof *l);

@@ -3,7 +3,7 @@
  * writes the report's other files (doc/performance.md "The name index
  * beside the web phase").
  *
- * The caller hands over a connection and a batch of statements; the
+ * The caller hands over a connection and batches of statements; the
  * thread runs them with sqlite3_exec and keeps the first error.  Until
  * store_late_wait returns, the connection belongs to the thread: the
  * caller may only interrupt it (sqlite3_interrupt is safe from any
@@ -19,12 +19,13 @@
 struct store_late;
 
 /*
- * Starts sql (borrowed: it must outlive the thread; a static string) on db
- * (borrowed, see above) in a new thread.  what (copied) names the work in
+ * Starts the statements of sql[] (a NULL-terminated list of batches, run
+ * in turn until one fails; borrowed: the list and its strings must outlive
+ * the thread) on db (borrowed, see above) in a new thread.  what (copied) names the work in
  * an error: "cannot write <what>: <SQLite's message>".  On success *out is owned by the caller and must be
  * passed to store_late_wait exactly once.
  */
-int store_late_start(sqlite3 *db, const char *sql, const char *what,
+int store_late_start(sqlite3 *db, const char *const *sql, const char *what,
                      struct store_late **out, struct err *e);
 
 /*

@@ -59,9 +59,6 @@ static const char index_sql[] =
 	" series);"
 	"CREATE INDEX dsight_samples_symbol ON " STORE_TYPED_SAMPLES
 	" (symbol);"
-	"CREATE INDEX dsight_view_requests_id ON " STORE_TYPED_REQUESTS " (id);"
-	"CREATE INDEX dsight_view_request_workers_request ON "
-	STORE_TYPED_REQUEST_WORKERS " (request, worker);"
 	/* Table sizes for the planner (sqlite_stat1), sampled: at most 400
 	 * rows of each index are read, so it costs milliseconds at any size.
 	 * Without them SQLite guesses every table equally large and may loop
@@ -83,7 +80,11 @@ const char store_typed_late_sql[] =
 	"PRAGMA cache_size = -8192;"
 	"CREATE INDEX dsight_events_name ON events (profile, name, start,"
 	" \"end\");"
+	"CREATE INDEX dsight_view_requests_id ON " STORE_TYPED_REQUESTS " (id);"
+	"CREATE INDEX dsight_view_request_workers_request ON "
+	STORE_TYPED_REQUEST_WORKERS " (request, worker);"
 	"PRAGMA analysis_limit = 400; ANALYZE dsight_events_name;"
+	"ANALYZE " STORE_TYPED_REQUESTS "; ANALYZE " STORE_TYPED_REQUEST_WORKERS ";"
 	STAT1_FIX ";"
 	"DROP TABLE temp.dsight_row_counts;";
 

@@ -81,16 +81,17 @@ int store_typed_views(sqlite3 *db, struct err *e);
  * After the load and the views' helper tables (store_views_write): the
  * indexes and the planner's statistics, with rows[] the exact numbers of
  * NVTX ranges, CPU samples and metric points the load wrote (the row
- * counts of the tables holding them), except the events' name index:
- * store_typed_late_sql makes that one, on the same connection (it reads
+ * counts of the tables holding them), except the events' name index and
+ * the typed requests' indexes: store_typed_late_sql makes those, on the
+ * same connection (it reads
  * the counts this left in a temporary table).  ERR_DATA naming db's
  * message.
  */
 int store_typed_finish(sqlite3 *db, const uint64_t rows[3], struct err *e);
 
-/* The events' name index (profile, name, start, end) and its statistics:
- * the largest sort of the store phase, which the build runs while it
- * writes the web files (store_write_index_begin). */
+/* The events' name index (profile, name, start, end), the typed requests'
+ * indexes and their statistics: the largest sort of the store phase, which
+ * the build runs while it writes the web files (store_write_index_begin). */
 extern const char store_typed_late_sql[];
 
 #endif

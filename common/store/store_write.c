@@ -753,6 +753,11 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	return 0;
 }
 
+/* The indexes the build's web phase does not read, with their statistics
+ * (the events' name index first: the largest). */
+static const char *const late_sql[] = {store_typed_late_sql,
+                                        store_ext_late_index_sql, NULL};
+
 /* WAL from here: the build's readers see the committed tables while this
  * connection writes the index (EXCLUSIVE locking would keep them out). */
 int store_write_index_begin(struct store_writer *w, struct err *e)
@@ -766,8 +771,8 @@ int store_write_index_begin(struct store_writer *w, struct err *e)
 	if (exec(w, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;"
 	            " SELECT count(*) FROM sqlite_schema", "journal mode", e))
 		return e->code;
-	snprintf(what, sizeof what, "%s (name index)", w->path);
-	if (store_late_start(w->db, store_typed_late_sql, what, &w->late, e))
+	snprintf(what, sizeof what, "%s (late indexes)", w->path);
+	if (store_late_start(w->db, late_sql, what, &w->late, e))
 		return e->code;
 	w->late_begun = 1;
 	return 0;
@@ -780,9 +785,9 @@ int store_write_settle(struct store_writer *w, int scratch, struct err *e)
 	w->late = NULL;
 	if (rc)
 		return rc;
-	if (!scratch && !w->late_begun &&
-	    exec(w, store_typed_late_sql, "name index", e))
-		return e->code;
+	for (size_t k = 0; !scratch && !w->late_begun && late_sql[k]; k++)
+		if (exec(w, late_sql[k], "late indexes", e))
+			return e->code;
 	/* leaving WAL checkpoints the index into the file and removes the
 	 * WAL; the build's readers have closed by now */
 	if (exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
