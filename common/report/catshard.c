@@ -19,6 +19,7 @@
 #define IDS_TABLE "temp.catshard_ids"
 /* where each request landed (ord, shard, pos): given to cattime_write */
 #define POS_TABLE "temp.catshard_pos"
+#define SUM_TABLE "temp.catshard_sums"
 
 #define NCOLL 4
 static const char *const coll_names[NCOLL] = {"requests", "sessions",
@@ -92,6 +93,7 @@ struct cs {
 	struct buf gids;   /* the group's ids: kind byte, id, NUL */
 	struct buf gords;  /* the group's request ordinals (int64_t), with summaries */
 	sqlite3_stmt *pos_ins; /* into POS_TABLE, with summaries */
+	sqlite3_stmt *sum_ins; /* into SUM_TABLE, with summaries */
 	struct buf row;
 	sqlite3_stmt *ins;
 	json_t *shards;
@@ -213,10 +215,24 @@ static int summary_add(struct cs *s, sqlite3_stmt *st, struct err *e)
 		buf_putc(&r->text, ',');
 	buf_putc(&r->text, '[');
 	jsonout_int(&r->text, sqlite3_column_int64(st, 0));
+	size_t vals = r->text.len;
 	catsum_values(&r->text, st, REQ_SUMMARY);
 	buf_putc(&r->text, ']');
 	if (r->text.failed)
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
+	/* kept for the time summaries, which then read no request again */
+	sqlite3_bind_int64(s->sum_ins, 1, sqlite3_column_int64(st, 0));
+	sqlite3_bind_value(s->sum_ins, 2,
+	                   sqlite3_column_value(st, REQ_SUMMARY + CATSUM_START));
+	sqlite3_bind_value(s->sum_ins, 3,
+	                   sqlite3_column_value(st, REQ_SUMMARY + CATSUM_END));
+	sqlite3_bind_text(s->sum_ins, 4, r->text.data + vals,
+	                  (int)(r->text.len - 1 - vals), SQLITE_STATIC);
+	int rs = sqlite3_step(s->sum_ins);
+	sqlite3_reset(s->sum_ins);
+	if (rs != SQLITE_DONE)
+		return err_set(e, ERR_DATA, "Cannot keep request summaries: %s",
+		               sqlite3_errmsg(s->db));
 	r->count++;
 	r->budget += r->text.len - before;
 	return 0;
@@ -699,12 +715,19 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 		             sqlite3_errmsg(db));
 		goto out;
 	}
+	/* start and end have no affinity: each keeps the type it has in the
+	 * requests' table, and so its place in ORDER BY start */
 	if (s.summaries &&
 	    (sqlite3_exec(db, "DROP TABLE IF EXISTS " POS_TABLE ";"
 	                  "CREATE TABLE " POS_TABLE " (ord INTEGER PRIMARY KEY, "
-	                  "shard INTEGER, pos INTEGER)", NULL, NULL, NULL) != SQLITE_OK ||
+	                  "shard INTEGER, pos INTEGER);"
+	                  "DROP TABLE IF EXISTS " SUM_TABLE ";"
+	                  "CREATE TABLE " SUM_TABLE " (ord INTEGER PRIMARY KEY, "
+	                  "start, end, sum TEXT)", NULL, NULL, NULL) != SQLITE_OK ||
 	     (rc = prep(db, "INSERT INTO " POS_TABLE " (ord, shard, pos) "
-	                "VALUES (?1, ?2, ?3)", &s.pos_ins, e)))) {
+	                "VALUES (?1, ?2, ?3)", &s.pos_ins, e)) ||
+	     (rc = prep(db, "INSERT INTO " SUM_TABLE " (ord, start, end, sum) "
+	                "VALUES (?1, ?2, ?3, ?4)", &s.sum_ins, e)))) {
 		if (!rc)
 			rc = err_set(e, ERR_DATA, "Cannot create the position table: %s",
 			             sqlite3_errmsg(db));
@@ -721,7 +744,8 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	if ((rc = prep(db, "INSERT OR IGNORE INTO " IDS_TABLE " (id, kind, shard) "
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
-	    (s.summaries && (rc = cattime_write(db, POS_TABLE, dir, times, e))) ||
+	    (s.summaries &&
+	     (rc = cattime_write(db, POS_TABLE, SUM_TABLE, dir, times, e))) ||
 	    (rc = catsearch_finish(&s.search, &search, e)) ||
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
@@ -775,10 +799,12 @@ out:
 	catsearch_free(&s.search);
 	sqlite3_finalize(s.ins);
 	sqlite3_finalize(s.pos_ins);
+	sqlite3_finalize(s.sum_ins);
 	if (!sqlite3_get_autocommit(db))
 		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
-	             "DROP TABLE IF EXISTS " POS_TABLE, NULL, NULL, NULL);
+	             "DROP TABLE IF EXISTS " POS_TABLE ";"
+	             "DROP TABLE IF EXISTS " SUM_TABLE, NULL, NULL, NULL);
 	json_decref(times);
 	buf_free(&s.cur.text);
 	buf_free(&s.group.text);

@@ -1,9 +1,7 @@
 /* cattime: request summaries in start order (see cattime.h). */
 #include "report/cattime.h"
-#include "store/store_ext.h"
 #include "base/buf.h"
 #include "base/jsonout.h"
-#include "report/catsum.h"
 #include "report/shard.h"
 
 #include <string.h>
@@ -57,7 +55,7 @@ static int cut(struct tcut *c, const char *dir, json_t *out, struct err *e)
 static int add(struct tcut *c, sqlite3_stmt *st, const struct buf *row,
                const char *dir, json_t *out, struct err *e)
 {
-	const int s = 3 + CATSUM_START, en = 3 + CATSUM_END;
+	const int s = 4, en = 5; /* the row's start and end */
 	int rc;
 
 	if (c->count && c->budget + row->len + 1 + 2 > SHARD_MAX_DECODED &&
@@ -79,13 +77,13 @@ static int add(struct tcut *c, sqlite3_stmt *st, const struct buf *row,
 	return 0;
 }
 
-int cattime_write(sqlite3 *db, const char *pos, const char *dir,
-                  json_t *out, struct err *e)
+int cattime_write(sqlite3 *db, const char *pos, const char *sums,
+                  const char *dir, json_t *out, struct err *e)
 {
 	char *sql = sqlite3_mprintf(
-		"SELECT p.shard, p.pos, r.ordinal, " CATSUM_COLS " "
-		"FROM " STORE_EXT_REQUESTS " r JOIN %s p ON p.ord = r.ordinal "
-		"ORDER BY r.start, r.ordinal", pos);
+		"SELECT p.shard, p.pos, p.ord, m.sum, m.start, m.end "
+		"FROM %s p JOIN %s m ON m.ord = p.ord ORDER BY m.start, m.ord",
+		pos, sums);
 	struct tcut c;
 	struct buf row;
 	sqlite3_stmt *st = NULL;
@@ -111,7 +109,8 @@ int cattime_write(sqlite3 *db, const char *pos, const char *dir,
 				buf_putc(&row, ',');
 			jsonout_int(&row, sqlite3_column_int64(st, k));
 		}
-		catsum_values(&row, st, 3);
+		buf_append(&row, sqlite3_column_text(st, 3),
+		           (size_t)sqlite3_column_bytes(st, 3));
 		buf_putc(&row, ']');
 		if (row.failed) {
 			rc = err_set(e, ERR_NOMEM, "Out of memory writing the time summaries");

@@ -22,13 +22,16 @@
 #include "base/err.h"
 
 /*
- * Writes the time summary shards of db's dsight_requests into dir and
- * appends their descriptors (bounds null when a row lacks a numeric start
- * or end) to out.  Reads each request's catalog shard and position from
- * the table pos (columns ord, shard, pos; catshard_write names its own),
- * which must hold every request.  Holds one shard's text at a time.
+ * Writes the time summary shards of db's requests into dir and appends
+ * their descriptors (bounds null when a row lacks a numeric start or end)
+ * to out.  Reads each request's catalog shard and position from the table
+ * pos (columns ord, shard, pos) and its start, end and summary from the
+ * table sums (columns ord, start, end as the requests' table holds them,
+ * and sum: the summary's values as catsum_values printed them, each after
+ * a comma); catshard_write names and fills both, with every request.  No
+ * request is read again.  Holds one shard's text at a time.
  */
-int cattime_write(sqlite3 *db, const char *pos, const char *dir,
-                  json_t *out, struct err *e);
+int cattime_write(sqlite3 *db, const char *pos, const char *sums,
+                  const char *dir, json_t *out, struct err *e);
 
 #endif
