@@ -54,7 +54,7 @@ int buf_reserve(struct buf *b, size_t n)
 	return 0;
 }
 
-void buf_append(struct buf *b, const void *p, size_t n)
+void buf_append_grow(struct buf *b, const void *p, size_t n)
 {
 	if (buf_reserve(b, n))
 		return;
@@ -69,7 +69,7 @@ void buf_puts(struct buf *b, const char *s)
 	buf_append(b, s, strlen(s));
 }
 
-void buf_putc(struct buf *b, char c)
+void buf_putc_grow(struct buf *b, char c)
 {
 	if (buf_reserve(b, 1))
 		return;

@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 struct buf {
 	char *data;
@@ -29,9 +30,36 @@ void buf_free(struct buf *b);
 void buf_reset(struct buf *b);
 /* Ensures room for n more bytes; returns 0 or the sticky error. */
 int buf_reserve(struct buf *b, size_t n);
-void buf_append(struct buf *b, const void *p, size_t n);
+/* The slow paths of buf_append and buf_putc below (growth, limits). */
+void buf_append_grow(struct buf *b, const void *p, size_t n);
+void buf_putc_grow(struct buf *b, char c);
 void buf_puts(struct buf *b, const char *s);
-void buf_putc(struct buf *b, char c);
+
+/* The JSON emitters call these for every byte they print (tens of millions
+ * of numbers in a build), so the common case, room in the buffer, is
+ * inline.  The same tests as buf_reserve: not failed, within max. */
+static inline void buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (!b->failed && n < b->cap - b->len && (!b->max || n <= b->max - b->len)) {
+		if (n)
+			memcpy(b->data + b->len, p, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+	} else {
+		buf_append_grow(b, p, n);
+	}
+}
+
+static inline void buf_putc(struct buf *b, char c)
+{
+	if (!b->failed && b->cap - b->len > 1 && (!b->max || b->len < b->max)) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+	} else {
+		buf_putc_grow(b, c);
+	}
+}
+
 void buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Appends s (n bytes) with every invalid UTF-8 sequence replaced by U+FFFD
