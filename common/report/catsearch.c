@@ -14,10 +14,10 @@
 #define REQUEST 0xFE     /* shard text: before each request's own fields */
 #define GROUP 0xFD       /* shard text: between groups */
 
-void catsearch_init(struct catsearch *s, const char *dir)
+void catsearch_init(struct catsearch *s, struct shardq *q)
 {
 	memset(s, 0, sizeof *s);
-	s->dir = dir;
+	s->q = q;
 	buf_init(&s->group, 0);
 	buf_init(&s->shard, 0);
 	buf_init(&s->pack, 0);
@@ -152,7 +152,7 @@ out:
 /* Writes the pack as a shard (no-op when empty). */
 static int flush(struct catsearch *s, struct err *e)
 {
-	struct shard_desc d;
+	static const double none[4];
 	json_t *j;
 	int rc;
 
@@ -161,11 +161,9 @@ static int flush(struct catsearch *s, struct err *e)
 	buf_putc(&s->pack, ']');
 	if (s->pack.failed)
 		return nomem(e);
-	memset(&d, 0, sizeof d);
-	if ((rc = shard_write_text(s->dir, s->pack.data, s->pack.len, &d, e)))
+	if ((rc = shardq_add(s->q, s->pack.data, s->pack.len, s->rows, none, &j,
+	                     e)))
 		return rc;
-	d.count = s->rows;
-	j = shard_desc_json(&d);
 	json_object_del(j, "bounds");
 	json_object_set_new(j, "catalog_shards",
 	                    json_pack("[II]", (json_int_t)s->first, (json_int_t)s->last));

@@ -31,6 +31,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "report/shardq.h"
 
 /* Decoded bytes of a search-text shard: 8 catalog shard budgets.  A full
  * search reads every search-text shard, and a fetch costs more than its
@@ -40,7 +41,7 @@
 #define CATSEARCH_MAX_DECODED (4u * 1024u * 1024u)
 
 struct catsearch {
-	const char *dir;   /* borrowed: where shards are written */
+	struct shardq *q;  /* borrowed: writes the shards */
 	struct buf group;  /* the group's requests: fields, 0xFE after each */
 	struct buf shard;  /* the current catalog shard's text, marks for separators */
 	struct buf pack;   /* rows of the search-text shard being filled */
@@ -49,8 +50,9 @@ struct catsearch {
 	json_t *descs;     /* written shards' descriptors */
 };
 
-/* Initialises s to write into dir (borrowed). */
-void catsearch_init(struct catsearch *s, const char *dir);
+/* Initialises s to write its shards through q (borrowed; their
+ * descriptors are completed by shardq_finish). */
+void catsearch_init(struct catsearch *s, struct shardq *q);
 
 /* Adds one request (its search blob: lowercased fields separated by 0xFF,
  * n may be 0) to the group being read. */

@@ -9,6 +9,7 @@
 #include "report/cattime.h"
 #include "report/cattop.h"
 #include "report/shard.h"
+#include "report/shardq.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +83,7 @@ struct rows {
 
 struct cs {
 	sqlite3 *db;
-	const char *dir;
+	struct shardq *q;  /* writes the shards on a worker thread */
 	struct rows cur;   /* the shard being filled */
 	struct rows group; /* the group being read */
 	struct rows scur, sgroup; /* their request summaries */
@@ -241,11 +242,9 @@ static int summary_add(struct cs *s, sqlite3_stmt *st, struct err *e)
 /* Writes the JSON array of r's rows as a shard; its descriptor in *out. */
 static int write_rows(struct cs *s, struct rows *r, json_t **out, struct err *e)
 {
-	struct shard_desc d;
 	struct buf text;
 	int rc;
 
-	memset(&d, 0, sizeof d);
 	buf_init(&text, 0);
 	buf_putc(&text, '[');
 	buf_append(&text, r->text.data, r->text.len);
@@ -254,14 +253,9 @@ static int write_rows(struct cs *s, struct rows *r, json_t **out, struct err *e)
 		buf_free(&text);
 		return err_set(e, ERR_NOMEM, "Out of memory cutting catalog shards");
 	}
-	rc = shard_write_text(s->dir, text.data, text.len, &d, e);
+	rc = shardq_add(s->q, text.data, text.len, r->count, r->all.b, out, e);
 	buf_free(&text);
-	if (rc)
-		return rc;
-	d.count = r->count;
-	memcpy(d.bounds, r->all.b, sizeof d.bounds);
-	*out = shard_desc_json(&d);
-	return 0;
+	return rc;
 }
 
 /* Writes the summary shard being filled (no-op when empty). */
@@ -605,18 +599,15 @@ static int write_lookup(struct cs *s, json_t *lookup, struct err *e)
 			           (long long)sqlite3_column_int64(st, 2));
 		}
 		if (count && (rs != SQLITE_ROW || budget + s->row.len + 1 > SHARD_MAX_DECODED)) {
-			struct shard_desc d;
+			static const double none[4];
 			json_t *j;
-			memset(&d, 0, sizeof d);
 			buf_putc(&text, ']');
 			if (text.failed) {
 				rc = err_set(e, ERR_NOMEM, "Out of memory writing id lookup shards");
 				break;
 			}
-			if ((rc = shard_write_text(s->dir, text.data, text.len, &d, e)))
+			if ((rc = shardq_add(s->q, text.data, text.len, count, none, &j, e)))
 				break;
-			d.count = count;
-			j = shard_desc_json(&d);
 			json_object_del(j, "bounds");
 			json_object_set_new(j, "first", json_stringn(first.data, first.len));
 			json_array_append_new(lookup, j);
@@ -692,7 +683,7 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	for (int c = 0; c < NCOLL; c++)
 		s.last[c] = -1; /* ordinals count from 0 */
 	s.db = db;
-	s.dir = dir;
+
 	s.st = st;
 	s.shards = json_array();
 	buf_init(&s.cur.text, 0);
@@ -704,7 +695,9 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	buf_init(&s.gids, 0);
 	buf_init(&s.gords, 0);
 	buf_init(&s.row, 0);
-	catsearch_init(&s.search, dir);
+	if ((rc = shardq_open(dir, &s.q, e)))
+		goto out;
+	catsearch_init(&s.search, s.q);
 	if ((rc = summaries_ok(db, &s.summaries, e)))
 		goto out;
 	if (sqlite3_exec(db, "DROP TABLE IF EXISTS " IDS_TABLE ";"
@@ -745,14 +738,15 @@ int catshard_write(sqlite3 *db, const char *dir, double duration,
 	               "VALUES (?1, ?2, ?3)", &s.ins, e)) ||
 	    (rc = write_sessions(&s, e)) ||
 	    (s.summaries &&
-	     (rc = cattime_write(db, POS_TABLE, SUM_TABLE, dir, times, e))) ||
+	     (rc = cattime_write(db, POS_TABLE, SUM_TABLE, s.q, times, e))) ||
 	    (rc = catsearch_finish(&s.search, &search, e)) ||
 	    (rc = write_timed(&s, 2, e)) ||
 	    (rc = write_timed(&s, 3, e)) ||
 	    (rc = write_lookup(&s, lookup, e)) ||
 	    (rc = cattop_list(db, "ttft_ms", IDS_TABLE, CATSHARD_TOP, tt, e)) ||
 	    (rc = cattop_list(db, "duration", IDS_TABLE, CATSHARD_TOP, td, e)) ||
-	    (rc = cattop_density(db, duration, dens, e)))
+	    (rc = cattop_density(db, duration, dens, e)) ||
+	    (rc = shardq_finish(s.q, e)))
 		goto out;
 	cattop_fields(tf);
 	/* ix takes each value (json_object_set_new frees it on failure too),
@@ -797,6 +791,7 @@ out:
 	json_decref(ix);
 	json_decref(search);
 	catsearch_free(&s.search);
+	shardq_free(s.q);
 	sqlite3_finalize(s.ins);
 	sqlite3_finalize(s.pos_ins);
 	sqlite3_finalize(s.sum_ins);

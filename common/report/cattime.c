@@ -3,6 +3,7 @@
 #include "base/buf.h"
 #include "base/jsonout.h"
 #include "report/shard.h"
+#include "report/shardq.h"
 
 #include <string.h>
 
@@ -22,9 +23,8 @@ static int num(sqlite3_stmt *st, int col)
 }
 
 /* Writes the shard being filled (no-op when empty). */
-static int cut(struct tcut *c, const char *dir, json_t *out, struct err *e)
+static int cut(struct tcut *c, struct shardq *q, json_t *out, struct err *e)
 {
-	struct shard_desc d;
 	json_t *j;
 	int rc;
 
@@ -33,13 +33,8 @@ static int cut(struct tcut *c, const char *dir, json_t *out, struct err *e)
 	buf_putc(&c->text, ']');
 	if (c->text.failed)
 		return err_set(e, ERR_NOMEM, "Out of memory writing the time summaries");
-	memset(&d, 0, sizeof d);
-	if ((rc = shard_write_text(dir, c->text.data, c->text.len, &d, e)))
+	if ((rc = shardq_add(q, c->text.data, c->text.len, c->count, c->b, &j, e)))
 		return rc;
-	d.count = c->count;
-	memcpy(d.bounds, c->b, sizeof d.bounds);
-	if (!(j = shard_desc_json(&d)))
-		return err_set(e, ERR_NOMEM, "Out of memory writing the time summaries");
 	if (c->untimed || !c->timed)
 		json_object_set_new(j, "bounds", json_null());
 	if (json_array_append_new(out, j))
@@ -53,13 +48,13 @@ static int cut(struct tcut *c, const char *dir, json_t *out, struct err *e)
 /* Adds st's row (text in row) to the shard, cutting before it when it
  * would pass the budget. */
 static int add(struct tcut *c, sqlite3_stmt *st, const struct buf *row,
-               const char *dir, json_t *out, struct err *e)
+               struct shardq *q, json_t *out, struct err *e)
 {
 	const int s = 4, en = 5; /* the row's start and end */
 	int rc;
 
 	if (c->count && c->budget + row->len + 1 + 2 > SHARD_MAX_DECODED &&
-	    (rc = cut(c, dir, out, e)))
+	    (rc = cut(c, q, out, e)))
 		return rc;
 	buf_putc(&c->text, c->count ? ',' : '[');
 	buf_append(&c->text, row->data, row->len);
@@ -78,7 +73,7 @@ static int add(struct tcut *c, sqlite3_stmt *st, const struct buf *row,
 }
 
 int cattime_write(sqlite3 *db, const char *pos, const char *sums,
-                  const char *dir, json_t *out, struct err *e)
+                  struct shardq *q, json_t *out, struct err *e)
 {
 	char *sql = sqlite3_mprintf(
 		"SELECT p.shard, p.pos, p.ord, m.sum, m.start, m.end "
@@ -116,14 +111,14 @@ int cattime_write(sqlite3 *db, const char *pos, const char *sums,
 			rc = err_set(e, ERR_NOMEM, "Out of memory writing the time summaries");
 			break;
 		}
-		if ((rc = add(&c, st, &row, dir, out, e)))
+		if ((rc = add(&c, st, &row, q, out, e)))
 			break;
 	}
 	if (!rc && rs != SQLITE_DONE)
 		rc = err_set(e, ERR_DATA, "Cannot read the requests for the time summaries: %s",
 		             sqlite3_errmsg(db));
 	if (!rc)
-		rc = cut(&c, dir, out, e);
+		rc = cut(&c, q, out, e);
 out:
 	sqlite3_free(sql);
 	sqlite3_finalize(st);

@@ -20,10 +20,11 @@
 #include <sqlite3.h>
 
 #include "base/err.h"
+#include "report/shardq.h"
 
 /*
- * Writes the time summary shards of db's requests into dir and appends
- * their descriptors (bounds null when a row lacks a numeric start or end)
+ * Writes the time summary shards of db's requests through q (borrowed)
+ * and appends their descriptors (completed by shardq_finish) (bounds null when a row lacks a numeric start or end)
  * to out.  Reads each request's catalog shard and position from the table
  * pos (columns ord, shard, pos) and its start, end and summary from the
  * table sums (columns ord, start, end as the requests' table holds them,
@@ -32,6 +33,6 @@
  * request is read again.  Holds one shard's text at a time.
  */
 int cattime_write(sqlite3 *db, const char *pos, const char *sums,
-                  const char *dir, json_t *out, struct err *e);
+                  struct shardq *q, json_t *out, struct err *e);
 
 #endif

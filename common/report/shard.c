@@ -193,6 +193,13 @@ static int submit(struct shard_writer *w, struct job j, struct err *e)
 	return 0;
 }
 
+int shard_writer_submit(struct shard_writer *w, char *data, size_t len,
+                        struct shard_desc *d, struct err *e)
+{
+	struct job j = {d, data, len};
+	return submit(w, j, e);
+}
+
 /* ---- streams and the cut rule ----------------------------------------- */
 
 static struct stream *stream_get(struct shard_writer *w, int kind,

@@ -129,6 +129,17 @@ int shard_write_text(const char *dir, const char *data, size_t len,
                      struct shard_desc *d, struct err *e);
 
 /*
+ * The same through w's worker (w opened with threads = 1): hands data
+ * (malloc'd, taken: freed by w, also on failure) to the queue, blocking
+ * while it is full.  d (borrowed) gets the names and sizes when the worker
+ * has written it, so it must stay valid and unread until
+ * shard_writer_finish; an error of the worker is returned by a later call
+ * or by shard_writer_finish.
+ */
+int shard_writer_submit(struct shard_writer *w, char *data, size_t len,
+                        struct shard_desc *d, struct err *e);
+
+/*
  * Flushes every open shard, waits for the worker and reports its first
  * error.  After it, the query functions below may be called.
  */

@@ -798,6 +798,8 @@ int store_write_settle(struct store_writer *w, int scratch, struct err *e)
 	if (sqlite3_close(w->db) != SQLITE_OK)
 		return db_fail(w, e, "close");
 	w->db = NULL;
+	if (scratch) /* read once more, then removed: not worth a sync */
+		return 0;
 	int fd = open(w->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fsync(fd) != 0) {
 		err_sys(e, ERR_DATA, "cannot sync %s", w->path);

@@ -75,10 +75,10 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 int store_write_index_begin(struct store_writer *w, struct err *e);
 
 /*
- * Waits for the name index (or builds it now, when index_begin was not
- * called and scratch is 0; scratch != 0: the file will only be read and
- * removed, so it gets none), then leaves the file in rollback-journal mode
- * with user_version 1, closed and synced to disk.  Every other connection
+ * Waits for the late indexes (or builds them now, when index_begin was
+ * not called and scratch is 0; scratch != 0: the file will only be read
+ * and removed, so it gets none and is not synced), then leaves the file in
+ * rollback-journal mode with user_version 1, closed and synced to disk.  Every other connection
  * to the file must be closed first.
  */
 int store_write_settle(struct store_writer *w, int scratch, struct err *e);
