@@ -1,9 +1,12 @@
 /* store_late: SQL on its own thread after the load (see store_late.h). */
 #include "store/store_late.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct store_late {
 	sqlite3 *db;
@@ -86,4 +89,66 @@ int store_late_open_reader(const char *path, sqlite3 **db)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_busy_timeout(*db, STORE_LATE_BUSY_MS);
 	return rc;
+}
+
+/* "cannot write PATH (what): SQLite's message (errno's)" */
+static int db_fail(sqlite3 *db, const char *path, const char *what,
+                   struct err *e)
+{
+	int sys = sqlite3_system_errno(db);
+
+	if (sys)
+		return err_set(e, ERR_DATA, "cannot write %s (%s): %s (%s)", path,
+		               what, sqlite3_errmsg(db), strerror(sys));
+	return err_set(e, ERR_DATA, "cannot write %s (%s): %s", path, what,
+	               sqlite3_errmsg(db));
+}
+
+int store_late_begin(sqlite3 *db, const char *path, const char *const *sql,
+                     struct store_late **out, struct err *e)
+{
+	char what[4200];
+
+	/* The read sets up the WAL's shared index now, before any reader
+	 * opens the file; a reader that had to would lock the writer out
+	 * for a moment (the busy timeout covers what remains). */
+	sqlite3_busy_timeout(db, STORE_LATE_BUSY_MS);
+	if (sqlite3_exec(db, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;"
+	                 " SELECT count(*) FROM sqlite_schema", NULL, NULL,
+	                 NULL) != SQLITE_OK)
+		return db_fail(db, path, "journal mode", e);
+	snprintf(what, sizeof what, "%s (late indexes)", path);
+	return store_late_start(db, sql, what, out, e);
+}
+
+int store_late_settle(struct store_late *l, sqlite3 **db, const char *path,
+                      const char *const *sql, int scratch, struct err *e)
+{
+	int rc = store_late_wait(l, 0, e), fd;
+
+	if (rc)
+		return rc;
+	for (size_t k = 0; !l && sql && sql[k]; k++)
+		if (sqlite3_exec(*db, sql[k], NULL, NULL, NULL) != SQLITE_OK)
+			return db_fail(*db, path, "late indexes", e);
+	/* In NORMAL locking mode the exclusive lock is released with the next
+	 * access; close the connection so every page reaches the file. */
+	if (sqlite3_exec(*db, "PRAGMA journal_mode=DELETE;"
+	                 " PRAGMA locking_mode=NORMAL", NULL, NULL,
+	                 NULL) != SQLITE_OK)
+		return db_fail(*db, path, "journal mode", e);
+	if (sqlite3_close(*db) != SQLITE_OK)
+		return db_fail(*db, path, "close", e);
+	*db = NULL;
+	if (scratch) /* read once more, then removed: not worth a sync */
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) != 0) {
+		err_sys(e, ERR_DATA, "cannot sync %s", path);
+		if (fd >= 0)
+			close(fd);
+		return e->code;
+	}
+	close(fd);
+	return 0;
 }

@@ -36,6 +36,22 @@ int store_late_start(sqlite3 *db, const char *const *sql, const char *what,
 int store_late_wait(struct store_late *l, int stop, struct err *e);
 
 /*
+ * The build's way of using it.  begin: db is the writer's connection to
+ * the file at path (EXCLUSIVE locking, every table committed); it goes to
+ * NORMAL locking and WAL, so that read-only connections may open the file
+ * while sql[] runs on the thread.  settle: waits for l (NULL: begin was
+ * not called; then runs sql[] now unless it is NULL), returns the file to
+ * rollback-journal mode (which checkpoints the WAL into it and removes
+ * it; every reader must have closed), closes *db (set to NULL) and, unless
+ * scratch, syncs the file.  After a failure of either the file is
+ * unusable; *db is the caller's to close.
+ */
+int store_late_begin(sqlite3 *db, const char *path, const char *const *sql,
+                     struct store_late **out, struct err *e);
+int store_late_settle(struct store_late *l, sqlite3 **db, const char *path,
+                      const char *const *sql, int scratch, struct err *e);
+
+/*
  * Opens the file at path (a plain path, not a URI) read-only for one
  * thread, as the build's readers do while the late work writes it: in WAL
  * mode a reader may have to wait a moment for a lock (while the WAL's

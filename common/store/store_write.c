@@ -3,14 +3,12 @@
 #include "base/cancel.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/jsonout.h"
@@ -758,21 +756,9 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 static const char *const late_sql[] = {store_typed_late_sql,
                                         store_ext_late_index_sql, NULL};
 
-/* WAL from here: the build's readers see the committed tables while this
- * connection writes the index (EXCLUSIVE locking would keep them out). */
 int store_write_index_begin(struct store_writer *w, struct err *e)
 {
-	char what[4200];
-
-	/* The read sets up the WAL's shared index now, before any reader
-	 * opens the file; a reader that had to would lock the writer out
-	 * for a moment (the busy timeout covers what remains). */
-	sqlite3_busy_timeout(w->db, STORE_LATE_BUSY_MS);
-	if (exec(w, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;"
-	            " SELECT count(*) FROM sqlite_schema", "journal mode", e))
-		return e->code;
-	snprintf(what, sizeof what, "%s (late indexes)", w->path);
-	if (store_late_start(w->db, late_sql, what, &w->late, e))
+	if (store_late_begin(w->db, w->path, late_sql, &w->late, e))
 		return e->code;
 	w->late_begun = 1;
 	return 0;
@@ -780,35 +766,12 @@ int store_write_index_begin(struct store_writer *w, struct err *e)
 
 int store_write_settle(struct store_writer *w, int scratch, struct err *e)
 {
-	int rc = store_late_wait(w->late, 0, e);
+	struct store_late *l = w->late;
 
 	w->late = NULL;
-	if (rc)
-		return rc;
-	for (size_t k = 0; !scratch && !w->late_begun && late_sql[k]; k++)
-		if (exec(w, late_sql[k], "late indexes", e))
-			return e->code;
-	/* leaving WAL checkpoints the index into the file and removes the
-	 * WAL; the build's readers have closed by now */
-	if (exec(w, "PRAGMA journal_mode=DELETE", "journal mode", e) ||
-	    exec(w, "PRAGMA locking_mode=NORMAL", "locking mode", e))
-		return e->code;
-	/* In NORMAL locking mode the exclusive lock is released with the next
-	 * access; close the connection so every page reaches the file. */
-	if (sqlite3_close(w->db) != SQLITE_OK)
-		return db_fail(w, e, "close");
-	w->db = NULL;
-	if (scratch) /* read once more, then removed: not worth a sync */
-		return 0;
-	int fd = open(w->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) != 0) {
-		err_sys(e, ERR_DATA, "cannot sync %s", w->path);
-		if (fd >= 0)
-			close(fd);
-		return e->code;
-	}
-	close(fd);
-	return 0;
+	return store_late_settle(l, &w->db, w->path,
+	                         scratch || w->late_begun ? NULL : late_sql,
+	                         scratch, e);
 }
 
 void store_write_close(struct store_writer *w)
