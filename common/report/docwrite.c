@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "base/fdio.h"
-#include "base/gz.h"
+#include "base/gzpipe.h"
 #include "base/jsonout.h"
 
 /* the text of one gzip member: large enough that the 32-KiB window
@@ -23,38 +22,25 @@ struct docw {
 	sqlite3 *db;
 	sqlite3_stmt *ev, *sa, *pt;
 	struct buf text;
-	struct gz gz;
-	unsigned char *z; /* a compressed member */
-	size_t zcap;
-	int fd;
-	const char *path;
-	uint64_t bytes;
+	struct gzpipe *pipe; /* compresses and writes beside the reads */
+	uint64_t members;
 };
 
 /*
- * Compresses the pending text as one whole gzip member and appends it to
- * the file (finish: also when empty, so an empty document is a member).
- * A file of several members is one gzip stream to every reader (RFC 1952;
+ * Hands the pending text over as one whole gzip member, appended to the
+ * file (finish: also when empty, so an empty document is a member).  A
+ * file of several members is one gzip stream to every reader (RFC 1952;
  * dsight's own reader, gzip, zcat, Python's gzip).
  */
 static int flush_text(struct docw *w, int finish, struct err *e)
 {
-	size_t n;
-	int rc;
-
 	if (w->text.failed)
 		return err_set(e, w->text.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
 		               "cannot encode the document");
-	if (!w->text.len && (!finish || w->bytes))
+	if (!w->text.len && (!finish || w->members))
 		return 0;
-	if ((rc = gz_member(&w->gz, w->text.data, w->text.len, &w->z, &w->zcap,
-	                    &n, "the document", e)))
-		return rc;
-	if (fdio_write_all(w->fd, w->z, n) != 0)
-		return err_sys(e, ERR_DATA, "cannot write %s", w->path);
-	w->bytes += n;
-	buf_reset(&w->text);
-	return 0;
+	w->members++;
+	return gzpipe_put(w->pipe, &w->text, e);
 }
 
 static int maybe_flush(struct docw *w, struct err *e)
@@ -268,10 +254,10 @@ int docwrite_gzip(const char *db_path, const json_t *catalog,
 	char *uri;
 	int rc;
 
+	int fd = -1;
+	uint64_t written = 0;
+
 	memset(&w, 0, sizeof w);
-	w.fd = -1;
-	w.path = out_path;
-	gz_init(&w.gz, level);
 	buf_init(&w.text, 0);
 	uri = sqlite3_mprintf("file:%s?mode=ro", db_path);
 	if (!uri)
@@ -291,24 +277,25 @@ int docwrite_gzip(const char *db_path, const json_t *catalog,
 	    (rc = prepare(&w, "SELECT payload FROM points WHERE series = ?1"
 	                      " ORDER BY ordinal", &w.pt, e)))
 		goto out;
-	w.fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (w.fd < 0) {
+	fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
 		rc = err_sys(e, ERR_DATA, "cannot create %s", out_path);
 		goto out;
 	}
-	if ((rc = emit_document(&w, catalog, e)))
+	if ((rc = gzpipe_open(fd, out_path, level, &w.pipe, e)) ||
+	    (rc = emit_document(&w, catalog, e)) ||
+	    (rc = gzpipe_finish(w.pipe, &written, e)))
 		goto out;
-	if (fsync(w.fd)) {
+	if (fsync(fd)) {
 		rc = err_sys(e, ERR_DATA, "cannot write %s", out_path);
 		goto out;
 	}
 	if (bytes)
-		*bytes = w.bytes;
+		*bytes = written;
 out:
-	if (w.fd >= 0 && close(w.fd) && !rc)
+	gzpipe_free(w.pipe); /* before the file is closed under it */
+	if (fd >= 0 && close(fd) && !rc)
 		rc = err_sys(e, ERR_DATA, "cannot write %s", out_path);
-	gz_free(&w.gz);
-	free(w.z);
 	buf_free(&w.text);
 	sqlite3_finalize(w.ev);
 	sqlite3_finalize(w.sa);

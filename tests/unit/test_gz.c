@@ -3,6 +3,7 @@
 
 #include "base/fdio.h"
 #include "base/gz.h"
+#include "base/gzpipe.h"
 
 #include <fcntl.h>
 #include <zlib.h>
@@ -148,6 +149,62 @@ TEST(fdio_write_all_writes_everything_or_fails)
 	unlink(path);
 }
 
+/* The pipe writes the bytes gz_member gives, member after member, in the
+ * order handed over; a write error reaches the caller. */
+TEST(pipe_writes_the_members_in_order)
+{
+	char path[] = "/tmp/dsight-test-gzpipe-XXXXXX";
+	int fd = mkstemp(path);
+	struct gzpipe *p;
+	struct buf t, want;
+	struct gz g;
+	struct err e;
+	unsigned char *z = NULL;
+	size_t cap = 0, n;
+	uint64_t bytes = 0;
+
+	CHECK(fd >= 0);
+	buf_init(&t, 0);
+	buf_init(&want, 0);
+	gz_init(&g, 1);
+	CHECK_EQ(gzpipe_open(fd, path, 1, &p, &e), 0);
+	for (int k = 0; k < 50; k++) {
+		for (int i = 0; i < 1000 + 37 * k; i++)
+			buf_printf(&t, "[%d,%d],", k, i);
+		CHECK_EQ(gz_member(&g, t.data, t.len, &z, &cap, &n, "t", &e), 0);
+		buf_append(&want, z, n);
+		CHECK_EQ(gzpipe_put(p, &t, &e), 0);
+		CHECK_EQ(t.len, 0);
+	}
+	CHECK_EQ(gzpipe_finish(p, &bytes, &e), 0);
+	gzpipe_free(p);
+	CHECK_EQ(bytes, want.len);
+	CHECK_EQ(lseek(fd, 0, SEEK_END), (off_t)want.len);
+	char *got = malloc(want.len);
+	CHECK(got != NULL);
+	CHECK_EQ(pread(fd, got, want.len, 0), (ssize_t)want.len);
+	CHECK(memcmp(got, want.data, want.len) == 0);
+	free(got);
+	close(fd);
+
+	/* a descriptor that cannot be written: the error, naming the file */
+	fd = open(path, O_RDONLY);
+	CHECK_EQ(gzpipe_open(fd, path, 1, &p, &e), 0);
+	buf_puts(&t, "[1]");
+	CHECK_EQ(gzpipe_put(p, &t, &e), 0);
+	CHECK_EQ(gzpipe_finish(p, &bytes, &e), ERR_DATA);
+	CHECK(strstr(e.msg, path) != NULL);
+	buf_puts(&t, "[2]");
+	CHECK_EQ(gzpipe_put(p, &t, &e), ERR_DATA);
+	gzpipe_free(p);
+	close(fd);
+	unlink(path);
+	buf_free(&t);
+	buf_free(&want);
+	gz_free(&g);
+	free(z);
+}
+
 int main(void)
 {
 	RUN(member_header_mtime0_os255_and_round_trip);
@@ -155,5 +212,6 @@ int main(void)
 	RUN(stream_in_pieces_decodes_to_the_whole);
 	RUN(stream_write_error_is_returned);
 	RUN(fdio_write_all_writes_everything_or_fails);
+	RUN(pipe_writes_the_members_in_order);
 	return testlib_done();
 }
