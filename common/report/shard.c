@@ -645,19 +645,27 @@ const struct shard_desc *const *shard_writer_descs(const struct shard_writer *w,
 	return (const struct shard_desc *const *)s->v[index]->descs;
 }
 
-json_t *shard_desc_json(const struct shard_desc *d)
+int shard_desc_set_names(json_t *o, const struct shard_desc *d)
 {
 	char url[80];
-	json_t *o = json_object(), *b = json_array();
 
 	snprintf(url, sizeof url, "detail/%s.json.gz", d->sha256);
+	return json_object_set_new(o, "url", json_string(url)) |
+	       json_object_set_new(o, "sha256", json_string(d->sha256)) |
+	       json_object_set_new(o, "decoded_sha256",
+	                           json_string(d->decoded_sha256)) |
+	       json_object_set_new(o, "bytes", json_integer((json_int_t)d->bytes)) |
+	       json_object_set_new(o, "decoded_bytes",
+	                           json_integer((json_int_t)d->decoded_bytes));
+}
+
+json_t *shard_desc_json(const struct shard_desc *d)
+{
+	json_t *o = json_object(), *b = json_array();
+
 	for (int i = 0; i < 4; i++)
 		json_array_append_new(b, json_real(d->bounds[i]));
-	json_object_set_new(o, "url", json_string(url));
-	json_object_set_new(o, "sha256", json_string(d->sha256));
-	json_object_set_new(o, "decoded_sha256", json_string(d->decoded_sha256));
-	json_object_set_new(o, "bytes", json_integer((json_int_t)d->bytes));
-	json_object_set_new(o, "decoded_bytes", json_integer((json_int_t)d->decoded_bytes));
+	shard_desc_set_names(o, d);
 	json_object_set_new(o, "count", json_integer((json_int_t)d->count));
 	json_object_set_new(o, "bounds", b);
 	return o;

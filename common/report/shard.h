@@ -158,6 +158,10 @@ const struct shard_desc *const *shard_writer_descs(const struct shard_writer *w,
 
 /* One descriptor as a new JSON object (doc/report-files.md field order). */
 json_t *shard_desc_json(const struct shard_desc *d);
+/* Sets o's url, sha256, decoded_sha256, bytes and decoded_bytes from d
+ * (the first five keys of shard_desc_json; set again, a key keeps its
+ * place).  Returns 0, or non-zero when out of memory. */
+int shard_desc_set_names(json_t *o, const struct shard_desc *d);
 
 /* A stream's descriptors as a new JSON array (empty when none). */
 json_t *shard_writer_descs_json(const struct shard_writer *w,

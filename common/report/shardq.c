@@ -65,23 +65,11 @@ int shardq_add(struct shardq *q, const char *text, size_t len, uint64_t count,
 
 int shardq_finish(struct shardq *q, struct err *e)
 {
-	char url[80];
-
 	if (shard_writer_finish(q->w, e))
 		return e->code;
-	for (size_t i = 0; i < q->n; i++) {
-		const struct shard_desc *d = &q->v[i]->d;
-		json_t *o = q->v[i]->obj;
-		snprintf(url, sizeof url, "detail/%s.json.gz", d->sha256);
-		if (json_object_set_new(o, "url", json_string(url)) ||
-		    json_object_set_new(o, "sha256", json_string(d->sha256)) ||
-		    json_object_set_new(o, "decoded_sha256",
-		                        json_string(d->decoded_sha256)) ||
-		    json_object_set_new(o, "bytes", json_integer((json_int_t)d->bytes)) ||
-		    json_object_set_new(o, "decoded_bytes",
-		                        json_integer((json_int_t)d->decoded_bytes)))
+	for (size_t i = 0; i < q->n; i++)
+		if (shard_desc_set_names(q->v[i]->obj, &q->v[i]->d))
 			return err_set(e, ERR_NOMEM, "Out of memory writing catalog shards");
-	}
 	return 0;
 }
 

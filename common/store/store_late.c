@@ -11,36 +11,42 @@
 struct store_late {
 	sqlite3 *db;
 	const char *const *sql;
-	char *what;         /* owned */
+	char *path;         /* owned: names the file in an error */
 	pthread_t thread;
 	int rc;             /* the thread's result */
 	struct err err;     /* its error, when rc != 0 */
 };
 
+/* "cannot write PATH (what): SQLite's message (errno's)" */
+static int db_fail(sqlite3 *db, const char *path, const char *what,
+                   struct err *e)
+{
+	int sys = sqlite3_system_errno(db);
+
+	if (sys)
+		return err_set(e, ERR_DATA, "cannot write %s (%s): %s (%s)", path,
+		               what, sqlite3_errmsg(db), strerror(sys));
+	return err_set(e, ERR_DATA, "cannot write %s (%s): %s", path, what,
+	               sqlite3_errmsg(db));
+}
+
 static void *late_main(void *arg)
 {
 	struct store_late *l = arg;
 	size_t k = 0;
-	int sys;
 
 	while (l->sql[k] &&
 	       sqlite3_exec(l->db, l->sql[k], NULL, NULL, NULL) == SQLITE_OK)
 		k++;
-	if (!l->sql[k])
-		return NULL;
-	sys = sqlite3_system_errno(l->db);
-	l->rc = ERR_DATA;
-	if (sys)
-		err_set(&l->err, l->rc, "cannot write %s: %s (%s)", l->what,
-		        sqlite3_errmsg(l->db), strerror(sys));
-	else
-		err_set(&l->err, l->rc, "cannot write %s: %s", l->what,
-		        sqlite3_errmsg(l->db));
+	if (l->sql[k])
+		l->rc = db_fail(l->db, l->path, "late indexes", &l->err);
 	return NULL;
 }
 
-int store_late_start(sqlite3 *db, const char *const *sql, const char *what,
-                     struct store_late **out, struct err *e)
+/* Starts sql[] on db in a new thread; *out is the caller's, for
+ * store_late_wait. */
+static int late_start(sqlite3 *db, const char *path, const char *const *sql,
+                      struct store_late **out, struct err *e)
 {
 	struct store_late *l = calloc(1, sizeof *l);
 
@@ -49,16 +55,17 @@ int store_late_start(sqlite3 *db, const char *const *sql, const char *what,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	l->db = db;
 	l->sql = sql;
-	l->what = strdup(what);
+	l->path = strdup(path);
 	err_clear(&l->err);
-	if (!l->what) {
+	if (!l->path) {
 		free(l);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
 	if (pthread_create(&l->thread, NULL, late_main, l) != 0) {
-		free(l->what);
+		free(l->path);
 		free(l);
-		return err_set(e, ERR_DATA, "cannot start a thread for %s", what);
+		return err_set(e, ERR_DATA, "cannot start a thread for %s",
+		               path);
 	}
 	*out = l;
 	return 0;
@@ -76,7 +83,7 @@ int store_late_wait(struct store_late *l, int stop, struct err *e)
 	rc = stop ? 0 : l->rc;
 	if (rc)
 		*e = l->err;
-	free(l->what);
+	free(l->path);
 	free(l);
 	return rc;
 }
@@ -91,24 +98,9 @@ int store_late_open_reader(const char *path, sqlite3 **db)
 	return rc;
 }
 
-/* "cannot write PATH (what): SQLite's message (errno's)" */
-static int db_fail(sqlite3 *db, const char *path, const char *what,
-                   struct err *e)
-{
-	int sys = sqlite3_system_errno(db);
-
-	if (sys)
-		return err_set(e, ERR_DATA, "cannot write %s (%s): %s (%s)", path,
-		               what, sqlite3_errmsg(db), strerror(sys));
-	return err_set(e, ERR_DATA, "cannot write %s (%s): %s", path, what,
-	               sqlite3_errmsg(db));
-}
-
 int store_late_begin(sqlite3 *db, const char *path, const char *const *sql,
                      struct store_late **out, struct err *e)
 {
-	char what[4200];
-
 	/* The read sets up the WAL's shared index now, before any reader
 	 * opens the file; a reader that had to would lock the writer out
 	 * for a moment (the busy timeout covers what remains). */
@@ -117,8 +109,7 @@ int store_late_begin(sqlite3 *db, const char *path, const char *const *sql,
 	                 " SELECT count(*) FROM sqlite_schema", NULL, NULL,
 	                 NULL) != SQLITE_OK)
 		return db_fail(db, path, "journal mode", e);
-	snprintf(what, sizeof what, "%s (late indexes)", path);
-	return store_late_start(db, sql, what, out, e);
+	return late_start(db, path, sql, out, e);
 }
 
 int store_late_settle(struct store_late *l, sqlite3 **db, const char *path,

@@ -3,8 +3,10 @@
  * writes the report's other files (doc/performance.md "The name index
  * beside the web phase").
  *
- * The caller hands over a connection and batches of statements; the
- * thread runs them with sqlite3_exec and keeps the first error.  Until
+ * The caller hands over a connection and a NULL-terminated list of
+ * batches of statements (borrowed: they must outlive the thread); the
+ * thread runs them in turn with sqlite3_exec until one fails and keeps
+ * that error ("cannot write PATH (late indexes): ...").  Until
  * store_late_wait returns, the connection belongs to the thread: the
  * caller may only interrupt it (sqlite3_interrupt is safe from any
  * thread).
@@ -17,16 +19,6 @@
 #include "base/err.h"
 
 struct store_late;
-
-/*
- * Starts the statements of sql[] (a NULL-terminated list of batches, run
- * in turn until one fails; borrowed: the list and its strings must outlive
- * the thread) on db (borrowed, see above) in a new thread.  what (copied) names the work in
- * an error: "cannot write <what>: <SQLite's message>".  On success *out is owned by the caller and must be
- * passed to store_late_wait exactly once.
- */
-int store_late_start(sqlite3 *db, const char *const *sql, const char *what,
-                     struct store_late **out, struct err *e);
 
 /*
  * Waits for the thread and frees l (NULL: nothing to wait for, returns 0).
