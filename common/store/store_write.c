@@ -51,16 +51,19 @@ static const char index_sql[] =
 
 enum rec_kind { REC_EVENT, REC_SAMPLE, REC_POINT };
 
-/* One row waiting to be inserted; its text (tid or payload) lives in the
- * batch's text buffer. */
+/* One row waiting to be inserted.  Its text lives in the batch's text
+ * buffer: an event's tid, or a sample's or point's whole payload JSON,
+ * formatted by the producer (which also keeps the summaries), so the
+ * writer thread, the load's bottleneck, only binds and inserts. */
 struct rec {
 	int64_t key, ordinal;
 	int64_t name;       /* event: name index; sample: stack; point: source id */
 	int64_t source_row;
 	double t0, t1;      /* event: start, end; sample/point: time, - */
-	size_t off, len;    /* event/sample: tid; point: big integer digits */
-	struct num value;   /* point value (big: digits at off/len) */
-	int kind;
+	size_t off, len;    /* event: tid; sample/point: payload */
+	size_t voff, vlen;  /* sample/point: the payload's second element */
+	struct num value;   /* point value (big: its digits at voff/vlen) */
+	int kind, bucket;   /* bucket: an event's duration bucket */
 };
 
 struct batch {
@@ -83,8 +86,7 @@ struct store_writer {
 	sqlite3_stmt *gpu_ins;  /* STORE_GPU_TABLE's insert */
 	struct store_typed typed; /* the typed tables' inserts */
 
-	/* touched by the writer thread only until it is joined */
-	struct buf payload; /* payload JSON of the rows being inserted */
+	/* touched by the producer only */
 	struct store_durations dur; /* maxima by (profile, bucket) */
 	struct store_summary_acc *sum; /* whole-run summaries */
 
@@ -152,62 +154,53 @@ static int exec(struct store_writer *w, const char *sql, const char *what,
 
 /* ---- writer thread ---- */
 
-/* Appends the JSON payload of a sample or point row to out; its second
- * element (the tid or the value) is at out[*off, *off + *len). */
-static void format_payload(struct buf *out, const struct batch *b,
-                           const struct rec *r, size_t *off, size_t *len)
+/* Appends the JSON payload of sample or point rec r to batch b's text and
+ * records where it and its second element are: a sample's tid (second,
+ * second_len, not owned) or a point's value (r->value, whose big-integer
+ * digits, not owned, are read here and then dropped: the typed insert
+ * reads them from the payload).  Returns 0, or an error when the row
+ * cannot be encoded. */
+static int format_payload(struct batch *b, struct rec *r, const char *second,
+                          size_t second_len, struct err *e)
 {
-	const char *text = b->text.data + r->off;
+	static const char *const what[3] = {"events", "samples", "points"};
+	struct buf *out = &b->text;
 
+	r->off = out->len;
 	buf_putc(out, '[');
 	jsonout_real(out, r->t0);
 	buf_putc(out, ',');
-	*off = out->len;
+	r->voff = out->len;
 	if (r->kind == REC_SAMPLE) {
-		jsonout_str(out, text, r->len);
+		jsonout_str(out, second, second_len);
 	} else {
-		struct num v = r->value;
-		if (v.kind == NUM_BIG) {
-			v.big = text;
-			v.big_len = r->len;
-		}
-		num_emit(out, &v);
+		num_emit(out, &r->value);
+		r->value.big = NULL;
 	}
-	*len = out->len - *off;
+	r->vlen = out->len - r->voff;
 	buf_putc(out, ',');
 	jsonout_int(out, r->name);
 	buf_putc(out, ',');
 	jsonout_int(out, r->source_row);
 	buf_putc(out, ']');
+	r->len = out->len - r->off;
+	if (out->failed)
+		return err_set(e, out->failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
+		               "%s of %s %lld: cannot encode the row (ordinal %lld)",
+		               what[r->kind],
+		               r->kind == REC_POINT ? "series" : "profile",
+		               (long long)r->key, (long long)r->ordinal);
+	return 0;
 }
 
-static int summary_point(struct store_writer *w, const struct batch *b,
-                         const struct rec *r, struct err *e)
-{
-	struct num v = r->value;
-
-	if (v.kind == NUM_BIG) {
-		v.big = b->text.data + r->off;
-		v.big_len = r->len;
-	}
-	return store_summary_point(w->sum, r->key, r->ordinal, r->t0, &v, e);
-}
-
-/* Binds rec r as the row starting at parameter base of st; a payload was
- * formatted at payload[poff, poff + plen). */
-static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
-                    const struct batch *b, const struct rec *r,
-                    const char *payload, size_t plen, struct err *e)
+/* Binds rec r of batch b as the row starting at parameter base of st. */
+static void bind_rec(sqlite3_stmt *st, int base, const struct batch *b,
+                     const struct rec *r)
 {
 	sqlite3_bind_int64(st, base, r->key);
 	sqlite3_bind_int64(st, base + 1, r->ordinal);
 	if (r->kind == REC_EVENT) {
-		int bucket = row_bucket(r->t0, r->t1);
-		if (store_durations_note(&w->dur, r->key, r->t1 - r->t0, bucket, e))
-			return e->code;
-		if (store_summary_event(w->sum, r->key, r->name, r->t0, r->t1, e))
-			return e->code;
-		sqlite3_bind_int(st, base + 2, bucket);
+		sqlite3_bind_int(st, base + 2, r->bucket);
 		sqlite3_bind_double(st, base + 3, r->t0);
 		sqlite3_bind_double(st, base + 4, r->t1);
 		sqlite3_bind_int64(st, base + 5, r->name);
@@ -215,21 +208,16 @@ static int bind_rec(struct store_writer *w, sqlite3_stmt *st, int base,
 		                  SQLITE_STATIC);
 		sqlite3_bind_int64(st, base + 7, r->source_row);
 	} else {
-		if (r->kind == REC_SAMPLE
-		            ? store_summary_sample(w->sum, r->key, r->t0, r->name, e)
-		            : summary_point(w, b, r, e))
-			return e->code;
 		sqlite3_bind_double(st, base + 2, r->t0);
-		sqlite3_bind_text(st, base + 3, payload, (int)plen, SQLITE_STATIC);
+		sqlite3_bind_text(st, base + 3, b->text.data + r->off, (int)r->len,
+		                  SQLITE_STATIC);
 	}
-	return 0;
 }
 
-/* Inserts the typed rows of the run of n sample or point rows r, whose
- * payloads' second elements are at payload[voff[k], voff[k] + vlen[k]). */
-static int insert_typed(struct store_writer *w, const struct rec *r,
-                        size_t n, const size_t *voff, const size_t *vlen,
-                        struct err *e)
+/* Inserts the typed rows of the run of n sample or point rows r of
+ * batch b. */
+static int insert_typed(struct store_writer *w, const struct batch *b,
+                        const struct rec *r, size_t n, struct err *e)
 {
 	enum store_typed_kind k = r->kind == REC_SAMPLE ? STORE_TYPED_SAMPLE
 	                                                : STORE_TYPED_POINT;
@@ -237,14 +225,14 @@ static int insert_typed(struct store_writer *w, const struct rec *r,
 
 	for (size_t j = 0; j < n; j++) {
 		const struct rec *x = &r[j];
-		const char *text = w->payload.data + voff[j];
+		const char *text = b->text.data + x->voff;
 		if (k == STORE_TYPED_SAMPLE) {
-			const struct row_sample s = {x->t0, text, vlen[j], x->name,
+			const struct row_sample s = {x->t0, text, x->vlen, x->name,
 			                             x->source_row};
 			store_typed_bind_sample(st, (int)j, x->key, x->ordinal, &s);
 		} else
 			store_typed_bind_point(st, (int)j, x->key, x->ordinal, x->t0,
-			                       &x->value, text, vlen[j]);
+			                       &x->value, text, x->vlen);
 	}
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
@@ -254,14 +242,12 @@ static int insert_typed(struct store_writer *w, const struct rec *r,
 }
 
 /* Inserts a batch: runs of MULTI_ROWS rows of one kind with the multi-row
- * statement, the rest one by one.  Payloads are formatted here, on the
- * writer thread, to balance the work with the parsing thread. */
+ * statement, the rest one by one. */
 static int insert_batch(struct store_writer *w, struct batch *b,
                         struct err *e)
 {
 	static const char *const what[3] = {"events", "samples", "points"};
-	size_t i = 0, poff[MULTI_ROWS], plen[MULTI_ROWS];
-	size_t voff[MULTI_ROWS], vlen[MULTI_ROWS];
+	size_t i = 0;
 
 	while (i < b->n) {
 		const struct rec *r = &b->recs[i];
@@ -274,30 +260,13 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 		int ncols = r->kind == REC_EVENT ? 8 : 4;
 		if (!multi)
 			run = 1;
-		buf_reset(&w->payload);
-		for (size_t k = 0; r->kind != REC_EVENT && k < run; k++) {
-			poff[k] = w->payload.len;
-			format_payload(&w->payload, b, &b->recs[i + k], &voff[k],
-			               &vlen[k]);
-			plen[k] = w->payload.len - poff[k];
-		}
-		if (w->payload.failed)
-			return err_set(e, w->payload.failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
-			               "%s of %s %lld: cannot encode the row (ordinal %lld)",
-			               what[r->kind],
-			               r->kind == REC_POINT ? "series" : "profile",
-			               (long long)r->key, (long long)r->ordinal);
 		for (size_t k = 0; k < run; k++)
-			if (bind_rec(w, st, 1 + (int)k * ncols, b, &b->recs[i + k],
-			             r->kind == REC_EVENT ? NULL : w->payload.data + poff[k],
-			             r->kind == REC_EVENT ? 0 : plen[k], e))
-				return e->code;
+			bind_rec(st, 1 + (int)k * ncols, b, &b->recs[i + k]);
 		int rc = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE)
 			return db_fail(w, e, what[r->kind]);
-		if (r->kind != REC_EVENT &&
-		    insert_typed(w, &b->recs[i], run, voff, vlen, e))
+		if (r->kind != REC_EVENT && insert_typed(w, b, r, run, e))
 			return e->code;
 		i += run;
 	}
@@ -442,13 +411,18 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 	r->ordinal = ordinal;
 	r->t0 = row->start;
 	r->t1 = row->end;
+	r->bucket = row_bucket(row->start, row->end);
 	r->name = row->name;
 	r->source_row = row->source_row;
 	r->off = w->cur->text.len;
 	r->len = row->tid_len;
 	buf_append(&w->cur->text, row->tid, row->tid_len);
 	w->stats.events++;
-	return 0;
+	if (store_durations_note(&w->dur, profile, row->end - row->start,
+	                         r->bucket, e))
+		return e->code;
+	return store_summary_event(w->sum, profile, row->name, row->start,
+	                           row->end, e);
 }
 
 static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
@@ -465,11 +439,10 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
 	r->t0 = row->time;
 	r->name = row->stack;
 	r->source_row = row->source_row;
-	r->off = w->cur->text.len;
-	r->len = row->tid_len;
-	buf_append(&w->cur->text, row->tid, row->tid_len);
 	w->stats.samples++;
-	return 0;
+	if (format_payload(w->cur, r, row->tid, row->tid_len, e))
+		return e->code;
+	return store_summary_sample(w->sum, profile, row->time, row->stack, e);
 }
 
 static int on_point(void *ctx, int64_t series, int64_t ordinal,
@@ -487,15 +460,11 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
 	r->name = row->source_id;
 	r->source_row = row->source_row;
 	r->value = row->value;
-	r->value.big = NULL;
-	r->off = w->cur->text.len;
-	r->len = 0;
-	if (row->value.kind == NUM_BIG) {
-		r->len = row->value.big_len;
-		buf_append(&w->cur->text, row->value.big, row->value.big_len);
-	}
 	w->stats.points++;
-	return 0;
+	if (format_payload(w->cur, r, NULL, 0, e))
+		return e->code;
+	return store_summary_point(w->sum, series, ordinal, row->time,
+	                           &row->value, e);
 }
 
 static int on_element(void *ctx, enum evidence_collection c, int64_t ordinal,
@@ -598,7 +567,6 @@ int store_write_open(const char *path, struct store_writer **out,
 		free(w);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
-	buf_init(&w->payload, 0);
 	w->sum = store_summary_acc_new();
 	if (!w->sum) {
 		free(w->path);
@@ -802,7 +770,6 @@ void store_write_close(struct store_writer *w)
 	}
 	store_durations_free(&w->dur);
 	store_summary_acc_free(w->sum);
-	buf_free(&w->payload);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w->path);
