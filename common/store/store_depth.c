@@ -11,7 +11,8 @@
 struct range {
 	double start, end;
 	int64_t ordinal;
-	size_t thread; /* its thread's id in the profile */
+	size_t thread; /* its thread's id in the profile; in byth: its index
+	                  in r */
 };
 
 /* An end and the range it belongs to, for ranking the ends. */
@@ -32,6 +33,8 @@ struct work {
 	size_t rcap;
 	int *tree;              /* Fenwick tree over the ranks */
 	size_t tcap;
+	int64_t *depth;         /* per range of r: its depth */
+	size_t dcap;
 	struct strdict tids;    /* the profile's tid texts -> thread ids */
 };
 
@@ -54,14 +57,14 @@ static int cmp_range(const void *a, const void *b)
 }
 
 /*
- * Writes the depths of one thread's n ranges r, in containment order:
+ * Sets the depths (w->depth, by index in r) of one thread's n ranges r
+ * (byth entries), in containment order:
  * every range that contains r[k] comes before it, and a range before r[k]
  * contains it exactly when its end is >= r[k].end.  So depth = k - (the
  * ranges before that end below r[k].end), counted with a Fenwick tree over
  * the ranks of the ends.
  */
 static int thread_depths(struct work *w, const struct range *r, size_t n,
-                         int64_t profile, sqlite3_stmt *ins, sqlite3 *db,
                          struct err *e)
 {
 	if (vec_reserve(&w->byend, &w->bcap, n, sizeof *w->byend) ||
@@ -86,25 +89,17 @@ static int thread_depths(struct work *w, const struct range *r, size_t n,
 		for (size_t i = w->rank[k] + 1; i <= n; i += i & -i)
 			w->tree[i]++;
 		depth = (int64_t)k - lower;
-		if (!depth)
-			continue;
-		sqlite3_bind_int64(ins, 1, profile);
-		sqlite3_bind_int64(ins, 2, r[k].ordinal);
-		sqlite3_bind_int64(ins, 3, depth);
-		int rc = sqlite3_step(ins);
-		sqlite3_reset(ins);
-		if (rc != SQLITE_DONE)
-			return err_set(e, ERR_DATA, "cannot write nvtx.depth: %s",
-			               sqlite3_errmsg(db));
+		w->depth[r[k].thread] = depth;
 	}
 	return 0;
 }
 
 /* Groups the profile's ranges by thread (stably: the stored order, start
  * ascending and end descending, then needs no sort), orders any thread
- * that is not in containment order, and writes the depths. */
-static int profile_depths(struct work *w, int64_t profile, sqlite3_stmt *ins,
-                          sqlite3 *db, struct err *e)
+ * that is not in containment order, counts the depths and emits them in
+ * the stored order. */
+static int profile_depths(struct work *w, int64_t profile,
+                          const struct store_depth_out *out, struct err *e)
 {
 	size_t nth = w->tids.count + 1; /* the last: rows without a tid */
 	int rc = 0;
@@ -112,6 +107,7 @@ static int profile_depths(struct work *w, int64_t profile, sqlite3_stmt *ins,
 	if (!w->n)
 		return 0;
 	if (vec_reserve(&w->byth, &w->bycap, w->n, sizeof *w->byth) ||
+	    vec_reserve(&w->depth, &w->dcap, w->n, sizeof *w->depth) ||
 	    vec_reserve(&w->start, &w->scap, nth + 1, sizeof *w->start))
 		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
 	memset(w->start, 0, (nth + 1) * sizeof *w->start);
@@ -119,8 +115,11 @@ static int profile_depths(struct work *w, int64_t profile, sqlite3_stmt *ins,
 		w->start[w->r[k].thread + 1]++;
 	for (size_t t = 0; t < nth; t++)
 		w->start[t + 1] += w->start[t];
-	for (size_t k = 0; k < w->n; k++)
-		w->byth[w->start[w->r[k].thread]++] = w->r[k];
+	for (size_t k = 0; k < w->n; k++) {
+		struct range *to = &w->byth[w->start[w->r[k].thread]++];
+		*to = w->r[k];
+		to->thread = k;
+	}
 	for (size_t t = 0, from = 0; t < nth && !rc; t++) {
 		size_t to = w->start[t], m = to - from;
 		struct range *seg = w->byth + from;
@@ -129,27 +128,29 @@ static int profile_depths(struct work *w, int64_t profile, sqlite3_stmt *ins,
 				qsort(seg, m, sizeof *seg, cmp_range);
 				break;
 			}
-		rc = thread_depths(w, seg, m, profile, ins, db, e);
+		rc = thread_depths(w, seg, m, e);
 		from = to;
 	}
+	/* in stored order, the table's key order: appends */
+	for (size_t k = 0; k < w->n && !rc; k++)
+		if (w->depth[k])
+			rc = out->emit(out->ctx, profile, w->r[k].ordinal, w->depth[k], e);
 	w->n = 0;
 	strdict_free(&w->tids);
 	strdict_init(&w->tids);
 	return rc;
 }
 
-/* Adds the row of st (profile, tid, start, end, ordinal) to the profile
- * being read. */
-static int add_range(struct work *w, sqlite3_stmt *st, struct err *e)
+/* Adds a range to the profile being read; tid NULL: a row without one. */
+static int add_range(struct work *w, double start, double end,
+                     int64_t ordinal, const void *tid, size_t tid_len,
+                     struct err *e)
 {
 	struct range *r;
 	size_t thread = SIZE_MAX;
 
-	if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
-		const void *tid = sqlite3_column_blob(st, 1);
-		int64_t id = strdict_intern(&w->tids, tid ? tid : "",
-		                            (size_t)sqlite3_column_bytes(st, 1),
-		                            NULL);
+	if (tid) {
+		int64_t id = strdict_intern(&w->tids, tid, tid_len, NULL);
 		if (id < 0)
 			return err_set(e, ERR_NOMEM, "out of memory");
 		thread = (size_t)id;
@@ -157,9 +158,9 @@ static int add_range(struct work *w, sqlite3_stmt *st, struct err *e)
 	if (vec_reserve(&w->r, &w->cap, w->n + 1, sizeof *w->r))
 		return err_set(e, ERR_NOMEM, "out of memory");
 	r = &w->r[w->n++];
-	r->start = sqlite3_column_double(st, 2);
-	r->end = sqlite3_column_double(st, 3);
-	r->ordinal = sqlite3_column_int64(st, 4);
+	r->start = start;
+	r->end = end;
+	r->ordinal = ordinal;
 	r->thread = thread;
 	return 0;
 }
@@ -172,13 +173,116 @@ static void place_untid(struct work *w)
 			w->r[k].thread = w->tids.count;
 }
 
+static void work_free(struct work *w)
+{
+	strdict_free(&w->tids);
+	free(w->r);
+	free(w->byth);
+	free(w->start);
+	free(w->byend);
+	free(w->rank);
+	free(w->tree);
+	free(w->depth);
+}
+
+/* Computes and emits the depths of the profile being read. */
+static int work_flush(struct work *w, int64_t profile,
+                      const struct store_depth_out *out, struct err *e)
+{
+	place_untid(w);
+	return profile_depths(w, profile, out, e);
+}
+
+struct store_depth {
+	struct work w;
+	int64_t profile; /* the profile being read; -1: none yet */
+	int unordered;
+};
+
+struct store_depth *store_depth_new(void)
+{
+	struct store_depth *d = calloc(1, sizeof *d);
+
+	if (d) {
+		strdict_init(&d->w.tids);
+		d->profile = -1;
+	}
+	return d;
+}
+
+int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
+                    double start, double end, const char *tid,
+                    size_t tid_len, const struct store_depth_out *out,
+                    struct err *e)
+{
+	if (d->unordered)
+		return 0;
+	if (profile != d->profile) {
+		int rc = work_flush(&d->w, d->profile, out, e);
+		if (rc)
+			return rc;
+		if (profile < d->profile) {
+			d->unordered = 1; /* the caller's store_depth_write does it */
+			work_free(&d->w);
+			memset(&d->w, 0, sizeof d->w);
+			strdict_init(&d->w.tids);
+			return 0;
+		}
+		d->profile = profile;
+	}
+	/* the events table holds NaN as NULL, which has no depth */
+	if (start != start || end != end)
+		return 0;
+	return add_range(&d->w, start, end, ordinal, tid ? tid : "", tid_len, e);
+}
+
+int store_depth_finish(struct store_depth *d, const struct store_depth_out *out,
+                       struct err *e)
+{
+	if (d->unordered)
+		return STORE_DEPTH_UNORDERED;
+	return work_flush(&d->w, d->profile, out, e);
+}
+
+void store_depth_free(struct store_depth *d)
+{
+	if (!d)
+		return;
+	work_free(&d->w);
+	free(d);
+}
+
+const char store_depth_schema_sql[] =
+	"CREATE TABLE " STORE_DEPTH_TABLE " (profile INTEGER,"
+	" ordinal INTEGER, depth INTEGER, PRIMARY KEY (profile, ordinal))"
+	" WITHOUT ROWID;";
+
+struct sql_out {
+	sqlite3 *db;
+	sqlite3_stmt *ins;
+};
+
+static int insert_depth(void *ctx, int64_t profile, int64_t ordinal,
+                        int64_t depth, struct err *e)
+{
+	struct sql_out *o = ctx;
+
+	sqlite3_bind_int64(o->ins, 1, profile);
+	sqlite3_bind_int64(o->ins, 2, ordinal);
+	sqlite3_bind_int64(o->ins, 3, depth);
+	int rc = sqlite3_step(o->ins);
+	sqlite3_reset(o->ins);
+	if (rc != SQLITE_DONE)
+		return err_set(e, ERR_DATA, "cannot write nvtx.depth: %s",
+		               sqlite3_errmsg(o->db));
+	return 0;
+}
+
 int store_depth_write(sqlite3 *db, struct err *e)
 {
-	static const char *const create =
-		"CREATE TABLE " STORE_DEPTH_TABLE " (profile INTEGER,"
-		" ordinal INTEGER, depth INTEGER, PRIMARY KEY (profile, ordinal))"
-		" WITHOUT ROWID";
-	sqlite3_stmt *st = NULL, *ins = NULL;
+	struct sql_out o = {db, NULL};
+	const struct store_depth_out out = {insert_depth, &o};
+	sqlite3_stmt *st = NULL;
 	struct work w;
 	int64_t profile = 0;
 	int rc = 0, step;
@@ -186,26 +290,34 @@ int store_depth_write(sqlite3 *db, struct err *e)
 	memset(&w, 0, sizeof w);
 	strdict_init(&w.tids);
 	/* the primary key's order: no sort */
-	if (sqlite3_exec(db, create, NULL, NULL, NULL) != SQLITE_OK ||
+	if (sqlite3_exec(db, "DELETE FROM " STORE_DEPTH_TABLE, NULL, NULL,
+	                 NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,
 	                       "SELECT profile, tid, start, \"end\", ordinal"
 	                       " FROM events WHERE start IS NOT NULL"
 	                       " AND \"end\" IS NOT NULL ORDER BY profile, ordinal",
 	                       -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO " STORE_DEPTH_TABLE
-	                       " VALUES (?1, ?2, ?3)", -1, &ins, NULL) != SQLITE_OK) {
+	                       " VALUES (?1, ?2, ?3)", -1, &o.ins,
+	                       NULL) != SQLITE_OK) {
 		rc = err_set(e, ERR_DATA, "cannot write nvtx.depth: %s",
 		             sqlite3_errmsg(db));
 		goto done;
 	}
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (w.n && sqlite3_column_int64(st, 0) != profile) {
-			place_untid(&w);
-			if ((rc = profile_depths(&w, profile, ins, db, e)))
-				goto done;
-		}
+		if (w.n && sqlite3_column_int64(st, 0) != profile &&
+		    (rc = work_flush(&w, profile, &out, e)))
+			goto done;
 		profile = sqlite3_column_int64(st, 0);
-		if ((rc = add_range(&w, st, e)))
+		const void *tid = sqlite3_column_type(st, 1) == SQLITE_NULL
+		                          ? NULL
+		                          : sqlite3_column_blob(st, 1);
+		if (sqlite3_column_type(st, 1) != SQLITE_NULL && !tid)
+			tid = "";
+		if ((rc = add_range(&w, sqlite3_column_double(st, 2),
+		                    sqlite3_column_double(st, 3),
+		                    sqlite3_column_int64(st, 4), tid,
+		                    (size_t)sqlite3_column_bytes(st, 1), e)))
 			goto done;
 	}
 	if (step != SQLITE_DONE) {
@@ -213,17 +325,10 @@ int store_depth_write(sqlite3 *db, struct err *e)
 		             sqlite3_errmsg(db));
 		goto done;
 	}
-	place_untid(&w);
-	rc = profile_depths(&w, profile, ins, db, e);
+	rc = work_flush(&w, profile, &out, e);
 done:
 	sqlite3_finalize(st);
-	sqlite3_finalize(ins);
-	strdict_free(&w.tids);
-	free(w.r);
-	free(w.byth);
-	free(w.start);
-	free(w.byend);
-	free(w.rank);
-	free(w.tree);
+	sqlite3_finalize(o.ins);
+	work_free(&w);
 	return rc;
 }

@@ -7,22 +7,64 @@
  * contains the later; partly overlapping ranges do not contain each other.
  *
  * It owns the table STORE_DEPTH_TABLE (profile, ordinal, depth), holding
- * the ranges of depth > 0; the view reads 0 for every other range.
+ * the ranges of depth > 0; the view reads 0 for every other range.  The
+ * build computes the depths as the ranges stream in and loads them with
+ * the ranges; store_depth_write recomputes them from the events table.
  */
 #ifndef DSIGHT_STORE_DEPTH_H
 #define DSIGHT_STORE_DEPTH_H
 
 #include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 
 #define STORE_DEPTH_TABLE "dsight_view_depth"
 
+/* The table's CREATE statement, run with the other tables before the
+ * load. */
+extern const char store_depth_schema_sql[];
+
+/* Where depths go: emit(ctx, profile, ordinal, depth, e) for each range
+ * of depth > 0, in the profile's stored order within each thread; it
+ * returns 0 or an error code (e filled). */
+struct store_depth_out {
+	int (*emit)(void *ctx, int64_t profile, int64_t ordinal, int64_t depth,
+	            struct err *e);
+	void *ctx;
+};
+
+struct store_depth;
+
+#define STORE_DEPTH_UNORDERED 1
+
 /*
- * Creates and fills STORE_DEPTH_TABLE from the events table of db (open
- * for writing, inside the build's transaction).  O(n log n) time; memory
- * for one thread's ranges at a time.  ERR_DATA naming the failure,
- * ERR_NOMEM.
+ * The depths as the ranges are loaded: store_depth_add takes them in the
+ * events table's key order (profile, then ordinal) and emits a profile's
+ * depths when the next profile starts; store_depth_finish emits the last.
+ * Memory: one profile's ranges.  When a profile arrives after a higher
+ * one, the rest is not computed and store_depth_finish returns
+ * STORE_DEPTH_UNORDERED: the caller then runs store_depth_write over the
+ * loaded table.  tid (not owned, NULL read as "") is the range's tid
+ * text; a NaN start or end (NULL in the table) has no depth.
+ * store_depth_new returns NULL when out of memory; the others 0, or
+ * ERR_NOMEM or the emitter's error.
+ */
+struct store_depth *store_depth_new(void);
+int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
+                    double start, double end, const char *tid,
+                    size_t tid_len, const struct store_depth_out *out,
+                    struct err *e);
+int store_depth_finish(struct store_depth *d, const struct store_depth_out *out,
+                       struct err *e);
+void store_depth_free(struct store_depth *d);
+
+/*
+ * Empties STORE_DEPTH_TABLE and fills it from the events table of db
+ * (open for writing, inside the build's transaction).  O(n log n) time;
+ * memory for one profile's ranges at a time.  ERR_DATA naming the
+ * failure, ERR_NOMEM.
  */
 int store_depth_write(sqlite3 *db, struct err *e);
 

@@ -496,7 +496,6 @@ int store_views_write(sqlite3 *db, const json_t *catalog, struct err *e)
 	    fill_profiles(db, json_object_get(catalog, "profiles"), e) ||
 	    fill_series(db, json_object_get(catalog, "metrics"), e) ||
 	    store_typed_views(db, e) ||
-	    store_depth_write(db, e) ||
 	    exec(db, fixed_sql, "fixed", e))
 		return e->code;
 	/* sessions and iterations live in dsight's extension tables */

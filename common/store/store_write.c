@@ -14,6 +14,7 @@
 #include "base/jsonout.h"
 #include "base/num.h"
 #include "store/store_catrow.h"
+#include "store/store_depth.h"
 #include "store/store_durations.h"
 #include "store/store_summary.h"
 #include "store/store_typed.h"
@@ -49,15 +50,20 @@ static const char schema_sql[] =
 static const char index_sql[] =
 	"CREATE INDEX sample_window ON samples (profile, time);";
 
-enum rec_kind { REC_EVENT, REC_SAMPLE, REC_POINT };
+/* REC_DEPTH: a range's nesting depth (store_depth.h), computed as the
+ * ranges arrive and loaded beside them */
+enum rec_kind { REC_EVENT, REC_SAMPLE, REC_POINT, REC_DEPTH, REC_KINDS };
 
 /* One row waiting to be inserted.  Its text lives in the batch's text
  * buffer: an event's tid, or a sample's or point's whole payload JSON,
  * formatted by the producer (which also keeps the summaries), so the
  * writer thread, the load's bottleneck, only binds and inserts. */
+static const int rec_cols[REC_KINDS] = {8, 4, 4, 3};
+
 struct rec {
 	int64_t key, ordinal;
-	int64_t name;       /* event: name index; sample: stack; point: source id */
+	int64_t name;       /* event: name index; sample: stack; point: source
+	                       id; depth: the depth */
 	int64_t source_row;
 	double t0, t1;      /* event: start, end; sample/point: time, - */
 	size_t off, len;    /* event: tid; sample/point: payload */
@@ -80,8 +86,8 @@ struct batch {
 struct store_writer {
 	char *path;
 	sqlite3 *db;
-	sqlite3_stmt *ins[3];   /* one row, by rec_kind */
-	sqlite3_stmt *multi[3]; /* MULTI_ROWS rows, by rec_kind */
+	sqlite3_stmt *ins[REC_KINDS];   /* one row, by rec_kind */
+	sqlite3_stmt *multi[REC_KINDS]; /* MULTI_ROWS rows, by rec_kind */
 	struct store_ext ext;   /* the extension tables' inserts */
 	sqlite3_stmt *gpu_ins;  /* STORE_GPU_TABLE's insert */
 	struct store_typed typed; /* the typed tables' inserts */
@@ -89,6 +95,8 @@ struct store_writer {
 	/* touched by the producer only */
 	struct store_durations dur; /* maxima by (profile, bucket) */
 	struct store_summary_acc *sum; /* whole-run summaries */
+	struct store_depth *depth; /* the ranges' depths */
+	int depth_redo; /* ranges out of order: depths from the table */
 
 	/* producer side */
 	struct batch *cur;
@@ -163,7 +171,8 @@ static int exec(struct store_writer *w, const char *sql, const char *what,
 static int format_payload(struct batch *b, struct rec *r, const char *second,
                           size_t second_len, struct err *e)
 {
-	static const char *const what[3] = {"events", "samples", "points"};
+	static const char *const what[REC_KINDS] = {"events", "samples",
+	                                            "points", "nvtx depths"};
 	struct buf *out = &b->text;
 
 	r->off = out->len;
@@ -204,9 +213,14 @@ static void bind_rec(sqlite3_stmt *st, int base, const struct batch *b,
 		sqlite3_bind_double(st, base + 3, r->t0);
 		sqlite3_bind_double(st, base + 4, r->t1);
 		sqlite3_bind_int64(st, base + 5, r->name);
-		sqlite3_bind_text(st, base + 6, b->text.data + r->off, (int)r->len,
-		                  SQLITE_STATIC);
+		/* "" when the batch holds no text yet: a NULL pointer would
+		 * bind NULL, a tid the evidence cannot give */
+		sqlite3_bind_text(st, base + 6, b->text.data ? b->text.data + r->off
+		                                            : "",
+		                  (int)r->len, SQLITE_STATIC);
 		sqlite3_bind_int64(st, base + 7, r->source_row);
+	} else if (r->kind == REC_DEPTH) {
+		sqlite3_bind_int64(st, base + 2, r->name);
 	} else {
 		sqlite3_bind_double(st, base + 2, r->t0);
 		sqlite3_bind_text(st, base + 3, b->text.data + r->off, (int)r->len,
@@ -246,7 +260,8 @@ static int insert_typed(struct store_writer *w, const struct batch *b,
 static int insert_batch(struct store_writer *w, struct batch *b,
                         struct err *e)
 {
-	static const char *const what[3] = {"events", "samples", "points"};
+	static const char *const what[REC_KINDS] = {"events", "samples",
+	                                            "points", "nvtx depths"};
 	size_t i = 0;
 
 	while (i < b->n) {
@@ -257,7 +272,7 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 			run++;
 		int multi = run == MULTI_ROWS;
 		sqlite3_stmt *st = multi ? w->multi[r->kind] : w->ins[r->kind];
-		int ncols = r->kind == REC_EVENT ? 8 : 4;
+		int ncols = rec_cols[r->kind];
 		if (!multi)
 			run = 1;
 		for (size_t k = 0; k < run; k++)
@@ -266,7 +281,8 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE)
 			return db_fail(w, e, what[r->kind]);
-		if (r->kind != REC_EVENT && insert_typed(w, b, r, run, e))
+		if ((r->kind == REC_SAMPLE || r->kind == REC_POINT) &&
+		    insert_typed(w, b, r, run, e))
 			return e->code;
 		i += run;
 	}
@@ -398,9 +414,25 @@ static struct rec *next_rec(struct store_writer *w, struct err *e)
 	return &w->cur->recs[w->cur->n++];
 }
 
+/* store_depth's emitter: a depth row into the batch being filled. */
+static int emit_depth(void *ctx, int64_t profile, int64_t ordinal,
+                      int64_t depth, struct err *e)
+{
+	struct rec *r = next_rec(ctx, e);
+
+	if (!r)
+		return e->code;
+	r->kind = REC_DEPTH;
+	r->key = profile;
+	r->ordinal = ordinal;
+	r->name = depth;
+	return 0;
+}
+
 static int on_event(void *ctx, int64_t profile, int64_t ordinal,
                     const struct row_event *row, struct err *e)
 {
+	const struct store_depth_out out = {emit_depth, ctx};
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, e);
 
@@ -419,10 +451,12 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 	buf_append(&w->cur->text, row->tid, row->tid_len);
 	w->stats.events++;
 	if (store_durations_note(&w->dur, profile, row->end - row->start,
-	                         r->bucket, e))
+	                         r->bucket, e) ||
+	    store_summary_event(w->sum, profile, row->name, row->start,
+	                        row->end, e))
 		return e->code;
-	return store_summary_event(w->sum, profile, row->name, row->start,
-	                           row->end, e);
+	return store_depth_add(w->depth, profile, ordinal, row->start, row->end,
+	                       row->tid, row->tid_len, &out, e);
 }
 
 static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
@@ -527,8 +561,8 @@ void store_write_get_stats(const struct store_writer *w,
 
 static int prepare_multi(struct store_writer *w, int kind, struct err *e)
 {
-	static const char *const table[3] = {"events", "samples", "points"};
-	int ncols = kind == REC_EVENT ? 8 : 4;
+	static const char *const table[REC_KINDS] = {"events", "samples",
+	                                             "points", STORE_DEPTH_TABLE};
 	struct buf sql;
 	int rc;
 
@@ -536,7 +570,7 @@ static int prepare_multi(struct store_writer *w, int kind, struct err *e)
 	buf_printf(&sql, "INSERT INTO %s VALUES ", table[kind]);
 	for (int r = 0; r < MULTI_ROWS; r++) {
 		buf_puts(&sql, r ? ",(" : "(");
-		for (int c = 0; c < ncols; c++)
+		for (int c = 0; c < rec_cols[kind]; c++)
 			buf_puts(&sql, c ? ",?" : "?");
 		buf_putc(&sql, ')');
 	}
@@ -553,10 +587,11 @@ static int prepare_multi(struct store_writer *w, int kind, struct err *e)
 int store_write_open(const char *path, struct store_writer **out,
                      struct err *e)
 {
-	static const char *const ins_sql[3] = {
+	static const char *const ins_sql[REC_KINDS] = {
 		"INSERT INTO events VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
 		"INSERT INTO samples VALUES (?1,?2,?3,?4)",
 		"INSERT INTO points VALUES (?1,?2,?3,?4)",
+		"INSERT INTO " STORE_DEPTH_TABLE " VALUES (?1,?2,?3)",
 	};
 	struct store_writer *w;
 	int rc;
@@ -568,7 +603,10 @@ int store_write_open(const char *path, struct store_writer **out,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
 	w->sum = store_summary_acc_new();
-	if (!w->sum) {
+	w->depth = store_depth_new();
+	if (!w->sum || !w->depth) {
+		store_summary_acc_free(w->sum);
+		store_depth_free(w->depth);
 		free(w->path);
 		free(w);
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -598,19 +636,20 @@ int store_write_open(const char *path, struct store_writer **out,
 	            " PRAGMA threads=1;",
 	         "settings", e) ||
 	    exec(w, "BEGIN", "begin", e) || exec(w, schema_sql, "schema", e) ||
+	    exec(w, store_depth_schema_sql, "schema", e) ||
 	    exec(w, store_gpu_schema_sql, "GPU tables", e) ||
 	    store_gpu_prepare(w->db, &w->gpu_ins, e) ||
 	    store_ext_create(w->db, &w->ext, e) ||
 	    store_typed_create(w->db, &w->typed, MULTI_ROWS, e))
 		goto fail;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < REC_KINDS; i++)
 		if (sqlite3_prepare_v3(w->db, ins_sql[i], -1,
 		                       SQLITE_PREPARE_PERSISTENT, &w->ins[i],
 		                       NULL) != SQLITE_OK) {
 			db_fail(w, e, "prepare");
 			goto fail;
 		}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < REC_KINDS; i++) {
 		if (prepare_multi(w, i, e))
 			goto fail;
 	}
@@ -681,6 +720,15 @@ void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *can
 int store_write_finish(struct store_writer *w, const json_t *catalog,
                        const char *generation, struct err *e)
 {
+	const struct store_depth_out out = {emit_depth, w};
+	int rc = store_depth_finish(w->depth, &out, e);
+
+	if (rc == STORE_DEPTH_UNORDERED)
+		w->depth_redo = 1;
+	else if (rc) {
+		stop_thread(w, NULL);
+		return e->code;
+	}
 	if (w->cur && (w->cur->n || w->cur->nelems || w->cur->ngpus) &&
 	    push_batch(w, e)) {
 		stop_thread(w, NULL);
@@ -688,7 +736,7 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	}
 	if (stop_thread(w, e))
 		return e->code;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < REC_KINDS; i++) {
 		sqlite3_finalize(w->ins[i]);
 		sqlite3_finalize(w->multi[i]);
 		w->ins[i] = w->multi[i] = NULL;
@@ -702,6 +750,7 @@ int store_write_finish(struct store_writer *w, const json_t *catalog,
 	if (store_ext_finish(&w->ext, catalog, generation, w->elements,
 	                     w->irregular, e) ||
 	    write_catalog(w, catalog, generation, e) || write_durations(w, e) ||
+	    (w->depth_redo && store_depth_write(w->db, e)) ||
 	    store_views_write(w->db, catalog, e) ||
 	    store_gpu_finish(w->db, catalog, e) ||
 	    store_gpukeys_summarize(w->db, json_number_value(json_object_get(
@@ -748,7 +797,7 @@ void store_write_close(struct store_writer *w)
 		return;
 	store_late_wait(w->late, 1, &(struct err){0});
 	stop_thread(w, NULL);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < REC_KINDS; i++) {
 		sqlite3_finalize(w->ins[i]);
 		sqlite3_finalize(w->multi[i]);
 	}
@@ -770,6 +819,7 @@ void store_write_close(struct store_writer *w)
 	}
 	store_durations_free(&w->dur);
 	store_summary_acc_free(w->sum);
+	store_depth_free(w->depth);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w->path);

@@ -176,10 +176,86 @@ TEST(rows_through_a_tee)
 	rmdir(dir);
 }
 
+/*
+ * Loads 3 profiles of ranges (nested, overlapping, identical, two tids and
+ * the empty one, some NaN ends) in profile order, or interleaved when
+ * interleave is set, and checks every range's nvtx depth against the
+ * definition counted by SQL: the ranges of its profile and tid that
+ * contain it, an identical one only when it is earlier.  The first order
+ * is computed as the rows stream in, the second from the loaded table.
+ */
+static void check_depths(int interleave)
+{
+	char dir[] = "/tmp/dsight-unit-XXXXXX", path[256], uri[300];
+	static const char *const tids[3] = {"7", "8", ""};
+	struct store_writer *w;
+	struct row_sink sink;
+	struct err e;
+	unsigned x = 12345;
+	sqlite3 *db;
+	char *s;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/t.sqlite", dir);
+	CHECK_EQ(store_write_open(path, &w, &e), 0);
+	store_write_sink(w, &sink);
+	for (int i = 0; i < 1800; i++) {
+		int p = interleave ? i % 3 : i / 600, k = interleave ? i / 3 : i % 600;
+		x = x * 1103515245u + 12345u;
+		double start = (double)(x >> 8 & 255) / 4.0;
+		double len = (double)(x >> 16 & 63) / 2.0;
+		if (k % 50 == 7)
+			len = NAN;
+		struct row_event ev = {start, start + len, 0, tids[x >> 28 & 1 ? 2 : x >> 29 & 1],
+		                       0, k};
+		ev.tid_len = strlen(ev.tid);
+		CHECK_EQ(sink.event(sink.ctx, p, k, &ev, &e), 0);
+		if (k % 40 == 3) /* an identical range right after */
+			CHECK_EQ(sink.event(sink.ctx, p, k + 100000, &ev, &e), 0);
+	}
+	json_t *cat = json_pack("{s:s,s:[]}", "schema", "srtctl-trace/1", "profiles");
+	CHECK_EQ(store_write_finish(w, cat, "0123456789abcdef0123456789abcdef", &e), 0);
+	store_write_close(w);
+	json_decref(cat);
+
+	snprintf(uri, sizeof uri, "file:%s?mode=ro", path);
+	CHECK_EQ(sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL), SQLITE_OK);
+	CHECK_STR(s = query_text(db,
+	          "SELECT count(*) || ' ' || sum(d.depth > 0) || ' ' || sum(d.depth IS NOT"
+	          " coalesce((SELECT v.depth FROM dsight_view_depth v WHERE v.profile ="
+	          " d.profile AND v.ordinal = d.ordinal), 0)) FROM (SELECT e.profile,"
+	          " e.ordinal, (SELECT count(*) FROM events a WHERE a.profile = e.profile"
+	          " AND a.tid IS e.tid AND a.\"end\" IS NOT NULL AND a.start <= e.start"
+	          " AND a.\"end\" >= e.\"end\" AND NOT (a.start = e.start AND a.\"end\" ="
+	          " e.\"end\" AND a.ordinal >= e.ordinal)) AS depth FROM events e"
+	          " WHERE e.\"end\" IS NOT NULL) d"),
+	          interleave ? "1809 1581 0" : "1809 1592 0"); /* rows, nested, wrong */
+	free(s);
+	/* no depth for a range without an end */
+	CHECK_STR(s = query_text(db, "SELECT count(*) FROM dsight_view_depth v JOIN events e"
+	                             " USING (profile, ordinal) WHERE e.\"end\" IS NULL"), "0");
+	free(s);
+	sqlite3_close(db);
+	unlink(path);
+	rmdir(dir);
+}
+
+TEST(depths_as_rows_stream)
+{
+	check_depths(0);
+}
+
+TEST(depths_of_interleaved_profiles)
+{
+	check_depths(1);
+}
+
 int main(void)
 {
 	RUN(bucket_formula);
 	RUN(generation_is_random_hex);
 	RUN(rows_through_a_tee);
+	RUN(depths_as_rows_stream);
+	RUN(depths_of_interleaved_profiles);
 	return testlib_done();
 }
