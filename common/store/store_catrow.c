@@ -1,7 +1,10 @@
 /* store_catrow: the v1 catalog row (see store_catrow.h). */
 #include "store/store_catrow.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/buf.h"
 #include "base/jsonout.h"
@@ -72,4 +75,25 @@ int store_catrow_write(sqlite3 *db, const struct store_catrow_in *in,
 	sqlite3_finalize(st);
 	buf_free(&b);
 	return rc == SQLITE_DONE ? 0 : fail(db, in->path, e);
+}
+
+int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e)
+{
+	unsigned char raw[STORE_GENERATION_LEN / 2];
+	size_t got = 0;
+
+	while (got < sizeof raw) {
+		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return err_sys(e, ERR_DATA,
+			               "cannot read random bytes for the generation id");
+		}
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	out[STORE_GENERATION_LEN] = '\0';
+	return 0;
 }

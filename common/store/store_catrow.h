@@ -2,7 +2,8 @@
  * store_catrow: the v1 `catalog` table's single row, written once at the
  * end of a build: the whole catalog while it is at most STORE_EXT_ROW_MAX
  * bytes (its collections read back from the extension tables), else the
- * core with "dsight_collections": "external" (doc/report-files.md).
+ * core with "dsight_collections": "external" (doc/report-files.md), and
+ * the build's generation id that row carries.
  */
 #ifndef DSIGHT_STORE_CATROW_H
 #define DSIGHT_STORE_CATROW_H
@@ -13,6 +14,12 @@
 
 #include "base/err.h"
 #include "base/row.h"
+
+#define STORE_GENERATION_LEN 32
+
+/* A fresh random generation id: 32 lowercase hex digits + NUL (from the
+ * kernel's random source); ERR_DATA when that cannot be read. */
+int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e);
 
 /* What the row is made of; every pointer is borrowed for the call. */
 struct store_catrow_in {

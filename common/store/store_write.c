@@ -2,13 +2,11 @@
 #include "store/store_write.h"
 #include "base/cancel.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "base/buf.h"
 #include "base/jsonout.h"
@@ -119,27 +117,6 @@ struct store_writer {
 	struct store_late *late; /* the name index, between finish and settle */
 	int late_begun;
 };
-
-int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e)
-{
-	unsigned char raw[STORE_GENERATION_LEN / 2];
-	size_t got = 0;
-
-	while (got < sizeof raw) {
-		ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return err_sys(e, ERR_DATA,
-			               "cannot read random bytes for the generation id");
-		}
-		got += (size_t)n;
-	}
-	for (size_t i = 0; i < sizeof raw; i++)
-		snprintf(out + 2 * i, 3, "%02x", raw[i]);
-	out[STORE_GENERATION_LEN] = '\0';
-	return 0;
-}
 
 static int db_fail(struct store_writer *w, struct err *e, const char *what)
 {
@@ -402,8 +379,13 @@ static int push_batch(struct store_writer *w, struct err *e)
 	return 0;
 }
 
-static struct rec *next_rec(struct store_writer *w, struct err *e)
+/* The next row of the batch being filled, of kind and key (key, ordinal);
+ * NULL with e set when out of memory or the writer failed. */
+static struct rec *next_rec(struct store_writer *w, int kind, int64_t key,
+                            int64_t ordinal, struct err *e)
 {
+	struct rec *r;
+
 	if (!w->cur) {
 		err_set(e, ERR_NOMEM, "out of memory buffering rows");
 		return NULL;
@@ -411,20 +393,21 @@ static struct rec *next_rec(struct store_writer *w, struct err *e)
 	if ((w->cur->n >= BATCH_ROWS || w->cur->text.len >= BATCH_TEXT) &&
 	    push_batch(w, e))
 		return NULL;
-	return &w->cur->recs[w->cur->n++];
+	r = &w->cur->recs[w->cur->n++];
+	r->kind = kind;
+	r->key = key;
+	r->ordinal = ordinal;
+	return r;
 }
 
 /* store_depth's emitter: a depth row into the batch being filled. */
 static int emit_depth(void *ctx, int64_t profile, int64_t ordinal,
                       int64_t depth, struct err *e)
 {
-	struct rec *r = next_rec(ctx, e);
+	struct rec *r = next_rec(ctx, REC_DEPTH, profile, ordinal, e);
 
 	if (!r)
 		return e->code;
-	r->kind = REC_DEPTH;
-	r->key = profile;
-	r->ordinal = ordinal;
 	r->name = depth;
 	return 0;
 }
@@ -434,13 +417,10 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 {
 	const struct store_depth_out out = {emit_depth, ctx};
 	struct store_writer *w = ctx;
-	struct rec *r = next_rec(w, e);
+	struct rec *r = next_rec(w, REC_EVENT, profile, ordinal, e);
 
 	if (!r)
 		return e->code;
-	r->kind = REC_EVENT;
-	r->key = profile;
-	r->ordinal = ordinal;
 	r->t0 = row->start;
 	r->t1 = row->end;
 	r->bucket = row_bucket(row->start, row->end);
@@ -463,13 +443,10 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
                      const struct row_sample *row, struct err *e)
 {
 	struct store_writer *w = ctx;
-	struct rec *r = next_rec(w, e);
+	struct rec *r = next_rec(w, REC_SAMPLE, profile, ordinal, e);
 
 	if (!r)
 		return e->code;
-	r->kind = REC_SAMPLE;
-	r->key = profile;
-	r->ordinal = ordinal;
 	r->t0 = row->time;
 	r->name = row->stack;
 	r->source_row = row->source_row;
@@ -483,13 +460,10 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
                     const struct row_point *row, struct err *e)
 {
 	struct store_writer *w = ctx;
-	struct rec *r = next_rec(w, e);
+	struct rec *r = next_rec(w, REC_POINT, series, ordinal, e);
 
 	if (!r)
 		return e->code;
-	r->kind = REC_POINT;
-	r->key = series;
-	r->ordinal = ordinal;
 	r->t0 = row->time;
 	r->name = row->source_id;
 	r->source_row = row->source_row;

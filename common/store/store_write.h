@@ -6,10 +6,11 @@
  * catalog collections stream in through the sink's element callback into
  * dsight's extension tables (store_ext.h).  Rows
  * arrive through an row_sink (store_write_sink) so the evidence reader
- * and the Nsight importer stream straight into the store; they are batched
- * and inserted by a second thread (one transaction, prepared statements,
- * synchronous=OFF, no journal during the load), so parsing and inserting
- * use both cores.  Indexes are created after the load, the largest one
+ * and the Nsight importer stream straight into the store; the producer
+ * prints the payloads and keeps the whole-run summaries and the ranges'
+ * depths (store_depth.h), and a second thread only inserts the batches
+ * (one transaction, prepared statements, synchronous=OFF, no journal
+ * during the load), so parsing and inserting use both cores.  Indexes are created after the load, the largest one
  * (store_typed_late_sql) while the build writes its other files.
  */
 #ifndef DSIGHT_STORE_WRITE_H
@@ -21,8 +22,8 @@
 
 #include "base/err.h"
 #include "base/row.h"
+#include "store/store_catrow.h" /* the generation id */
 
-#define STORE_GENERATION_LEN 32
 #define STORE_VERSION 1
 
 struct store_writer;
@@ -89,10 +90,6 @@ void store_write_get_stats(const struct store_writer *w,
 /* Stops any load or index build in progress and frees w (NULL is fine).  An unfinished
  * database file is left for the caller to remove. */
 void store_write_close(struct store_writer *w);
-
-/* A fresh random generation id: 32 lowercase hex digits + NUL (from the
- * kernel's random source). */
-int store_generation_new(char out[STORE_GENERATION_LEN + 1], struct err *e);
 
 
 #endif
