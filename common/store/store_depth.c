@@ -195,15 +195,17 @@ static int work_flush(struct work *w, int64_t profile,
 
 struct store_depth {
 	struct work w;
+	struct store_depth_out out;
 	int64_t profile; /* the profile being read; -1: none yet */
 	int unordered;
 };
 
-struct store_depth *store_depth_new(void)
+struct store_depth *store_depth_new(const struct store_depth_out *out)
 {
 	struct store_depth *d = calloc(1, sizeof *d);
 
 	if (d) {
+		d->out = *out;
 		strdict_init(&d->w.tids);
 		d->profile = -1;
 	}
@@ -212,13 +214,12 @@ struct store_depth *store_depth_new(void)
 
 int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
                     double start, double end, const char *tid,
-                    size_t tid_len, const struct store_depth_out *out,
-                    struct err *e)
+                    size_t tid_len, struct err *e)
 {
 	if (d->unordered)
 		return 0;
 	if (profile != d->profile) {
-		int rc = work_flush(&d->w, d->profile, out, e);
+		int rc = work_flush(&d->w, d->profile, &d->out, e);
 		if (rc)
 			return rc;
 		if (profile < d->profile) {
@@ -236,12 +237,11 @@ int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
 	return add_range(&d->w, start, end, ordinal, tid ? tid : "", tid_len, e);
 }
 
-int store_depth_finish(struct store_depth *d, const struct store_depth_out *out,
-                       struct err *e)
+int store_depth_finish(struct store_depth *d, struct err *e)
 {
 	if (d->unordered)
 		return STORE_DEPTH_UNORDERED;
-	return work_flush(&d->w, d->profile, out, e);
+	return work_flush(&d->w, d->profile, &d->out, e);
 }
 
 void store_depth_free(struct store_depth *d)

@@ -40,7 +40,8 @@ struct store_depth;
 #define STORE_DEPTH_UNORDERED 1
 
 /*
- * The depths as the ranges are loaded: store_depth_add takes them in the
+ * The depths as the ranges are loaded, emitted to out (copied; its ctx
+ * borrowed for d's life): store_depth_add takes them in the
  * events table's key order (profile, then ordinal) and emits a profile's
  * depths when the next profile starts; store_depth_finish emits the last.
  * Memory: one profile's ranges.  When a profile arrives after a higher
@@ -51,13 +52,11 @@ struct store_depth;
  * store_depth_new returns NULL when out of memory; the others 0, or
  * ERR_NOMEM or the emitter's error.
  */
-struct store_depth *store_depth_new(void);
+struct store_depth *store_depth_new(const struct store_depth_out *out);
 int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
                     double start, double end, const char *tid,
-                    size_t tid_len, const struct store_depth_out *out,
-                    struct err *e);
-int store_depth_finish(struct store_depth *d, const struct store_depth_out *out,
-                       struct err *e);
+                    size_t tid_len, struct err *e);
+int store_depth_finish(struct store_depth *d, struct err *e);
 void store_depth_free(struct store_depth *d);
 
 /*

@@ -415,7 +415,6 @@ static int emit_depth(void *ctx, int64_t profile, int64_t ordinal,
 static int on_event(void *ctx, int64_t profile, int64_t ordinal,
                     const struct row_event *row, struct err *e)
 {
-	const struct store_depth_out out = {emit_depth, ctx};
 	struct store_writer *w = ctx;
 	struct rec *r = next_rec(w, REC_EVENT, profile, ordinal, e);
 
@@ -436,7 +435,7 @@ static int on_event(void *ctx, int64_t profile, int64_t ordinal,
 	                        row->end, e))
 		return e->code;
 	return store_depth_add(w->depth, profile, ordinal, row->start, row->end,
-	                       row->tid, row->tid_len, &out, e);
+	                       row->tid, row->tid_len, e);
 }
 
 static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
@@ -577,7 +576,7 @@ int store_write_open(const char *path, struct store_writer **out,
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
 	w->sum = store_summary_acc_new();
-	w->depth = store_depth_new();
+	w->depth = store_depth_new(&(struct store_depth_out){emit_depth, w});
 	if (!w->sum || !w->depth) {
 		store_summary_acc_free(w->sum);
 		store_depth_free(w->depth);
@@ -694,8 +693,7 @@ void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *can
 int store_write_finish(struct store_writer *w, const json_t *catalog,
                        const char *generation, struct err *e)
 {
-	const struct store_depth_out out = {emit_depth, w};
-	int rc = store_depth_finish(w->depth, &out, e);
+	int rc = store_depth_finish(w->depth, e);
 
 	if (rc == STORE_DEPTH_UNORDERED)
 		w->depth_redo = 1;
