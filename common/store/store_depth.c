@@ -185,6 +185,14 @@ static void work_free(struct work *w)
 	free(w->depth);
 }
 
+/* Frees w's memory and makes it empty again. */
+static void work_reset(struct work *w)
+{
+	work_free(w);
+	memset(w, 0, sizeof *w);
+	strdict_init(&w->tids);
+}
+
 /* Computes and emits the depths of the profile being read. */
 static int work_flush(struct work *w, int64_t profile,
                       const struct store_depth_out *out, struct err *e)
@@ -224,9 +232,7 @@ int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
 			return rc;
 		if (profile < d->profile) {
 			d->unordered = 1; /* the caller's store_depth_write does it */
-			work_free(&d->w);
-			memset(&d->w, 0, sizeof d->w);
-			strdict_init(&d->w.tids);
+			work_reset(&d->w);
 			return 0;
 		}
 		d->profile = profile;
@@ -239,9 +245,11 @@ int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
 
 int store_depth_finish(struct store_depth *d, struct err *e)
 {
-	if (d->unordered)
-		return STORE_DEPTH_UNORDERED;
-	return work_flush(&d->w, d->profile, &d->out, e);
+	int rc = d->unordered ? STORE_DEPTH_UNORDERED
+	                      : work_flush(&d->w, d->profile, &d->out, e);
+
+	work_reset(&d->w); /* sized for the largest profile: not kept */
+	return rc;
 }
 
 void store_depth_free(struct store_depth *d)
