@@ -11,8 +11,7 @@
 struct range {
 	double start, end;
 	int64_t ordinal;
-	size_t thread; /* its thread's id in the profile; in byth: its index
-	                  in r */
+	size_t thread; /* its thread's id in the profile */
 };
 
 /* An end and the range it belongs to, for ranking the ends. */
@@ -23,7 +22,8 @@ struct ranked {
 
 /* The ranges of one profile and the scratch of the counts (reused). */
 struct work {
-	struct range *r, *byth; /* stored order; grouped by thread */
+	struct range *r;        /* stored order */
+	uint32_t *byth;         /* indexes into r, grouped by thread */
 	size_t n, cap, bycap;
 	size_t *start;          /* per thread: its first index in byth */
 	size_t scap;
@@ -33,7 +33,7 @@ struct work {
 	size_t rcap;
 	int *tree;              /* Fenwick tree over the ranks */
 	size_t tcap;
-	int64_t *depth;         /* per range of r: its depth */
+	uint32_t *depth;        /* per range of r: its depth */
 	size_t dcap;
 	struct strdict tids;    /* the profile's tid texts -> thread ids */
 };
@@ -46,9 +46,8 @@ static int cmp_end(const void *a, const void *b)
 }
 
 /* Containment order: start ascending, end descending, stored order. */
-static int cmp_range(const void *a, const void *b)
+static int cmp_range(const struct range *x, const struct range *y)
 {
-	const struct range *x = a, *y = b;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	if (x->end != y->end)
@@ -56,23 +55,31 @@ static int cmp_range(const void *a, const void *b)
 	return (x->ordinal > y->ordinal) - (x->ordinal < y->ordinal);
 }
 
+/* cmp_range of the ranges r[*a] and r[*b] (qsort_r). */
+static int cmp_index(const void *a, const void *b, void *r)
+{
+	return cmp_range((const struct range *)r + *(const uint32_t *)a,
+	                 (const struct range *)r + *(const uint32_t *)b);
+}
+
 /*
- * Sets the depths (w->depth, by index in r) of one thread's n ranges r
- * (byth entries), in containment order:
- * every range that contains r[k] comes before it, and a range before r[k]
- * contains it exactly when its end is >= r[k].end.  So depth = k - (the
- * ranges before that end below r[k].end), counted with a Fenwick tree over
- * the ranks of the ends.
+ * Sets the depths (w->depth) of one thread's n ranges w->r[x[k]], x in
+ * containment order: every range that contains range x[k] comes before
+ * it, and a range before it contains it exactly when its end is >= its
+ * end.  So depth = k - (the ranges before it that end below its end),
+ * counted with a Fenwick tree over the ranks of the ends.
  */
-static int thread_depths(struct work *w, const struct range *r, size_t n,
+static int thread_depths(struct work *w, const uint32_t *x, size_t n,
                          struct err *e)
 {
+	const struct range *r = w->r;
+
 	if (vec_reserve(&w->byend, &w->bcap, n, sizeof *w->byend) ||
 	    vec_reserve(&w->rank, &w->rcap, n, sizeof *w->rank) ||
 	    vec_reserve(&w->tree, &w->tcap, n + 1, sizeof *w->tree))
 		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
 	for (size_t k = 0; k < n; k++) {
-		w->byend[k].end = r[k].end;
+		w->byend[k].end = r[x[k]].end;
 		w->byend[k].k = k;
 	}
 	qsort(w->byend, n, sizeof *w->byend, cmp_end);
@@ -89,7 +96,7 @@ static int thread_depths(struct work *w, const struct range *r, size_t n,
 		for (size_t i = w->rank[k] + 1; i <= n; i += i & -i)
 			w->tree[i]++;
 		depth = (int64_t)k - lower;
-		w->depth[r[k].thread] = depth;
+		w->depth[x[k]] = (uint32_t)depth;
 	}
 	return 0;
 }
@@ -106,6 +113,10 @@ static int profile_depths(struct work *w, int64_t profile,
 
 	if (!w->n)
 		return 0;
+	if (w->n > UINT32_MAX)
+		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth"
+		               " (%zu ranges in profile %lld)", w->n,
+		               (long long)profile);
 	if (vec_reserve(&w->byth, &w->bycap, w->n, sizeof *w->byth) ||
 	    vec_reserve(&w->depth, &w->dcap, w->n, sizeof *w->depth) ||
 	    vec_reserve(&w->start, &w->scap, nth + 1, sizeof *w->start))
@@ -115,17 +126,14 @@ static int profile_depths(struct work *w, int64_t profile,
 		w->start[w->r[k].thread + 1]++;
 	for (size_t t = 0; t < nth; t++)
 		w->start[t + 1] += w->start[t];
-	for (size_t k = 0; k < w->n; k++) {
-		struct range *to = &w->byth[w->start[w->r[k].thread]++];
-		*to = w->r[k];
-		to->thread = k;
-	}
+	for (size_t k = 0; k < w->n; k++)
+		w->byth[w->start[w->r[k].thread]++] = (uint32_t)k;
 	for (size_t t = 0, from = 0; t < nth && !rc; t++) {
 		size_t to = w->start[t], m = to - from;
-		struct range *seg = w->byth + from;
+		uint32_t *seg = w->byth + from;
 		for (size_t k = 1; k < m; k++)
-			if (cmp_range(&seg[k - 1], &seg[k]) > 0) {
-				qsort(seg, m, sizeof *seg, cmp_range);
+			if (cmp_range(&w->r[seg[k - 1]], &w->r[seg[k]]) > 0) {
+				qsort_r(seg, m, sizeof *seg, cmp_index, w->r);
 				break;
 			}
 		rc = thread_depths(w, seg, m, e);
