@@ -8,6 +8,7 @@
 #include "store/store_late.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -131,12 +132,27 @@ struct seriessum_scan {
 	struct bin *bins;  /* SERIESSUM_BINS of scratch */
 	sqlite3 *db;
 	sqlite3_stmt *st;
+	/* the fine level binned by the reading thread (seriessum_scan_fine)
+	 * and handed over one group at a time; all under mu */
+	int fine_ahead;    /* seriessum_scan_fine bins it */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct fine *held; /* a binned group, sorted, waiting for the writer */
+	size_t nheld;
+	int64_t gheld;     /* its group; -1: none waiting */
+	int fine_done;     /* seriessum_scan_fine returned */
+	int fine_rc;       /* its error (fine_err), handed over last */
+	struct err fine_err;
+	int stop;          /* the writer gave up: stop binning */
 };
 
 void seriessum_scan_free(struct seriessum_scan *sc)
 {
 	if (!sc)
 		return;
+	pthread_mutex_destroy(&sc->mu);
+	pthread_cond_destroy(&sc->cv);
+	free(sc->held);
 	sqlite3_finalize(sc->st);
 	sqlite3_close(sc->db);
 	seriessum_free(sc->s);
@@ -169,7 +185,7 @@ static int keep_bins(struct seriessum_scan *sc)
 
 int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
                        const json_t *catalog, const volatile sig_atomic_t *cancel,
-                       struct err *e)
+                       int fine_ahead, struct err *e)
 {
 	const json_t *metrics = json_object_get(catalog, "metrics");
 	double d = json_number_value(json_object_get(json_object_get(catalog, "meta"), "duration"));
@@ -179,8 +195,13 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 	int rc = 0;
 
 	*out = NULL;
-	if (sc)
+	if (sc) {
 		sc->s = s;
+		pthread_mutex_init(&sc->mu, NULL);
+		pthread_cond_init(&sc->cv, NULL);
+		sc->gheld = -1;
+		err_clear(&sc->fine_err);
+	}
 	if (!sc || !s || !(s->first = calloc(n ? n : 1, sizeof *s->first)) ||
 	    !(s->end = calloc(n ? n : 1, sizeof *s->end)) ||
 	    !(s->group = malloc((n ? n : 1) * sizeof *s->group)) ||
@@ -235,6 +256,9 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 		if (kr > 0)
 			break; /* the rest is binned while the rows are written */
 	}
+	/* the fine level on this thread only when seriessum_scan_finish
+	 * needs the statement for nothing else */
+	sc->fine_ahead = fine_ahead && sc->ahead == k;
 	return 0;
 fail:
 	seriessum_scan_free(sc);
@@ -259,13 +283,13 @@ static int cmp_fine(const void *pa, const void *pb)
 	return (a->series > b->series) - (a->series < b->series);
 }
 
-/* Writes group g's kept bins (sorted by bin, then series) as stream
+/* Writes group g's kept bins f (sorted by bin, then series) as stream
  * 1 + g of SHARD_SERIESSUM. */
-static int fine_emit(struct shard_writer *w, struct buf *row, struct fine *f,
-                     size_t nf, double d, int64_t g, struct err *e)
+static int fine_emit(struct shard_writer *w, struct buf *row,
+                     const struct fine *f, size_t nf, double d, int64_t g,
+                     struct err *e)
 {
 	double width = d / SERIESSUM_FINE_BINS;
-	qsort(f, nf, sizeof *f, cmp_fine);
 	for (size_t i = 0; i < nf; i++) {
 		const struct bin *b = &f[i].b;
 		format_row(row, f[i].series, f[i].bin, b);
@@ -276,11 +300,20 @@ static int fine_emit(struct shard_writer *w, struct buf *row, struct fine *f,
 	return 0;
 }
 
-/* Bins every summarised series again at SERIESSUM_FINE_BINS and writes the
- * groups: consecutive series of one family, closed when the family changes
- * or the kept bins pass SERIESSUM_FINE_GROUP. */
-static int fine_build(struct seriessum_scan *sc, struct shard_writer *w,
-                      struct buf *row, struct err *e)
+/* What fine_groups hands each group to: fn(ctx, &f, &capf, nf, g, e),
+ * which may take the array (setting *f to NULL and *capf to 0). */
+struct group_out {
+	int (*fn)(void *ctx, struct fine **f, size_t *capf, size_t nf, int64_t g,
+	          struct err *e);
+	void *ctx;
+};
+
+/* Bins every summarised series again at SERIESSUM_FINE_BINS and hands over
+ * the groups, each sorted by bin then series: consecutive series of one
+ * family, closed when the family changes or the kept bins pass
+ * SERIESSUM_FINE_GROUP.  Sets sc's series' groups and ngroups. */
+static int fine_groups(struct seriessum_scan *sc, const struct group_out *out,
+                       struct err *e)
 {
 	struct seriessum *s = sc->s;
 	double d = s->duration;
@@ -312,7 +345,8 @@ static int fine_build(struct seriessum_scan *sc, struct shard_writer *w,
 			s->group[sc->ord[i].id] = g;
 		if (!rc && nf && (i + 1 == sc->k || nf >= SERIESSUM_FINE_GROUP ||
 		                  strcmp(sc->ord[i].name, sc->ord[i + 1].name))) {
-			rc = fine_emit(w, row, f, nf, d, g++, e);
+			qsort(f, nf, sizeof *f, cmp_fine);
+			rc = out->fn(out->ctx, &f, &capf, nf, g++, e);
 			nf = 0;
 		}
 	}
@@ -320,6 +354,127 @@ static int fine_build(struct seriessum_scan *sc, struct shard_writer *w,
 	free(f);
 	free(bins);
 	return rc;
+}
+
+/* fine_groups' output on the writer's thread: the rows into w. */
+struct direct {
+	struct shard_writer *w;
+	struct buf *row;
+	double d;
+};
+
+static int emit_group(void *ctx, struct fine **f, size_t *capf, size_t nf,
+                      int64_t g, struct err *e)
+{
+	struct direct *o = ctx;
+
+	(void)capf;
+	return fine_emit(o->w, o->row, *f, nf, o->d, g, e);
+}
+
+/* fine_groups' output on the reading thread: the group waits in sc until
+ * the writer takes it, and the next is binned only then, while the writer
+ * writes this one (so at most two groups' bins are in memory, and one
+ * while the writer is busy elsewhere); ERR_DATA when the writer gave
+ * up. */
+static int hand_over(void *ctx, struct fine **f, size_t *capf, size_t nf,
+                     int64_t g, struct err *e)
+{
+	struct seriessum_scan *sc = ctx;
+	int rc = 0;
+
+	pthread_mutex_lock(&sc->mu);
+	while (sc->gheld >= 0 && !sc->stop)
+		pthread_cond_wait(&sc->cv, &sc->mu);
+	if (sc->stop) {
+		rc = err_set(e, ERR_DATA, "metric summaries stopped");
+	} else {
+		sc->held = *f;
+		sc->nheld = nf;
+		sc->gheld = g;
+		*f = NULL;
+		*capf = 0;
+		pthread_cond_broadcast(&sc->cv);
+		while (sc->gheld >= 0 && !sc->stop)
+			pthread_cond_wait(&sc->cv, &sc->mu);
+		if (sc->stop)
+			rc = err_set(e, ERR_DATA, "metric summaries stopped");
+	}
+	pthread_mutex_unlock(&sc->mu);
+	return rc;
+}
+
+void seriessum_scan_fine(struct seriessum_scan *sc)
+{
+	const struct group_out out = {hand_over, sc};
+	struct err e;
+	int rc;
+
+	if (!sc || !sc->fine_ahead)
+		return;
+	err_clear(&e);
+	rc = fine_groups(sc, &out, &e);
+	pthread_mutex_lock(&sc->mu);
+	sc->fine_rc = rc;
+	sc->fine_err = e;
+	sc->fine_done = 1;
+	pthread_cond_broadcast(&sc->cv);
+	pthread_mutex_unlock(&sc->mu);
+}
+
+void seriessum_scan_stop(struct seriessum_scan *sc)
+{
+	if (!sc)
+		return;
+	pthread_mutex_lock(&sc->mu);
+	sc->stop = 1;
+	pthread_cond_broadcast(&sc->cv);
+	pthread_mutex_unlock(&sc->mu);
+}
+
+/* Stops seriessum_scan_fine, if it runs, and waits until it returned. */
+static void fine_stop(struct seriessum_scan *sc)
+{
+	if (!sc->fine_ahead)
+		return;
+	pthread_mutex_lock(&sc->mu);
+	sc->stop = 1;
+	pthread_cond_broadcast(&sc->cv);
+	while (!sc->fine_done)
+		pthread_cond_wait(&sc->cv, &sc->mu);
+	pthread_mutex_unlock(&sc->mu);
+}
+
+/* Writes the groups seriessum_scan_fine hands over, in order, until it
+ * has returned; then its result. */
+static int fine_take(struct seriessum_scan *sc, struct shard_writer *w,
+                     struct buf *row, struct err *e)
+{
+	int rc = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&sc->mu);
+		while (sc->gheld < 0 && !sc->fine_done)
+			pthread_cond_wait(&sc->cv, &sc->mu);
+		if (sc->gheld < 0) { /* done, nothing waiting */
+			rc = sc->fine_rc;
+			if (rc)
+				*e = sc->fine_err;
+			pthread_mutex_unlock(&sc->mu);
+			return rc;
+		}
+		struct fine *f = sc->held;
+		size_t nf = sc->nheld;
+		int64_t g = sc->gheld;
+		sc->held = NULL;
+		sc->gheld = -1;
+		pthread_cond_broadcast(&sc->cv);
+		pthread_mutex_unlock(&sc->mu);
+		rc = fine_emit(w, row, f, nf, sc->s->duration, g, e);
+		free(f);
+		if (rc)
+			return rc;
+	}
 }
 
 int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
@@ -347,10 +502,16 @@ int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
 		rc = emit(w, &row, sc->ord[i].id, d, sc->bins, &nrows, e);
 		s->end[sc->ord[i].id] = nrows;
 	}
-	if (!rc && nrows)
-		rc = fine_build(sc, w, &row, e);
+	if (!rc && sc->fine_ahead) {
+		rc = fine_take(sc, w, &row, e);
+	} else if (!rc && nrows) {
+		struct direct o = {w, &row, d};
+		const struct group_out to = {emit_group, &o};
+		rc = fine_groups(sc, &to, e);
+	}
 	buf_free(&row);
 	if (rc) {
+		fine_stop(sc);
 		seriessum_scan_free(sc);
 		return rc;
 	}
@@ -366,7 +527,7 @@ int seriessum_build(struct seriessum **out, struct shard_writer *w,
                     const volatile sig_atomic_t *cancel, struct err *e)
 {
 	struct seriessum_scan *sc;
-	int rc = seriessum_scan_new(&sc, sqlite_path, catalog, cancel, e);
+	int rc = seriessum_scan_new(&sc, sqlite_path, catalog, cancel, 0, e);
 
 	*out = NULL;
 	return rc ? rc : seriessum_scan_finish(out, sc, w, e);

@@ -12,7 +12,8 @@
  *
  * Memory: one series' bins at a time, plus the non-empty bins a read-ahead
  * scan keeps (at most SERIESSUM_AHEAD_BYTES) and one fine group's
- * non-empty bins (about SERIESSUM_FINE_GROUP of them).
+ * non-empty bins (about SERIESSUM_FINE_GROUP of them; two when the fine
+ * level is binned ahead, below).
  */
 #ifndef DSIGHT_SERIESSUM_H
 #define DSIGHT_SERIESSUM_H
@@ -63,6 +64,15 @@ void seriessum_free(struct seriessum *s);
  * binning the series the read-ahead left, and frees sc whatever it
  * returns.  The rows are the same bytes in the same order as
  * seriessum_build's.  seriessum_scan_free frees an unfinished scan.
+ *
+ * With fine_ahead set, the reading thread also bins the fine level:
+ * after seriessum_scan_new it calls seriessum_scan_fine, which hands the
+ * groups one at a time to seriessum_scan_finish running on the other
+ * thread, and returns when all are handed over (at once when the
+ * read-ahead did not keep every series: seriessum_scan_finish then bins
+ * them).  seriessum_scan_finish waits for it before freeing sc; a caller
+ * that will not call seriessum_scan_finish calls seriessum_scan_stop, so
+ * that seriessum_scan_fine returns, and seriessum_scan_free after that.
  */
 #ifndef SERIESSUM_AHEAD_BYTES /* (tests build a small one) */
 #define SERIESSUM_AHEAD_BYTES ((size_t)64 << 20)
@@ -70,7 +80,9 @@ void seriessum_free(struct seriessum *s);
 struct seriessum_scan;
 int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
                        const json_t *catalog, const volatile sig_atomic_t *cancel,
-                       struct err *e);
+                       int fine_ahead, struct err *e);
+void seriessum_scan_fine(struct seriessum_scan *sc);
+void seriessum_scan_stop(struct seriessum_scan *sc);
 int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
                           struct shard_writer *w, struct err *e);
 void seriessum_scan_free(struct seriessum_scan *sc);

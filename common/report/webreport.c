@@ -158,6 +158,12 @@ struct ahead {
 	uint64_t *bins;
 	int scan_rc, density_rc;
 	struct err scan_err, density_err;
+	/* fine_ahead: the thread bins the metric summaries' fine level too,
+	 * after it set ready (under mu): scan, scan_rc and scan_err are then
+	 * the caller's, while the fine level is handed over through scan */
+	int fine_ahead, ready;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
 };
 
 static void *ahead_main(void *arg)
@@ -167,10 +173,18 @@ static void *ahead_main(void *arg)
 	err_clear(&a->scan_err);
 	err_clear(&a->density_err);
 	a->scan_rc = seriessum_scan_new(&a->scan, a->sqlite_path, a->catalog,
-	                                a->cancel, &a->scan_err);
+	                                a->cancel, a->fine_ahead, &a->scan_err);
 	if (!a->scan_rc && a->want_density)
 		a->density_rc = density_from_db(a->catalog, a->sqlite_path, a->nprofiles,
 		                                a->cancel, &a->bins, &a->density_err);
+	if (a->fine_ahead) {
+		struct seriessum_scan *sc = a->scan;
+		pthread_mutex_lock(&a->mu);
+		a->ready = 1;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		seriessum_scan_fine(sc); /* returns at once when sc is NULL */
+	}
 	return NULL;
 }
 
@@ -313,7 +327,12 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	a.cancel = wr->cancel;
 	a.nprofiles = nprofiles;
 	a.want_density = !shard_writer_has_density(wr->w);
+	a.fine_ahead = 1;
+	pthread_mutex_init(&a.mu, NULL);
+	pthread_cond_init(&a.cv, NULL);
 	threaded = pthread_create(&th, NULL, ahead_main, &a) == 0;
+	if (!threaded)
+		a.fine_ahead = 0;
 	rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
 	             json_object_get(json_object_get(catalog, "meta"), "duration")),
 	             nprofiles, wr->cancel, e);
@@ -321,10 +340,14 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		rc = gpusum_build(&gsums, wr->w, sqlite_path, catalog, json_number_value(
 		             json_object_get(json_object_get(catalog, "meta"), "duration")),
 		             wr->cancel, e);
-	if (threaded)
-		pthread_join(th, NULL);
-	else if (!rc)
+	if (threaded) {
+		pthread_mutex_lock(&a.mu);
+		while (!a.ready)
+			pthread_cond_wait(&a.cv, &a.mu);
+		pthread_mutex_unlock(&a.mu);
+	} else if (!rc) {
 		ahead_main(&a);
+	}
 	if (!rc && a.scan_rc) {
 		*e = a.scan_err;
 		rc = a.scan_rc;
@@ -332,7 +355,13 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	if (!rc) {
 		rc = seriessum_scan_finish(&ssum, a.scan, wr->w, e);
 		a.scan = NULL;
+	} else {
+		seriessum_scan_stop(a.scan); /* its fine level: not wanted */
 	}
+	if (threaded)
+		pthread_join(th, NULL);
+	pthread_mutex_destroy(&a.mu);
+	pthread_cond_destroy(&a.cv);
 	if (!rc)
 		rc = shard_writer_finish(wr->w, e);
 	if (!rc && a.want_density && a.density_rc) {
