@@ -383,12 +383,9 @@ static int hand_over(void *ctx, struct fine **f, size_t *capf, size_t nf,
 	struct seriessum_scan *sc = ctx;
 	int rc = 0;
 
+	/* the slot is empty: the last call returned only once it was */
 	pthread_mutex_lock(&sc->mu);
-	while (sc->gheld >= 0 && !sc->stop)
-		pthread_cond_wait(&sc->cv, &sc->mu);
-	if (sc->stop) {
-		rc = err_set(e, ERR_DATA, "metric summaries stopped");
-	} else {
+	if (!sc->stop) {
 		sc->held = *f;
 		sc->nheld = nf;
 		sc->gheld = g;
@@ -397,9 +394,9 @@ static int hand_over(void *ctx, struct fine **f, size_t *capf, size_t nf,
 		pthread_cond_broadcast(&sc->cv);
 		while (sc->gheld >= 0 && !sc->stop)
 			pthread_cond_wait(&sc->cv, &sc->mu);
-		if (sc->stop)
-			rc = err_set(e, ERR_DATA, "metric summaries stopped");
 	}
+	if (sc->stop)
+		rc = err_set(e, ERR_DATA, "metric summaries stopped");
 	pthread_mutex_unlock(&sc->mu);
 	return rc;
 }
@@ -437,9 +434,8 @@ static void fine_stop(struct seriessum_scan *sc)
 {
 	if (!sc->fine_ahead)
 		return;
+	seriessum_scan_stop(sc);
 	pthread_mutex_lock(&sc->mu);
-	sc->stop = 1;
-	pthread_cond_broadcast(&sc->cv);
 	while (!sc->fine_done)
 		pthread_cond_wait(&sc->cv, &sc->mu);
 	pthread_mutex_unlock(&sc->mu);
