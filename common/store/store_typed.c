@@ -136,7 +136,8 @@ static int prepare(sqlite3 *db, enum store_typed_kind k, int rows,
 	int rc;
 
 	buf_init(&sql, 0);
-	buf_printf(&sql, "INSERT INTO %s VALUES ",
+	/* OR FAIL: no statement journal (store_write's prepare_multi) */
+	buf_printf(&sql, "INSERT OR FAIL INTO %s VALUES ",
 	           k == STORE_TYPED_SAMPLE
 	                   ? STORE_TYPED_SAMPLES " (profile, ordinal, time, tid,"
 	                                         " stack, source_row)"
