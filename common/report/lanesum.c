@@ -14,9 +14,20 @@ struct acc {
 	uint64_t count;
 };
 
+/* An update of one accumulator, waiting in the queue (lanesum_add). */
+struct op {
+	uint64_t key;
+	double ov;    /* the range's time inside the bin */
+	int part;     /* the range does not cover the whole bin */
+};
+
+#define QUEUE 32 /* updates waiting for their slot's cache line */
+
 struct lanesum {
 	struct acc *v;
 	size_t cap, n; /* cap: a power of two */
+	struct op q[QUEUE]; /* a ring: q[qh], ... (qn of them) */
+	unsigned qh, qn;
 	int full;      /* over a bound: no bins for this group */
 	int levels;    /* levels kept: the finest are dropped to stay within
 	                  LANESUM_MAX_ENTRIES */
@@ -127,6 +138,58 @@ static int drop_level(struct lanesum *t)
 	return 0;
 }
 
+/* Applies one update, in the order the ranges came (so every sum adds
+ * the same terms in the same order); an update of a level dropped since
+ * it was queued is skipped, as the range would have skipped it. */
+static void apply(struct lanesum *ls, const struct op *op)
+{
+	int l = K_LEVEL(op->key);
+	struct acc *ac;
+
+	if (ls->full || l >= ls->levels)
+		return;
+	ac = get(ls, op->key);
+	/* over the bound: the finest level goes, then this bin again (unless
+	 * it was the one dropped) */
+	while (!ac && ls->n + 1 > LANESUM_MAX_ENTRIES && drop_level(ls) == 0)
+		ac = l < ls->levels ? get(ls, op->key) : NULL;
+	if (!ac && l >= ls->levels)
+		return;
+	if (!ac) {
+		ls->full = 1;
+		return;
+	}
+	ac->total += op->ov;
+	if (op->part)
+		ac->inner += op->ov;
+	ac->count++;
+}
+
+static void drain(struct lanesum *ls)
+{
+	for (; ls->qn; ls->qn--, ls->qh = (ls->qh + 1) % QUEUE)
+		apply(ls, &ls->q[ls->qh]);
+}
+
+/*
+ * Queues an update, applying the oldest when the queue is full.  The
+ * table is far larger than the caches and nearly every update creates an
+ * accumulator at a random slot, so `get` waited on memory for most of its
+ * time (92 % of its samples on the load of the slot's key); the slot of a
+ * queued update is prefetched, and QUEUE of those loads overlap.
+ */
+static void push(struct lanesum *ls, uint64_t key, double ov, int part)
+{
+	if (ls->qn == QUEUE) {
+		apply(ls, &ls->q[ls->qh]);
+		ls->qh = (ls->qh + 1) % QUEUE;
+		ls->qn--;
+	}
+	if (ls->cap)
+		__builtin_prefetch(&ls->v[slot_of(key, ls->cap)], 1);
+	ls->q[(ls->qh + ls->qn++) % QUEUE] = (struct op){key, ov < 0 ? 0 : ov, part};
+}
+
 int lanesum_add(struct lanesum *ls, size_t lane, int64_t depth, int64_t name,
                 double s, double e)
 {
@@ -138,6 +201,7 @@ int lanesum_add(struct lanesum *ls, size_t lane, int64_t depth, int64_t name,
 		return 0;
 	if (lane >= LANESUM_MAX_LANES || depth < 0 || name < -1 || name > LANESUM_MAX_NAME) {
 		ls->full = 1;
+		ls->qn = 0;
 		return -1;
 	}
 	if (depth > LANESUM_DEEPER)
@@ -150,36 +214,19 @@ int lanesum_add(struct lanesum *ls, size_t lane, int64_t depth, int64_t name,
 		long a = (long)floor(s / w), b = (long)floor(e / w);
 		if (a > nb - 1) a = nb - 1;
 		if (b > nb - 1) b = nb - 1;
-		for (long i = a; i <= b && l < ls->levels; i++) {
+		for (long i = a; i <= b; i++) {
 			double lo = (double)i * w, hi = i == nb - 1 ? d : (double)(i + 1) * w;
-			double ov = fmin(e, hi) - fmax(s, lo);
-			struct acc *ac = get(ls, KEY(l, lane, depth, i, name));
-			/* over the bound: the finest level goes, then this bin
-			 * again (unless it was the one dropped) */
-			while (!ac && ls->n + 1 > LANESUM_MAX_ENTRIES &&
-			       drop_level(ls) == 0)
-				ac = l < ls->levels ? get(ls, KEY(l, lane, depth, i, name))
-				                    : NULL;
-			if (!ac && l >= ls->levels)
-				break;
-			if (!ac) {
-				ls->full = 1;
-				return -1;
-			}
-			if (ov < 0)
-				ov = 0;
-			ac->total += ov;
-			if (!(s <= lo && e >= hi))
-				ac->inner += ov;
-			ac->count++;
+			push(ls, KEY(l, lane, depth, i, name), fmin(e, hi) - fmax(s, lo),
+			     !(s <= lo && e >= hi));
 		}
 	}
-	return 0;
+	return ls->full ? -1 : 0;
 }
 
 void lanesum_discard(struct lanesum *ls)
 {
 	ls->full = 1;
+	ls->qn = 0;
 }
 
 /* Level, bin, lane, depth; then the names by total, count, index. */
@@ -299,6 +346,7 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
 	int rc = 0;
 
 	*written = 0;
+	drain(ls);
 	if (!ls->full && ls->n) {
 		for (size_t i = 0; i < ls->cap; i++) /* compact in place */
 			if (v[i].key)

@@ -50,9 +50,12 @@ struct lanesum *lanesum_new(double duration);
  * Adds the range [start, end] of lane (< LANESUM_MAX_LANES) at nesting
  * depth (>= 0; deeper than LANESUM_DEEPER folds) with name (-1: none, up
  * to LANESUM_MAX_NAME).  A range outside [0, duration] is ignored, others
- * are clipped to it.  Returns 0, or -1 when the group goes over a bound
+ * are clipped to it.  Returns 0, or -1 when the group is over a bound
  * (bad lane or name, out of memory, too many accumulators): the group then
- * gets no bins, and further adds are ignored until lanesum_flush.
+ * gets no bins, and further adds are ignored until lanesum_flush.  The
+ * updates wait in a short queue (lanesum.c says why), so a bound an update
+ * passes may be reported by a later add, or only by lanesum_flush (which
+ * then writes no rows).
  */
 int lanesum_add(struct lanesum *ls, size_t lane, int64_t depth, int64_t name,
                 double start, double end);

@@ -162,10 +162,40 @@ TEST(finest_level_dropped_over_bound)
 	close_writer(w);
 }
 
+/* A group whose level 0 alone needs more than LANESUM_MAX_ENTRIES gets
+ * no bins, even when the last add passed the bound only in the queue of
+ * updates (the flush applies it), and the next group starts clean. */
+TEST(level_0_over_bound_writes_nothing)
+{
+	struct shard_writer *w = open_writer();
+	struct lanesum *ls = lanesum_new((double)LANESUM_BINS0);
+	struct err e;
+	int written = 1, failed = 0;
+	int names = (int)(LANESUM_MAX_ENTRIES / LANESUM_BINS0) + 1;
+
+	/* one range per (bin, name), each inside one finest bin: level 0
+	 * alone makes names * 512 accumulators */
+	for (int i = 0; i < LANESUM_BINS0 && !failed; i++)
+		for (int k = 0; k < names && !failed; k++)
+			failed = lanesum_add(ls, 0, 0, k, i + 0.01, i + 0.02) != 0;
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 50, &written, &e), 0);
+	CHECK_EQ(written, 0);
+	CHECK_EQ(lanesum_add(ls, 0, 0, 1, 1.0, 2.0), 0);
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 60, &written, &e), 0);
+	CHECK_EQ(written, 1);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
+	size_t n = 1;
+	shard_writer_descs(w, SHARD_SUMMARY, 50, &n);
+	CHECK_EQ(n, 0);
+	lanesum_free(ls);
+	close_writer(w);
+}
+
 int main(void)
 {
 	RUN(depth_rows_and_deeper);
 	RUN(ranking_and_bounds);
 	RUN(finest_level_dropped_over_bound);
+	RUN(level_0_over_bound_writes_nothing);
 	return testlib_done();
 }
