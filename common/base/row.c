@@ -1,8 +1,38 @@
-/* row: streamed rows and their sink (see row.h); the duration bucket. */
+/* row: streamed rows and their sink (see row.h); the duration bucket and
+ * a point's JSON text. */
 #include "base/row.h"
+#include "base/jsonout.h"
 
 #include <math.h>
 #include <string.h>
+
+void row_point_print(struct buf *b, const struct row_point *r,
+                     size_t *value_off, size_t *value_len)
+{
+	size_t at = b->len, voff, vlen;
+
+	if (r->text) {
+		buf_append(b, r->text, r->text_len);
+		voff = at + r->value_off;
+		vlen = r->value_len;
+	} else {
+		buf_putc(b, '[');
+		jsonout_real(b, r->time);
+		buf_putc(b, ',');
+		voff = b->len;
+		num_emit(b, &r->value);
+		vlen = b->len - voff;
+		buf_putc(b, ',');
+		jsonout_int(b, r->source_id);
+		buf_putc(b, ',');
+		jsonout_int(b, r->source_row);
+		buf_putc(b, ']');
+	}
+	if (value_off)
+		*value_off = voff;
+	if (value_len)
+		*value_len = vlen;
+}
 
 int row_bucket(double start, double end)
 {

@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "base/num.h"
 
@@ -83,7 +84,22 @@ struct row_point {
 	struct num value; /* NUM_NULL for null; NUM_BIG keeps exact digits */
 	int64_t source_id;
 	int64_t source_row;
+	/* The row's JSON text as row_point_print writes it, when a tee printed
+	 * it once for all its sinks (sink_tee.h), else NULL; the value's text
+	 * is text[value_off .. value_off + value_len).  Borrowed for the call. */
+	const char *text;
+	size_t text_len, value_off, value_len;
 };
+
+/*
+ * Appends point r's JSON text, [time,value,source_id,source_row] (the
+ * cache's payload and the detail shards' row), to b: r->text when set,
+ * else printed.  *value_off and *value_len, when not NULL, get the place
+ * of the value's text in b.  b->failed tells an unprintable time (not
+ * finite: ERR_DATA) or memory.
+ */
+void row_point_print(struct buf *b, const struct row_point *r,
+                     size_t *value_off, size_t *value_len);
 
 /* A GPU activity row of an Nsight profile (doc/nsight-import.md "GPU
  * activity"): a kernel, memcpy or memset with its launch link and the NVTX

@@ -167,6 +167,7 @@ void evrow_point(const struct evrow *r, struct row_point *out)
 	out->value = r->value;
 	out->source_id = r->i[0];
 	out->source_row = r->i[1];
+	out->text = NULL;
 }
 
 /* ---- dictionary bounds ------------------------------------------------ */

@@ -6,6 +6,12 @@
 void sink_tee_init(struct sink_tee *t)
 {
 	memset(t, 0, sizeof *t);
+	buf_init(&t->text, 0);
+}
+
+void sink_tee_free(struct sink_tee *t)
+{
+	buf_free(&t->text);
 }
 
 int sink_tee_add(struct sink_tee *t, const struct row_sink *sink)
@@ -13,6 +19,7 @@ int sink_tee_add(struct sink_tee *t, const struct row_sink *sink)
 	if (t->n >= SINK_TEE_MAX)
 		return -1;
 	t->sinks[t->n++] = *sink;
+	t->npoint += sink->point != NULL;
 	return 0;
 }
 
@@ -46,6 +53,20 @@ static int tee_point(void *ctx, int64_t series, int64_t ordinal,
                      const struct row_point *row, struct err *e)
 {
 	struct sink_tee *t = ctx;
+	struct row_point printed;
+
+	if (!row->text && t->npoint > 1) {
+		/* a row that cannot be printed goes on without its text, and
+		 * the sinks say what is wrong with it */
+		printed = *row;
+		buf_reset(&t->text);
+		row_point_print(&t->text, row, &printed.value_off, &printed.value_len);
+		if (!t->text.failed) {
+			printed.text = t->text.data;
+			printed.text_len = t->text.len;
+			row = &printed;
+		}
+	}
 	for (size_t i = 0; i < t->n; i++) {
 		const struct row_sink *s = &t->sinks[i];
 		int rc = s->point ? s->point(s->ctx, series, ordinal, row, e) : 0;

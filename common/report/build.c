@@ -532,6 +532,7 @@ out:
 	if (rc && o->cancel && *o->cancel)
 		rc = check_cancel(o, e);
 	build_state_free(&s);
+	sink_tee_free(&s.tee);
 	return rc;
 }
 

@@ -410,36 +410,23 @@ int shard_writer_event(void *ctx, int64_t profile, int64_t ordinal,
 	return rc;
 }
 
-/* A timed row [time, ..., source_row]: begin writes "[time,", end
- * ",source_row]" and appends the row to its stream. */
-static void point_row_begin(struct shard_writer *w, double time)
-{
-	buf_reset(&w->row);
-	buf_putc(&w->row, '[');
-	jsonout_real(&w->row, time);
-	buf_putc(&w->row, ',');
-}
-
-static int point_row_end(struct shard_writer *w, int kind, int64_t index,
-                         double time, int64_t source_row, struct err *e)
-{
-	buf_putc(&w->row, ',');
-	jsonout_int(&w->row, source_row);
-	buf_putc(&w->row, ']');
-	return stream_add(w, kind, index, time, time, e);
-}
-
 int shard_writer_sample(void *ctx, int64_t profile, int64_t ordinal,
                         const struct row_sample *r, struct err *e)
 {
 	struct shard_writer *w = ctx;
 	(void)ordinal;
 
-	point_row_begin(w, r->time);
+	buf_reset(&w->row);
+	buf_putc(&w->row, '[');
+	jsonout_real(&w->row, r->time);
+	buf_putc(&w->row, ',');
 	jsonout_str(&w->row, r->tid, r->tid_len);
 	buf_putc(&w->row, ',');
 	jsonout_int(&w->row, r->stack);
-	return point_row_end(w, SHARD_SAMPLES, profile, r->time, r->source_row, e);
+	buf_putc(&w->row, ',');
+	jsonout_int(&w->row, r->source_row);
+	buf_putc(&w->row, ']');
+	return stream_add(w, SHARD_SAMPLES, profile, r->time, r->time, e);
 }
 
 int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
@@ -448,11 +435,9 @@ int shard_writer_point(void *ctx, int64_t series, int64_t ordinal,
 	struct shard_writer *w = ctx;
 	(void)ordinal;
 
-	point_row_begin(w, r->time);
-	num_emit(&w->row, &r->value);
-	buf_putc(&w->row, ',');
-	jsonout_int(&w->row, r->source_id);
-	return point_row_end(w, SHARD_POINTS, series, r->time, r->source_row, e);
+	buf_reset(&w->row);
+	row_point_print(&w->row, r, NULL, NULL);
+	return stream_add(w, SHARD_POINTS, series, r->time, r->time, e);
 }
 
 /* An integer of a GPU row, or null. */

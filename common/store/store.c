@@ -640,6 +640,7 @@ static int run_payloads(struct store *s, const char *table, int64_t key,
 		p.time = sqlite3_column_double(st, 2);
 		if (is_point) {
 			struct row_point pt;
+			memset(&pt, 0, sizeof pt);
 			pt.time = p.time;
 			pt.source_id = p.ints[0];
 			pt.source_row = p.ints[1];

@@ -141,34 +141,35 @@ static int exec(struct store_writer *w, const char *sql, const char *what,
 
 /* Appends the JSON payload of sample or point rec r to batch b's text and
  * records where it and its second element are: a sample's tid (second,
- * second_len, not owned) or a point's value (r->value, whose big-integer
- * digits, not owned, are read here and then dropped: the typed insert
+ * second_len, not owned) or point pt's value (row_point_print; the
+ * big-integer digits of r->value, not owned, are dropped: the typed insert
  * reads them from the payload).  Returns 0, or an error when the row
  * cannot be encoded. */
 static int format_payload(struct batch *b, struct rec *r, const char *second,
-                          size_t second_len, struct err *e)
+                          size_t second_len, const struct row_point *pt,
+                          struct err *e)
 {
 	static const char *const what[REC_KINDS] = {"events", "samples",
 	                                            "points", "nvtx depths"};
 	struct buf *out = &b->text;
 
 	r->off = out->len;
-	buf_putc(out, '[');
-	jsonout_real(out, r->t0);
-	buf_putc(out, ',');
-	r->voff = out->len;
-	if (r->kind == REC_SAMPLE) {
-		jsonout_str(out, second, second_len);
-	} else {
-		num_emit(out, &r->value);
+	if (pt) {
+		row_point_print(out, pt, &r->voff, &r->vlen);
 		r->value.big = NULL;
+	} else {
+		buf_putc(out, '[');
+		jsonout_real(out, r->t0);
+		buf_putc(out, ',');
+		r->voff = out->len;
+		jsonout_str(out, second, second_len);
+		r->vlen = out->len - r->voff;
+		buf_putc(out, ',');
+		jsonout_int(out, r->name);
+		buf_putc(out, ',');
+		jsonout_int(out, r->source_row);
+		buf_putc(out, ']');
 	}
-	r->vlen = out->len - r->voff;
-	buf_putc(out, ',');
-	jsonout_int(out, r->name);
-	buf_putc(out, ',');
-	jsonout_int(out, r->source_row);
-	buf_putc(out, ']');
 	r->len = out->len - r->off;
 	if (out->failed)
 		return err_set(e, out->failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
@@ -450,7 +451,7 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
 	r->name = row->stack;
 	r->source_row = row->source_row;
 	w->stats.samples++;
-	if (format_payload(w->cur, r, row->tid, row->tid_len, e))
+	if (format_payload(w->cur, r, row->tid, row->tid_len, NULL, e))
 		return e->code;
 	return store_summary_sample(w->sum, profile, row->time, row->stack, e);
 }
@@ -468,7 +469,7 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
 	r->source_row = row->source_row;
 	r->value = row->value;
 	w->stats.points++;
-	if (format_payload(w->cur, r, NULL, 0, e))
+	if (format_payload(w->cur, r, NULL, 0, row, e))
 		return e->code;
 	return store_summary_point(w->sum, series, ordinal, row->time,
 	                           &row->value, e);

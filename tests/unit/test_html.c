@@ -125,7 +125,7 @@ static struct shard_writer *filled_writer(void)
 	shard_writer_set_duration(w, 10.0);
 	struct row_event e1 = {1.0, 2.0, 0, "5", 1, 0}, e2 = {-1.0, 20.0, 0, "5", 1, 1};
 	struct row_sample s1 = {3.0, "5", 1, 0, 9};
-	struct row_point p1 = {0.5, {NUM_INT, 7, 7.0, NULL, 0}, 0, 0};
+	struct row_point p1 = {0.5, {NUM_INT, 7, 7.0, NULL, 0}, 0, 0, NULL, 0, 0, 0};
 	shard_writer_event(w, 0, 0, &e1, &e);
 	shard_writer_event(w, 0, 1, &e2, &e);
 	shard_writer_sample(w, 0, 0, &s1, &e);

@@ -185,11 +185,11 @@ TEST(descriptor_fields_and_bounds)
 	struct row_sample s1 = {4.0, "9", 1, 2, 10}, s2 = {1.25, "9", 1, 0, 11};
 	CHECK_EQ(shard_writer_sample(w, 0, 0, &s1, &e), 0);
 	CHECK_EQ(shard_writer_sample(w, 0, 1, &s2, &e), 0);
-	struct row_point p1 = {0.5, {NUM_INT, 1, 1.0, NULL, 0}, 3, 0};
-	struct row_point p2 = {2.0, {NUM_NULL, 0, 0, NULL, 0}, 3, 1};
+	struct row_point p1 = {0.5, {NUM_INT, 1, 1.0, NULL, 0}, 3, 0, NULL, 0, 0, 0};
+	struct row_point p2 = {2.0, {NUM_NULL, 0, 0, NULL, 0}, 3, 1, NULL, 0, 0, 0};
 	const char *bigtxt = "18446744073709551617";
-	struct row_point p3 = {2.0, {NUM_BIG, 0, 1.8e19, bigtxt, strlen(bigtxt)}, 3, 2};
-	struct row_point p4 = {-1.0, {NUM_REAL, 0, 2.0, NULL, 0}, 3, 3};
+	struct row_point p3 = {2.0, {NUM_BIG, 0, 1.8e19, bigtxt, strlen(bigtxt)}, 3, 2, NULL, 0, 0, 0};
+	struct row_point p4 = {-1.0, {NUM_REAL, 0, 2.0, NULL, 0}, 3, 3, NULL, 0, 0, 0};
 	CHECK_EQ(shard_writer_point(w, 1, 0, &p1, &e), 0);
 	CHECK_EQ(shard_writer_point(w, 1, 1, &p2, &e), 0);
 	CHECK_EQ(shard_writer_point(w, 1, 2, &p3, &e), 0);

@@ -88,9 +88,9 @@ TEST(rows_through_a_tee)
 	}
 	struct row_sample sa = {1.5, "None", 4, 3, 9};
 	CHECK_EQ(tee.sample(tee.ctx, 0, 0, &sa, &e), 0);
-	struct row_point pt = {2.0, {NUM_BIG, 0, 0, "-123456789012345678901234", 25}, 1, 7};
+	struct row_point pt = {2.0, {NUM_BIG, 0, 0, "-123456789012345678901234", 25}, 1, 7, NULL, 0, 0, 0};
 	CHECK_EQ(tee.point(tee.ctx, 3, 0, &pt, &e), 0);
-	struct row_point pn = {-1.0, {NUM_NULL, 0, 0, NULL, 0}, 1, 8};
+	struct row_point pn = {-1.0, {NUM_NULL, 0, 0, NULL, 0}, 1, 8, NULL, 0, 0, 0};
 	CHECK_EQ(tee.point(tee.ctx, 3, 1, &pn, &e), 0);
 	CHECK_EQ(seen, 100000);
 
