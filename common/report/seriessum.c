@@ -39,32 +39,46 @@ static int cmp_order(const void *pa, const void *pb)
 	return c ? c : (a->id > b->id) - (a->id < b->id);
 }
 
-/* Bins one series' points (bins zeroed by the caller). */
+/* Adds a point at time t (in [0, d]) to one of nbins bins; v is NULL
+ * for a value that is not a finite number. */
+static void bin_add(struct bin *bins, size_t nbins, double d, double t,
+                    const double *v)
+{
+	double x = floor(t * (double)nbins / d);
+	struct bin *b = &bins[x > (double)(nbins - 1) ? nbins - 1 : (size_t)x];
+
+	b->rows++;
+	if (!v)
+		return;
+	if (!b->count || *v < b->min) b->min = *v;
+	if (!b->count || *v > b->max) b->max = *v;
+	b->count++;
+	b->sum += *v;
+	b->last = *v;
+}
+
+/* Bins one series' points into SERIESSUM_BINS bins and, when fine is not
+ * NULL, into SERIESSUM_FINE_BINS bins too, in one read (bins zeroed by
+ * the caller). */
 static int bin_series(sqlite3_stmt *st, size_t id, double d, struct bin *bins,
-                      size_t nbins, struct err *e)
+                      struct bin *fine, struct err *e)
 {
 	int rc;
 
 	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		double t = sqlite3_column_double(st, 0), x = floor(t * (double)nbins / d);
-		int ty = sqlite3_column_type(st, 1);
-		struct bin *b;
+		double t = sqlite3_column_double(st, 0), v = 0;
+		int ty = sqlite3_column_type(st, 1), number = 0;
 		if (!(t >= 0 && t <= d))
 			continue;
-		b = &bins[x > (double)(nbins - 1) ? nbins - 1 : (size_t)x];
-		b->rows++;
-		if (ty != SQLITE_INTEGER && ty != SQLITE_FLOAT)
-			continue;
-		double v = sqlite3_column_double(st, 1);
-		if (!isfinite(v))
-			continue;
-		if (!b->count || v < b->min) b->min = v;
-		if (!b->count || v > b->max) b->max = v;
-		b->count++;
-		b->sum += v;
-		b->last = v;
+		if (ty == SQLITE_INTEGER || ty == SQLITE_FLOAT) {
+			v = sqlite3_column_double(st, 1);
+			number = isfinite(v);
+		}
+		bin_add(bins, SERIESSUM_BINS, d, t, number ? &v : NULL);
+		if (fine)
+			bin_add(fine, SERIESSUM_FINE_BINS, d, t, number ? &v : NULL);
 	}
 	if (rc != SQLITE_DONE)
 		return err_set(e, ERR_DATA, "Cannot read points for metric summaries: %s",
@@ -126,6 +140,7 @@ struct seriessum_scan {
 	struct order *ord; /* the summarised series, in row order */
 	size_t k;
 	size_t ahead;      /* ord[0, ahead) are binned in kept */
+	int over;          /* kept reached SERIESSUM_AHEAD_BYTES */
 	struct kept *kept; /* their non-empty bins, series after series */
 	size_t *nkept;     /* per series of ord[0, ahead): its bins in kept */
 	size_t nk, capk;
@@ -244,21 +259,7 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 		goto fail;
 	}
 	cancel_sqlite(sc->db, cancel);
-	while (sc->ahead < k) {
-		memset(sc->bins, 0, SERIESSUM_BINS * sizeof *sc->bins);
-		if ((rc = bin_series(sc->st, sc->ord[sc->ahead].id, d, sc->bins, SERIESSUM_BINS, e)))
-			goto fail;
-		int kr = keep_bins(sc);
-		if (kr < 0) {
-			rc = err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
-			goto fail;
-		}
-		if (kr > 0)
-			break; /* the rest is binned while the rows are written */
-	}
-	/* the fine level on this thread only when seriessum_scan_finish
-	 * needs the statement for nothing else */
-	sc->fine_ahead = fine_ahead && sc->ahead == k;
+	sc->fine_ahead = fine_ahead;
 	return 0;
 fail:
 	seriessum_scan_free(sc);
@@ -308,10 +309,11 @@ struct group_out {
 	void *ctx;
 };
 
-/* Bins every summarised series again at SERIESSUM_FINE_BINS and hands over
- * the groups, each sorted by bin then series: consecutive series of one
+/* Bins every summarised series at SERIESSUM_FINE_BINS and hands over the
+ * groups, each sorted by bin then series: consecutive series of one
  * family, closed when the family changes or the kept bins pass
- * SERIESSUM_FINE_GROUP.  Sets sc's series' groups and ngroups. */
+ * SERIESSUM_FINE_GROUP.  Sets sc's series' groups and ngroups.  The same
+ * read bins the coarse level, kept (keep_bins) while it fits. */
 static int fine_groups(struct seriessum_scan *sc, const struct group_out *out,
                        struct err *e)
 {
@@ -327,8 +329,15 @@ static int fine_groups(struct seriessum_scan *sc, const struct group_out *out,
 		return err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
 	for (size_t i = 0; i < sc->k && !rc; i++) {
 		memset(bins, 0, SERIESSUM_FINE_BINS * sizeof *bins);
-		if ((rc = bin_series(sc->st, sc->ord[i].id, d, bins, SERIESSUM_FINE_BINS, e)))
+		memset(sc->bins, 0, SERIESSUM_BINS * sizeof *sc->bins);
+		if ((rc = bin_series(sc->st, sc->ord[i].id, d, sc->bins, bins, e)))
 			break;
+		/* the coarse bins of ord[0, ahead) are kept; past the bound,
+		 * seriessum_scan_finish reads the rest again */
+		if (sc->ahead == i && !sc->over && (sc->over = keep_bins(sc)) < 0) {
+			rc = err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
+			break;
+		}
 		size_t before = nf;
 		for (size_t j = 0; j < SERIESSUM_FINE_BINS; j++) {
 			if (!bins[j].rows)
@@ -485,25 +494,27 @@ int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
 
 	*out = NULL;
 	buf_init(&row, 0);
+	/* the fine level first: its read bins the coarse level too (a stream
+	 * is written in one run, so which comes first changes no shard) */
+	if (sc->fine_ahead) {
+		rc = fine_take(sc, w, &row, e);
+	} else {
+		struct direct o = {w, &row, d};
+		const struct group_out to = {emit_group, &o};
+		rc = fine_groups(sc, &to, e);
+	}
 	for (size_t i = 0; i < sc->k && !rc; i++) {
 		memset(sc->bins, 0, SERIESSUM_BINS * sizeof *sc->bins);
 		if (i < sc->ahead) {
 			for (size_t j = from; j < from + sc->nkept[i]; j++)
 				sc->bins[sc->kept[j].bin] = sc->kept[j].b;
 			from += sc->nkept[i];
-		} else if ((rc = bin_series(sc->st, sc->ord[i].id, d, sc->bins, SERIESSUM_BINS, e))) {
+		} else if ((rc = bin_series(sc->st, sc->ord[i].id, d, sc->bins, NULL, e))) {
 			break;
 		}
 		s->first[sc->ord[i].id] = nrows;
 		rc = emit(w, &row, sc->ord[i].id, d, sc->bins, &nrows, e);
 		s->end[sc->ord[i].id] = nrows;
-	}
-	if (!rc && sc->fine_ahead) {
-		rc = fine_take(sc, w, &row, e);
-	} else if (!rc && nrows) {
-		struct direct o = {w, &row, d};
-		const struct group_out to = {emit_group, &o};
-		rc = fine_groups(sc, &to, e);
 	}
 	buf_free(&row);
 	if (rc) {
@@ -516,17 +527,6 @@ int seriessum_scan_finish(struct seriessum **out, struct seriessum_scan *sc,
 	seriessum_scan_free(sc);
 	*out = s;
 	return 0;
-}
-
-int seriessum_build(struct seriessum **out, struct shard_writer *w,
-                    const char *sqlite_path, const json_t *catalog,
-                    const volatile sig_atomic_t *cancel, struct err *e)
-{
-	struct seriessum_scan *sc;
-	int rc = seriessum_scan_new(&sc, sqlite_path, catalog, cancel, 0, e);
-
-	*out = NULL;
-	return rc ? rc : seriessum_scan_finish(out, sc, w, e);
 }
 
 int seriessum_annotate(const struct seriessum *s, const struct shard_writer *w,

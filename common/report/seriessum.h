@@ -10,10 +10,14 @@
  * its rows ordered by bin then series, so a window of a family reads only
  * the shards whose time bounds it overlaps.
  *
- * Memory: one series' bins at a time, plus the non-empty bins a read-ahead
- * scan keeps (at most SERIESSUM_AHEAD_BYTES) and one fine group's
- * non-empty bins (about SERIESSUM_FINE_GROUP of them; two when the fine
- * level is binned ahead, below).
+ * One read of each series bins both levels: the fine groups are written
+ * as they close, and the coarse bins are kept (their non-empty bins, at
+ * most SERIESSUM_AHEAD_BYTES) and written last; a series past that bound
+ * is read again for its coarse bins.
+ *
+ * Memory: one series' bins at a time, plus the kept coarse bins and one
+ * fine group's non-empty bins (about SERIESSUM_FINE_GROUP of them; two
+ * when the fine level is binned on another thread, below).
  */
 #ifndef DSIGHT_SERIESSUM_H
 #define DSIGHT_SERIESSUM_H
@@ -33,16 +37,6 @@
 struct seriessum;
 
 /*
- * Reads the metric points of the staged cache at sqlite_path (one series
- * at a time, in family order from catalog.metrics) and adds the rows to w
- * (not finished yet).  *out (caller frees with seriessum_free) remembers
- * which rows each series got.
- */
-int seriessum_build(struct seriessum **out, struct shard_writer *w,
-                    const char *sqlite_path, const json_t *catalog,
-                    const volatile sig_atomic_t *cancel, struct err *e);
-
-/*
  * Adds "metric_summary" to the core catalog (top level: bins, width,
  * chunks, fine: {bins, width, groups: [[descriptor...]...]}) and
  * "summary_chunks": [first, last] chunk indexes and "fine_group" to each
@@ -55,22 +49,22 @@ int seriessum_annotate(const struct seriessum *s, const struct shard_writer *w,
 void seriessum_free(struct seriessum *s);
 
 /*
- * The same in two steps, so the reading can run on another thread while
- * the caller's thread writes other rows into w: seriessum_scan_new opens
- * the cache and bins the series in row order, keeping their non-empty bins
- * in memory up to SERIESSUM_AHEAD_BYTES (it touches no shard writer and
- * only reads catalog, which must not change until seriessum_scan_finish);
- * seriessum_scan_finish (on the thread that owns w) adds the rows to w,
- * binning the series the read-ahead left, and frees sc whatever it
- * returns.  The rows are the same bytes in the same order as
- * seriessum_build's.  seriessum_scan_free frees an unfinished scan.
+ * The metric summaries of the staged cache at sqlite_path (one series at
+ * a time, in family order from catalog.metrics), in two steps, so the
+ * reading can run on another thread while the caller's thread writes
+ * other rows into w: seriessum_scan_new opens the cache (it touches no
+ * shard writer and only reads catalog, which must not change until
+ * seriessum_scan_finish); seriessum_scan_finish (on the thread that owns
+ * w, not finished yet) adds the rows to w, binning what no other thread
+ * did, and frees sc whatever it returns; *out (caller frees with
+ * seriessum_free) remembers which rows each series got.
+ * seriessum_scan_free frees an unfinished scan.
  *
- * With fine_ahead set, the reading thread also bins the fine level:
- * after seriessum_scan_new it calls seriessum_scan_fine, which hands the
+ * With fine_ahead set, the reading thread bins the series: after
+ * seriessum_scan_new it calls seriessum_scan_fine, which hands the fine
  * groups one at a time to seriessum_scan_finish running on the other
- * thread, and returns when all are handed over (at once when the
- * read-ahead did not keep every series: seriessum_scan_finish then bins
- * them).  seriessum_scan_finish waits for it before freeing sc; a caller
+ * thread, and returns when all are handed over.  seriessum_scan_finish
+ * waits for it before it writes the coarse level and frees sc; a caller
  * that will not call seriessum_scan_finish calls seriessum_scan_stop, so
  * that seriessum_scan_fine returns, and seriessum_scan_free after that.
  */
