@@ -14,10 +14,12 @@ struct range {
 	size_t thread; /* its thread's id in the profile */
 };
 
-/* An end and the range it belongs to, for ranking the ends. */
-struct ranked {
-	double end;
-	size_t k;
+/* One thread's ends as sortable keys (end_key), each with its range's
+ * place in the thread; two sets, for the radix sort's passes. */
+struct keyed {
+	uint64_t *key;
+	uint32_t *k;
+	size_t kcap, icap;
 };
 
 /* The ranges of one profile and the scratch of the counts (reused). */
@@ -27,8 +29,7 @@ struct work {
 	size_t n, cap, bycap;
 	size_t *start;          /* per thread: its first index in byth */
 	size_t scap;
-	struct ranked *byend;   /* one thread's ends, sorted */
-	size_t bcap;
+	struct keyed byend[2];  /* one thread's ends, sorted (radix_sort) */
 	size_t *rank;           /* per range: how many ends are below its end */
 	size_t rcap;
 	int *tree;              /* Fenwick tree over the ranks */
@@ -38,11 +39,59 @@ struct work {
 	struct strdict tids;    /* the profile's tid texts -> thread ids */
 };
 
-static int cmp_end(const void *a, const void *b)
+/* A key whose unsigned order is the order of the doubles (not NaN; -0
+ * just below +0, which ranks them the same below as both compare equal):
+ * positives with the sign bit set, negatives with every bit flipped. */
+static uint64_t end_key(double x)
 {
-	double x = ((const struct ranked *)a)->end;
-	double y = ((const struct ranked *)b)->end;
-	return (x > y) - (x < y);
+	uint64_t u;
+	memcpy(&u, &x, sizeof u);
+	return u >> 63 ? ~u : u | (uint64_t)1 << 63;
+}
+
+static double key_end(uint64_t u)
+{
+	double x;
+	u = u >> 63 ? u & ~((uint64_t)1 << 63) : ~u;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
+
+/*
+ * Sorts the n keys of b[0] (with their k) by key: a least-significant-
+ * byte radix sort, b[1] the scratch, a pass skipped when every key has
+ * the same byte there (the sign and exponent bytes of most traces).
+ * Returns the set that holds the result.  qsort of (end, k) pairs was
+ * two thirds of the depths' time: 2.3 s of a 20 M-range export's.
+ */
+static int radix_sort(struct keyed b[2], size_t n)
+{
+	static const int bytes = (int)sizeof(uint64_t);
+	uint32_t count[sizeof(uint64_t)][256];
+	int cur = 0;
+
+	memset(count, 0, sizeof count);
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < bytes; d++)
+			count[d][b[0].key[i] >> (8 * d) & 0xff]++;
+	for (int d = 0; d < bytes; d++) {
+		uint32_t *c = count[d], sum = 0;
+		const struct keyed *from = &b[cur], *to = &b[!cur];
+		if (!n || c[from->key[0] >> (8 * d) & 0xff] == n)
+			continue;
+		for (int v = 0; v < 256; v++) {
+			uint32_t t = c[v];
+			c[v] = sum;
+			sum += t;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint32_t at = c[from->key[i] >> (8 * d) & 0xff]++;
+			to->key[at] = from->key[i];
+			to->k[at] = from->k[i];
+		}
+		cur = !cur;
+	}
+	return cur;
 }
 
 /* Containment order: start ascending, end descending, stored order. */
@@ -73,20 +122,24 @@ static int thread_depths(struct work *w, const uint32_t *x, size_t n,
                          struct err *e)
 {
 	const struct range *r = w->r;
+	struct keyed *b = w->byend;
 
-	if (vec_reserve(&w->byend, &w->bcap, n, sizeof *w->byend) ||
-	    vec_reserve(&w->rank, &w->rcap, n, sizeof *w->rank) ||
+	for (int s = 0; s < 2; s++)
+		if (vec_reserve(&b[s].key, &b[s].kcap, n, sizeof *b[s].key) ||
+		    vec_reserve(&b[s].k, &b[s].icap, n, sizeof *b[s].k))
+			return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
+	if (vec_reserve(&w->rank, &w->rcap, n, sizeof *w->rank) ||
 	    vec_reserve(&w->tree, &w->tcap, n + 1, sizeof *w->tree))
 		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
 	for (size_t k = 0; k < n; k++) {
-		w->byend[k].end = r[x[k]].end;
-		w->byend[k].k = k;
+		b[0].key[k] = end_key(r[x[k]].end);
+		b[0].k[k] = (uint32_t)k;
 	}
-	qsort(w->byend, n, sizeof *w->byend, cmp_end);
+	const struct keyed *s = &b[radix_sort(b, n)];
 	for (size_t i = 0, first = 0; i < n; i++) {
-		if (i && w->byend[i].end != w->byend[i - 1].end)
+		if (i && key_end(s->key[i]) != key_end(s->key[i - 1]))
 			first = i;
-		w->rank[w->byend[i].k] = first;
+		w->rank[s->k[i]] = first;
 	}
 	memset(w->tree, 0, (n + 1) * sizeof *w->tree);
 	for (size_t k = 0; k < n; k++) {
@@ -187,7 +240,10 @@ static void work_free(struct work *w)
 	free(w->r);
 	free(w->byth);
 	free(w->start);
-	free(w->byend);
+	for (int s = 0; s < 2; s++) {
+		free(w->byend[s].key);
+		free(w->byend[s].k);
+	}
 	free(w->rank);
 	free(w->tree);
 	free(w->depth);
