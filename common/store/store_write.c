@@ -57,6 +57,8 @@ enum rec_kind { REC_EVENT, REC_SAMPLE, REC_POINT, REC_DEPTH, REC_KINDS };
  * formatted by the producer (which also keeps the summaries), so the
  * writer thread, the load's bottleneck, only binds and inserts. */
 static const int rec_cols[REC_KINDS] = {8, 4, 4, 3};
+static const char *const rec_what[REC_KINDS] = {"events", "samples", "points",
+                                                "nvtx depths"};
 
 struct rec {
 	int64_t key, ordinal;
@@ -149,8 +151,6 @@ static int format_payload(struct batch *b, struct rec *r, const char *second,
                           size_t second_len, const struct row_point *pt,
                           struct err *e)
 {
-	static const char *const what[REC_KINDS] = {"events", "samples",
-	                                            "points", "nvtx depths"};
 	struct buf *out = &b->text;
 
 	r->off = out->len;
@@ -174,7 +174,7 @@ static int format_payload(struct batch *b, struct rec *r, const char *second,
 	if (out->failed)
 		return err_set(e, out->failed == ERR_DATA ? ERR_DATA : ERR_NOMEM,
 		               "%s of %s %lld: cannot encode the row (ordinal %lld)",
-		               what[r->kind],
+		               rec_what[r->kind],
 		               r->kind == REC_POINT ? "series" : "profile",
 		               (long long)r->key, (long long)r->ordinal);
 	return 0;
@@ -238,8 +238,6 @@ static int insert_typed(struct store_writer *w, const struct batch *b,
 static int insert_batch(struct store_writer *w, struct batch *b,
                         struct err *e)
 {
-	static const char *const what[REC_KINDS] = {"events", "samples",
-	                                            "points", "nvtx depths"};
 	size_t i = 0;
 
 	while (i < b->n) {
@@ -258,7 +256,7 @@ static int insert_batch(struct store_writer *w, struct batch *b,
 		int rc = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE)
-			return db_fail(w, e, what[r->kind]);
+			return db_fail(w, e, rec_what[r->kind]);
 		if ((r->kind == REC_SAMPLE || r->kind == REC_POINT) &&
 		    insert_typed(w, b, r, run, e))
 			return e->code;
