@@ -122,7 +122,7 @@ static int scaled(uint64_t cp, const uint64_t g[2], int exact, int k, uint64_t *
 	return 0;
 }
 
-static const char pairs[] =
+const char dtoa_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
@@ -151,19 +151,19 @@ static int emit(uint64_t d, int k, char digits[17], int *decpt)
 		uint32_t lo = (uint32_t)(d % 100000000);
 		d /= 100000000;
 		for (int j = 0; j < 4; j++, lo /= 100)
-			p -= 2, memcpy(p, pairs + 2 * (lo % 100), 2);
+			p -= 2, memcpy(p, dtoa_pairs + 2 * (lo % 100), 2);
 		if (d >= 100000000) {
 			lo = (uint32_t)(d % 100000000);
 			d /= 100000000;
 			for (int j = 0; j < 4; j++, lo /= 100)
-				p -= 2, memcpy(p, pairs + 2 * (lo % 100), 2);
+				p -= 2, memcpy(p, dtoa_pairs + 2 * (lo % 100), 2);
 		}
 	}
 	uint32_t x = (uint32_t)d;
 	for (; x >= 100; x /= 100)
-		p -= 2, memcpy(p, pairs + 2 * (x % 100), 2);
+		p -= 2, memcpy(p, dtoa_pairs + 2 * (x % 100), 2);
 	if (x >= 10)
-		p -= 2, memcpy(p, pairs + 2 * x, 2);
+		p -= 2, memcpy(p, dtoa_pairs + 2 * x, 2);
 	else
 		*--p = (char)('0' + x);
 	*decpt = n + k;

@@ -13,6 +13,10 @@
  * v == 0.DIGITS x 10^decpt when read back.  Returns the digit count. */
 int dtoa_shortest(double v, char digits[17], int *decpt);
 
+/* "00" "01" ... "99": the two digits of n at dtoa_pairs + 2 * n, for
+ * printing numbers two digits at a time (also jsonout_int). */
+extern const char dtoa_pairs[201];
+
 /* The reference implementation (printf + strtod round trips): exact but
  * slow.  Same contract as dtoa_shortest; used by tests and as a fallback. */
 int dtoa_shortest_slow(double v, char digits[17], int *decpt);

@@ -79,17 +79,49 @@ void jsonout_real(struct buf *b, double v)
 	buf_append(b, tmp, (size_t)n);
 }
 
+/* Writes the n decimal digits of u ending at end, two at a time. */
+static inline __attribute__((always_inline)) void put_digits(char *end, uint64_t u)
+{
+	for (; u >= 100; u /= 100)
+		end -= 2, memcpy(end, dtoa_pairs + 2 * (u % 100), 2);
+	if (u >= 10)
+		memcpy(end - 2, dtoa_pairs + 2 * u, 2);
+	else
+		end[-1] = (char)('0' + u);
+}
+
+/* The builds print tens of millions of integers: the digits go straight
+ * into the buffer when it has room (a copy through a scratch array, a
+ * memcpy call for a few bytes, showed in the profiles). */
 void jsonout_int(struct buf *b, int64_t v)
 {
-	char tmp[24], *p = tmp + sizeof tmp;
+	static const uint64_t pow10[20] = {
+		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+		1000000000, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+		10000000000000ULL, 100000000000000ULL, 1000000000000000ULL,
+		10000000000000000ULL, 100000000000000000ULL,
+		1000000000000000000ULL, 10000000000000000000ULL};
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
+	int n = (64 - __builtin_clzll(u | 1)) * 1233 >> 12; /* digits - 1 or - 0 */
+	size_t len;
+
+	n += u >= pow10[n];
+	n += n == 0;
+	len = (size_t)n + (v < 0);
+	if (!b->failed && len < b->cap - b->len && (!b->max || len <= b->max - b->len)) {
+		char *at = b->data + b->len;
+		if (v < 0)
+			*at = '-';
+		put_digits(at + len, u);
+		b->len += len;
+		b->data[b->len] = '\0';
+		return;
+	}
+	char tmp[24];
 	if (v < 0)
-		*--p = '-';
-	buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+		tmp[0] = '-';
+	put_digits(tmp + len, u);
+	buf_append(b, tmp, len);
 }
 
 void jsonout_str(struct buf *b, const char *s, size_t n)

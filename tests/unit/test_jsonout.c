@@ -2,7 +2,9 @@
 #include <float.h>
 #include <math.h>
 
+#include "base/buf.h"
 #include "base/dtoa.h"
+#include "base/err.h"
 #include "base/jsonout.h"
 #include "base/num.h"
 #include "testlib.h"
@@ -192,6 +194,53 @@ TEST(num_exact_compare)
 	CHECK_EQ(num_parse("1e999", 5, &bad), -1);
 }
 
+/* Integers: every digit count, both signs, the extremes, random values,
+ * and a buffer too small (the slow path) or at its max; each against
+ * printf. */
+TEST(int_matches_printf)
+{
+	int64_t v[200];
+	size_t n = 0, bad = 0;
+	uint64_t x = 88172645463325252ULL;
+
+	v[n++] = 0;
+	v[n++] = INT64_MAX;
+	v[n++] = INT64_MIN;
+	for (int64_t p = 1; n < 60 && p <= INT64_MAX / 10; p *= 10) {
+		v[n++] = p;
+		v[n++] = p - 1;
+		v[n++] = -p;
+	}
+	while (n < 200) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[n++] = (int64_t)(x >> (x & 63));
+	}
+	for (size_t i = 0; i < n; i++) {
+		char want[32];
+		struct buf b, small;
+		snprintf(want, sizeof want, "%" PRId64, v[i]);
+		buf_init(&b, 0);
+		buf_puts(&b, "[");
+		jsonout_int(&b, v[i]);
+		buf_init(&small, 0); /* no storage yet: the slow path */
+		jsonout_int(&small, v[i]);
+		if (strcmp(b.data + 1, want) || strcmp(small.data, want)) {
+			if (!bad++)
+				fprintf(stderr, "  %s: %s, %s\n", want, b.data + 1, small.data);
+		}
+		buf_free(&b);
+		buf_free(&small);
+	}
+	CHECK_EQ(bad, 0);
+	struct buf m;
+	buf_init(&m, 3); /* a max: "-12" fits, a fourth byte does not */
+	jsonout_int(&m, -12);
+	CHECK_STR(m.data, "-12");
+	jsonout_int(&m, 5);
+	CHECK_EQ(m.failed, ERR_LIMIT);
+	buf_free(&m);
+}
+
 int main(void)
 {
 	RUN(repr_fixed_and_scientific);
@@ -200,5 +249,6 @@ int main(void)
 	RUN(tree_compact_and_pretty);
 	RUN(pretty_keeps_number_text);
 	RUN(num_exact_compare);
+	RUN(int_matches_printf);
 	return testlib_done();
 }
