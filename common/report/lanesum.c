@@ -341,12 +341,13 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
                   enum shard_kind kind, int64_t stream0, int *written,
                   struct err *e)
 {
-	struct acc *v = ls->v;
+	struct acc *v;
 	size_t k = 0;
 	int rc = 0;
 
 	*written = 0;
-	drain(ls);
+	drain(ls); /* may make or grow the table */
+	v = ls->v;
 	if (!ls->full && ls->n) {
 		for (size_t i = 0; i < ls->cap; i++) /* compact in place */
 			if (v[i].key)

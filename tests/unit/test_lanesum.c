@@ -191,11 +191,36 @@ TEST(level_0_over_bound_writes_nothing)
 	close_writer(w);
 }
 
+/* A new group with fewer updates than the queue holds: the flush applies
+ * them, making the table there (it crashed on a one-range Nsight export
+ * when the flush kept the table pointer from before). */
+TEST(few_updates_flushed)
+{
+	struct shard_writer *w = open_writer();
+	struct lanesum *ls = lanesum_new((double)LANESUM_BINS0 * 64); /* finest: 1 s */
+	struct err e;
+	int written = 0;
+	uint64_t count = 0;
+
+	CHECK_EQ(lanesum_add(ls, 1, 0, 4, 1.25, 1.5), 0); /* one bin a level */
+	CHECK_EQ(lanesum_flush(ls, w, SHARD_SUMMARY, 70, &written, &e), 0);
+	CHECK_EQ(written, 1);
+	CHECK_EQ(shard_writer_finish(w, &e), 0);
+	char *t = stream_text(w, 72, &count);
+	CHECK(t != NULL);
+	CHECK_EQ(count, 1);
+	CHECK_STR(t, "[[1,1,0,1,4,0.25,0.25,1]]");
+	free(t);
+	lanesum_free(ls);
+	close_writer(w);
+}
+
 int main(void)
 {
 	RUN(depth_rows_and_deeper);
 	RUN(ranking_and_bounds);
 	RUN(finest_level_dropped_over_bound);
 	RUN(level_0_over_bound_writes_nothing);
+	RUN(few_updates_flushed);
 	return testlib_done();
 }
