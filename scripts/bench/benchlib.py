@@ -59,6 +59,20 @@ GEN_SOURCES = os.path.join(TOP, "scripts", "tools", "gen-capture")
 _made = False
 
 
+def usage(doc, options=()):
+    """For a benchmark's main: -h or --help prints doc (its usage) and
+    exits; an argument that starts with '-' and is not in options is an
+    error (exit 2), so a mistyped option never starts a long run."""
+    for a in sys.argv[1:]:
+        if a in ("-h", "--help"):
+            print(doc.strip())
+            sys.exit(0)
+        if a.startswith("-") and a not in options:
+            sys.stderr.write("%s: unknown option %s (try --help)\n"
+                             % (os.path.basename(sys.argv[0]), a))
+            sys.exit(2)
+
+
 def binary(name):
     """Path of the program NAME in the build tree (the plain tree made once
     per process)."""
