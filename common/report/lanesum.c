@@ -229,29 +229,12 @@ void lanesum_discard(struct lanesum *ls)
 	ls->qn = 0;
 }
 
-/* Level, bin, lane, depth; then the names by total, count, index. */
-static int cmp_acc(const void *pa, const void *pb)
+/* The row key of accumulator key k: level, bin, lane, depth (34 bits),
+ * the order of the rows. */
+static uint64_t row_key(uint64_t k)
 {
-	const struct acc *a = pa, *b = pb;
-	int la = K_LEVEL(a->key), lb = K_LEVEL(b->key);
-	size_t ba = K_BIN(a->key), bb = K_BIN(b->key);
-	uint64_t ga = K_GROUP(a->key), gb = K_GROUP(b->key);
-
-	if (la != lb) return la < lb ? -1 : 1;
-	if (ba != bb) return ba < bb ? -1 : 1;
-	if (ga != gb) return ga < gb ? -1 : 1; /* lane, then depth */
-	if (a->total != b->total) return a->total > b->total ? -1 : 1;
-	if (a->count != b->count) return a->count > b->count ? -1 : 1;
-	return a->key < b->key ? -1 : a->key > b->key;
-}
-
-/* Byte `shift` of the row key (level, bin, lane, depth: cmp_acc's first
- * keys, 34 bits) of accumulator key k. */
-static unsigned row_byte(uint64_t k, int shift)
-{
-	uint64_t rk = (uint64_t)K_LEVEL(k) << 32 | (uint64_t)K_BIN(k) << 16 |
-	              (uint64_t)K_LANE(k) << 4 | (uint64_t)K_DEPTH(k);
-	return (unsigned)(rk >> shift) & 0xff;
+	return (uint64_t)K_LEVEL(k) << 32 | (uint64_t)K_BIN(k) << 16 |
+	       (uint64_t)K_LANE(k) << 4 | (uint64_t)K_DEPTH(k);
 }
 
 static void insertion_sort(struct acc *v, size_t n)
@@ -259,18 +242,18 @@ static void insertion_sort(struct acc *v, size_t n)
 	for (size_t i = 1; i < n; i++) {
 		struct acc x = v[i];
 		size_t j = i;
-		for (; j > 0 && cmp_acc(&v[j - 1], &x) > 0; j--)
+		for (; j > 0 && row_key(v[j - 1].key) > row_key(x.key); j--)
 			v[j] = v[j - 1];
 		v[j] = x;
 	}
 }
 
 /*
- * Sorts v[0..n) by cmp_acc in place: a most-significant-byte radix sort
- * (American flag) on the row key from byte `shift` down, small buckets by
- * insertion, a bucket of one row key (its names) by qsort.  glibc's qsort
- * of the whole array (a merge sort through a comparator call per step)
- * was two thirds of the flush: 221 samples of a large build's 5,950.
+ * Sorts v[0..n) by row key in place: a most-significant-byte radix sort
+ * (American flag) from byte `shift` down, small buckets by insertion.
+ * The names of a row are not sorted: the row takes its top ones
+ * (top_names).  Sorting them too (glibc's qsort per row) was about a
+ * third of the flush.
  */
 static void sort_accs(struct acc *v, size_t n, int shift)
 {
@@ -280,12 +263,10 @@ static void sort_accs(struct acc *v, size_t n, int shift)
 		insertion_sort(v, n);
 		return;
 	}
-	if (shift < 0) {
-		qsort(v, n, sizeof *v, cmp_acc);
-		return;
-	}
+	if (shift < 0)
+		return; /* one row */
 	for (size_t i = 0; i < n; i++)
-		count[row_byte(v[i].key, shift)]++;
+		count[row_key(v[i].key) >> shift & 0xff]++;
 	for (int d = 0; d < 256; d++) {
 		next[d] = at;
 		at += count[d];
@@ -293,7 +274,7 @@ static void sort_accs(struct acc *v, size_t n, int shift)
 	}
 	for (unsigned d = 0; d < 256; d++)
 		while (next[d] < end[d]) {
-			unsigned dd = row_byte(v[next[d]].key, shift);
+			unsigned dd = (unsigned)(row_key(v[next[d]].key) >> shift & 0xff);
 			if (dd == d) {
 				next[d]++;
 				continue;
@@ -307,32 +288,67 @@ static void sort_accs(struct acc *v, size_t n, int shift)
 			sort_accs(v + end[d] - count[d], count[d], shift - 8);
 }
 
+/* The names of a row rank by total, then count, then index. */
+static int name_before(const struct acc *a, const struct acc *b)
+{
+	if (a->total != b->total)
+		return a->total > b->total;
+	if (a->count != b->count)
+		return a->count > b->count;
+	return a->key < b->key;
+}
+
+/* The first LANESUM_TOP names of the row v[0..n) in rank order into top;
+ * returns how many. */
+static size_t top_names(const struct acc *v, size_t n,
+                        const struct acc *top[LANESUM_TOP])
+{
+	size_t nt = 0;
+
+	for (size_t m = 0; m < n; m++) {
+		size_t at = nt;
+		while (at > 0 && name_before(&v[m], top[at - 1]))
+			at--;
+		if (at >= LANESUM_TOP)
+			continue;
+		if (nt < LANESUM_TOP)
+			nt++;
+		for (size_t q = nt - 1; q > at; q--)
+			top[q] = top[q - 1];
+		top[at] = &v[m];
+	}
+	return nt;
+}
+
 static void put_us(struct buf *b, double x)
 {
 	jsonout_real(b, round(x * 1e6) / 1e6);
 }
 
-/* The row of the sorted group v[i..j). */
-static void put_row(struct buf *r, const struct acc *v, size_t i, size_t j)
+/* The row of the group v[0..n) (one row key). */
+static void put_row(struct buf *r, const struct acc *v, size_t n)
 {
+	const struct acc *top[LANESUM_TOP];
+	size_t nt = top_names(v, n, top);
+
 	buf_reset(r);
 	buf_putc(r, '[');
-	jsonout_int(r, (int64_t)K_BIN(v[i].key));
+	jsonout_int(r, (int64_t)K_BIN(v[0].key));
 	buf_putc(r, ',');
-	jsonout_int(r, (int64_t)K_LANE(v[i].key));
+	jsonout_int(r, (int64_t)K_LANE(v[0].key));
 	buf_putc(r, ',');
-	jsonout_int(r, K_DEPTH(v[i].key));
+	jsonout_int(r, K_DEPTH(v[0].key));
 	buf_putc(r, ',');
-	jsonout_int(r, (int64_t)(j - i));
-	for (size_t m = i; m < j && m < i + LANESUM_TOP; m++) {
+	jsonout_int(r, (int64_t)n);
+	for (size_t m = 0; m < nt; m++) {
 		buf_putc(r, ',');
-		jsonout_int(r, K_NAME(v[m].key));
+		jsonout_int(r, K_NAME(top[m]->key));
 		buf_putc(r, ',');
-		put_us(r, v[m].inner);
+		put_us(r, top[m]->inner);
 		buf_putc(r, ',');
-		put_us(r, v[m].total);
+		put_us(r, top[m]->total);
 		buf_putc(r, ',');
-		jsonout_int(r, (int64_t)v[m].count);
+		jsonout_int(r, (int64_t)top[m]->count);
 	}
 	buf_putc(r, ']');
 }
@@ -359,7 +375,7 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
 			double bw = ls->duration / (double)((long)LANESUM_BINS0 << (3 * l));
 			while (j < k && K_GROUP(v[j].key) == K_GROUP(v[i].key))
 				j++;
-			put_row(&ls->row, v, i, j);
+			put_row(&ls->row, v + i, j - i);
 			rc = shard_writer_add_text(w, kind, stream0 + l, (double)bin * bw,
 			                           (double)(bin + 1) * bw, ls->row.data,
 			                           ls->row.len, e);
