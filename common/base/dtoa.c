@@ -122,6 +122,13 @@ static int scaled(uint64_t cp, const uint64_t g[2], int exact, int k, uint64_t *
 	return 0;
 }
 
+const uint64_t dtoa_pow10_int[20] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+	1000000000, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL,
+	10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL,
+	10000000000000000000ULL};
+
 const char dtoa_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -131,11 +138,6 @@ const char dtoa_pairs[201] =
  * trailing zeros, two at a time from the right; returns their count. */
 static int emit(uint64_t d, int k, char digits[17], int *decpt)
 {
-	static const uint64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-	                                 100000000, 1000000000, 10000000000ULL, 100000000000ULL,
-	                                 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-	                                 1000000000000000ULL, 10000000000000000ULL,
-	                                 100000000000000000ULL};
 	int n;
 	char *p;
 	while (d % 10000 == 0)
@@ -144,8 +146,7 @@ static int emit(uint64_t d, int k, char digits[17], int *decpt)
 		d /= 100, k += 2;
 	if (d % 10 == 0)
 		d /= 10, k++;
-	n = (64 - __builtin_clzll(d)) * 1233 >> 12; /* floor(log10) or one less */
-	n += d >= pow10[n];
+	n = dtoa_ndigits(d);
 	p = digits + n;
 	if (d >= 100000000) { /* the low 8 digits, in 32-bit arithmetic */
 		uint32_t lo = (uint32_t)(d % 100000000);

@@ -95,19 +95,9 @@ static inline __attribute__((always_inline)) void put_digits(char *end, uint64_t
  * memcpy call for a few bytes, showed in the profiles). */
 void jsonout_int(struct buf *b, int64_t v)
 {
-	static const uint64_t pow10[20] = {
-		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-		1000000000, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
-		10000000000000ULL, 100000000000000ULL, 1000000000000000ULL,
-		10000000000000000ULL, 100000000000000000ULL,
-		1000000000000000000ULL, 10000000000000000000ULL};
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	int n = (64 - __builtin_clzll(u | 1)) * 1233 >> 12; /* digits - 1 or - 0 */
-	size_t len;
+	size_t len = (size_t)dtoa_ndigits(u) + (v < 0);
 
-	n += u >= pow10[n];
-	n += n == 0;
-	len = (size_t)n + (v < 0);
 	if (!b->failed && len < b->cap - b->len && (!b->max || len <= b->max - b->len)) {
 		char *at = b->data + b->len;
 		if (v < 0)

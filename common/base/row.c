@@ -1,10 +1,31 @@
 /* row: streamed rows and their sink (see row.h); the duration bucket and
- * a point's JSON text. */
+ * the JSON text of a sample and of a point. */
 #include "base/row.h"
 #include "base/jsonout.h"
 
 #include <math.h>
 #include <string.h>
+
+void row_sample_print(struct buf *b, const struct row_sample *r,
+                      size_t *tid_off, size_t *tid_len)
+{
+	size_t toff;
+
+	buf_putc(b, '[');
+	jsonout_real(b, r->time);
+	buf_putc(b, ',');
+	toff = b->len;
+	jsonout_str(b, r->tid, r->tid_len);
+	if (tid_off)
+		*tid_off = toff;
+	if (tid_len)
+		*tid_len = b->len - toff;
+	buf_putc(b, ',');
+	jsonout_int(b, r->stack);
+	buf_putc(b, ',');
+	jsonout_int(b, r->source_row);
+	buf_putc(b, ']');
+}
 
 void row_point_print(struct buf *b, const struct row_point *r,
                      size_t *value_off, size_t *value_len)

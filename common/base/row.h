@@ -92,6 +92,15 @@ struct row_point {
 };
 
 /*
+ * Appends sample r's JSON text, [time,"tid",stack,source_row] (the cache's
+ * payload and the detail shards' row), to b; *tid_off and *tid_len, when
+ * not NULL, get the place of the tid's JSON string in b.  b->failed tells
+ * an unprintable time (not finite: ERR_DATA) or memory.
+ */
+void row_sample_print(struct buf *b, const struct row_sample *r,
+                      size_t *tid_off, size_t *tid_len);
+
+/*
  * Appends point r's JSON text, [time,value,source_id,source_row] (the
  * cache's payload and the detail shards' row), to b: r->text when set,
  * else printed.  *value_off and *value_len, when not NULL, get the place

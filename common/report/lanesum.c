@@ -35,9 +35,8 @@ struct lanesum {
 	struct buf row;
 };
 
-/* 1 + (level << 62 | lane << 50 | depth << 46 | bin << 30 | name + 1):
- * the bits above 30 are the row's group, in row order after the level
- * once the bin is compared first. */
+/* 1 + (level << 62 | lane << 50 | depth << 46 | bin << 30 | name + 1);
+ * the bits above 30 name the row (row_key puts them in row order). */
 #define KEY(l, lane, d, bin, name) \
 	(1 + ((uint64_t)(l) << 62 | (uint64_t)(lane) << 50 | (uint64_t)(d) << 46 | \
 	      (uint64_t)(bin) << 30 | (uint64_t)((name) + 1)))
@@ -46,7 +45,6 @@ struct lanesum {
 #define K_DEPTH(k) ((int)((((k) - 1) >> 46) & 0xf))
 #define K_BIN(k) ((size_t)((((k) - 1) >> 30) & 0xffff))
 #define K_NAME(k) ((int64_t)(((k) - 1) & 0x3fffffff) - 1)
-#define K_GROUP(k) (((k) - 1) >> 30)
 
 struct lanesum *lanesum_new(double duration)
 {
@@ -165,10 +163,18 @@ static void apply(struct lanesum *ls, const struct op *op)
 	ac->count++;
 }
 
+/* Applies and removes the oldest queued update (the queue is not empty). */
+static void apply_oldest(struct lanesum *ls)
+{
+	apply(ls, &ls->q[ls->qh]);
+	ls->qh = (ls->qh + 1) % QUEUE;
+	ls->qn--;
+}
+
 static void drain(struct lanesum *ls)
 {
-	for (; ls->qn; ls->qn--, ls->qh = (ls->qh + 1) % QUEUE)
-		apply(ls, &ls->q[ls->qh]);
+	while (ls->qn)
+		apply_oldest(ls);
 }
 
 /*
@@ -180,11 +186,8 @@ static void drain(struct lanesum *ls)
  */
 static void push(struct lanesum *ls, uint64_t key, double ov, int part)
 {
-	if (ls->qn == QUEUE) {
-		apply(ls, &ls->q[ls->qh]);
-		ls->qh = (ls->qh + 1) % QUEUE;
-		ls->qn--;
-	}
+	if (ls->qn == QUEUE)
+		apply_oldest(ls);
 	if (ls->cap)
 		__builtin_prefetch(&ls->v[slot_of(key, ls->cap)], 1);
 	ls->q[(ls->qh + ls->qn++) % QUEUE] = (struct op){key, ov < 0 ? 0 : ov, part};
@@ -373,7 +376,7 @@ int lanesum_flush(struct lanesum *ls, struct shard_writer *w,
 			size_t j = i, bin = K_BIN(v[i].key);
 			int l = K_LEVEL(v[i].key);
 			double bw = ls->duration / (double)((long)LANESUM_BINS0 << (3 * l));
-			while (j < k && K_GROUP(v[j].key) == K_GROUP(v[i].key))
+			while (j < k && row_key(v[j].key) == row_key(v[i].key))
 				j++;
 			put_row(&ls->row, v + i, j - i);
 			rc = shard_writer_add_text(w, kind, stream0 + l, (double)bin * bw,

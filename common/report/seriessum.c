@@ -140,7 +140,6 @@ struct seriessum_scan {
 	struct order *ord; /* the summarised series, in row order */
 	size_t k;
 	size_t ahead;      /* ord[0, ahead) are binned in kept */
-	int over;          /* kept reached SERIESSUM_AHEAD_BYTES */
 	struct kept *kept; /* their non-empty bins, series after series */
 	size_t *nkept;     /* per series of ord[0, ahead): its bins in kept */
 	size_t nk, capk;
@@ -332,9 +331,9 @@ static int fine_groups(struct seriessum_scan *sc, const struct group_out *out,
 		memset(sc->bins, 0, SERIESSUM_BINS * sizeof *sc->bins);
 		if ((rc = bin_series(sc->st, sc->ord[i].id, d, sc->bins, bins, e)))
 			break;
-		/* the coarse bins of ord[0, ahead) are kept; past the bound,
-		 * seriessum_scan_finish reads the rest again */
-		if (sc->ahead == i && !sc->over && (sc->over = keep_bins(sc)) < 0) {
+		/* the coarse bins of ord[0, ahead) are kept; past the bound
+		 * ahead stops, and seriessum_scan_finish reads the rest again */
+		if (sc->ahead == i && keep_bins(sc) < 0) {
 			rc = err_set(e, ERR_NOMEM, "Out of memory for metric summaries");
 			break;
 		}

@@ -417,15 +417,7 @@ int shard_writer_sample(void *ctx, int64_t profile, int64_t ordinal,
 	(void)ordinal;
 
 	buf_reset(&w->row);
-	buf_putc(&w->row, '[');
-	jsonout_real(&w->row, r->time);
-	buf_putc(&w->row, ',');
-	jsonout_str(&w->row, r->tid, r->tid_len);
-	buf_putc(&w->row, ',');
-	jsonout_int(&w->row, r->stack);
-	buf_putc(&w->row, ',');
-	jsonout_int(&w->row, r->source_row);
-	buf_putc(&w->row, ']');
+	row_sample_print(&w->row, r, NULL, NULL);
 	return stream_add(w, SHARD_SAMPLES, profile, r->time, r->time, e);
 }
 

@@ -39,22 +39,16 @@ struct work {
 	struct strdict tids;    /* the profile's tid texts -> thread ids */
 };
 
-/* A key whose unsigned order is the order of the doubles (not NaN; -0
- * just below +0, which ranks them the same below as both compare equal):
- * positives with the sign bit set, negatives with every bit flipped. */
+/* A key whose unsigned order is the order of the doubles and whose
+ * equality is theirs (not NaN; -0 keyed as +0): positives with the sign
+ * bit set, negatives with every bit flipped. */
 static uint64_t end_key(double x)
 {
 	uint64_t u;
+	if (x == 0)
+		x = 0; /* -0 == +0 */
 	memcpy(&u, &x, sizeof u);
 	return u >> 63 ? ~u : u | (uint64_t)1 << 63;
-}
-
-static double key_end(uint64_t u)
-{
-	double x;
-	u = u >> 63 ? u & ~((uint64_t)1 << 63) : ~u;
-	memcpy(&x, &u, sizeof x);
-	return x;
 }
 
 /*
@@ -137,7 +131,7 @@ static int thread_depths(struct work *w, const uint32_t *x, size_t n,
 	}
 	const struct keyed *s = &b[radix_sort(b, n)];
 	for (size_t i = 0, first = 0; i < n; i++) {
-		if (i && key_end(s->key[i]) != key_end(s->key[i - 1]))
+		if (i && s->key[i] != s->key[i - 1])
 			first = i;
 		w->rank[s->k[i]] = first;
 	}

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "base/jsonout.h"
 #include "base/num.h"
 #include "store/store_catrow.h"
 #include "store/store_depth.h"
@@ -141,15 +140,14 @@ static int exec(struct store_writer *w, const char *sql, const char *what,
 
 /* ---- writer thread ---- */
 
-/* Appends the JSON payload of sample or point rec r to batch b's text and
- * records where it and its second element are: a sample's tid (second,
- * second_len, not owned) or point pt's value (row_point_print; the
- * big-integer digits of r->value, not owned, are dropped: the typed insert
- * reads them from the payload).  Returns 0, or an error when the row
- * cannot be encoded. */
-static int format_payload(struct batch *b, struct rec *r, const char *second,
-                          size_t second_len, const struct row_point *pt,
-                          struct err *e)
+/* Appends the JSON payload of rec r, sample sm or point pt (the other
+ * NULL), to batch b's text and records where it and its second element
+ * are: the sample's tid or the point's value (the big-integer digits of
+ * r->value, not owned, are dropped: the typed insert reads them from the
+ * payload).  Returns 0, or an error when the row cannot be encoded. */
+static int format_payload(struct batch *b, struct rec *r,
+                          const struct row_sample *sm,
+                          const struct row_point *pt, struct err *e)
 {
 	struct buf *out = &b->text;
 
@@ -158,17 +156,7 @@ static int format_payload(struct batch *b, struct rec *r, const char *second,
 		row_point_print(out, pt, &r->voff, &r->vlen);
 		r->value.big = NULL;
 	} else {
-		buf_putc(out, '[');
-		jsonout_real(out, r->t0);
-		buf_putc(out, ',');
-		r->voff = out->len;
-		jsonout_str(out, second, second_len);
-		r->vlen = out->len - r->voff;
-		buf_putc(out, ',');
-		jsonout_int(out, r->name);
-		buf_putc(out, ',');
-		jsonout_int(out, r->source_row);
-		buf_putc(out, ']');
+		row_sample_print(out, sm, &r->voff, &r->vlen);
 	}
 	r->len = out->len - r->off;
 	if (out->failed)
@@ -449,7 +437,7 @@ static int on_sample(void *ctx, int64_t profile, int64_t ordinal,
 	r->name = row->stack;
 	r->source_row = row->source_row;
 	w->stats.samples++;
-	if (format_payload(w->cur, r, row->tid, row->tid_len, NULL, e))
+	if (format_payload(w->cur, r, row, NULL, e))
 		return e->code;
 	return store_summary_sample(w->sum, profile, row->time, row->stack, e);
 }
@@ -467,7 +455,7 @@ static int on_point(void *ctx, int64_t series, int64_t ordinal,
 	r->source_row = row->source_row;
 	r->value = row->value;
 	w->stats.points++;
-	if (format_payload(w->cur, r, NULL, 0, row, e))
+	if (format_payload(w->cur, r, NULL, row, e))
 		return e->code;
 	return store_summary_point(w->sum, series, ordinal, row->time,
 	                           &row->value, e);
