@@ -243,14 +243,6 @@ static void work_free(struct work *w)
 	free(w->depth);
 }
 
-/* Frees w's memory and makes it empty again. */
-static void work_reset(struct work *w)
-{
-	work_free(w);
-	memset(w, 0, sizeof *w);
-	strdict_init(&w->tids);
-}
-
 /* Computes and emits the depths of the profile being read. */
 static int work_flush(struct work *w, int64_t profile,
                       const struct store_depth_out *out, struct err *e)
@@ -259,12 +251,234 @@ static int work_flush(struct work *w, int64_t profile,
 	return profile_depths(w, profile, out, e);
 }
 
+/*
+ * The streamed count.  The trace format stores a profile's ranges in
+ * containment order (start ascending, end descending), so every range
+ * that contains a range comes before it, and a range whose end is below
+ * the current start contains no later one.  Each thread keeps the ends of
+ * those that may, its open ranges, in a treap (a search tree balanced by
+ * random priorities) that counts each subtree: a range's depth is the
+ * number of open ends at or after its end, counted as it is inserted, in
+ * O(log open) whether the ranges nest or cross.  Memory: the open ranges.
+ */
+
+/* A treap node, by its index in the pool (0: none). */
+struct tnode {
+	uint64_t key;    /* an open range's end_key */
+	uint32_t prio;   /* a parent's is above its children's */
+	uint32_t size;   /* the nodes of its subtree */
+	uint32_t l, r;   /* keys below / at or above key */
+};
+
+/* One thread's open ranges, and some closed ones: they are removed when
+ * the treap has doubled since the last removal (a closed range's end is
+ * below every later range's, so it counts for none). */
+struct active {
+	uint32_t root;
+	uint32_t kept;                 /* its size after the last removal */
+	uint64_t last_start, last_end; /* its previous range's keys */
+	int any;                       /* it has had a range */
+};
+
 struct store_depth {
-	struct work w;
 	struct store_depth_out out;
 	int64_t profile; /* the profile being read; -1: none yet */
 	int unordered;
+	struct strdict tids;  /* the profile's tid texts -> thread ids */
+	struct active *th;    /* per thread id */
+	size_t nth, thcap;
+	int64_t last_thread;  /* the previous range's thread id; -1: none */
+	char *last_tid;       /* its tid text (borrowed from tids) */
+	size_t last_len;
+	struct tnode *node;   /* every thread's treap nodes; [0] unused */
+	size_t nodecap;
+	uint32_t used;        /* node[1..used) handed out */
+	uint32_t freed;       /* a list of free nodes through l; 0: none */
+	uint32_t rng;         /* xorshift state for the priorities */
+	struct pending {
+		int64_t ordinal, depth;
+	} *pend;              /* depths not yet emitted, a run of them */
+	size_t npend;
 };
+
+/* Depths are emitted in runs of this many: the writer loads a run of
+ * one kind of row with its multi-row statement. */
+#define PENDING_RUN 1024
+
+/* Emits the pending depths of the profile being read. */
+static int emit_pending(struct store_depth *d, struct err *e)
+{
+	for (size_t k = 0; k < d->npend; k++)
+		if (d->out.emit(d->out.ctx, d->profile, d->pend[k].ordinal,
+		                d->pend[k].depth, e))
+			return e->code;
+	d->npend = 0;
+	return 0;
+}
+
+static uint32_t tsize(const struct tnode *n, uint32_t x)
+{
+	return x ? n[x].size : 0;
+}
+
+static void tfix(struct tnode *n, uint32_t x)
+{
+	n[x].size = 1 + tsize(n, n[x].l) + tsize(n, n[x].r);
+}
+
+/* Splits the treap x into the keys below key (*lo) and the rest (*hi). */
+static void tsplit(struct tnode *n, uint32_t x, uint64_t key, uint32_t *lo,
+                   uint32_t *hi)
+{
+	if (!x) {
+		*lo = *hi = 0;
+		return;
+	}
+	if (n[x].key < key) {
+		tsplit(n, n[x].r, key, &n[x].r, hi);
+		*lo = x;
+	} else {
+		tsplit(n, n[x].l, key, lo, &n[x].l);
+		*hi = x;
+	}
+	tfix(n, x);
+}
+
+/* Inserts the node x into the treap t and returns the new root; adds to
+ * *ge the keys of t at or above x's. */
+static uint32_t tinsert(struct tnode *n, uint32_t t, uint32_t x, uint32_t *ge)
+{
+	if (!t)
+		return x;
+	if (n[x].prio > n[t].prio) {
+		tsplit(n, t, n[x].key, &n[x].l, &n[x].r);
+		*ge += tsize(n, n[x].r);
+		tfix(n, x);
+		return x;
+	}
+	if (n[t].key < n[x].key)
+		n[t].r = tinsert(n, n[t].r, x, ge);
+	else {
+		*ge += 1 + tsize(n, n[t].r);
+		n[t].l = tinsert(n, n[t].l, x, ge);
+	}
+	n[t].size++;
+	return t;
+}
+
+/* Puts the nodes of the treap x on the free list. */
+static void tfree(struct store_depth *d, uint32_t x)
+{
+	while (x) {
+		uint32_t r = d->node[x].r;
+		tfree(d, d->node[x].l);
+		d->node[x].l = d->freed;
+		d->freed = x;
+		x = r;
+	}
+}
+
+/* A node holding key; 0 when out of memory. */
+static uint32_t tnew(struct store_depth *d, uint64_t key)
+{
+	uint32_t x = d->freed;
+
+	if (x)
+		d->freed = d->node[x].l;
+	else {
+		if (d->used == UINT32_MAX ||
+		    vec_reserve(&d->node, &d->nodecap, (size_t)d->used + 1,
+		                sizeof *d->node))
+			return 0;
+		x = d->used++;
+	}
+	d->rng ^= d->rng << 13;
+	d->rng ^= d->rng >> 17;
+	d->rng ^= d->rng << 5;
+	d->node[x] = (struct tnode){key, d->rng, 1, 0, 0};
+	return x;
+}
+
+/* Starts a new profile: no thread, no open range. */
+static void stream_reset(struct store_depth *d)
+{
+	strdict_free(&d->tids);
+	strdict_init(&d->tids);
+	d->nth = 0;
+	d->last_thread = -1;
+	d->used = 1;
+	d->freed = 0;
+}
+
+/* The open ranges of the thread named tid; NULL when out of memory. */
+static struct active *thread_of(struct store_depth *d, const char *tid,
+                                size_t len)
+{
+	int64_t id;
+
+	if (d->last_thread >= 0 && len == d->last_len &&
+	    !memcmp(tid, d->last_tid, len))
+		return &d->th[d->last_thread];
+	id = strdict_intern(&d->tids, tid, len, NULL);
+	if (id < 0)
+		return NULL;
+	if ((size_t)id >= d->nth) {
+		if (vec_reserve(&d->th, &d->thcap, (size_t)id + 1, sizeof *d->th))
+			return NULL;
+		memset(&d->th[id], 0, sizeof *d->th);
+		d->nth = (size_t)id + 1;
+	}
+	d->last_thread = id;
+	d->last_tid = d->tids.entries[id].key;
+	d->last_len = len;
+	return &d->th[id];
+}
+
+/*
+ * Counts one range of thread t (keys s <= u of its start and end) and
+ * opens it: its depth in *depth, or 1 when the stream cannot count it
+ * (out of order, or an end before its start); -1 when out of memory.
+ */
+static int stream_range(struct store_depth *d, struct active *t, uint64_t s,
+                        uint64_t u, int64_t *depth)
+{
+	uint32_t gone, x, ge = 0;
+
+	if (u < s || (t->any && (s < t->last_start ||
+	                         (s == t->last_start && u > t->last_end))))
+		return 1;
+	t->last_start = s;
+	t->last_end = u;
+	t->any = 1;
+	if (tsize(d->node, t->root) > 2 * t->kept + 32) {
+		tsplit(d->node, t->root, s, &gone, &t->root);
+		tfree(d, gone);
+		t->kept = tsize(d->node, t->root);
+	}
+	if (!(x = tnew(d, u)))
+		return -1;
+	t->root = tinsert(d->node, t->root, x, &ge);
+	*depth = ge;
+	return 0;
+}
+
+/* Frees the stream's memory; the loaded table's pass does the rest. */
+static void stream_give_up(struct store_depth *d)
+{
+	d->unordered = 1;
+	free(d->node);
+	d->node = NULL;
+	d->nodecap = 0;
+	free(d->th);
+	d->th = NULL;
+	d->nth = d->thcap = 0;
+	strdict_free(&d->tids);
+	strdict_init(&d->tids);
+	d->last_thread = -1;
+	free(d->pend);
+	d->pend = NULL;
+	d->npend = 0;
+}
 
 struct store_depth *store_depth_new(const struct store_depth_out *out)
 {
@@ -272,8 +486,11 @@ struct store_depth *store_depth_new(const struct store_depth_out *out)
 
 	if (d) {
 		d->out = *out;
-		strdict_init(&d->w.tids);
+		strdict_init(&d->tids);
 		d->profile = -1;
+		d->last_thread = -1;
+		d->used = 1;
+		d->rng = 2463534242u;
 	}
 	return d;
 }
@@ -282,39 +499,54 @@ int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,
                     double start, double end, const char *tid,
                     size_t tid_len, struct err *e)
 {
+	struct active *t;
+	int64_t depth = 0;
+	int rc;
+
 	if (d->unordered)
 		return 0;
 	if (profile != d->profile) {
-		int rc = work_flush(&d->w, d->profile, &d->out, e);
-		if (rc)
-			return rc;
+		if (emit_pending(d, e))
+			return e->code;
 		if (profile < d->profile) {
-			d->unordered = 1; /* the caller's store_depth_write does it */
-			work_reset(&d->w);
+			stream_give_up(d); /* the caller's store_depth_write does it */
 			return 0;
 		}
+		stream_reset(d);
 		d->profile = profile;
 	}
 	/* the events table holds NaN as NULL, which has no depth */
 	if (start != start || end != end)
 		return 0;
-	return add_range(&d->w, start, end, ordinal, tid ? tid : "", tid_len, e);
+	if (!(t = thread_of(d, tid ? tid : "", tid ? tid_len : 0)) ||
+	    (rc = stream_range(d, t, end_key(start), end_key(end), &depth)) < 0)
+		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
+	if (rc) {
+		stream_give_up(d);
+		return 0;
+	}
+	if (!depth)
+		return 0;
+	if (!d->pend && !(d->pend = malloc(PENDING_RUN * sizeof *d->pend)))
+		return err_set(e, ERR_NOMEM, "out of memory computing nvtx.depth");
+	d->pend[d->npend].ordinal = ordinal;
+	d->pend[d->npend].depth = depth;
+	return ++d->npend == PENDING_RUN ? emit_pending(d, e) : 0;
 }
 
 int store_depth_finish(struct store_depth *d, struct err *e)
 {
-	int rc = d->unordered ? STORE_DEPTH_UNORDERED
-	                      : work_flush(&d->w, d->profile, &d->out, e);
-
-	work_reset(&d->w); /* sized for the largest profile: not kept */
-	return rc;
+	if (d->unordered)
+		return STORE_DEPTH_UNORDERED;
+	return emit_pending(d, e);
 }
 
 void store_depth_free(struct store_depth *d)
 {
 	if (!d)
 		return;
-	work_free(&d->w);
+	stream_give_up(d);
+	strdict_free(&d->tids);
 	free(d);
 }
 

@@ -8,8 +8,9 @@
  *
  * It owns the table STORE_DEPTH_TABLE (profile, ordinal, depth), holding
  * the ranges of depth > 0; the view reads 0 for every other range.  The
- * build computes the depths as the ranges stream in and loads them with
- * the ranges; store_depth_write recomputes them from the events table.
+ * build counts the depths as the ranges stream in and loads them with the
+ * ranges; store_depth_write counts them from the events table when the
+ * stream could not.
  */
 #ifndef DSIGHT_STORE_DEPTH_H
 #define DSIGHT_STORE_DEPTH_H
@@ -41,16 +42,22 @@ struct store_depth;
 
 /*
  * The depths as the ranges are loaded, emitted to out (copied; its ctx
- * borrowed for d's life): store_depth_add takes them in the
- * events table's key order (profile, then ordinal) and emits a profile's
- * depths when the next profile starts; store_depth_finish emits the last.
- * Memory: one profile's ranges.  When a profile arrives after a higher
- * one, the rest is not computed and store_depth_finish returns
- * STORE_DEPTH_UNORDERED: the caller then runs store_depth_write over the
- * loaded table.  tid (not owned, NULL read as "") is the range's tid
- * text; a NaN start or end (NULL in the table) has no depth.
- * store_depth_new returns NULL when out of memory; the others 0, or
- * ERR_NOMEM or the emitter's error.
+ * borrowed for d's life) in the events table's key order, in runs:
+ * store_depth_add takes the ranges in that order (profile, then ordinal).
+ * The trace format stores a profile's ranges in containment order (start
+ * ascending, end descending), so a range's containers have all arrived
+ * before it: each thread keeps the ends of its open ranges (those ending
+ * at or after the latest start) in a counted search tree, and a range's
+ * depth is the number of them at or after its end: O(log open) a range.
+ * Memory: the open ranges.  When a thread's ranges are out of that
+ * order, a range ends before its start, or a profile arrives after a
+ * later one, the
+ * stream stops and store_depth_finish returns STORE_DEPTH_UNORDERED: the
+ * caller then runs store_depth_write over the loaded table (which first
+ * empties the depth table).  store_depth_finish emits the last run.  tid
+ * (not owned, NULL read as "") is the range's tid text; a NaN start or
+ * end (NULL in the table) has no depth.  store_depth_new returns NULL
+ * when out of memory; the others 0, or ERR_NOMEM or the emitter's error.
  */
 struct store_depth *store_depth_new(const struct store_depth_out *out);
 int store_depth_add(struct store_depth *d, int64_t profile, int64_t ordinal,

@@ -181,11 +181,25 @@ TEST(rows_through_a_tee)
  * the empty one, some NaN ends) in profile order, or interleaved when
  * interleave is set, and checks every range's nvtx depth against the
  * definition counted by SQL: the ranges of its profile and tid that
- * contain it, an identical one only when it is earlier.  The first order
- * is computed as the rows stream in, the second from the loaded table.
+ * contain it, an identical one only when it is earlier.  Sorted (each
+ * profile's ranges in containment order, as the trace format stores
+ * them), the depths are counted as the rows stream in; otherwise from the
+ * loaded table.
  */
-static void check_depths(int interleave)
+static int cmp_event(const void *a, const void *b)
 {
+	const struct row_event *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1; /* NaN ends: anywhere, no depth */
+	return 0;
+}
+
+static void check_depths(int interleave, int sorted, const char *want)
+{
+	static struct row_event evs[3][700];
+	size_t nev[3] = {0, 0, 0};
 	char dir[] = "/tmp/dsight-unit-XXXXXX", path[256], uri[300];
 	static const char *const tids[3] = {"7", "8", ""};
 	struct store_writer *w;
@@ -213,9 +227,20 @@ static void check_depths(int interleave)
 		struct row_event ev = {start, k % 60 == 11 && len == 0.0 ? -0.0 : start + len, 0, tids[x >> 28 & 1 ? 2 : x >> 29 & 1],
 		                       0, k};
 		ev.tid_len = strlen(ev.tid);
+		if (sorted) {
+			evs[p][nev[p]++] = ev;
+			if (k % 40 == 3)
+				evs[p][nev[p]++] = ev;
+			continue;
+		}
 		CHECK_EQ(sink.event(sink.ctx, p, k, &ev, &e), 0);
 		if (k % 40 == 3) /* an identical range right after */
 			CHECK_EQ(sink.event(sink.ctx, p, k + 100000, &ev, &e), 0);
+	}
+	for (int p = 0; sorted && p < 3; p++) {
+		qsort(evs[p], nev[p], sizeof evs[p][0], cmp_event);
+		for (size_t k = 0; k < nev[p]; k++)
+			CHECK_EQ(sink.event(sink.ctx, p, (int64_t)k, &evs[p][k], &e), 0);
 	}
 	json_t *cat = json_pack("{s:s,s:[]}", "schema", "srtctl-trace/1", "profiles");
 	CHECK_EQ(store_write_finish(w, cat, "0123456789abcdef0123456789abcdef", &e), 0);
@@ -233,7 +258,7 @@ static void check_depths(int interleave)
 	          " AND a.\"end\" >= e.\"end\" AND NOT (a.start = e.start AND a.\"end\" ="
 	          " e.\"end\" AND a.ordinal >= e.ordinal)) AS depth FROM events e"
 	          " WHERE e.\"end\" IS NOT NULL) d"),
-	          interleave ? "1809 1582 0" : "1809 1593 0"); /* rows, nested, wrong */
+	          want); /* rows, nested, wrong */
 	free(s);
 	/* no depth for a range without an end */
 	CHECK_STR(s = query_text(db, "SELECT count(*) FROM dsight_view_depth v JOIN events e"
@@ -246,12 +271,17 @@ static void check_depths(int interleave)
 
 TEST(depths_as_rows_stream)
 {
-	check_depths(0);
+	check_depths(0, 1, "1809 1593 0");
+}
+
+TEST(depths_of_ranges_out_of_order)
+{
+	check_depths(0, 0, "1809 1593 0");
 }
 
 TEST(depths_of_interleaved_profiles)
 {
-	check_depths(1);
+	check_depths(1, 0, "1809 1582 0");
 }
 
 int main(void)
@@ -260,6 +290,7 @@ int main(void)
 	RUN(generation_is_random_hex);
 	RUN(rows_through_a_tee);
 	RUN(depths_as_rows_stream);
+	RUN(depths_of_ranges_out_of_order);
 	RUN(depths_of_interleaved_profiles);
 	return testlib_done();
 }
