@@ -4,6 +4,7 @@
 #include "base/err.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -114,20 +115,42 @@ void jsonout_int(struct buf *b, int64_t v)
 	buf_append(b, tmp, len);
 }
 
+/* Whether one of the 8 bytes of w is below 0x20, '"' or '\\' (the bytes
+ * a JSON string escapes): the "has a byte less than" and "has a zero
+ * byte" tests, exact for the word as a whole. */
+static int word_escapes(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+
+	return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
+	        ((bs - ones) & ~bs)) & high ? 1 : 0;
+}
+
 void jsonout_str(struct buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t run = 0;
+	size_t run = 0, k = 0;
 
 	if (buf_reserve(b, n + 2))
 		return;
 	buf_putc(b, '"');
-	for (size_t k = 0; k < n; k++) {
+	for (;;) {
+		/* the plain text, most of it, a word at a time */
+		for (uint64_t w; k + 8 <= n; k += 8) {
+			memcpy(&w, s + k, 8);
+			if (word_escapes(w))
+				break;
+		}
+		if (k >= n)
+			break;
 		unsigned char c = (unsigned char)s[k];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			k++;
 			continue;
+		}
 		buf_append(b, s + run, k - run);
-		run = k + 1;
+		run = ++k;
 		switch (c) {
 		case '"': buf_append(b, "\\\"", 2); break;
 		case '\\': buf_append(b, "\\\\", 2); break;

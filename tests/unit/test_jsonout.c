@@ -1,6 +1,8 @@
 /* Unit tests: jsonout (repr reals, strings, trees, pretty) and num. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "base/dtoa.h"
@@ -126,6 +128,65 @@ TEST(strings_raw_utf8)
 	buf_free(&b);
 }
 
+/* What JSON text a byte becomes, from a table: the escaper jsonout_str's
+ * word loop must agree with. */
+static void escape_slowly(struct buf *b, const unsigned char *s, size_t n)
+{
+	static char esc[32][8];
+	static const char named[][3] = {{'"', '"'}, {'\\', '\\'}, {'\n', 'n'},
+	                                {'\r', 'r'}, {'\t', 't'}, {'\b', 'b'}, {'\f', 'f'}};
+
+	for (int c = 0; c < 32; c++)
+		snprintf(esc[c], sizeof esc[c], "\\u%04x", c);
+	buf_putc(b, '"');
+	for (size_t k = 0; k < n; k++) {
+		const char *e = s[k] < 32 ? esc[s[k]] : NULL;
+		for (size_t m = 0; m < sizeof named / sizeof *named; m++)
+			if (s[k] == (unsigned char)named[m][0]) {
+				buf_putc(b, '\\');
+				buf_putc(b, named[m][1]);
+				e = "";
+			}
+		if (!e)
+			buf_putc(b, (char)s[k]);
+		else
+			buf_append(b, e, strlen(e));
+	}
+	buf_putc(b, '"');
+}
+
+TEST(strings_escaped_at_every_offset)
+{
+	/* each byte that needs an escape, and its neighbours that do not
+	 * (0x1f/0x20, '!'/'#', '['/']', 0x7f, 0x80, 0xff), at every offset of
+	 * strings of every length up to 40, in runs and alone */
+	static const unsigned char special[] = {0, 1, '\n', 0x1f, 0x20, '"', '!', '#',
+	                                        '\\', '[', ']', 0x7f, 0x80, 0xff, 'a'};
+	unsigned char s[40];
+	struct buf fast, slow;
+	unsigned x = 99;
+	long wrong = 0;
+
+	buf_init(&fast, 0);
+	buf_init(&slow, 0);
+	for (size_t n = 0; n <= sizeof s; n++)
+		for (size_t at = 0; at < n; at++)
+			for (size_t c = 0; c < sizeof special; c++) {
+				for (size_t k = 0; k < n; k++) {
+					x = x * 1103515245u + 12345u;
+					s[k] = (x >> 16) % 5 == 0 ? special[(x >> 20) % sizeof special] : 'q';
+				}
+				s[at] = special[c];
+				fast.len = slow.len = 0;
+				jsonout_str(&fast, (const char *)s, n);
+				escape_slowly(&slow, s, n);
+				wrong += fast.len != slow.len || memcmp(fast.data, slow.data, fast.len);
+			}
+	CHECK_EQ(wrong, 0);
+	buf_free(&fast);
+	buf_free(&slow);
+}
+
 TEST(tree_compact_and_pretty)
 {
 	json_t *j = json_pack("{s:i,s:f,s:[],s:{},s:[s,n,b]}", "a", 1, "b", 2.0,
@@ -246,6 +307,7 @@ int main(void)
 	RUN(repr_fixed_and_scientific);
 	RUN(real_is_python_repr_on_random_doubles);
 	RUN(strings_raw_utf8);
+	RUN(strings_escaped_at_every_offset);
 	RUN(tree_compact_and_pretty);
 	RUN(pretty_keeps_number_text);
 	RUN(num_exact_compare);

@@ -3,6 +3,7 @@
 #include "testlib.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -43,6 +44,29 @@ TEST(validity)
 	CHECK_STR(P("\xe2\x82x"), "a truncated character");
 	CHECK_STR(P("\xff"), "a byte that is never UTF-8");
 	CHECK(P("\xc3\x9c") == NULL);
+}
+
+/* utf8_valid checks ASCII a word at a time: it must agree with u8_check
+ * whatever the offset of the first byte above 0x7f. */
+TEST(validity_at_every_offset)
+{
+	static const char *const tails[] = {"\xc3\x9c", "\xc3", "\x80", "\xe2\x82\xac",
+	                                    "\xe2\x82", "\xed\xa0\x80", "\xf0\x9f\x98\x80",
+	                                    "\xf4\x90\x80\x80", "\xff"};
+	static const int valid[] = {1, 0, 0, 1, 0, 0, 1, 0, 0};
+	static const size_t afters[] = {0, 1, 2, 7, 8, 9, 17};
+	char s[64];
+	long wrong = 0;
+
+	for (size_t t = 0; t < sizeof tails / sizeof *tails; t++)
+		for (size_t at = 0; at + strlen(tails[t]) + 17 <= sizeof s; at++)
+			for (size_t a = 0; a < sizeof afters / sizeof *afters; a++) {
+				size_t n = at + strlen(tails[t]) + afters[a];
+				memset(s, 'x', sizeof s);
+				memcpy(s + at, tails[t], strlen(tails[t]));
+				wrong += utf8_valid(s, n) != valid[t];
+			}
+	CHECK_EQ(wrong, 0);
 }
 
 TEST(cutting)
@@ -189,6 +213,7 @@ TEST(strscan_boundaries_and_lengths)
 int main(void)
 {
 	RUN(validity);
+	RUN(validity_at_every_offset);
 	RUN(cutting);
 	RUN(error_messages);
 	RUN(repair_maximal_subparts);
