@@ -79,9 +79,10 @@ static int yajl_failure(yajl_handle h, struct evparse *p, const char *file,
 	               file, (unsigned long long)at, where, msg);
 }
 
-/* 1 when the chunk has a non-whitespace byte; checks what it starts. */
-static int first_byte(const char *s, size_t n, const char *file, int *seen,
-                      struct err *e)
+/* Sets *seen when the chunk has a non-whitespace byte, and checks that it
+ * can start JSON; gzipped: the bytes were inflated from a gzip file. */
+static int first_byte(const char *s, size_t n, const char *file, int gzipped,
+                      int *seen, struct err *e)
 {
 	for (size_t k = 0; k < n; k++) {
 		char c = s[k];
@@ -94,6 +95,9 @@ static int first_byte(const char *s, size_t n, const char *file, int *seen,
 		if (c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') ||
 		    c == 't' || c == 'f' || c == 'n')
 			return 0;
+		if (gzipped)
+			return err_set(e, ERR_DATA, "%s: not an evidence document (a gzip file"
+			               " whose content is not JSON)", file);
 		return err_set(e, ERR_DATA, "%s: not an evidence document (neither JSON nor gzip)",
 		               file);
 	}
@@ -183,7 +187,8 @@ static int read_stream(struct input *in, const char *file,
 			goto out;
 		if (!n)
 			break;
-		if (!seen && (rc = first_byte(chunk, n, file, &seen, e)))
+		if (!seen && (rc = first_byte(chunk, n, file, input_is_gzip(in),
+		                              &seen, e)))
 			goto out;
 		if (sink && cancel_requested(sink->cancel)) {
 			rc = err_set(e, ERR_DATA, "interrupted");

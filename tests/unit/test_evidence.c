@@ -752,7 +752,7 @@ TEST(bad_gzip)
 	/* gzip of something that is not JSON */
 	char *nj = gzip_file("PK\3\4 zip?", 10, 1, NULL);
 	CHECK_EQ(evidence_read(nj, NULL, &cat, NULL, &e), ERR_DATA);
-	CHECK(strstr(e.msg, "neither JSON nor gzip") != NULL);
+	CHECK(strstr(e.msg, "not an evidence document (a gzip file whose content is not JSON)") != NULL);
 	unlink(nj);
 	free(nj);
 	free(big);
