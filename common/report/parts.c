@@ -1,12 +1,13 @@
 /* parts: the single-file page split by time (see parts.h). */
 #include "report/parts.h"
 #include "store/store_ext.h"
-#include "store/store_gpu.h"
 #include "base/buf.h"
 #include "base/cancel.h"
 #include "base/jsonout.h"
 #include "base/vec.h"
 #include "report/html.h"
+#include "report/partcost.h"
+#include "report/rowscan.h"
 #include "report/shard.h"
 #include "store/store_late.h"
 
@@ -72,161 +73,18 @@ uint64_t parts_page_bound(const json_t *core, uint64_t base)
 	return total;
 }
 
-/* ---- rows ------------------------------------------------------------- */
-
-/* Every detail row of the staged store in document order (profile events,
- * profile samples, series points, then profile GPU rows), as its shard
- * text. */
-typedef int (*row_fn)(void *ctx, enum shard_kind kind, int64_t index,
-                      double start, double end, const char *text, size_t len,
-                      struct err *e);
-
-/* The GPU rows of one profile, handed to a row_fn as shard text. */
-struct gpu_scan {
-	row_fn f;
-	void *ctx;
-	int64_t profile;
-	struct buf text;
-	struct err *e;
-};
-
-static int gpu_row(void *ctx, int64_t ordinal, const struct row_gpu *row,
-                   int64_t nvtx_name)
-{
-	struct gpu_scan *g = ctx;
-	(void)ordinal;
-	shard_gpu_text(&g->text, row);
-	/* a part holds its slice's ranges only: the projected range's name
-	 * index follows the row's fields */
-	g->text.len--; /* the closing ']' */
-	buf_putc(&g->text, ',');
-	if (row->nvtx >= 0 && nvtx_name >= 0)
-		jsonout_int(&g->text, nvtx_name);
-	else
-		buf_puts(&g->text, "null");
-	buf_putc(&g->text, ']');
-	if (g->text.failed)
-		return err_set(g->e, ERR_NOMEM, "Out of memory reading rows");
-	return g->f(g->ctx, SHARD_GPU, g->profile, row->start, row->end,
-	            (const char *)g->text.data, g->text.len, g->e);
-}
-
-static int scan_gpu(sqlite3 *db, const json_t *core, row_fn f, void *ctx,
-                    struct err *e)
-{
-	struct gpu_scan g = {f, ctx, 0, {0}, e};
-	size_t i;
-	json_t *v;
-	int rc = 0;
-	buf_init(&g.text, 0);
-	json_array_foreach(json_object_get(core, "profiles"), i, v) {
-		if (!json_is_object(json_object_get(v, "gpu")))
-			continue;
-		g.profile = (int64_t)i;
-		if ((rc = store_gpu_rows(db, g.profile, NULL, 0, 1, gpu_row, &g, e)))
-			break;
-	}
-	buf_free(&g.text);
-	return rc;
-}
-
-static int scan_rows(sqlite3 *db, const json_t *core, row_fn f, void *ctx,
-                     struct err *e)
-{
-	static const char *const sql[3] = {
-		("SELECT profile, start, end, name, tid, source_row FROM events"
-		 " ORDER BY profile, ordinal"),
-		"SELECT profile, time, payload FROM samples ORDER BY profile, ordinal",
-		"SELECT series, time, payload FROM points ORDER BY series, ordinal"};
-	struct buf t;
-	int rc = 0;
-
-	buf_init(&t, 0);
-	for (int k = 0; k < 3 && !rc; k++) {
-		sqlite3_stmt *st = NULL;
-		int s;
-		if (sqlite3_prepare_v2(db, sql[k], -1, &st, NULL) != SQLITE_OK) {
-			rc = err_set(e, ERR_DATA, "Cannot read the staged rows: %s",
-			             sqlite3_errmsg(db));
-			break;
-		}
-		while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
-			int64_t idx = sqlite3_column_int64(st, 0);
-			double t0 = sqlite3_column_double(st, 1), t1 = t0;
-			buf_reset(&t);
-			if (k == 0) {
-				t1 = sqlite3_column_double(st, 2);
-				buf_putc(&t, '[');
-				jsonout_real(&t, t0);
-				buf_putc(&t, ',');
-				jsonout_real(&t, t1);
-				buf_putc(&t, ',');
-				jsonout_int(&t, sqlite3_column_int64(st, 3));
-				buf_putc(&t, ',');
-				jsonout_str(&t, (const char *)sqlite3_column_text(st, 4),
-				            (size_t)sqlite3_column_bytes(st, 4));
-				buf_putc(&t, ',');
-				jsonout_int(&t, sqlite3_column_int64(st, 5));
-				buf_putc(&t, ']');
-			} else {
-				buf_append(&t, sqlite3_column_text(st, 2),
-				           (size_t)sqlite3_column_bytes(st, 2));
-			}
-			if (t.failed)
-				rc = err_set(e, ERR_NOMEM, "Out of memory reading rows");
-			else
-				rc = f(ctx, (enum shard_kind)k, idx, t0, t1,
-				       (const char *)t.data, t.len, e);
-		}
-		if (!rc && s != SQLITE_DONE)
-			rc = err_set(e, ERR_DATA, "Cannot read the staged rows: %s",
-			             sqlite3_errmsg(db));
-		sqlite3_finalize(st);
-	}
-	buf_free(&t);
-	return rc ? rc : scan_gpu(db, core, f, ctx, e);
-}
-
 /* ---- slicing ----------------------------------------------------------- */
 
-/*
- * Costs by millisecond bin: starts[m] sums the page bytes of rows whose
- * start falls in bin m, ends[m] of rows whose end does (clamped to
- * [0, end_ms]).  The rows touching [a, b] cost
- * sum(starts[0..b]) - sum(ends[0..a-1]) (prefix sums below).
- */
+/* The rows' weight (partcost) in page bytes: ratio per byte of shard text. */
 struct hist {
-	double *starts, *ends; /* end_ms + 1 bins, then prefix sums */
+	const struct partcost *c;
 	long end_ms;
 	double ratio; /* page bytes per decoded byte */
 };
 
-static long bin(double t, long end_ms)
-{
-	if (!(t > 0))
-		return 0;
-	double m = floor(t * 1000.0);
-	return m >= (double)end_ms ? end_ms : (long)m;
-}
-
-static int add_cost_row(void *ctx, enum shard_kind kind, int64_t index,
-                        double start, double end, const char *text, size_t len,
-                        struct err *e)
-{
-	struct hist *h = ctx;
-	double c = (double)(len + 1) * h->ratio;
-	(void)kind;
-	(void)index;
-	(void)text;
-	(void)e;
-	h->starts[bin(start, h->end_ms)] += c;
-	h->ends[bin(end, h->end_ms)] += c;
-	return 0;
-}
-
 static double slice_cost(const struct hist *h, long a, long b)
 {
-	return h->starts[b] - (a > 0 ? h->ends[a - 1] : 0.0);
+	return h->ratio * (double)partcost_slice(h->c, a, b);
 }
 
 /* Largest b in (a, end] with cost(a, b) <= limit (cost grows with b);
@@ -650,6 +508,7 @@ int parts_write(const struct parts_job *job, struct parts_result *r,
 	double duration = job->duration;
 	const volatile sig_atomic_t *cancel = job->cancel;
 	struct hist h = {0};
+	struct partcost *own = NULL;
 	struct route rt = {0};
 	struct split sp = {0};
 	sqlite3 *db = NULL;
@@ -685,19 +544,13 @@ int parts_write(const struct parts_job *job, struct parts_result *r,
 		count = NULL; /* a store without streamed collections */
 	each_chunks(core, add_ratio, ratio);
 	h.ratio = ratio[1] > 0 ? ratio[0] / ratio[1] : 1.0;
-	h.end_ms = (long)ceil(duration * 1000.0);
-	h.starts = calloc((size_t)h.end_ms + 1, sizeof *h.starts);
-	h.ends = calloc((size_t)h.end_ms + 1, sizeof *h.ends);
-	if (!h.starts || !h.ends) {
-		rc = err_set(e, ERR_NOMEM, "Out of memory slicing the parts");
+	h.c = job->cost;
+	if (!h.c && (rc = partcost_scan(sqlite_path, core, duration, cancel,
+	                                &own, e)))
 		goto out;
-	}
-	if ((rc = scan_rows(db, core, add_cost_row, &h, e)))
-		goto out;
-	for (long m = 1; m <= h.end_ms; m++) {
-		h.starts[m] += h.starts[m - 1];
-		h.ends[m] += h.ends[m - 1];
-	}
+	if (own)
+		h.c = own;
+	h.end_ms = h.c->end_ms;
 	/* 10% of the rows' share for shard framing and compression that varies
 	 * along the run (smaller shards compress less) */
 	if ((rc = choose_cuts(&h, ((double)budget - (double)base) * 0.90, &cuts,
@@ -727,7 +580,7 @@ int parts_write(const struct parts_job *job, struct parts_result *r,
 		if ((rc = shard_writer_open(&rt.w[k], &o, e)))
 			goto out;
 	}
-	if ((rc = scan_rows(db, core, route_row, &rt, e)))
+	if ((rc = rowscan_all(db, core, route_row, &rt, e)))
 		goto out;
 	list = json_array();
 	sp.job = job;
@@ -755,8 +608,7 @@ out:
 	sqlite3_finalize(count);
 	json_decref(list);
 	free(cuts);
-	free(h.starts);
-	free(h.ends);
+	partcost_free(own);
 	sqlite3_close(db);
 	return rc;
 }

@@ -24,8 +24,8 @@
  *
  * Rows stream from the store into one shard writer per part; shards are
  * embedded one at a time from the scratch directory, as the one-page path
- * does.  Memory: two doubles per millisecond of the run, and each part's
- * open shard.
+ * does.  Memory: two integers per millisecond of the run (partcost), and
+ * each part's open shard.
  */
 #ifndef DSIGHT_PARTS_H
 #define DSIGHT_PARTS_H
@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "report/partcost.h"
 
 struct parts_result {
 	size_t parts;       /* 0: everything fits one page (nothing written) */
@@ -58,11 +59,15 @@ struct parts_job {
 	const char *shard_dir;   /* scratch directory holding the shards (the
 	                          * parts' own shards are written there too) */
 	const char *sqlite_path; /* the staged store, whose rows are read
-	                          * twice (costs by millisecond, then routed to
-	                          * every part whose closed slice they touch) */
+	                          * twice (costs by millisecond, unless cost
+	                          * has them, then routed to every part whose
+	                          * closed slice they touch) */
 	uint64_t base;           /* size of the page without shards */
 	uint64_t budget;         /* bytes per page (> 0) */
 	double duration;         /* the run's meta.duration */
+	const struct partcost *cost; /* the rows' costs (partcost_scan of
+	                          * sqlite_path for this duration), or NULL:
+	                          * parts_write scans them */
 	const volatile sig_atomic_t *cancel; /* NULL: never; stops the scans
 	                                      * and the parts ("interrupted") */
 };

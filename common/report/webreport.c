@@ -6,6 +6,7 @@
 #include "report/gpusum.h"
 #include "report/nvtxsum.h"
 #include "report/seriessum.h"
+#include "report/partcost.h"
 #include "report/parts.h"
 #include "report/shard.h"
 #include "store/store_ext.h"
@@ -188,6 +189,49 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The parts' weights (partcost), scanned on a thread of their own while
+ * the summaries are written, when a single-file page is likely to be
+ * split: the staged store is larger than COST_AHEAD_RATIO times the part
+ * budget (the page embeds the detail shards, compressed and in base64: a
+ * quarter to a third of the store's size on the benchmark captures).  A page that turns out to fit
+ * leaves the weights unused; a scan that fails is done again by
+ * parts_write, which then reports the error.
+ */
+#ifndef COST_AHEAD_RATIO
+#define COST_AHEAD_RATIO 3
+#endif
+
+struct cost_ahead {
+	const char *sqlite_path;
+	const json_t *catalog; /* read only until joined */
+	double duration;
+	const volatile sig_atomic_t *cancel;
+	struct partcost *cost; /* the caller's once joined; NULL: failed */
+};
+
+static void *cost_main(void *arg)
+{
+	struct cost_ahead *c = arg;
+	struct err e;
+
+	err_clear(&e);
+	if (partcost_scan(c->sqlite_path, c->catalog, c->duration, c->cancel,
+	                  &c->cost, &e))
+		c->cost = NULL;
+	return NULL;
+}
+
+/* 1 when the page of a single-file build is likely to be split. */
+static int split_likely(const struct webreport *wr, const char *sqlite_path)
+{
+	struct stat sb;
+
+	return wr->single_file && wr->max_part_bytes > 0 &&
+	       stat(sqlite_path, &sb) == 0 &&
+	       (uint64_t)sb.st_size / COST_AHEAD_RATIO > wr->max_part_bytes;
+}
+
 /* Removes the flat scratch directory of single-file mode. */
 static int remove_scratch(const char *dir, struct err *e)
 {
@@ -218,7 +262,8 @@ static int remove_scratch(const char *dir, struct err *e)
  */
 static int split(struct webreport *wr, const json_t *core, const char *page,
                  const json_t *catalog, const char *sqlite_path,
-                 struct webreport_stats *st, struct err *e)
+                 const struct partcost *cost, struct webreport_stats *st,
+                 struct err *e)
 {
 	struct html_stats hs;
 	struct parts_result pr;
@@ -238,6 +283,7 @@ static int split(struct webreport *wr, const json_t *core, const char *page,
 	job.base = hs.bytes;
 	job.budget = wr->max_part_bytes;
 	job.duration = duration;
+	job.cost = cost;
 	job.cancel = wr->cancel;
 	if ((rc = parts_write(&job, &pr, e)))
 		return rc;
@@ -317,8 +363,9 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	int rc, sharded = 0;
 
 	struct ahead a;
-	pthread_t th;
-	int threaded;
+	struct cost_ahead ca = {sqlite_path, catalog, 0, wr->cancel, NULL};
+	pthread_t th, cth;
+	int threaded, costing = 0;
 
 	memset(st, 0, sizeof *st);
 	memset(&a, 0, sizeof a);
@@ -333,6 +380,10 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	threaded = pthread_create(&th, NULL, ahead_main, &a) == 0;
 	if (!threaded)
 		a.fine_ahead = 0;
+	ca.duration = json_number_value(json_object_get(
+		json_object_get(catalog, "meta"), "duration"));
+	if (split_likely(wr, sqlite_path))
+		costing = pthread_create(&cth, NULL, cost_main, &ca) == 0;
 	rc = nvtxsum_build(&sums, wr->w, sqlite_path, json_number_value(
 	             json_object_get(json_object_get(catalog, "meta"), "duration")),
 	             nprofiles, wr->cancel, e);
@@ -415,8 +466,12 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 	if (!wr->single_file &&
 	    (rc = shard_catalog(wr, core, sqlite_path, &sharded, st, e)))
 		goto out;
+	if (costing) {
+		pthread_join(cth, NULL);
+		costing = 0;
+	}
 	if (wr->single_file && wr->max_part_bytes > 0 &&
-	    (rc = split(wr, core, page, catalog, sqlite_path, st, e)))
+	    (rc = split(wr, core, page, catalog, sqlite_path, ca.cost, st, e)))
 		goto out;
 	if (st->parts == 0 &&
 	    (rc = html_write_from(page, core, wr->single_file ? wr->shard_dir : NULL,
@@ -452,6 +507,9 @@ int webreport_finish(struct webreport *wr, const json_t *catalog,
 		         (hs.bytes - hs.embedded_bytes) / 1e6);
 	}
 out:
+	if (costing)
+		pthread_join(cth, NULL);
+	partcost_free(ca.cost);
 	free(page);
 	free(bins);
 	nvtxsum_free(sums);
