@@ -149,8 +149,9 @@ def timed(argv, runs):
     return walls, cpus
 
 
-def build_measured(dsight, capture, report):
-    """Builds in a forked child and reads that child's own rusage."""
+def build_measured(dsight, capture, report, extra=()):
+    """Builds in a forked child (extra: more `dsight build` options) and
+    reads that child's own rusage."""
     shutil.rmtree(report, ignore_errors=True)
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
@@ -159,7 +160,7 @@ def build_measured(dsight, capture, report):
     if pid == 0:
         os.dup2(w_out, 1)
         os.dup2(w_err, 2)
-        os.execv(dsight, [dsight, "build", capture, "-o", report])
+        os.execv(dsight, [dsight, "build", capture, *extra, "-o", report])
     os.close(w_out)
     os.close(w_err)
     out = b""
