@@ -80,15 +80,18 @@ const char *store_ext_table(enum evidence_collection c)
  * worker/agent lists and the id lookup.  These are the ones the build's
  * web phase reads (a session's requests, the collections in start order,
  * the orphan requests, the counts and the density); the requests' other
- * ones are store_ext_late_index_sql. */
-const char store_ext_index_sql[] =
+ * ones are store_ext_late_index_sql.  The requests' are made with the
+ * table, before the load (store_ext_create): after it, each scanned every
+ * request's JSON. */
+static const char load_index_sql[] =
 	"CREATE INDEX dsight_requests_session ON " STORE_EXT_REQUESTS " (session);"
 	"CREATE INDEX dsight_requests_start ON " STORE_EXT_REQUESTS " (start, end);"
 	"CREATE INDEX dsight_requests_end ON " STORE_EXT_REQUESTS " (end, start);"
 	"CREATE INDEX dsight_requests_span_count ON " STORE_EXT_REQUESTS " (span_count);"
 	/* search's exact test reads a few hundred bytes per candidate, not
 	 * the candidate's row with its JSON (the index is ~6% of the table) */
-	"CREATE INDEX " STORE_EXT_SEARCH_INDEX " ON " STORE_EXT_REQUESTS " (ordinal, start, end, search);"
+	"CREATE INDEX " STORE_EXT_SEARCH_INDEX " ON " STORE_EXT_REQUESTS " (ordinal, start, end, search);";
+const char store_ext_index_sql[] =
 	"CREATE INDEX dsight_sessions_id ON " STORE_EXT_SESSIONS " (id);"
 	"CREATE INDEX dsight_sessions_start ON " STORE_EXT_SESSIONS " (start, end);"
 	"CREATE INDEX dsight_sessions_end ON " STORE_EXT_SESSIONS " (end, start);"
@@ -331,7 +334,8 @@ int store_ext_create(sqlite3 *db, struct store_ext *x, struct err *e)
 		table_sql(&sql, c, 0);
 	if (sql.failed)
 		rc = err_set(e, ERR_NOMEM, "out of memory");
-	else if (sqlite3_exec(db, sql.data, NULL, NULL, NULL) != SQLITE_OK)
+	else if (sqlite3_exec(db, sql.data, NULL, NULL, NULL) != SQLITE_OK ||
+	         sqlite3_exec(db, load_index_sql, NULL, NULL, NULL) != SQLITE_OK)
 		rc = x_fail(x, e, "extension tables");
 	for (int c = 0; c < EVIDENCE_NCOLLECTIONS && !rc; c++) {
 		buf_reset(&sql);

@@ -100,9 +100,10 @@ struct store_ext {
 	int typed_irregular; /* a request was not plain: the fallback runs */
 };
 
-/* Creates the extension tables in db (inside the load's transaction) and
- * prepares the inserts.  On failure x holds what was prepared
- * (store_ext_close frees it). */
+/* Creates the extension tables in db (inside the load's transaction), with
+ * the requests' indexes the build's web phase reads, and prepares the
+ * inserts.  On failure x holds what was prepared (store_ext_close frees
+ * it). */
 int store_ext_create(sqlite3 *db, struct store_ext *x, struct err *e);
 
 /* Inserts one record whose texts are in text. */
@@ -123,9 +124,9 @@ int store_ext_finish(struct store_ext *x, const json_t *core,
                      const unsigned irregular[EVIDENCE_NCOLLECTIONS],
                      struct err *e);
 
-/* The SQL creating the extension indexes the build's web phase reads (run
- * after the load), and then the others (with their statistics; run while
- * the web phase writes its files, or after it). */
+/* The SQL creating the other extension indexes the build's web phase
+ * reads (run after the load), and then the rest (with their statistics;
+ * run while the web phase writes its files, or after it). */
 extern const char store_ext_index_sql[];
 extern const char store_ext_late_index_sql[];
 
