@@ -194,9 +194,10 @@ static void *ahead_main(void *arg)
  * the summaries are written, when a single-file page is likely to be
  * split: the staged store is larger than COST_AHEAD_RATIO times the part
  * budget (the page embeds the detail shards, compressed and in base64: a
- * quarter to a third of the store's size on the benchmark captures).  A page that turns out to fit
- * leaves the weights unused; a scan that fails is done again by
- * parts_write, which then reports the error.
+ * quarter to a third of the store's size on the benchmark captures).  A
+ * page that turns out to fit leaves the weights unused; a scan that fails
+ * (cost left NULL by partcost_scan) is done again by parts_write, which
+ * then reports the error.
  */
 #ifndef COST_AHEAD_RATIO
 #define COST_AHEAD_RATIO 3
@@ -216,9 +217,8 @@ static void *cost_main(void *arg)
 	struct err e;
 
 	err_clear(&e);
-	if (partcost_scan(c->sqlite_path, c->catalog, c->duration, c->cancel,
-	                  &c->cost, &e))
-		c->cost = NULL;
+	partcost_scan(c->sqlite_path, c->catalog, c->duration, c->cancel,
+	              &c->cost, &e);
 	return NULL;
 }
 
