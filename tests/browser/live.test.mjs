@@ -82,7 +82,8 @@ async function large() {
   const shown = await page.evaluate(() => ({
     cols: [...document.querySelectorAll('#sql-table thead th')].map((t) => t.textContent),
     rows: [...document.querySelectorAll('#sql-table tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent)),
-    status: document.getElementById('sql-status').textContent }));
+    status: document.getElementById('sql-status').textContent,
+    error: document.getElementById('sql-error').hidden ? null : document.getElementById('sql-error').textContent }));
   const want = cli(['query', rep, 'sql', '--sql', sql]);
   tap.ok(JSON.stringify(shown.cols) === JSON.stringify(want.columns) &&
     JSON.stringify(shown.rows) === JSON.stringify(want.rows.map((r) => r.map((x) => (x === null ? 'NULL' : String(x))))),
