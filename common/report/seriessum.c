@@ -215,6 +215,9 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 		pthread_cond_init(&sc->cv, NULL);
 		sc->gheld = -1;
 		err_clear(&sc->fine_err);
+		/* set before any return: a scan with nothing to bin is still
+		 * handed over by a seriessum_scan_fine that finish waits for */
+		sc->fine_ahead = fine_ahead;
 	}
 	if (!sc || !s || !(s->first = calloc(n ? n : 1, sizeof *s->first)) ||
 	    !(s->end = calloc(n ? n : 1, sizeof *s->end)) ||
@@ -258,7 +261,6 @@ int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
 		goto fail;
 	}
 	cancel_sqlite(sc->db, cancel);
-	sc->fine_ahead = fine_ahead;
 	return 0;
 fail:
 	seriessum_scan_free(sc);
