@@ -67,7 +67,7 @@ static const char usage[] =
 
 /* Set by SIGINT/SIGTERM/SIGHUP: the build stops and cleans up its staging
  * directory (a second signal kills at once). */
-static volatile sig_atomic_t interrupted;
+static cancel_flag interrupted;
 
 /*
  * The watchdog: most of a build notices `interrupted` within a fraction of a

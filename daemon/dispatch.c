@@ -31,7 +31,7 @@ struct job {
 	uint64_t t0;
 	int sql;              /* an sql query: runs in the sql lane */
 	/* the client went away: the sql statement ends (query_params.cancel) */
-	volatile sig_atomic_t cancel;
+	cancel_flag cancel;
 	/* a streamed sql answer (NULL: one reply): run once per batch, each
 	 * run's frames in chunk, final once the answer is complete */
 	struct sqlstream *stream;
@@ -66,7 +66,7 @@ struct dispatch {
 	int stopping;
 	/* read by running statements (query_params.stop): set by a stop, so
 	 * that no statement holds the session past it */
-	volatile sig_atomic_t stop_flag;
+	cancel_flag stop_flag;
 	uint64_t queries;
 	/* generation reload, off the loop; nothing starts meanwhile */
 	int reloading;

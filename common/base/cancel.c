@@ -1,9 +1,16 @@
 /* cancel: the cancellation flag and its SQLite hook (see cancel.h). */
 #include "base/cancel.h"
 
-int cancel_requested(const volatile sig_atomic_t *flag)
+#include <sqlite3.h>
+#include <stddef.h>
+
+#if ATOMIC_INT_LOCK_FREE != 2
+#error "cancel_flag is set in signal handlers: it needs a lock-free atomic int"
+#endif
+
+int cancel_requested(const cancel_flag *flag)
 {
-	return flag && *flag;
+	return flag && atomic_load(flag);
 }
 
 static int on_progress(void *arg)
@@ -11,7 +18,7 @@ static int on_progress(void *arg)
 	return cancel_requested(arg);
 }
 
-void cancel_sqlite(sqlite3 *db, const volatile sig_atomic_t *flag)
+void cancel_sqlite(sqlite3 *db, const cancel_flag *flag)
 {
 	/* about every 0.1 ms of VM work: cheap, and prompt */
 	if (flag)

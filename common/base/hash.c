@@ -69,7 +69,7 @@ int hash_sha256_file(const char *path, char out[HASH_HEX_LEN + 1],
 
 int hash_sha256_file_cancel(const char *path, char out[HASH_HEX_LEN + 1],
                             unsigned long long *size,
-                            const volatile sig_atomic_t *cancel, struct err *e)
+                            const cancel_flag *cancel, struct err *e)
 {
 	struct hash_sha256 h;
 	unsigned long long total = 0;

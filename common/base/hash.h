@@ -5,9 +5,9 @@
 #ifndef DSIGHT_HASH_H
 #define DSIGHT_HASH_H
 
-#include <signal.h>
 #include <stddef.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 
 #define HASH_HEX_LEN 64
@@ -34,6 +34,6 @@ int hash_sha256_file(const char *path, char out[HASH_HEX_LEN + 1],
  * becomes non-zero (cancel may be NULL): a file may be gigabytes. */
 int hash_sha256_file_cancel(const char *path, char out[HASH_HEX_LEN + 1],
                             unsigned long long *size,
-                            const volatile sig_atomic_t *cancel, struct err *e);
+                            const cancel_flag *cancel, struct err *e);
 
 #endif

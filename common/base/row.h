@@ -15,13 +15,13 @@
 #ifndef DSIGHT_ROW_H
 #define DSIGHT_ROW_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/cancel.h"
 #include "base/err.h"
 #include "base/num.h"
 
@@ -159,7 +159,7 @@ struct row_sink {
 	/* Optional: the read stops (ERR_DATA "interrupted") soon after *cancel
 	 * becomes non-zero, also where no row arrives for a while (between
 	 * chunks of the document, inside long SQL scans of an export). */
-	const volatile sig_atomic_t *cancel;
+	const cancel_flag *cancel;
 	/* Catalog streaming: when set, each element of requests, sessions,
 	 * server_spans and iterations (when that key holds an array) is
 	 * validated, handed over here once complete (borrowed, valid during

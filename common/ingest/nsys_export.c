@@ -456,7 +456,7 @@ fail:
 int nsys_export_file_facts(const char *path, const char *display,
                            int64_t *bytes, int64_t *mtime_ns,
                            char sha256_hex[65],
-                           const volatile sig_atomic_t *cancel, struct err *e)
+                           const cancel_flag *cancel, struct err *e)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -11,12 +11,12 @@
 #define DSIGHT_NSYS_EXPORT_H
 
 #include <sqlite3.h>
-#include <signal.h>
 #include <stdint.h>
 
 #include <jansson.h>
 #include <stddef.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 
 struct nsys_export {
@@ -69,7 +69,7 @@ int nsys_export_sqlerr(const struct nsys_export *x, int rc, const char *what,
 int nsys_export_file_facts(const char *path, const char *display,
                            int64_t *bytes, int64_t *mtime_ns,
                            char sha256_hex[65],
-                           const volatile sig_atomic_t *cancel, struct err *e);
+                           const cancel_flag *cancel, struct err *e);
 
 /* A JSON string of n bytes of text from an export; invalid UTF-8
  * sequences become U+FFFD (each adds 1 to *invalid when invalid is not

@@ -9,11 +9,11 @@
 #define DSIGHT_QPARAMS_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/cancel.h"
 #include "base/err.h"
 
 /* The most values one list parameter takes (worker, session, agent, name,
@@ -67,12 +67,12 @@ struct query_params {
 	void *owned;            /* memory the decoders allocated (qparams.c) */
 	/* Not a parameter: the caller's stop flag (borrowed, may be NULL); a
 	 * long statement of the sql kind ends soon after it is set. */
-	const volatile sig_atomic_t *stop;
+	const cancel_flag *stop;
 	/* Not parameters (borrowed, may be NULL): a second stop flag of one
 	 * sql statement (its asker went away); and where the sql kind hands
 	 * over its open cursor (query_sql_open) instead of writing the
 	 * answer: *sql_cursor is then the caller's (query_sql_close). */
-	const volatile sig_atomic_t *cancel;
+	const cancel_flag *cancel;
 	struct query_sql_cursor **sql_cursor;
 	/* Not a parameter (borrowed, may be NULL): the sql engine's columns
 	 * (qsqlmem.h), which then answer for the file's nvtx and

@@ -20,7 +20,7 @@ struct qsqlengine {
 	int loader_started;
 	atomic_int state;
 	struct qsqlmem *mem;        /* written by the loader before READY */
-	volatile sig_atomic_t stop_load;
+	cancel_flag stop_load;
 	struct query_sql_pool *pool; /* NULL: each statement opens its own */
 };
 

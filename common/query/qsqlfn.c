@@ -10,7 +10,7 @@
 #define TICK_CHECK 1024u
 
 void qsqlfn_clock_start(struct qsqlfn_clock *c, double timeout_s,
-                        const volatile sig_atomic_t *stop)
+                        const cancel_flag *stop)
 {
 	double whole = floor(timeout_s);
 

@@ -17,15 +17,16 @@
 #ifndef DSIGHT_QSQLFN_H
 #define DSIGHT_QSQLFN_H
 
-#include <signal.h>
 #include <sqlite3.h>
 #include <time.h>
 
+#include "base/cancel.h"
+
 struct qsqlfn_clock {
 	struct timespec deadline;              /* CLOCK_MONOTONIC */
-	const volatile sig_atomic_t *stop;     /* borrowed; NULL: none */
+	const cancel_flag *stop;     /* borrowed; NULL: none */
 	/* a second flag (borrowed; NULL: none): the one asker went away */
-	const volatile sig_atomic_t *cancel;
+	const cancel_flag *cancel;
 	struct timespec paused;  /* when the clock was paused (tv_sec < 0: running) */
 	/* 1 once the deadline passed, 2 once stop was set, 3 once cancel was */
 	int expired;
@@ -35,7 +36,7 @@ struct qsqlfn_clock {
 /* Sets c's deadline timeout_s seconds from now (timeout_s > 0, finite)
  * and its stop flag (borrowed, may be NULL); no cancel flag, running. */
 void qsqlfn_clock_start(struct qsqlfn_clock *c, double timeout_s,
-                        const volatile sig_atomic_t *stop);
+                        const cancel_flag *stop);
 
 /* Stops c's clock (the statement waits for its reader: that time does
  * not count) and starts it again, the deadline moved by the pause. */

@@ -19,7 +19,7 @@ struct text_block {
 struct loader {
 	sqlite3 *db;
 	struct qsqlmem *m;
-	const volatile sig_atomic_t *stop;
+	const cancel_flag *stop;
 	struct err *e;
 	int declined;
 };
@@ -584,7 +584,7 @@ void qsqlmem_free(struct qsqlmem *m)
 	free(m);
 }
 
-int qsqlmem_load(const char *path, const volatile sig_atomic_t *stop,
+int qsqlmem_load(const char *path, const cancel_flag *stop,
                  struct qsqlmem **out, struct err *e)
 {
 	struct loader L = {0};

@@ -20,10 +20,10 @@
 #ifndef DSIGHT_QSQLMEM_H
 #define DSIGHT_QSQLMEM_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 
 /* qsqlmem_load's code for a cache the engine does not serve. */
@@ -87,7 +87,7 @@ struct qsqlmem {
  * when the cache is not one the engine serves; ERR_* on failure (e
  * filled).  Stops with ERR_DATA once *stop (borrowed, may be NULL) is set.
  */
-int qsqlmem_load(const char *path, const volatile sig_atomic_t *stop,
+int qsqlmem_load(const char *path, const cancel_flag *stop,
                  struct qsqlmem **out, struct err *e);
 void qsqlmem_free(struct qsqlmem *m);
 

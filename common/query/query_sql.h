@@ -22,10 +22,10 @@
 #ifndef DSIGHT_QUERY_SQL_H
 #define DSIGHT_QUERY_SQL_H
 
-#include <signal.h>
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/cancel.h"
 #include "base/err.h"
 
 struct qsqlmem;
@@ -77,7 +77,7 @@ struct query_sql_pool;
  * gives it back when it is closed (without one, each statement opens and
  * closes its own). */
 struct query_sql_with {
-	const volatile sig_atomic_t *stop, *cancel;
+	const cancel_flag *stop, *cancel;
 	const struct qsqlmem *mem;
 	struct query_sql_pool *pool;
 };

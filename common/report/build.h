@@ -16,10 +16,10 @@
 #define DSIGHT_BUILD_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 #include "store/store_write.h"
 
@@ -50,7 +50,7 @@ struct build_options {
 	/* Optional: when *cancel becomes non-zero (e.g. set by a signal
 	 * handler) the build stops at the next row or step with ERR_DATA,
 	 * leaving the previous report untouched and no staging directory. */
-	const volatile sig_atomic_t *cancel;
+	const cancel_flag *cancel;
 };
 
 struct build_result {

@@ -238,7 +238,7 @@ static int copy_sums(struct gpusum *s, sqlite3 *db, struct shard_writer *w,
 
 int gpusum_build(struct gpusum **out, struct shard_writer *w,
                  const char *sqlite_path, const json_t *catalog,
-                 double duration, const volatile sig_atomic_t *cancel,
+                 double duration, const cancel_flag *cancel,
                  struct err *e)
 {
 	size_t n = json_array_size(json_object_get(catalog, "profiles"));

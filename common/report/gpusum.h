@@ -14,9 +14,9 @@
 #define DSIGHT_GPUSUM_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stddef.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 #include "report/lanesum.h"
 #include "report/shard.h"
@@ -38,7 +38,7 @@ struct gpusum;
  */
 int gpusum_build(struct gpusum **out, struct shard_writer *w,
                  const char *sqlite_path, const json_t *catalog,
-                 double duration, const volatile sig_atomic_t *cancel,
+                 double duration, const cancel_flag *cancel,
                  struct err *e);
 
 /*

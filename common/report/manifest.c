@@ -89,7 +89,7 @@ nomem:
 }
 
 static json_t *hash_or_null(const char *dir, const char *rel, int required,
-                            const volatile sig_atomic_t *cancel, struct err *e,
+                            const cancel_flag *cancel, struct err *e,
                             int *rc)
 {
 	char path[4096], hex[HASH_HEX_LEN + 1];

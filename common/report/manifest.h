@@ -11,8 +11,8 @@
 
 #include <jansson.h>
 #include <stdint.h>
-#include <signal.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 
 #define MANIFEST_GENERATOR "srtctl-trace"
@@ -25,7 +25,7 @@ struct manifest_info {
 	const char *data_file;  /* relative: trace-data.sqlite or trace-data.json.gz */
 	/* streamed collection sizes (evstats.elements) or NULL */
 	const uint64_t *elements;
-	const volatile sig_atomic_t *cancel; /* optional: stops the hashing */
+	const cancel_flag *cancel; /* optional: stops the hashing */
 };
 
 /*

@@ -299,7 +299,7 @@ static int scan_summaries(struct scan *sc, sqlite3 *db, struct err *e)
 
 int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
                   const char *sqlite_path, double duration, size_t nprofiles,
-                  const volatile sig_atomic_t *cancel, struct err *e)
+                  const cancel_flag *cancel, struct err *e)
 {
 	struct nvtxsum *s = calloc(1, sizeof *s);
 	struct scan sc = {0};

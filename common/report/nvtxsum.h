@@ -17,9 +17,9 @@
 #define DSIGHT_NVTXSUM_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stddef.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 #include "report/shard.h"
 
@@ -39,7 +39,7 @@ struct nvtxsum;
  */
 int nvtxsum_build(struct nvtxsum **out, struct shard_writer *w,
                   const char *sqlite_path, double duration, size_t nprofiles,
-                  const volatile sig_atomic_t *cancel, struct err *e);
+                  const cancel_flag *cancel, struct err *e);
 
 /*
  * Profile p's "nvtx_summary" object for the core catalog (new reference),

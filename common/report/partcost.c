@@ -31,7 +31,7 @@ static int add_row(void *ctx, enum shard_kind kind, int64_t index,
 }
 
 int partcost_scan(const char *sqlite_path, const json_t *catalog,
-                  double duration, const volatile sig_atomic_t *cancel,
+                  double duration, const cancel_flag *cancel,
                   struct partcost **out, struct err *e)
 {
 	struct partcost *c;

@@ -15,9 +15,9 @@
 #define DSIGHT_PARTCOST_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 
 struct partcost {
@@ -33,7 +33,7 @@ struct partcost {
  * scan with "interrupted".  0, or ERR_DATA / ERR_NOMEM naming what failed.
  */
 int partcost_scan(const char *sqlite_path, const json_t *catalog,
-                  double duration, const volatile sig_atomic_t *cancel,
+                  double duration, const cancel_flag *cancel,
                   struct partcost **out, struct err *e);
 
 /* The bytes of the rows touching [a, b] (0 <= a <= b <= end_ms); it grows

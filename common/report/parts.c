@@ -506,7 +506,7 @@ int parts_write(const struct parts_job *job, struct parts_result *r,
 	const char *sqlite_path = job->sqlite_path;
 	uint64_t base = job->base, budget = job->budget;
 	double duration = job->duration;
-	const volatile sig_atomic_t *cancel = job->cancel;
+	const cancel_flag *cancel = job->cancel;
 	struct hist h = {0};
 	struct partcost *own = NULL;
 	struct route rt = {0};

@@ -31,9 +31,9 @@
 #define DSIGHT_PARTS_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 #include "report/partcost.h"
 
@@ -68,7 +68,7 @@ struct parts_job {
 	const struct partcost *cost; /* the rows' costs (partcost_scan of
 	                          * sqlite_path for this duration), or NULL:
 	                          * parts_write scans them */
-	const volatile sig_atomic_t *cancel; /* NULL: never; stops the scans
+	const cancel_flag *cancel; /* NULL: never; stops the scans
 	                                      * and the parts ("interrupted") */
 };
 

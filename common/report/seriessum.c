@@ -198,7 +198,7 @@ static int keep_bins(struct seriessum_scan *sc)
 }
 
 int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
-                       const json_t *catalog, const volatile sig_atomic_t *cancel,
+                       const json_t *catalog, const cancel_flag *cancel,
                        int fine_ahead, struct err *e)
 {
 	const json_t *metrics = json_object_get(catalog, "metrics");

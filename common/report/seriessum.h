@@ -23,8 +23,8 @@
 #define DSIGHT_SERIESSUM_H
 
 #include <jansson.h>
-#include <signal.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 #include "report/shard.h"
 
@@ -73,7 +73,7 @@ void seriessum_free(struct seriessum *s);
 #endif
 struct seriessum_scan;
 int seriessum_scan_new(struct seriessum_scan **out, const char *sqlite_path,
-                       const json_t *catalog, const volatile sig_atomic_t *cancel,
+                       const json_t *catalog, const cancel_flag *cancel,
                        int fine_ahead, struct err *e);
 void seriessum_scan_fine(struct seriessum_scan *sc);
 void seriessum_scan_stop(struct seriessum_scan *sc);

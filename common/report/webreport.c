@@ -31,10 +31,10 @@ struct webreport {
 	int single_file;
 	uint64_t max_part_bytes;
 	struct shard_writer *w;
-	const volatile sig_atomic_t *cancel; /* borrowed */
+	const cancel_flag *cancel; /* borrowed */
 };
 
-void webreport_cancel(struct webreport *wr, const volatile sig_atomic_t *cancel)
+void webreport_cancel(struct webreport *wr, const cancel_flag *cancel)
 {
 	wr->cancel = cancel;
 }
@@ -106,7 +106,7 @@ static int density_live(struct webreport *wr, size_t nprofiles, uint64_t **out,
 /* The density bins counted from the staged cache (the duration was not
  * known before the first event); touches no shard writer. */
 static int density_from_db(const json_t *catalog, const char *sqlite_path,
-                           size_t nprofiles, const volatile sig_atomic_t *cancel,
+                           size_t nprofiles, const cancel_flag *cancel,
                            uint64_t **out, struct err *e)
 {
 	uint64_t *bins = calloc(nprofiles ? nprofiles : 1,
@@ -152,7 +152,7 @@ static int density_from_db(const json_t *catalog, const char *sqlite_path,
 struct ahead {
 	const char *sqlite_path;
 	const json_t *catalog; /* read only until joined */
-	const volatile sig_atomic_t *cancel;
+	const cancel_flag *cancel;
 	size_t nprofiles;
 	int want_density;
 	struct seriessum_scan *scan; /* results, owned by the caller once joined */
@@ -207,7 +207,7 @@ struct cost_ahead {
 	const char *sqlite_path;
 	const json_t *catalog; /* read only until joined */
 	double duration;
-	const volatile sig_atomic_t *cancel;
+	const cancel_flag *cancel;
 	struct partcost *cost; /* the caller's once joined; NULL: failed */
 };
 

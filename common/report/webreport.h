@@ -16,10 +16,10 @@
 #ifndef DSIGHT_WEBREPORT_H
 #define DSIGHT_WEBREPORT_H
 
-#include <signal.h>
 #include <jansson.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 #include "base/row.h"
 
@@ -59,7 +59,7 @@ void webreport_set_duration(struct webreport *wr, double duration);
 
 /* Makes webreport_finish stop soon after *cancel becomes non-zero
  * (borrowed; NULL: never). */
-void webreport_cancel(struct webreport *wr, const volatile sig_atomic_t *cancel);
+void webreport_cancel(struct webreport *wr, const cancel_flag *cancel);
 
 /* Fills *sink with the shard writer's callbacks. */
 void webreport_sink(struct webreport *wr, struct row_sink *sink);

@@ -674,7 +674,7 @@ static int write_catalog(struct store_writer *w, const json_t *catalog,
 	return 0;
 }
 
-void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *cancel)
+void store_write_cancel(struct store_writer *w, const cancel_flag *cancel)
 {
 	cancel_sqlite(w->db, cancel);
 }

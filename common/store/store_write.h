@@ -17,9 +17,9 @@
 #define DSIGHT_STORE_WRITE_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/err.h"
 #include "base/row.h"
 #include "store/store_catrow.h" /* the generation id */
@@ -47,7 +47,7 @@ int store_write_open(const char *path, struct store_writer **out,
 
 /* Makes the load, the index build and the catalog write stop soon after
  * *cancel becomes non-zero (borrowed; NULL: never). */
-void store_write_cancel(struct store_writer *w, const volatile sig_atomic_t *cancel);
+void store_write_cancel(struct store_writer *w, const cancel_flag *cancel);
 
 /* Fills sink (event, sample and point callbacks; ctx = w).  The sink stays
  * valid while w is open. */

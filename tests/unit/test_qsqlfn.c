@@ -70,7 +70,7 @@ static void answer(sqlite3 *db, const char *sql, int nargs,
 
 /* A new in-memory connection with the replacements on clock c. */
 static sqlite3 *open_bounded(struct qsqlfn_clock *c, double timeout_s,
-                             const volatile sig_atomic_t *stop)
+                             const cancel_flag *stop)
 {
 	sqlite3 *db = NULL;
 
@@ -213,7 +213,7 @@ TEST(stop_flag_ends_trim)
 {
 	sqlite3 *db;
 	struct qsqlfn_clock clock;
-	volatile sig_atomic_t stop = 1;
+	cancel_flag stop = 1;
 
 	db = open_bounded(&clock, 30, &stop);
 	CHECK_EQ(long_trim(db), SQLITE_INTERRUPT);
@@ -244,7 +244,7 @@ TEST(cancel_flag_ends_trim)
 {
 	sqlite3 *db;
 	struct qsqlfn_clock clock;
-	volatile sig_atomic_t cancel = 1;
+	cancel_flag cancel = 1;
 
 	db = open_bounded(&clock, 30, NULL);
 	clock.cancel = &cancel;
