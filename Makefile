@@ -2,11 +2,12 @@
 #
 #   make            build/ : bin/dsight, bin/dsightd, tools, unit tests, man pages
 #   make asan       build-asan/ : the same with AddressSanitizer + UBSan
+#   make tsan       build-tsan/ : the same with ThreadSanitizer
 #   make test       the quick tier: plain build, unit + integration tests,
 #                   long random loops shortened (tests/run --quick)
 #   make check      the full tier CI runs: both builds, unit, integration,
-#                   browser and fuzz smoke, long loops (tests/run); see
-#                   tests/README.md
+#                   browser and fuzz smoke, long loops, the threaded tests
+#                   on build-tsan/ too (tests/run); see tests/README.md
 #   make fuzz       build-fuzz/ : libFuzzer harnesses (clang), each run for
 #                   FUZZ_SECONDS (default 60) from tests/fuzz/corpus/<harness>
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
@@ -130,6 +131,11 @@ ifeq ($(SAN),1)
 OPT      := -O1
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
+# ThreadSanitizer (make tsan): the build's and the daemon's threads
+ifeq ($(SAN),thread)
+OPT      := -O1
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+endif
 # libFuzzer build (make fuzz): every object instrumented, harnesses linked
 # with the fuzzer runtime.
 ifeq ($(SAN),fuzz)
@@ -230,13 +236,16 @@ ALL_OBJS  := $(call obj,$(COMMON_SRC) $(PROTOCOL_SRC) $(CLIENT_SRC) $(ENTRY_SRC)
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 
-.PHONY: all asan test check install uninstall clean fuzz fuzz-build fuzzers hdr-check
+.PHONY: all asan tsan test check install uninstall clean fuzz fuzz-build fuzzers hdr-check
 # Keep intermediate objects (tools and tests link from pattern-rule objects).
 .SECONDARY:
 all: $(BINS) $(FULL) $(TOOLS) $(UNITS) $(MANS) $(SHLIB)
 
 asan:
 	$(Q)$(MAKE) B=build-asan SAN=1 all
+
+tsan:
+	$(Q)$(MAKE) B=build-tsan SAN=thread all
 
 # tests/run builds what it tests (with DEVELOPER=1: -Werror).
 test:
@@ -398,6 +407,6 @@ uninstall:
 	rm -f $(foreach m,$(MAN_SRC),$(MANDIR)/man$(patsubst .%,%,$(suffix $(m)))/$(notdir $(m)))
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
 
 -include $(ALL_OBJS:.o=.d) $(HDR_OKS:=.d)

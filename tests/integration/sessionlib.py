@@ -419,12 +419,9 @@ def build_report(src, out):
 def python_with_dsight(code, *args, timeout=120):
     """Runs Python code (with args in sys.argv[1:]) in a new interpreter that
     imports the dsight package of this tree with the library of the build
-    under test (the sanitizer build's with its runtime preloaded, leak
-    checks off: Python's own allocations are not ours)."""
-    env = dict(os.environ, DSIGHT_LIBRARY=os.path.join(tap.BUILD, "lib", "libdsight.so"),
-               PYTHONPATH=os.path.join(tap.TOP, "client", "python"))
-    if "asan" in os.path.basename(tap.BUILD):
-        lib = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-        env.update(LD_PRELOAD=lib, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    under test (a sanitizer build's with its runtime preloaded:
+    tap.sanitizer_preload)."""
+    env = tap.sanitizer_preload(dict(
+        os.environ, DSIGHT_LIBRARY=os.path.join(tap.BUILD, "lib", "libdsight.so"),
+        PYTHONPATH=os.path.join(tap.TOP, "client", "python")))
     return tap.run([sys.executable, "-c", code, *args], env=env, timeout=timeout)

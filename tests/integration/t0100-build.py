@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: tsan (threads: also run on the ThreadSanitizer build)
 """t0100-build: `dsight build` end to end on the example fixture (and a
 generated capture when gen-capture is built).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: tsan (threads: also run on the ThreadSanitizer build)
 """t0130-nsys-import: `dsight build --nsys-sqlite` on crafted Nsight exports.
 
 The exports are made here (scripts/gen-nsys-export --schema-only gives the

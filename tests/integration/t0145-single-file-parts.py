@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: tsan (threads: also run on the ThreadSanitizer build)
 """t0145-single-file-parts: `dsight build --single-file --max-part-size-mb N`.
 
 A capture whose single-file page exceeds a small (fractional) budget is split

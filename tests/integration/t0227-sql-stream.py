@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: tsan (threads: also run on the ThreadSanitizer build)
 """Streamed sql answers: through a session the rows of an sql answer come
 in batches (`rows` notifications of at most 1 MiB, then the final reply with
 row_count and truncated), and the CLI prints each batch as it comes, locally

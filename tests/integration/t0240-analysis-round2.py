@@ -450,10 +450,8 @@ for args in json.loads(sys.argv[3]):
         res.append({"error": str(e), "params": p})
 print(json.dumps(res))
 """
-    env = dict(os.environ, DSIGHT_LIBRARY=os.path.join(tap.BUILD, "lib", "libdsight.so"))
-    if "asan" in os.path.basename(tap.BUILD):
-        lib = tap.run(["gcc", "-print-file-name=libasan.so"]).stdout.strip()
-        env.update(LD_PRELOAD=lib, ASAN_OPTIONS=env.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    env = tap.sanitizer_preload(dict(
+        os.environ, DSIGHT_LIBRARY=os.path.join(tap.BUILD, "lib", "libdsight.so")))
     r = tap.run([sys.executable, "-c", PY, os.path.join(tap.TOP, "client", "python"), report,
                  json.dumps(SETS)], env=env)
     py = json.loads(r.stdout) if r.returncode == 0 else []

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: tsan (threads: also run on the ThreadSanitizer build)
 """Warm sessions: `dsight query --remote` prints byte for byte what the local
 `dsight query` prints (stdout, stderr, exit status) for every kind over a set
 of parameter combinations, on both backends (SQLite report and document)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# tests/run: tsan (threads: also run on the ThreadSanitizer build)
 """Warm sessions: the connection table under idle and half-open clients.
 
 1,500 idle connections never lock a new client out (the oldest idle ones

@@ -25,6 +25,9 @@ LONG = os.environ.get("DSIGHT_TEST_LONG") == "1"
 # 0.1 s of CPU before doing anything (ASan's start and LeakSanitizer's
 # check at exit), and its code runs several times slower.
 ASAN = "asan" in os.path.basename(BUILD)
+# The ThreadSanitizer build (build-tsan): only the scripts that say
+# "# tests/run: tsan" run on it; its code runs 5-15x slower.
+TSAN = "tsan" in os.path.basename(BUILD)
 
 
 def loops(full, short):
@@ -39,16 +42,31 @@ def matrix(full, short):
     mutations).  The plain build checks every answer; the sanitizer build
     looks for memory errors, which a fixed sample covering each path
     shows as well (tests/README.md "Keeping tests fast")."""
-    return full if LONG and not ASAN else short
+    return full if LONG and not (ASAN or TSAN) else short
+
+
+def sanitizer_preload(env):
+    """Adds to env (a dict, returned) what a Python interpreter needs to
+    load the sanitizer build's libdsight.so: its runtime preloaded (ASan's
+    with leak checks off: Python's own allocations are not ours)."""
+    lib = "libasan.so" if ASAN else "libtsan.so" if TSAN else None
+    if lib:
+        path = subprocess.run(["gcc", "-print-file-name=" + lib], capture_output=True,
+                              text=True).stdout.strip()
+        env["LD_PRELOAD"] = path
+        if ASAN:
+            env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    return env
 
 
 def binpath(name):
     return os.path.join(BIN, name)
 
 
-# What a sanitizer prints when it finds something (ASan, LSan, UBSan).
+# What a sanitizer prints when it finds something (ASan, LSan, UBSan, TSan).
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "LeakSanitizer:",
-                   "runtime error:", "ERROR: UndefinedBehaviorSanitizer")
+                   "runtime error:", "ERROR: UndefinedBehaviorSanitizer",
+                   "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer")
 # Sanitizer reports seen on the stderr of commands run through run():
 # T.done() fails the test file when there is one.
 sanitizer_reports = []

@@ -2,6 +2,7 @@
  * test_dataset: opening datasets (errors, report directories, versions),
  * the generation check on a cache rewritten in place, read-only opens that
  * leave the file untouched, and clones on worker threads.
+ * tests/run: tsan (threads: also run on the ThreadSanitizer build)
  */
 #include <pthread.h>
 

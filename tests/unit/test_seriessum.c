@@ -1,6 +1,7 @@
 /* Unit tests for common/report/seriessum: the hand-over between the
  * reading thread (seriessum_scan_fine) and the writer's thread
- * (seriessum_scan_finish) when the scan has nothing to bin. */
+ * (seriessum_scan_finish) when the scan has nothing to bin.
+ * tests/run: tsan (threads: also run on the ThreadSanitizer build) */
 #include "testlib.h"
 
 #include "report/seriessum.h"
